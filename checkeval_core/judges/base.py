@@ -1,0 +1,132 @@
+"""The judge protocol: request/result types and the interface every backend implements.
+
+Two request kinds cover every method of the three papers:
+
+* **binary** — a Yes/No question about an item. The user message is
+  ``"".join(context) + question + suffix``; ``context`` is the shared prefix (instructions
+  and the item's texts), split into parts from the most shared outwards (e.g. the source
+  article shared by 16 summaries, then one summary) so a backend with prefix reuse can keep
+  the KV cache of each part. The result carries the verdict (``yes``/``no``/``invalid``),
+  p(Yes) = p(Yes)/(p(Yes)+p(No)) when log-probabilities exist, and accounting.
+* **generate** — chat messages in, text out (augmentation, filtering, fact splitting,
+  Likert scores).
+
+Failures are data: a result with ``error`` set and verdict ``invalid``; an unparsable
+answer is ``invalid``, never "no".
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol, Sequence, runtime_checkable
+
+Verdict = Literal["yes", "no", "invalid"]
+Mode = Literal["logprob", "text"]
+
+DEFAULT_SUFFIX = "\nAnswer Yes or No."
+
+
+@dataclass(frozen=True)
+class BinaryRequest:
+    """One Yes/No question. ``meta`` is caller bookkeeping and is not part of the cache key."""
+
+    system: str
+    context: tuple[str, ...]
+    question: str
+    suffix: str = DEFAULT_SUFFIX
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def prefix(self) -> str:
+        return "".join(self.context)
+
+    @property
+    def user_text(self) -> str:
+        return self.prefix + self.question + self.suffix
+
+    def cache_payload(self) -> dict[str, Any]:
+        return {"system": self.system, "context": list(self.context), "question": self.question,
+                "suffix": self.suffix}
+
+
+@dataclass
+class BinaryResult:
+    verdict: Verdict
+    p_yes: float | None = None
+    raw: str = ""
+    mode: Mode = "text"
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: float = 0.0
+    error: str = ""
+    cached: bool = False
+    # Share of probability mass on yes/no spellings (None when not measured); a logprob
+    # backend whose candidates hold neither yes nor no sets it to 0.0 and p_yes to None.
+    yes_no_mass: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """Chat messages in, text out. ``purpose``/``payload`` let the fake judge answer by rule;
+    real backends ignore them (they are derived from the messages, so not in the cache key)."""
+
+    messages: tuple[tuple[str, str], ...]  # (role, content) pairs
+    temperature: float = 0.0
+    max_tokens: int = 512
+    json_mode: bool = False
+    top_logprobs: int = 0  # >0: return the top log-probs of the first generated token
+    purpose: str = field(default="", compare=False)
+    payload: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def cache_payload(self) -> dict[str, Any]:
+        return {"messages": [list(m) for m in self.messages], "temperature": self.temperature,
+                "max_tokens": self.max_tokens, "json_mode": self.json_mode,
+                "top_logprobs": self.top_logprobs}
+
+    @staticmethod
+    def chat(system: str, user: str, **kw: Any) -> "GenerateRequest":
+        msgs = ((("system", system),) if system else ()) + (("user", user),)
+        return GenerateRequest(messages=msgs, **kw)
+
+
+@dataclass
+class GenerateResult:
+    text: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: float = 0.0
+    error: str = ""
+    cached: bool = False
+    # token -> logprob for the first generated token, when asked and available
+    first_token_logprobs: dict[str, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    logprobs: bool = False
+    prefix_reuse: bool = False
+    max_concurrency: int = 1
+    local: bool = True
+    model: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """A backend: answers batches of requests, in order, one result per request."""
+
+    spec: str
+    capabilities: Capabilities
+
+    def binary(self, requests: Sequence[BinaryRequest]) -> list[BinaryResult]: ...
+
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResult]: ...

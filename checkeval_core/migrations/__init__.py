@@ -1,0 +1,49 @@
+"""Named schema migrations, applied in name order and recorded in ``_migrations``.
+
+Each module ``mNNNN_<name>.py`` in this package defines ``apply(db)``; one module is one
+small, named, append-only schema change. Never edit a landed migration: add a new one.
+Each migration runs in a transaction together with its bookkeeping row, so a failure leaves
+the database as it was.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import sqlite_utils
+
+
+def migration_names() -> list[str]:
+    """All migration module names, in the order they are applied."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("m"))
+
+
+def apply_migrations(db: sqlite_utils.Database) -> list[str]:
+    """Apply every migration not yet recorded; return the names applied now."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {r[0] for r in db.execute("SELECT name FROM _migrations").fetchall()}
+    applied = []
+    for name in migration_names():
+        if name in done:
+            continue
+        module = importlib.import_module(f"{__name__}.{name}")
+        conn = db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have applied it while we waited for the write lock.
+            if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", [name]).fetchone():
+                conn.execute("COMMIT")
+                continue
+            module.apply(db)
+            conn.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, datetime('now'))", [name]
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied

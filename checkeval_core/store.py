@@ -1,0 +1,111 @@
+"""The one SQLite store for tasks, checklists, runs, answers, caches and annotations.
+
+Opened through sqlite-utils with WAL journaling and a busy timeout so a background job, the
+CLI and several browser sessions can write at the same time. Every open applies the pending
+named migrations from :mod:`checkeval_core.migrations` (idempotent), so a fresh path yields a
+ready database and an old one is upgraded in place.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from checkeval_core.config import default_db_path
+from checkeval_core.migrations import apply_migrations
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+class NotFound(LookupError):
+    """A named object (task, run, version…) does not exist; the message says which."""
+
+
+def now_iso() -> str:
+    """UTC timestamp used for every created_at/updated_at column."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def connect(path: str | Path | None = None) -> sqlite3.Connection:
+    """A raw sqlite3 connection with WAL, busy timeout and foreign keys enabled."""
+    p = Path(path) if path is not None else default_db_path()
+    if str(p) != ":memory:":
+        p.parent.mkdir(parents=True, exist_ok=True)
+    # isolation_level=None: autocommit unless a transaction is opened explicitly with
+    # :func:`transaction`, so a write is never left pending by Python's implicit BEGIN.
+    conn = sqlite3.connect(
+        str(p), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
+    )
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def open_db(path: str | Path | None = None) -> sqlite_utils.Database:
+    """Open (creating if needed) and migrate the database at ``path`` (default: ``CHECKEVAL_DB``)."""
+    db = sqlite_utils.Database(connect(path))
+    apply_migrations(db)
+    return db
+
+
+@contextmanager
+def transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+    """All-or-nothing block: ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any exception).
+
+    Inside it, write with ``db.execute`` / ``db.conn.executemany`` only: sqlite-utils' table
+    helpers (``insert_all``, ``upsert``…) commit on their own and would break atomicity.
+    Nested use joins the outer transaction.
+    """
+    conn = db.conn
+    if conn.in_transaction:
+        yield db
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def db_path(db: sqlite_utils.Database) -> str:
+    """The file behind an open database (worker processes open their own connection to it)."""
+    row = db.execute("PRAGMA database_list").fetchone()
+    return row[2]
+
+
+def dumps(value: Any) -> str:
+    """JSON for TEXT columns (stable key order, UTF-8 kept)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def loads(text: str | None, default: Any = None) -> Any:
+    """Inverse of :func:`dumps`, tolerant of NULL."""
+    if text is None or text == "":
+        return default
+    return json.loads(text)
+
+
+def task_id(db: sqlite_utils.Database, name: str) -> int:
+    """The id of the task called ``name``; raises :class:`NotFound` naming it."""
+    row = db.execute("SELECT id FROM task WHERE name = ?", [name]).fetchone()
+    if row is None:
+        raise NotFound(f"no task named {name!r}")
+    return int(row[0])
+
+
+def rows(db: sqlite_utils.Database, sql: str, params: list | tuple | dict = ()) -> list[dict]:
+    """Run a query and return the rows as dicts."""
+    cur = db.execute(sql, params)
+    cols = [c[0] for c in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]

@@ -1,0 +1,108 @@
+"""Shared fixtures: a temporary database, the real app on a free port, a Chromium page."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture
+def db_path(tmp_path, monkeypatch) -> Path:
+    """A fresh database path, also exported as CHECKEVAL_DB for code that uses the default."""
+    p = tmp_path / "test.db"
+    monkeypatch.setenv("CHECKEVAL_DB", str(p))
+    return p
+
+
+@pytest.fixture
+def db(db_path):
+    from checkeval_core.store import open_db
+
+    d = open_db(db_path)
+    yield d
+    d.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class AppServer:
+    def __init__(self, url: str, db_path: Path, proc: subprocess.Popen):
+        self.url, self.db_path, self.proc = url, db_path, proc
+
+
+@pytest.fixture
+def app_server(tmp_path):
+    """Start ``streamlit run app.py`` on a free 127.0.0.1 port against a temp database.
+
+    The database is prepared by the test before navigation if needed (``server.db_path``).
+    """
+    port = free_port()
+    dbp = tmp_path / "app.db"
+    env = dict(os.environ, CHECKEVAL_DB=str(dbp), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    log = open(tmp_path / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"),
+         "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.3)
+        if proc.poll() is not None:
+            raise RuntimeError((tmp_path / "streamlit.log").read_text())
+    else:
+        proc.kill()
+        raise RuntimeError("streamlit did not start: " + (tmp_path / "streamlit.log").read_text())
+    yield AppServer(url, dbp, proc)
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Playwright driving Debian's Chromium (never a downloaded browser build)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} missing: run the README's test command (it installs chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--disable-dev-shm-usage"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    pg.set_default_timeout(30_000)
+    yield pg
+    ctx.close()
