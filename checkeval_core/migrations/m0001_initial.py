@@ -155,6 +155,31 @@ STATEMENTS = [
     )""",
     "CREATE INDEX answer_item ON answer (item_id, question_id)",
     "CREATE INDEX answer_run_dim ON answer (run_id, dimension)",
+    # Aggregated score of one item on one dimension under one aggregation
+    # (share_yes, mean_p_yes, weighted, supervised, likert, likert_prob, ...).
+    """CREATE TABLE score (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        item_id INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+        dimension TEXT NOT NULL,
+        aggregation TEXT NOT NULL,
+        value REAL,
+        n_questions INTEGER NOT NULL DEFAULT 0,
+        n_invalid INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (run_id, item_id, dimension, aggregation)
+    )""",
+    # SEAL semantic units of an item for one dimension (sentence, sentence pair, fact, whole).
+    """CREATE TABLE seal_unit (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        item_id INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+        dimension TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        position INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (run_id, item_id, dimension, unit)
+    )""",
     # Response cache shared by all runs: key = sha256(backend, model, params, prompt).
     """CREATE TABLE llm_cache (
         key TEXT PRIMARY KEY,
