@@ -1,0 +1,92 @@
+"""CLI for data: ``demo``, ``import``, ``export`` and ``tasks``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from checkeval_core.cli import app, fail
+from checkeval_core.datasets import KINDS, DatasetError, import_file, parse_mapping
+from checkeval_core.export import write_rows
+from checkeval_core.store import NotFound, open_db
+
+
+@app.command("demo")
+def demo_cmd() -> None:
+    """Load the bundled demo tasks (idempotent)."""
+    from checkeval_core.demo import load_demo
+
+    result = load_demo(open_db())
+    for task, entry in result.items():
+        items = entry.get("items")
+        what = items if isinstance(items, str) else f"{items['n_items']} items, " \
+                                                    f"{items['n_scores']} human scores"
+        extra = ""
+        if "version" in entry:
+            extra = f"; checklist version {entry['version']['version']} " \
+                    f"({entry['version']['n_questions']} questions)"
+        typer.echo(f"{task}: {what}{extra}")
+
+
+@app.command("import")
+def import_cmd(
+    file: Path = typer.Argument(..., help="CSV, JSONL or JSON file."),
+    task: str = typer.Option(..., "--task", help="Task to import into (created if missing)."),
+    kind: Optional[str] = typer.Option(None, "--kind", help=" | ".join(KINDS)),
+    mapping: Optional[list[str]] = typer.Option(None, "--map", help="FIELD=COLUMN (repeatable)."),
+) -> None:
+    """Import a dataset into a task, all or nothing."""
+    if not file.exists():
+        fail(f"{file}: no such file")
+    try:
+        result = import_file(open_db(), file, task, kind=kind, mapping=parse_mapping(mapping))
+    except DatasetError as e:
+        fail(str(e))
+    dims = ", ".join(result["dimensions"]) or "none"
+    typer.echo(f"imported {result['n_items']} items and {result['n_scores']} human scores into "
+               f"task {result['task']!r} (dimensions: {dims})")
+
+
+@app.command("export")
+def export_cmd(
+    what: str = typer.Option(..., "--what", help="items|scores (task) or answers|scores (run)"),
+    out: Path = typer.Option(..., "--out", help="Output file."),
+    fmt: str = typer.Option("csv", "--format", help="csv|jsonl"),
+    task: Optional[str] = typer.Option(None, "--task"),
+    run: Optional[int] = typer.Option(None, "--run"),
+) -> None:
+    """Export a task's items or human scores, or a run's answers or scores."""
+    if fmt not in ("csv", "jsonl"):
+        fail(f"--format {fmt!r}: use csv or jsonl")
+    if (task is None) == (run is None):
+        fail("give exactly one of --task NAME or --run ID")
+    db = open_db()
+    try:
+        if task is not None:
+            from checkeval_core.tasks import export_rows
+
+            data = export_rows(db, task, what)
+        else:
+            from checkeval_core.runs.export import run_rows
+
+            data = run_rows(db, run, what)
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+    n = write_rows(data, fmt, out)
+    typer.echo(f"wrote {n} rows to {out}")
+
+
+@app.command("tasks")
+def tasks_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List tasks (name, kind, number of items, dimensions)."""
+    from checkeval_core.tasks import list_tasks
+
+    data = list_tasks(open_db())
+    if as_json:
+        typer.echo(json.dumps(data, ensure_ascii=False))
+        return
+    for t in data:
+        typer.echo(f"{t['name']}\t{t['kind']}\t{t['n_items']} items\t{', '.join(t['dimensions'])}")

@@ -1,0 +1,60 @@
+"""The bundled demo: SummEval and Topical-Chat subsets plus the CheckEval authors' checklists.
+
+``load_demo`` is idempotent: tasks already present are left as they are. When the checklist
+module is available it also imports the published checklists into the demo tasks and freezes
+them as version 1, so a run works on the demo right away.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import sqlite_utils
+
+from checkeval_core.config import data_dir
+from checkeval_core.datasets import import_file
+
+DEMO_TASKS = [
+    # (task name, kind, data file, checklist file)
+    ("summeval-demo", "summarization", "summeval_demo.jsonl", "checklists/summeval.json"),
+    ("topical-chat-demo", "dialogue", "topical_chat_demo.jsonl", "checklists/topical_chat.json"),
+]
+
+
+def demo_loaded(db: sqlite_utils.Database) -> bool:
+    """True when every demo task exists."""
+    names = {r[0] for r in db.execute("SELECT name FROM task")}
+    return all(t[0] in names for t in DEMO_TASKS)
+
+
+def load_demo(db: sqlite_utils.Database) -> dict[str, Any]:
+    """Create the demo tasks that are missing; returns what was done per task."""
+    done: dict[str, Any] = {}
+    try:
+        have_checklists = importlib.util.find_spec("checkeval_core.checklists.io") is not None
+    except ModuleNotFoundError:
+        have_checklists = False
+    for name, kind, data_file, checklist in DEMO_TASKS:
+        entry: dict[str, Any] = {}
+        exists = db.execute("SELECT 1 FROM task WHERE name = ?", [name]).fetchone()
+        if exists:
+            entry["items"] = "already loaded"
+        else:
+            entry["items"] = import_file(db, data_dir() / data_file, name, kind)
+        if have_checklists:
+            from checkeval_core.checklists import io as checklist_io
+            from checkeval_core.checklists import versions
+
+            n_q = db.execute("SELECT COUNT(*) FROM question q JOIN task t ON t.id = q.task_id "
+                             "WHERE t.name = ?", [name]).fetchone()[0]
+            if n_q == 0:
+                entry["checklist"] = checklist_io.import_checklist(db, name, data_dir() / checklist)
+            n_v = db.execute("SELECT COUNT(*) FROM checklist_version v JOIN task t "
+                             "ON t.id = v.task_id WHERE t.name = ?", [name]).fetchone()[0]
+            if n_v == 0:
+                entry["version"] = versions.freeze(
+                    db, name, note="CheckEval authors' published checklist (seed + "
+                                   "diversification + elaboration)")
+        done[name] = entry
+    return done

@@ -1,0 +1,101 @@
+"""Reading tasks, items and human scores back out of the store (for pages, CLI and exports)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlite_utils
+
+from checkeval_core.store import NotFound, loads, rows, task_id
+
+ITEM_COLUMNS = ("item_id", "group_id", "system_id", "source", "context", "fact", "reference",
+                "output")
+
+
+def list_tasks(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+    """Every task with ``name, kind, n_items, dimensions`` (dimensions: human-scored + defined)."""
+    out = []
+    for t in rows(db, "SELECT id, name, kind FROM task ORDER BY name"):
+        n = db.execute("SELECT COUNT(*) FROM item WHERE task_id = ?", [t["id"]]).fetchone()[0]
+        dims = [r[0] for r in db.execute(
+            "SELECT name FROM dimension WHERE task_id = ? ORDER BY position, name", [t["id"]])]
+        for r in db.execute(
+                "SELECT DISTINCT hs.dimension FROM human_score hs JOIN item i ON i.id = hs.item_id "
+                "WHERE i.task_id = ? ORDER BY hs.dimension", [t["id"]]):
+            if r[0] not in dims:
+                dims.append(r[0])
+        out.append({"name": t["name"], "kind": t["kind"], "n_items": n, "dimensions": dims})
+    return out
+
+
+def get_task(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
+    """One task row (``id, name, kind, field_map, description, created_at``)."""
+    r = rows(db, "SELECT * FROM task WHERE name = ?", [name])
+    if not r:
+        raise NotFound(f"no task named {name!r}")
+    t = r[0]
+    t["field_map"] = loads(t["field_map"], {})
+    return t
+
+
+def items(db: sqlite_utils.Database, task: str, limit: int | None = None,
+          item_ids: list[str] | None = None, group_id: str | None = None) -> list[dict[str, Any]]:
+    """Items of ``task`` in import order, each with ``pk`` and a ``scores`` dict (human scores)."""
+    tid = task_id(db, task)
+    sql = "SELECT * FROM item WHERE task_id = ?"
+    params: list[Any] = [tid]
+    if item_ids is not None:
+        sql += f" AND item_id IN ({','.join('?' * len(item_ids))})"
+        params += list(item_ids)
+    if group_id is not None:
+        sql += " AND group_id = ?"
+        params.append(group_id)
+    sql += " ORDER BY position, id"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(int(limit))
+    out = rows(db, sql, params)
+    by_pk = {r["id"]: r for r in out}
+    for r in out:
+        r["pk"] = r["id"]
+        r["metadata"] = loads(r["metadata"], {})
+        r["scores"] = {}
+    if by_pk:
+        for s in rows(db, f"SELECT item_id, dimension, value FROM human_score WHERE annotator = '' "
+                          f"AND item_id IN ({','.join('?' * len(by_pk))})", list(by_pk)):
+            by_pk[s["item_id"]]["scores"][s["dimension"]] = s["value"]
+    return out
+
+
+def groups(db: sqlite_utils.Database, task: str) -> list[str]:
+    """Distinct group ids of a task, in import order."""
+    tid = task_id(db, task)
+    return [r[0] for r in db.execute(
+        "SELECT group_id FROM item WHERE task_id = ? GROUP BY group_id ORDER BY MIN(position)",
+        [tid])]
+
+
+def human_scores(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
+    """Long table of human scores: ``item_id`` (user id), ``item_pk``, group, system, dim, value."""
+    tid = task_id(db, task)
+    return rows(db, "SELECT i.item_id, i.id AS item_pk, i.group_id, i.system_id, hs.dimension, "
+                    "hs.value, hs.annotator FROM human_score hs JOIN item i ON i.id = hs.item_id "
+                    "WHERE i.task_id = ? ORDER BY i.position, i.id, hs.dimension", [tid])
+
+
+def export_rows(db: sqlite_utils.Database, task: str, what: str) -> list[dict[str, Any]]:
+    """Rows for ``checkeval export --task``: ``items`` (one per item, scores as columns) or
+    ``scores`` (long format)."""
+    if what == "items":
+        out = []
+        for it in items(db, task):
+            row = {"id": it["item_id"], **{c: it[c] for c in ITEM_COLUMNS[1:]}}
+            for dim, v in sorted(it["scores"].items()):
+                row[f"human_{dim}"] = v
+            out.append(row)
+        return out
+    if what == "scores":
+        return [{"item_id": r["item_id"], "group_id": r["group_id"], "system_id": r["system_id"],
+                 "dimension": r["dimension"], "value": r["value"], "annotator": r["annotator"]}
+                for r in human_scores(db, task)]
+    raise ValueError(f"--what {what!r}: use items or scores for a task")
