@@ -12,7 +12,7 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ class NotFound(LookupError):
 
 def now_iso() -> str:
     """UTC timestamp used for every created_at/updated_at column."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def connect(path: str | Path | None = None) -> sqlite3.Connection:

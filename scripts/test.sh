@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
 echo "test: ruff"
-.venv/bin/ruff check .
+.venv/bin/ruff check --output-format concise .
 echo "test: pytest (whole suite: unit, AppTest, embedded model, browser)"
 # Isolated database and cache dirs so the suite never touches the user's data
 export CHECKEVAL_DB="$(mktemp -d)/never-used.db"

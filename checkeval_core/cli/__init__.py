@@ -11,7 +11,7 @@ import importlib
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn, Optional
+from typing import NoReturn
 
 import typer
 
@@ -24,7 +24,7 @@ app.add_typer(bench_app, name="bench")
 
 
 @app.callback()
-def _root(db: Optional[Path] = typer.Option(
+def _root(db: Path | None = typer.Option(
         None, "--db", help=f"Database file (overrides ${DB_ENV}).")) -> None:
     if db is not None:
         os.environ[DB_ENV] = str(db)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -35,8 +34,8 @@ def demo_cmd() -> None:
 def import_cmd(
     file: Path = typer.Argument(..., help="CSV, JSONL or JSON file."),
     task: str = typer.Option(..., "--task", help="Task to import into (created if missing)."),
-    kind: Optional[str] = typer.Option(None, "--kind", help=" | ".join(KINDS)),
-    mapping: Optional[list[str]] = typer.Option(None, "--map", help="FIELD=COLUMN (repeatable)."),
+    kind: str | None = typer.Option(None, "--kind", help=" | ".join(KINDS)),
+    mapping: list[str] | None = typer.Option(None, "--map", help="FIELD=COLUMN (repeatable)."),
 ) -> None:
     """Import a dataset into a task, all or nothing."""
     if not file.exists():
@@ -55,8 +54,8 @@ def export_cmd(
     what: str = typer.Option(..., "--what", help="items|scores (task) or answers|scores (run)"),
     out: Path = typer.Option(..., "--out", help="Output file."),
     fmt: str = typer.Option("csv", "--format", help="csv|jsonl"),
-    task: Optional[str] = typer.Option(None, "--task"),
-    run: Optional[int] = typer.Option(None, "--run"),
+    task: str | None = typer.Option(None, "--task"),
+    run: int | None = typer.Option(None, "--run"),
 ) -> None:
     """Export a task's items or human scores, or a run's answers or scores."""
     if fmt not in ("csv", "jsonl"):

@@ -17,8 +17,9 @@ answer is ``invalid``, never "no".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol, Sequence, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 Verdict = Literal["yes", "no", "invalid"]
 Mode = Literal["logprob", "text"]
@@ -88,7 +89,7 @@ class GenerateRequest:
                 "top_logprobs": self.top_logprobs}
 
     @staticmethod
-    def chat(system: str, user: str, **kw: Any) -> "GenerateRequest":
+    def chat(system: str, user: str, **kw: Any) -> GenerateRequest:
         msgs = ((("system", system),) if system else ()) + (("user", user),)
         return GenerateRequest(messages=msgs, **kw)
 

@@ -31,7 +31,7 @@ from checkeval_core.judges.base import (
 INVALID_MARKER = "[[invalid]]"
 _STOP = {
     "does", "the", "this", "that", "with", "from", "into", "there", "their", "have", "will",
-    "about", "each", "every", "any", "are", "is", "any", "such", "than", "then", "them",
+    "about", "each", "every", "any", "are", "is", "such", "than", "then", "them",
     "they", "what", "when", "which", "while", "would", "could", "should", "summary",
     "response", "text", "without", "other", "more", "most", "also", "only",
 }
