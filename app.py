@@ -11,20 +11,6 @@ PAGES = {
     "Start": [
         st.Page("pages/home.py", title="Home", icon="🏠", default=True),
         st.Page("pages/data.py", title="Data", icon="🗂️"),
-        st.Page("pages/judges.py", title="Judges", icon="⚖️"),
-    ],
-    "Checklists": [
-        st.Page("pages/dimensions.py", title="Dimensions", icon="🧭"),
-        st.Page("pages/checklist.py", title="Checklist review", icon="☑️"),
-    ],
-    "Evaluate": [
-        st.Page("pages/run.py", title="Run", icon="▶️"),
-        st.Page("pages/traces.py", title="Traces", icon="🔎"),
-        st.Page("pages/analysis.py", title="Analysis", icon="📈"),
-    ],
-    "Annotate": [
-        st.Page("pages/annotate.py", title="Annotate", icon="✍️"),
-        st.Page("pages/annotation_jobs.py", title="Annotation jobs", icon="👥"),
     ],
 }
 

@@ -1,0 +1,111 @@
+"""Data: import a dataset into a task (with a column mapping), browse items, export."""
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from checkeval_core.datasets import KINDS, TEXT_FIELDS, DatasetError, import_file, parse_rows
+from checkeval_core.export import rows_to_csv, rows_to_jsonl
+from checkeval_core.store import open_db
+from checkeval_core.tasks import export_rows, groups, items, list_tasks
+from checkeval_core.textsafe import truncate
+
+st.title("Data")
+db = open_db()
+tasks = list_tasks(db)
+names = [t["name"] for t in tasks]
+
+tab_browse, tab_import = st.tabs(["Browse & export", "Import a file"])
+
+with tab_import:
+    st.write("CSV, JSONL or JSON (a list of objects). Fields: `id` and `output` are required; "
+             "optional `group_id`, `system_id`, `input`/`source`, `context`, `fact`, `reference`. "
+             "Human scores: CSV columns `human_<dimension>` or a `scores` object in JSON rows.")
+    up = st.file_uploader("Dataset file", type=["csv", "jsonl", "json"], key="upload")
+    target = st.text_input("Task name", value=st.session_state.get("task_name", ""),
+                           key="import_task")
+    kind = st.selectbox("Task kind", KINDS, index=KINDS.index("custom"), key="import_kind")
+    if up is not None:
+        data = up.getvalue()
+        columns: list[str] = []
+        try:
+            columns = parse_rows(Path(up.name), {}, data=data)["columns"]
+        except DatasetError:
+            # Columns may still be readable when only the default mapping fails.
+            try:
+                import csv
+                import io
+                if up.name.lower().endswith(".csv"):
+                    columns = next(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
+            except Exception:  # noqa: BLE001 - unreadable file: the import shows why
+                columns = []
+        mapping: dict[str, str] = {}
+        if columns:
+            st.caption("Map the file's columns to fields (defaults: same name).")
+            cols = st.columns(4)
+            for i, field in enumerate(("id", *TEXT_FIELDS)):
+                default = field if field in columns else ("input" if field == "source"
+                                                          and "input" in columns else "")
+                options = ["", *columns]
+                choice = cols[i % 4].selectbox(field, options,
+                                               index=options.index(default) if default in options
+                                               else 0, key=f"map_{field}")
+                if choice and choice != field:
+                    mapping[field] = choice
+        try:
+            preview = parse_rows(Path(up.name), mapping, data=data)
+            st.write(f"{len(preview['items'])} items, {len(preview['scores'])} human scores "
+                     f"(dimensions: {', '.join(preview['dimensions']) or 'none'})")
+            st.dataframe(pd.DataFrame([{k: truncate(v, 80) if isinstance(v, str) else v
+                                        for k, v in it.items() if k != "metadata"}
+                                       for it in preview["items"][:20]]), hide_index=True)
+        except DatasetError as e:
+            st.error("This file cannot be imported:")
+            st.code("\n".join(e.errors), language=None)
+        if st.button("Import", type="primary", key="do_import", disabled=not target.strip()):
+            try:
+                res = import_file(db, up.name, target, kind=kind, mapping=mapping, data=data,
+                                  filename=up.name)
+            except DatasetError as e:
+                st.error("Nothing was imported:")
+                st.code("\n".join(e.errors), language=None)
+            else:
+                st.session_state["task_name"] = res["task"]
+                st.success(f"Imported {res['n_items']} items and {res['n_scores']} human scores "
+                           f"into {res['task']!r}.")
+
+with tab_browse:
+    if not names:
+        st.info("No task yet: load the demo on the Home page or import a file.")
+    else:
+        current = st.session_state.get("task_name")
+        task = st.selectbox("Task", names, index=names.index(current) if current in names else 0,
+                            key="browse_task")
+        st.session_state["task_name"] = task
+        info = next(t for t in tasks if t["name"] == task)
+        st.caption(f"{info['kind']} · {info['n_items']} items · dimensions: "
+                   f"{', '.join(info['dimensions']) or 'none'}")
+        gs = groups(db, task)
+        group = st.selectbox("Group (source document / context)", ["(all)", *gs], key="group")
+        its = items(db, task, group_id=None if group == "(all)" else group)
+        table = pd.DataFrame([{
+            "id": it["item_id"], "group": it["group_id"], "system": it["system_id"],
+            "output": truncate(it["output"], 160),
+            **{f"human {d}": v for d, v in sorted(it["scores"].items())}} for it in its])
+        st.dataframe(table, hide_index=True, width="stretch")
+        pick = st.selectbox("Show one item in full", [it["item_id"] for it in its], key="one")
+        one = next((it for it in its if it["item_id"] == pick), None)
+        if one:
+            for field in ("source", "context", "fact", "reference", "output"):
+                if one[field]:
+                    st.markdown(f"**{field}**")
+                    st.text(one[field])
+        st.subheader("Export")
+        c1, c2, c3, c4 = st.columns(4)
+        item_rows, score_rows = export_rows(db, task, "items"), export_rows(db, task, "scores")
+        c1.download_button("Items (CSV)", rows_to_csv(item_rows), f"{task}-items.csv", "text/csv")
+        c2.download_button("Items (JSONL)", rows_to_jsonl(item_rows), f"{task}-items.jsonl")
+        c3.download_button("Scores (CSV)", rows_to_csv(score_rows), f"{task}-scores.csv",
+                           "text/csv")
+        c4.download_button("Scores (JSONL)", rows_to_jsonl(score_rows), f"{task}-scores.jsonl")

@@ -1,0 +1,52 @@
+"""Home: what the app does, the bundled demo, and where to start."""
+
+import os
+
+import streamlit as st
+
+from checkeval_core.demo import DEMO_TASKS, demo_loaded, load_demo
+from checkeval_core.store import open_db
+from checkeval_core.tasks import list_tasks
+
+st.title("CheckEval Studio")
+st.write(
+    "Build, run and audit checklist-based LLM-as-a-judge evaluations. Define what *good* means "
+    "as dimensions and Yes/No questions, let an LLM expand and filter them, run judges (an "
+    "embedded CPU model by default, or any OpenAI-compatible server), and read correlation with "
+    "human scores beside every single Yes/No decision."
+)
+c1, c2, c3 = st.columns(3)
+c1.markdown("**CheckEval** — human seed questions per sub-dimension, LLM diversification, "
+            "elaboration and filtering; score = share of Yes.")
+c2.markdown("**RocketEval** — one independent Yes/No judgment per question, normalised "
+            "p(Yes); optional supervised predictor fitted to human labels.")
+c3.markdown("**SEAL** — split outputs into semantic units (sentences, pairs, facts) and "
+            "verify each unit against weighted sub-dimensions.")
+
+db = open_db()
+st.subheader("Demo")
+st.caption("SummEval (12 documents × 16 systems) and Topical-Chat (12 contexts × 6 responses) "
+           "subsets with human scores, plus the CheckEval authors' published checklists. "
+           "No internet and no API key needed.")
+if demo_loaded(db):
+    st.success("The demo tasks are loaded: " + ", ".join(t[0] for t in DEMO_TASKS))
+else:
+    if st.button("Load the demo tasks", type="primary", key="load_demo"):
+        with st.spinner("Importing the demo…"):
+            load_demo(db)
+        st.rerun()
+
+tasks = list_tasks(db)
+st.subheader("Tasks")
+if tasks:
+    st.dataframe([{**t, "dimensions": ", ".join(t["dimensions"])} for t in tasks],
+                 hide_index=True, width="stretch")
+else:
+    st.info("No task yet: load the demo above or import a dataset on the Data page.")
+
+st.subheader("Where to start")
+st.page_link("pages/data.py", label="Data — import a dataset, browse items and human scores",
+             icon="🗂️")
+
+
+st.caption(f"Database: `{os.environ.get('CHECKEVAL_DB') or 'default location'}`")

@@ -1,0 +1,22 @@
+"""Browser: the real app in Chromium loads the demo and shows SummEval items on the Data page."""
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.browser
+def test_demo_and_data_page_in_browser(app_server, page):
+    page.goto(app_server.url)
+    page.get_by_role("button", name="Load the demo tasks").click()
+    page.get_by_text("The demo tasks are loaded").wait_for()
+    page.get_by_role("link", name="Data", exact=True).first.click()
+    page.get_by_text("192 items").wait_for()
+    # a SummEval system id and the dataframe are rendered
+    page.locator("[data-testid='stDataFrame']").first.wait_for()
+    page.get_by_text("Paul Merson has restarted his row", exact=False).first.wait_for()
+    out = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(app_server.db_path),
+                          "tasks", "--json"], capture_output=True, text=True, check=True).stdout
+    assert "summeval-demo" in out
+    page.screenshot(path=str(app_server.db_path.parent / "data.png"))

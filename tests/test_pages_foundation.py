@@ -1,0 +1,33 @@
+"""AppTest of the Home and Data pages (through app.py's navigation)."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from checkeval_core.demo import load_demo
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def test_home_loads_demo(db):
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception
+    assert at.title[0].value == "CheckEval Studio"
+    at.button(key="load_demo").click().run()
+    assert not at.exception
+    assert any("demo tasks are loaded" in s.value for s in at.success)
+    assert db.execute("SELECT COUNT(*) FROM item").fetchone()[0] == 192 + 72
+
+
+def test_data_page_browses_items(db):
+    load_demo(db)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/data.py").run()
+    assert not at.exception
+    assert at.selectbox(key="browse_task").value == "summeval-demo"
+    df = at.dataframe[0].value
+    assert len(df) == 192 and "human coherence" in df.columns
+    at.selectbox(key="browse_task").select("topical-chat-demo").run()
+    assert len(at.dataframe[0].value) == 72
+    # the full item texts are rendered as plain text elements
+    assert any("so , i 'm reading" in t.value for t in at.text)
