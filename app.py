@@ -11,6 +11,7 @@ PAGES = {
     "Start": [
         st.Page("pages/home.py", title="Home", icon="🏠", default=True),
         st.Page("pages/data.py", title="Data", icon="🗂️"),
+        st.Page("pages/judges.py", title="Judges", icon="⚖️"),
     ],
 }
 

@@ -47,6 +47,8 @@ else:
 st.subheader("Where to start")
 st.page_link("pages/data.py", label="Data — import a dataset, browse items and human scores",
              icon="🗂️")
+st.page_link("pages/judges.py", label="Judges — the embedded judge, OpenAI or any "
+             "OpenAI-compatible server", icon="⚖️")
 
 
 st.caption(f"Database: `{os.environ.get('CHECKEVAL_DB') or 'default location'}`")

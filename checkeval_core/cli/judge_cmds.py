@@ -1,0 +1,91 @@
+"""CLI for judges: ``judge test``, ``judge list``, ``judge add`` and ``bench speed``."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from checkeval_core.cli import app, bench_app, fail
+from checkeval_core.judges.registry import JudgeSpecError, get_judge, parse_spec
+
+judge_app = typer.Typer(no_args_is_help=True, help="Configure and test judges.")
+app.add_typer(judge_app, name="judge")
+
+
+def _load(spec: str):
+    try:
+        parse_spec(spec)
+        return get_judge(spec)
+    except (JudgeSpecError, ValueError, ImportError) as e:
+        fail(str(e))
+
+
+@judge_app.command("test")
+def judge_test_cmd(judge: str = typer.Option("embedded", "--judge", help="Judge spec."),
+                   as_json: bool = typer.Option(False, "--json")) -> None:
+    """Ask the judge one demo question and show verdict, p(Yes), latency."""
+    from checkeval_core.judges.probe import judge_test
+
+    res = judge_test(_load(judge))
+    if as_json:
+        typer.echo(json.dumps({k: res[k] for k in ("verdict", "p_yes", "mode", "latency_ms",
+                                                    "capabilities")} |
+                              ({"error": res["error"]} if res["error"] else {})))
+    else:
+        p = "n/a" if res["p_yes"] is None else f"{res['p_yes']:.3f}"
+        typer.echo(f"verdict={res['verdict']} p_yes={p} mode={res['mode']} "
+                   f"latency={res['latency_ms']:.0f} ms tokens={res['tokens_in']}"
+                   + (f" error={res['error']}" if res["error"] else ""))
+    if res["error"]:
+        raise typer.Exit(1)
+
+
+@judge_app.command("list")
+def judge_list_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Saved judges (the embedded one is always there)."""
+    from checkeval_core.judges.saved import list_judges
+    from checkeval_core.store import open_db
+
+    js = list_judges(open_db())
+    if as_json:
+        typer.echo(json.dumps(js))
+    else:
+        for j in js:
+            typer.echo(f"{j['id']}\t{j['spec']}\t{j['label']}\t{j['key_env']}")
+
+
+@judge_app.command("add")
+def judge_add_cmd(spec: str = typer.Argument(..., help="Judge spec."),
+                  label: str = typer.Option("", "--label"),
+                  key_env: str = typer.Option("", "--key-env",
+                                              help="NAME of the env variable holding the key.")
+                  ) -> None:
+    """Save a judge configuration (never a key)."""
+    from checkeval_core.judges.saved import add_judge
+    from checkeval_core.store import open_db
+
+    try:
+        jid = add_judge(open_db(), spec, label=label, key_env=key_env)
+    except (JudgeSpecError, ValueError) as e:
+        fail(str(e))
+    typer.echo(f"judge {jid}: {parse_spec(spec).spec}")
+
+
+@bench_app.command("speed")
+def bench_speed_cmd(judge: str = typer.Option("embedded", "--judge"),
+                    questions: int = typer.Option(15, "--questions"),
+                    as_json: bool = typer.Option(False, "--json")) -> None:
+    """Time N questions on one ~600-token item: full prompt each vs prefix reuse."""
+    from checkeval_core.judges.probe import bench_speed
+
+    try:
+        parse_spec(judge)
+        res = bench_speed(judge, questions)
+    except (JudgeSpecError, ValueError, ImportError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(res))
+    else:
+        for k, v in res.items():
+            typer.echo(f"{k}: {v}")

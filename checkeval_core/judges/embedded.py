@@ -1,0 +1,264 @@
+"""``embedded``: a small instruction-tuned model run in process on the CPU with llama.cpp.
+
+No network, no key. Binary questions are answered from the next-token logits (normalised
+p(Yes) over every single-token spelling of yes/no), and the shared prompt prefix is
+evaluated once: a request's tokens are cut into *segments* at the boundaries of its context
+parts (e.g. [chat header + article], [summary], [question + suffix]). The KV cache keeps the
+segments evaluated so far; a request whose leading segments equal the cached ones only
+evaluates the rest. Segments are always evaluated as the same chunks, so a score does not
+depend on which requests came before it (the reuse path is deterministic; it differs from
+one single full pass by a small numerical amount, see docs). Requests are ordered so that
+items sharing a source are answered together (the article is evaluated once per group).
+
+One model per process, guarded by a lock: a ``Llama`` context is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from checkeval_core.judges.base import (
+    BinaryRequest,
+    BinaryResult,
+    Capabilities,
+    GenerateRequest,
+    GenerateResult,
+)
+from checkeval_core.judges.model_files import VARIANTS, model_path
+
+N_CTX = int(os.environ.get("CHECKEVAL_EMBEDDED_N_CTX", "8192"))
+N_THREADS = int(os.environ.get("CHECKEVAL_EMBEDDED_THREADS", str(os.cpu_count() or 2)))
+SEED = 1234
+_SENTINEL = "\x00USER\x00"
+YES_SPELLINGS = ("Yes", "yes", "YES", " Yes", " yes", " YES")
+NO_SPELLINGS = ("No", "no", "NO", " No", " no", " NO")
+
+_LOCK = threading.Lock()
+_ENGINES: dict[str, _Engine] = {}
+
+
+class _Engine:
+    """One loaded model with its KV-cache bookkeeping (used under ``_LOCK`` only)."""
+
+    def __init__(self, path: str) -> None:
+        try:
+            from llama_cpp import Llama
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise ImportError("the embedded judge needs llama-cpp-python==0.3.36: "
+                              "pip install -r requirements.txt") from e
+        self.path = path
+        self.llm = Llama(model_path=path, n_ctx=N_CTX, n_threads=N_THREADS,
+                         n_threads_batch=N_THREADS, n_batch=512, logits_all=False, seed=SEED,
+                         verbose=False)
+        meta = self.llm.metadata
+        self.name = meta.get("general.name", os.path.basename(path))
+        template = meta.get("tokenizer.chat_template")
+        eos_id = self.llm.token_eos()
+        eos = self.llm.detokenize([eos_id]).decode("utf-8", "ignore") if eos_id >= 0 else ""
+        self.formatter = Jinja2ChatFormatter(template=template, eos_token=eos or "<|im_end|>",
+                                             bos_token="") if template else None
+        self.yes_ids = self._single_tokens(YES_SPELLINGS)
+        self.no_ids = self._single_tokens(NO_SPELLINGS)
+        self.kv_tokens: list[int] = []  # tokens whose KV is cached, in segment order
+        self.kv_bounds: list[int] = []  # segment end positions evaluated so far
+
+    def _single_tokens(self, words: Sequence[str]) -> list[int]:
+        ids = []
+        for w in words:
+            toks = self.llm.tokenize(w.encode(), add_bos=False, special=False)
+            if len(toks) == 1 and toks[0] not in ids:
+                ids.append(toks[0])
+        return ids
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def chat_prompt(self, system: str, user: str) -> str:
+        messages = ([{"role": "system", "content": system}] if system else []) + \
+                   [{"role": "user", "content": user}]
+        if self.formatter is None:  # a GGUF without a chat template: plain layout
+            return (system + "\n\n" if system else "") + user + "\nAnswer:"
+        return self.formatter(messages=messages).prompt
+
+    def segments(self, req: BinaryRequest) -> tuple[list[int], list[int]]:
+        """Tokens of the whole prompt and the segment end positions (last = len(tokens))."""
+        pre, post = self.chat_prompt(req.system, _SENTINEL).split(_SENTINEL)
+        full = self.tokenize(pre + req.user_text + post)
+        bounds = []
+        acc = pre
+        for part in req.context:
+            acc += part
+            toks = self.tokenize(acc)
+            # keep a boundary only where the prefix tokenizes as a prefix of the full prompt
+            if 0 < len(toks) < len(full) and full[:len(toks)] == toks and \
+                    (not bounds or len(toks) > bounds[-1]):
+                bounds.append(len(toks))
+        bounds.append(len(full))
+        return full, bounds
+
+    def eval_segments(self, tokens: list[int], bounds: list[int], reuse: bool = True) -> int:
+        """Evaluate ``tokens`` segment by segment, reusing cached leading segments.
+
+        Returns the number of tokens actually evaluated now.
+        """
+        if len(tokens) > N_CTX:
+            raise ValueError(f"the prompt has {len(tokens)} tokens, more than the context "
+                             f"window of {N_CTX} (set CHECKEVAL_EMBEDDED_N_CTX)")
+        start_idx = 0  # index into bounds of the first segment to evaluate
+        if reuse:
+            for j, b in enumerate(bounds[:-1]):
+                if j < len(self.kv_bounds) and self.kv_bounds[j] == b and \
+                        self.kv_tokens[:b] == tokens[:b]:
+                    start_idx = j + 1
+                else:
+                    break
+        pos = bounds[start_idx - 1] if start_idx else 0
+        if not reuse:
+            self.llm.reset()
+            self.llm.eval(tokens)
+            self.kv_tokens, self.kv_bounds = list(tokens), [len(tokens)]
+            return len(tokens)
+        self.llm.n_tokens = pos  # eval() drops cached KV cells at positions >= n_tokens
+        self.kv_tokens = self.kv_tokens[:pos]
+        self.kv_bounds = self.kv_bounds[:start_idx]
+        for b in bounds[start_idx:]:
+            self.llm.eval(tokens[pos:b])
+            self.kv_tokens.extend(tokens[pos:b])
+            self.kv_bounds.append(b)
+            pos = b
+        return len(tokens) - (bounds[start_idx - 1] if start_idx else 0)
+
+    def last_logits(self) -> np.ndarray:
+        import llama_cpp
+
+        ptr = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
+        return np.ctypeslib.as_array(ptr, shape=(self.llm.n_vocab(),)).astype(np.float64)
+
+    def forget_kv(self) -> None:
+        """After a high-level call (generation) our segment bookkeeping no longer holds."""
+        self.kv_tokens, self.kv_bounds = [], []
+
+
+def _engine(variant: str) -> _Engine:
+    path = str(model_path(variant))
+    eng = _ENGINES.get(path)
+    if eng is None:
+        eng = _ENGINES[path] = _Engine(path)
+    return eng
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    m = logits.max()
+    return logits - (m + math.log(np.exp(logits - m).sum()))
+
+
+class EmbeddedJudge:
+    """The default judge: llama.cpp in process, yes/no from logits with prefix reuse."""
+
+    def __init__(self, parsed: Any, reuse: bool = True, **params: Any) -> None:
+        self.variant = getattr(parsed, "variant", "")
+        self.spec = "embedded" + (f":{self.variant}" if self.variant else "")
+        self.reuse = reuse
+        self.params = params
+        pkg = VARIANTS[self.variant]
+        model = os.environ.get("CHECKEVAL_EMBEDDED_MODEL") or pkg.file_name
+        self.capabilities = Capabilities(logprobs=True, prefix_reuse=True, max_concurrency=1,
+                                         local=True, model=os.path.basename(model))
+        self.tokens_evaluated = 0  # prompt tokens actually computed (reuse makes it smaller)
+
+    @staticmethod
+    def order(requests: Sequence[BinaryRequest]) -> list[int]:
+        """Indices sorted so requests sharing context parts are adjacent (stable)."""
+        return sorted(range(len(requests)), key=lambda i: (requests[i].system,
+                                                          requests[i].context))
+
+    def binary(self, requests: Sequence[BinaryRequest]) -> list[BinaryResult]:
+        results: list[BinaryResult | None] = [None] * len(requests)
+        with _LOCK:
+            eng = _engine(self.variant)
+            for i in self.order(requests):
+                req = requests[i]
+                t0 = time.perf_counter()
+                try:
+                    tokens, bounds = eng.segments(req)
+                    self.tokens_evaluated += eng.eval_segments(tokens, bounds, self.reuse)
+                    lp = _log_softmax(eng.last_logits())
+                except Exception as e:  # noqa: BLE001 - a failure is a result, not a crash
+                    eng.forget_kv()
+                    results[i] = BinaryResult(verdict="invalid", error=f"embedded: {e}",
+                                              latency_ms=(time.perf_counter() - t0) * 1000)
+                    continue
+                p_y = float(np.exp(lp[eng.yes_ids]).sum()) if eng.yes_ids else 0.0
+                p_n = float(np.exp(lp[eng.no_ids]).sum()) if eng.no_ids else 0.0
+                top = int(np.argmax(lp))
+                raw = eng.llm.detokenize([top]).decode("utf-8", "ignore")
+                mass = p_y + p_n
+                p_yes = p_y / mass if mass > 0 else None
+                verdict = "invalid" if p_yes is None else ("yes" if p_yes >= 0.5 else "no")
+                results[i] = BinaryResult(
+                    verdict=verdict, p_yes=p_yes, raw=raw, mode="logprob",
+                    tokens_in=len(tokens), tokens_out=1, yes_no_mass=mass,
+                    latency_ms=(time.perf_counter() - t0) * 1000)
+        return [r for r in results if r is not None]
+
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResult]:
+        out = []
+        with _LOCK:
+            eng = _engine(self.variant)
+            for req in requests:
+                t0 = time.perf_counter()
+                messages = [{"role": r, "content": c} for r, c in req.messages]
+                first: dict[str, float] | None = None
+                try:
+                    if req.top_logprobs > 0:
+                        prompt = eng.tokenize(eng.chat_prompt(
+                            *(_split_system(req.messages))))
+                        eng.eval_segments(prompt, [len(prompt)], reuse=False)
+                        lp = _log_softmax(eng.last_logits())
+                        best = np.argsort(lp)[::-1][: req.top_logprobs]
+                        first = {}
+                        for t in best:
+                            tok = eng.llm.detokenize([int(t)]).decode("utf-8", "ignore")
+                            first[tok] = max(first.get(tok, -1e9), float(lp[t]))
+                    kw: dict[str, Any] = {}
+                    if req.json_mode:
+                        kw["response_format"] = {"type": "json_object"}
+                    eng.forget_kv()
+                    resp = eng.llm.create_chat_completion(
+                        messages=messages, temperature=req.temperature,
+                        max_tokens=req.max_tokens, seed=SEED, **kw)
+                    eng.forget_kv()
+                    usage = resp.get("usage", {})
+                    out.append(GenerateResult(
+                        text=resp["choices"][0]["message"]["content"] or "",
+                        tokens_in=usage.get("prompt_tokens", 0),
+                        tokens_out=usage.get("completion_tokens", 0),
+                        latency_ms=(time.perf_counter() - t0) * 1000,
+                        first_token_logprobs=first))
+                except Exception as e:  # noqa: BLE001 - failures are data
+                    eng.forget_kv()
+                    out.append(GenerateResult(error=f"embedded: {e}",
+                                              latency_ms=(time.perf_counter() - t0) * 1000))
+        return out
+
+
+def _split_system(messages: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    system = "\n".join(c for r, c in messages if r == "system")
+    user = "\n\n".join(c for r, c in messages if r != "system")
+    return system, user
+
+
+def engine_stats(variant: str = "") -> dict[str, Any]:
+    """Model name and path of the loaded engine (loads it if needed)."""
+    with _LOCK:
+        eng = _engine(variant)
+        return {"name": eng.name, "path": eng.path, "n_ctx": N_CTX, "threads": N_THREADS,
+                "yes_tokens": len(eng.yes_ids), "no_tokens": len(eng.no_ids)}

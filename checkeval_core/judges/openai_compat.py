@@ -1,0 +1,199 @@
+"""``openai:<model>`` and ``openai-compat:<base_url>#<model>``: one adapter for OpenAI and every
+OpenAI-compatible server (vLLM's ``vllm serve``, llama.cpp's server, Ollama, LM Studio…).
+
+Binary questions ask for one token with ``logprobs``/``top_logprobs`` and read p(Yes) from
+the candidates (all spellings of yes/no summed); a server that refuses log-probabilities is
+remembered and asked in text mode from then on. Transient failures (429, 5xx, timeouts,
+connection errors) are retried with backoff here, once per request; anything else becomes an
+``error`` on the result. The API key comes from the environment (``OPENAI_API_KEY``,
+``CHECKEVAL_OPENAI_COMPAT_KEY``) or the caller, is never stored, and is scrubbed from every
+error message.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from checkeval_core.judges.base import (
+    BinaryRequest,
+    BinaryResult,
+    Capabilities,
+    GenerateRequest,
+    GenerateResult,
+)
+from checkeval_core.judges.parsing import p_yes_from_logprobs, parse_verdict
+from checkeval_core.judges.retry import TransientError, with_retries
+
+SEED = 1234
+TOP_LOGPROBS = 20
+
+
+class OpenAIJudge:
+    """Chat-completions adapter; ``parsed`` is a :class:`registry.JudgeSpec`."""
+
+    def __init__(self, parsed: Any, api_key: str | None = None, timeout: float | None = None,
+                 concurrency: int | None = None, attempts: int = 4, **params: Any) -> None:
+        try:
+            import openai
+        except ImportError as e:  # pragma: no cover - openai is a hard requirement
+            raise ImportError("pip install openai") from e
+        self._openai = openai
+        self.backend = parsed.backend
+        self.spec = parsed.spec
+        self.model = parsed.model
+        self.base_url = parsed.base_url or None
+        if self.backend == "openai":
+            key = api_key or os.environ.get("OPENAI_API_KEY")
+            if not key:
+                raise ValueError("judge 'openai:...' needs an API key: set OPENAI_API_KEY in the "
+                                 "environment (or in .streamlit/secrets.toml for the app)")
+        else:
+            key = api_key or os.environ.get("CHECKEVAL_OPENAI_COMPAT_KEY") or "not-needed"
+        self._key = key
+        self.timeout = float(timeout or os.environ.get("CHECKEVAL_TIMEOUT", "60"))
+        self.attempts = attempts
+        self.params = params  # never holds the key (see CachedJudge)
+        conc = int(concurrency or os.environ.get("CHECKEVAL_CONCURRENCY", "8"))
+        self.client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=0,
+                                    timeout=self.timeout)
+        self.use_logprobs = True
+        self.capabilities = Capabilities(logprobs=True, prefix_reuse=False,
+                                         max_concurrency=max(1, conc), local=False,
+                                         model=self.model)
+
+    # -- one call, with retries -------------------------------------------------------------
+    def _scrub(self, text: str) -> str:
+        if self._key and self._key != "not-needed":
+            text = text.replace(self._key, "***")
+        return text
+
+    def _call(self, **kw: Any) -> Any:
+        o = self._openai
+
+        def once() -> Any:
+            try:
+                return self.client.chat.completions.create(model=self.model, **kw)
+            except o.RateLimitError as e:
+                raise TransientError(self._scrub(f"rate limited (429): {e}"),
+                                     _retry_after(e)) from None
+            except o.APITimeoutError:
+                raise TransientError(f"timed out after {self.timeout:g} s") from None
+            except o.APIConnectionError as e:
+                raise TransientError(self._scrub(f"connection error: {e}")) from None
+            except o.APIStatusError as e:
+                if e.status_code >= 500:
+                    raise TransientError(self._scrub(f"server error {e.status_code}: "
+                                                     f"{_short(e)}"), _retry_after(e)) from None
+                raise
+
+        return with_retries(once, attempts=self.attempts)
+
+    def _error(self, e: Exception) -> str:
+        return self._scrub(f"{type(e).__name__}: {_short(e)}")
+
+    # -- protocol ---------------------------------------------------------------------------
+    def binary(self, requests: Sequence[BinaryRequest]) -> list[BinaryResult]:
+        return [self._binary_one(r) for r in requests]
+
+    def _binary_one(self, req: BinaryRequest) -> BinaryResult:
+        messages = ([{"role": "system", "content": req.system}] if req.system else []) + \
+                   [{"role": "user", "content": req.user_text}]
+        t0 = time.perf_counter()
+        kw: dict[str, Any] = dict(messages=messages, max_tokens=1, temperature=0, seed=SEED)
+        try:
+            try:
+                if self.use_logprobs:
+                    resp = self._call(**kw, logprobs=True, top_logprobs=TOP_LOGPROBS)
+                else:
+                    resp = self._call(**kw)
+            except self._openai.BadRequestError as e:
+                if self.use_logprobs and "logprob" in str(e).lower():
+                    self.use_logprobs = False  # remembered: text mode from now on
+                    resp = self._call(**kw)
+                else:
+                    raise
+        except Exception as e:  # noqa: BLE001 - every failure becomes data
+            return BinaryResult(verdict="invalid", error=self._error(e),
+                                latency_ms=(time.perf_counter() - t0) * 1000)
+        latency = (time.perf_counter() - t0) * 1000
+        usage = getattr(resp, "usage", None)
+        n_in = getattr(usage, "prompt_tokens", 0) or 0
+        n_out = getattr(usage, "completion_tokens", 0) or 0
+        choices = getattr(resp, "choices", None) or []
+        if not choices:
+            return BinaryResult(verdict="invalid", error="the server returned no choices",
+                                latency_ms=latency, tokens_in=n_in, tokens_out=n_out)
+        choice = choices[0]
+        raw = (getattr(choice.message, "content", None) or "") if choice.message else ""
+        top = _first_token_top(choice)
+        if top is not None:
+            p_yes, mass = p_yes_from_logprobs(top)
+            if p_yes is not None:
+                return BinaryResult(verdict="yes" if p_yes >= 0.5 else "no", p_yes=p_yes,
+                                    raw=raw, mode="logprob", tokens_in=n_in, tokens_out=n_out,
+                                    latency_ms=latency, yes_no_mass=mass)
+            # neither yes nor no among the candidates: recorded, verdict from the text
+            return BinaryResult(verdict=parse_verdict(raw), p_yes=None, raw=raw, mode="text",
+                                tokens_in=n_in, tokens_out=n_out, latency_ms=latency,
+                                yes_no_mass=0.0)
+        return BinaryResult(verdict=parse_verdict(raw), raw=raw, mode="text", tokens_in=n_in,
+                            tokens_out=n_out, latency_ms=latency)
+
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResult]:
+        out = []
+        for req in requests:
+            t0 = time.perf_counter()
+            kw: dict[str, Any] = dict(
+                messages=[{"role": r, "content": c} for r, c in req.messages],
+                max_tokens=req.max_tokens, temperature=req.temperature, seed=SEED)
+            if req.json_mode:
+                kw["response_format"] = {"type": "json_object"}
+            if req.top_logprobs > 0 and self.use_logprobs:
+                kw.update(logprobs=True, top_logprobs=min(TOP_LOGPROBS, req.top_logprobs))
+            try:
+                resp = self._call(**kw)
+                choices = getattr(resp, "choices", None) or []
+                if not choices:
+                    raise ValueError("the server returned no choices")
+                usage = getattr(resp, "usage", None)
+                out.append(GenerateResult(
+                    text=choices[0].message.content or "",
+                    tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
+                    tokens_out=getattr(usage, "completion_tokens", 0) or 0,
+                    latency_ms=(time.perf_counter() - t0) * 1000,
+                    first_token_logprobs=_first_token_top(choices[0])))
+            except Exception as e:  # noqa: BLE001 - failures are data
+                out.append(GenerateResult(error=self._error(e),
+                                          latency_ms=(time.perf_counter() - t0) * 1000))
+        return out
+
+
+def _first_token_top(choice: Any) -> dict[str, float] | None:
+    lp = getattr(choice, "logprobs", None)
+    content = getattr(lp, "content", None) if lp is not None else None
+    if not content:
+        return None
+    first = content[0]
+    top: dict[str, float] = {}
+    for c in (getattr(first, "top_logprobs", None) or []):
+        top[c.token] = max(top.get(c.token, float("-inf")), float(c.logprob))
+    if not top and getattr(first, "token", None) is not None:
+        top[first.token] = float(first.logprob)
+    return top
+
+
+def _retry_after(e: Any) -> float | None:
+    resp = getattr(e, "response", None)
+    value = resp.headers.get("retry-after") if resp is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _short(e: Exception, limit: int = 300) -> str:
+    text = str(e)
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,48 @@
+"""Saved judge configurations (the ``judge`` table): spec, params, and where the key comes from.
+
+Only the *name* of the environment variable holding a key is stored, never the key itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sqlite_utils
+
+from checkeval_core.judges.registry import parse_spec
+from checkeval_core.store import now_iso, rows
+
+DEFAULT_SPEC = "embedded"
+
+
+def add_judge(db: sqlite_utils.Database, spec: str, label: str = "", key_env: str = "",
+              params: dict[str, Any] | None = None) -> int:
+    """Save a judge (validating the spec); returns its id (existing id if already saved)."""
+    spec = parse_spec(spec).spec
+    if key_env and not key_env.replace("_", "").isalnum():
+        raise ValueError(f"key source {key_env!r}: give the NAME of an environment variable, "
+                         "e.g. OPENAI_API_KEY (never the key itself)")
+    p = json.dumps(params or {}, sort_keys=True)
+    if any(k.lower() in ("api_key", "key", "secret") for k in (params or {})):
+        raise ValueError("keys are never stored: use an environment variable name instead")
+    db.execute("INSERT OR IGNORE INTO judge (spec, params, label, key_env, created_at) "
+               "VALUES (?, ?, ?, ?, ?)", [spec, p, label, key_env, now_iso()])
+    return db.execute("SELECT id FROM judge WHERE spec = ? AND params = ?", [spec, p]).fetchone()[0]
+
+
+def ensure_default(db: sqlite_utils.Database) -> None:
+    """The embedded judge is always there."""
+    add_judge(db, DEFAULT_SPEC, label="Embedded Qwen2.5-Coder-0.5B (CPU, offline)")
+
+
+def list_judges(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+    ensure_default(db)
+    out = rows(db, "SELECT id, spec, params, label, key_env, created_at FROM judge ORDER BY id")
+    for r in out:
+        r["params"] = json.loads(r["params"])
+    return out
+
+
+def delete_judge(db: sqlite_utils.Database, judge_id: int) -> None:
+    db.execute("DELETE FROM judge WHERE id = ? AND spec != ?", [judge_id, DEFAULT_SPEC])

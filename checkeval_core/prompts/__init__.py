@@ -1,0 +1,1 @@
+"""Prompt templates: named constants, one module per area, each with a PROMPT_VERSION."""

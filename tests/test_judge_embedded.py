@@ -1,0 +1,45 @@
+"""The real embedded model (llama.cpp, Qwen2.5-Coder-0.5B) on a tiny item."""
+
+import pytest
+
+from checkeval_core.judges.registry import get_judge, load_backend
+from checkeval_core.prompts.judge import binary_request_for_item
+
+pytestmark = pytest.mark.embedded
+
+ITEM = {"source": "Maria bought three red apples at the market on Tuesday. She paid two euros.",
+        "output": "Maria bought three red apples on Tuesday for two euros."}
+TRUE_Q = "Does the summary say that Maria bought apples?"
+FALSE_Q = "Does the summary say that Maria bought a car?"
+MORE = ["Does the summary mention the price?", "Is the summary written in French?"]
+
+
+def test_true_statement_scores_higher_than_false():
+    j = load_backend("embedded")
+    r_true, r_false = j.binary([binary_request_for_item(ITEM, q, "summarization")
+                                for q in (TRUE_Q, FALSE_Q)])
+    assert r_true.mode == "logprob" and r_true.yes_no_mass > 0.5
+    assert r_true.p_yes > r_false.p_yes
+    assert r_true.verdict == "yes" and r_false.verdict == "no"
+
+
+def test_prefix_reuse_matches_full_prompts():
+    reqs = [binary_request_for_item(ITEM, q, "summarization") for q in
+            (TRUE_Q, FALSE_Q, *MORE)]
+    reuse = load_backend("embedded").binary(reqs)
+    full = load_backend("embedded", reuse=False).binary(reqs)
+    for a, b in zip(reuse, full):
+        assert abs(a.p_yes - b.p_yes) < 0.08
+    agree = sum(a.verdict == b.verdict for a, b in zip(reuse, full))
+    assert agree >= len(reqs) - 1  # a p(Yes) near 0.5 may flip within the tolerance
+
+
+def test_generate_and_cache(db):
+    from checkeval_core.judges.base import GenerateRequest
+
+    j = get_judge("embedded", db=db)
+    g = GenerateRequest.chat("You answer briefly.", "Name one colour.", max_tokens=8)
+    first = j.generate([g])[0]
+    assert first.text.strip() and not first.error
+    again = get_judge("embedded", db=db).generate([g])[0]
+    assert again.cached and again.text == first.text

@@ -1,0 +1,56 @@
+"""Judge specs, lazy backends with actionable install messages, saved judges."""
+
+import pytest
+
+from checkeval_core.judges import registry
+from checkeval_core.judges.registry import JudgeSpecError, load_backend, parse_spec
+from checkeval_core.judges.saved import add_judge, list_judges
+
+
+def test_parse_specs():
+    assert parse_spec("embedded").backend == "embedded"
+    assert parse_spec("embedded:quality").variant == "quality"
+    s = parse_spec("openai-compat:http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B")
+    assert (s.base_url, s.model) == ("http://127.0.0.1:8000/v1", "Qwen/Qwen2.5-7B")
+    assert parse_spec("openai:gpt-4o-mini").spec == "openai:gpt-4o-mini"
+    assert parse_spec("vllm:/models/x").model == "/models/x"
+
+
+@pytest.mark.parametrize("bad,msg", [
+    ("gpt4", "unknown judge"), ("openai-compat:http://x", "openai-compat:<base_url>#<model>"),
+    ("openai:", "openai:<model>"), ("embedded:huge", "embedded variants"),
+    ("fake:x", "takes no argument"),
+])
+def test_bad_specs(bad, msg):
+    with pytest.raises(JudgeSpecError, match=msg):
+        parse_spec(bad)
+
+
+def test_missing_dependency_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(registry.BACKENDS, "vllm",
+                        ("checkeval_core.judges.no_such_module:X", "pip install -e '.[vllm]'"))
+    with pytest.raises(ImportError, match=r"install it with: pip install -e '\.\[vllm\]'"):
+        load_backend("vllm:some/model")
+
+
+def test_vllm_module_does_not_import_vllm():
+    import sys
+
+    load_backend("vllm:some/model")  # constructing must not need vllm
+    assert "vllm" not in sys.modules
+
+
+def test_openai_needs_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="OPENAI_API_KEY"):
+        load_backend("openai:gpt-4o-mini")
+
+
+def test_saved_judges_never_store_keys(db):
+    assert [j["spec"] for j in list_judges(db)] == ["embedded"]
+    add_judge(db, "openai-compat:http://h/v1#m", key_env="MY_KEY")
+    with pytest.raises(ValueError, match="NAME of an environment variable"):
+        add_judge(db, "openai:gpt-4o", key_env="sk-abc.def")
+    with pytest.raises(ValueError, match="never stored"):
+        add_judge(db, "openai:gpt-4o", params={"api_key": "sk-x"})
+    assert len(list_judges(db)) == 2
