@@ -22,7 +22,7 @@ BINARY_SYSTEM = (
 # What the judged text is called, per task kind.
 OUTPUT_LABEL = {"summarization": "Summary", "dialogue": "Response", "instruction": "Response",
                 "custom": "Output"}
-QUESTION_HEADER = "\n\nQuestion: "
+QUESTION_HEADER = "\n\nQuestion:\n"
 
 
 def source_parts(item: dict[str, Any], kind: str, include_source: bool = True,
