@@ -13,6 +13,10 @@ PAGES = {
         st.Page("pages/data.py", title="Data", icon="🗂️"),
         st.Page("pages/judges.py", title="Judges", icon="⚖️"),
     ],
+    "Checklists": [
+        st.Page("pages/dimensions.py", title="Dimensions", icon="🧭"),
+        st.Page("pages/checklist.py", title="Checklist review", icon="☑️"),
+    ],
 }
 
 st.navigation(PAGES).run()

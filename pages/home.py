@@ -51,4 +51,8 @@ st.page_link("pages/judges.py", label="Judges — the embedded judge, OpenAI or 
              "OpenAI-compatible server", icon="⚖️")
 
 
+st.page_link("pages/dimensions.py", label="Dimensions — dimensions, sub-dimensions, seed "
+             "questions; generate and filter with a judge", icon="🧭")
+st.page_link("pages/checklist.py", label="Checklist review — keep / reject / edit, freeze "
+             "versions", icon="☑️")
 st.caption(f"Database: `{os.environ.get('CHECKEVAL_DB') or 'default location'}`")

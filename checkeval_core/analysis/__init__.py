@@ -1,0 +1,1 @@
+"""Analysis: agreement statistics, correlations with humans and question diagnostics."""

@@ -1,0 +1,85 @@
+"""Human review of questions: keep / reject / edit, by named annotators, with agreement.
+
+Every decision is an ``annotation`` row (kind ``validation``: value keep / reject / edit, the
+reason and the annotator; one current decision per annotator and question). The question's
+status follows the latest decision. An edit creates a new question (origin ``edited``, parent
+= the old one, kept) and rejects the old one with a reason pointing to the new one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlite_utils
+
+from checkeval_core.analysis.agreement import fleiss_from_labels, krippendorff_alpha
+from checkeval_core.checklists.model import add_question, norm
+from checkeval_core.store import now_iso, rows, task_id, transaction
+
+DECISIONS = ("keep", "reject", "edit")
+
+
+def decide(db: sqlite_utils.Database, question_ids: list[int], annotator: str, decision: str,
+           reason: str = "", new_text: str | None = None) -> list[int]:
+    """Record ``decision`` by ``annotator`` on each question; returns ids of new (edited) ones."""
+    annotator = annotator.strip()
+    if not annotator:
+        raise ValueError("enter your name first: every decision records who made it")
+    if decision not in DECISIONS:
+        raise ValueError(f"decision {decision!r}: use keep, reject or edit")
+    if decision == "reject" and not reason.strip():
+        raise ValueError("a rejection needs a reason")
+    if decision == "edit" and (len(question_ids) != 1 or not (new_text or "").strip()):
+        raise ValueError("an edit needs exactly one question and its new text")
+    created = []
+    now = now_iso()
+    with transaction(db):
+        for qid in question_ids:
+            q = rows(db, "SELECT * FROM question WHERE id = ?", [qid])
+            if not q:
+                raise ValueError(f"no question #{qid}")
+            q = q[0]
+            why = reason
+            if decision == "edit":
+                new_id = add_question(db, q["task_id"], q["dimension_id"], q["sub_dimension_id"],
+                                      norm(new_text or ""), origin="edited", status="kept",
+                                      parent_id=qid, author=annotator, item_id=q["item_id"],
+                                      reason=reason)
+                created.append(new_id)
+                why = (reason + " " if reason else "") + f"(edited into #{new_id})"
+            db.execute(
+                "INSERT INTO annotation (task_id, annotator, kind, item_id, question_id, value, "
+                "reason, created_at, updated_at) VALUES (?, ?, 'validation', NULL, ?, ?, ?, ?, ?) "
+                "ON CONFLICT DO UPDATE SET value = excluded.value, reason = excluded.reason, "
+                "updated_at = excluded.updated_at",
+                [q["task_id"], annotator, qid, decision, why, now, now])
+            status = "kept" if decision == "keep" else "rejected"
+            db.execute("UPDATE question SET status = ?, reason = ? WHERE id = ?",
+                       [status, why if decision != "keep" else q["reason"], qid])
+    return created
+
+
+def decisions(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
+    return rows(db, "SELECT question_id, annotator, value, reason, updated_at FROM annotation "
+                    "WHERE task_id = ? AND kind = 'validation' ORDER BY updated_at",
+                [task_id(db, task)])
+
+
+def review_agreement(db: sqlite_utils.Database, task: str) -> dict[str, Any]:
+    """Agreement of annotators on keep vs reject (an edit counts as reject of the old text)."""
+    by_q: dict[int, dict[str, str]] = {}
+    for d in decisions(db, task):
+        by_q.setdefault(d["question_id"], {})[d["annotator"]] = \
+            "keep" if d["value"] == "keep" else "reject"
+    annotators = sorted({a for v in by_q.values() for a in v})
+    multi = {q: v for q, v in by_q.items() if len(v) >= 2}
+    per_question = [{"question_id": q, "n_annotators": len(v),
+                     "keep": sum(x == "keep" for x in v.values()),
+                     "reject": sum(x == "reject" for x in v.values()),
+                     "unanimous": len(set(v.values())) == 1} for q, v in multi.items()]
+    fk, n_used = fleiss_from_labels([list(v.values()) for v in multi.values()])
+    code = {"keep": 1.0, "reject": 0.0}
+    matrix = [[code.get(by_q[q].get(a), float("nan")) for q in multi] for a in annotators]
+    alpha = krippendorff_alpha(matrix) if multi else float("nan")
+    return {"annotators": annotators, "n_questions": len(multi), "fleiss_kappa": fk,
+            "fleiss_units": n_used, "krippendorff_alpha": alpha, "per_question": per_question}

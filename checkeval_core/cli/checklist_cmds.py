@@ -1,0 +1,172 @@
+"""CLI for checklists: import, export, augment, filter, freeze, instance, versions, diff."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from checkeval_core.cli import app, fail
+from checkeval_core.store import NotFound, open_db
+
+checklist_app = typer.Typer(no_args_is_help=True, help="Build, review and freeze checklists.")
+app.add_typer(checklist_app, name="checklist")
+
+
+@checklist_app.command("import")
+def import_cmd(file: Path = typer.Argument(..., help="CheckEval YAML file/folder or JSON."),
+               task: str = typer.Option(..., "--task")) -> None:
+    """Import a checklist (questions become 'kept', each with its origin)."""
+    from checkeval_core.checklists.io import ChecklistError, import_checklist
+
+    try:
+        res = import_checklist(open_db(), task, file)
+    except (ChecklistError, NotFound) as e:
+        fail(str(e))
+    per = ", ".join(f"{d} {n}" for d, n in res["dimensions"].items())
+    typer.echo(f"imported {res['n_questions']} questions into {task!r} ({per})")
+
+
+@checklist_app.command("export")
+def export_cmd(task: str = typer.Option(..., "--task"),
+               out: Path = typer.Option(..., "--out", help=".json, or a folder for YAML files"),
+               version: str | None = typer.Option(None, "--version", help="N or latest")) -> None:
+    """Export the working checklist or a frozen version (JSON; YAML files into a folder)."""
+    from checkeval_core.checklists.io import export_checklist, export_yaml_files
+
+    db = open_db()
+    try:
+        if out.suffix.lower() == ".json":
+            data = export_checklist(db, task, version)
+            out.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+            n = sum(len(s["questions"]) for d in data["dimensions"] for s in d["sub_dimensions"])
+            typer.echo(f"wrote {n} questions to {out}")
+        else:
+            if version is not None:
+                fail("YAML export writes the working checklist; use a .json --out for a version")
+            out.mkdir(parents=True, exist_ok=True)
+            files = export_yaml_files(db, task)
+            for name, text in files.items():
+                (out / name).write_text(text, encoding="utf-8")
+            typer.echo(f"wrote {len(files)} YAML files to {out}")
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+
+
+@checklist_app.command("augment")
+def augment_cmd(task: str = typer.Option(..., "--task"),
+                dimension: str = typer.Option(..., "--dimension"),
+                strategy: str = typer.Option(..., "--strategy", help="diversify|elaborate"),
+                judge: str = typer.Option("embedded", "--judge"),
+                n: int = typer.Option(4, "--n", help="questions asked per prompt"),
+                as_json: bool = typer.Option(False, "--json")) -> None:
+    """Generate questions from the seeds (proposed; review them before freezing)."""
+    from checkeval_core.checklists.augment import augment
+
+    try:
+        res = augment(open_db(), task, dimension, strategy, judge, n=n)
+    except (NotFound, ValueError, ImportError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(res, ensure_ascii=False))
+        return
+    for q in res["added"]:
+        typer.echo(f"+ #{q['id']} [{q['sub_dimension']}] {q['text']}"
+                   + (f"  (flags: {', '.join(q['flags'])})" if q["flags"] else ""))
+    for p in res["problems"]:
+        typer.echo(f"! {p}", err=True)
+    typer.echo(f"{len(res['added'])} questions proposed, {res['flagged']} flagged")
+
+
+@checklist_app.command("filter")
+def filter_cmd(task: str = typer.Option(..., "--task"),
+               dimension: str = typer.Option(..., "--dimension"),
+               judge: str = typer.Option("embedded", "--judge"),
+               as_json: bool = typer.Option(False, "--json")) -> None:
+    """Filter a dimension's pooled questions (alignment, consistency, redundancy)."""
+    from checkeval_core.checklists.filtering import filter_dimension
+
+    try:
+        res = filter_dimension(open_db(), task, dimension, judge)
+    except (NotFound, ValueError, ImportError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(res, ensure_ascii=False))
+        return
+    for d in res["decisions"]:
+        if not d["keep"]:
+            typer.echo(f"- #{d['id']} ({d['criterion']}) {d['text']} — {d['reason']}")
+    for p in res["problems"]:
+        typer.echo(f"! {p}", err=True)
+    typer.echo(f"{res['removed']} of {len(res['decisions'])} questions filtered out")
+
+
+@checklist_app.command("freeze")
+def freeze_cmd(task: str = typer.Option(..., "--task"), note: str = typer.Option("", "--note"),
+               instance: bool = typer.Option(False, "--instance",
+                                             help="freeze the instance checklists"),
+               as_json: bool = typer.Option(False, "--json")) -> None:
+    """Freeze the kept questions as an immutable version."""
+    from checkeval_core.checklists.versions import freeze
+
+    try:
+        v = freeze(open_db(), task, note=note, kind="instance" if instance else "global")
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps({"version": v["version"], "hash": v["hash"],
+                               "n_questions": v["n_questions"]}))
+    else:
+        typer.echo(f"version {v['version']} ({v['n_questions']} questions, hash {v['hash'][:12]})"
+                   + ("" if v["new"] else " — identical to an existing version"))
+
+
+@checklist_app.command("versions")
+def versions_cmd(task: str = typer.Option(..., "--task"),
+                 as_json: bool = typer.Option(False, "--json")) -> None:
+    """List frozen versions."""
+    from checkeval_core.checklists.versions import list_versions
+
+    try:
+        vs = list_versions(open_db(), task)
+    except NotFound as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(vs))
+    for v in [] if as_json else vs:
+        typer.echo(f"{v['version']}\t{v['kind']}\t{v['n_questions']}\t{v['hash'][:12]}\t{v['note']}")
+
+
+@checklist_app.command("diff")
+def diff_cmd(task: str = typer.Option(..., "--task"), a: str = typer.Argument(...),
+             b: str = typer.Argument(...)) -> None:
+    """Added / removed / edited questions between two versions."""
+    from checkeval_core.checklists.versions import diff_versions
+
+    try:
+        d = diff_versions(open_db(), task, a, b)
+    except NotFound as e:
+        fail(str(e))
+    for q in d["added"]:
+        typer.echo(f"+ [{q['dimension']}] {q['text']}")
+    for q in d["removed"]:
+        typer.echo(f"- [{q['dimension']}] {q['text']}")
+    for e in d["edited"]:
+        typer.echo(f"~ [{e['dimension']}] {e['before']}  →  {e['after']}")
+
+
+@checklist_app.command("instance")
+def instance_cmd(task: str = typer.Option(..., "--task"),
+                 judge: str = typer.Option("embedded", "--judge"),
+                 limit: int | None = typer.Option(None, "--limit")) -> None:
+    """Write a 5–10 question checklist per item (RocketEval)."""
+    from checkeval_core.checklists.instance import generate_instance_checklists
+
+    try:
+        res = generate_instance_checklists(open_db(), task, judge, limit=limit)
+    except (NotFound, ValueError, ImportError) as e:
+        fail(str(e))
+    for p in res["problems"]:
+        typer.echo(f"! {p}", err=True)
+    typer.echo(f"{res['questions']} questions written for {res['items']} items")

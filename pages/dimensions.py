@@ -1,0 +1,163 @@
+"""Dimensions: define what "good" means — dimensions, sub-dimensions, seed questions — then
+generate (diversify / elaborate) and filter questions with a judge."""
+
+import json
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from checkeval_core.checklists import model as M
+from checkeval_core.checklists.augment import augment
+from checkeval_core.checklists.filtering import filter_dimension
+from checkeval_core.checklists.io import ChecklistError, export_checklist, import_checklist
+from checkeval_core.config import data_dir
+from checkeval_core.store import open_db, task_id
+from checkeval_core.tasks import list_tasks
+
+st.title("Dimensions")
+if "dim_flash" in st.session_state:
+    st.success(st.session_state.pop("dim_flash"))
+db = open_db()
+names = [t["name"] for t in list_tasks(db)]
+if not names:
+    st.info("No task yet: load the demo on the Home page or import data on the Data page.")
+    st.stop()
+cur = st.session_state.get("task_name")
+task = st.selectbox("Task", names, index=names.index(cur) if cur in names else 0, key="dim_task")
+st.session_state["task_name"] = task
+tid = task_id(db, task)
+
+with st.expander("Presets and import / export"):
+    c1, c2 = st.columns(2)
+    preset = c1.selectbox("Preset (the CheckEval authors' seed questions)",
+                          ["SummEval", "Topical-Chat"], key="preset")
+    if c1.button("Add preset seeds", key="preset_add"):
+        src = json.loads((data_dir() / "checklists" / ("summeval.json" if preset == "SummEval"
+                                                        else "topical_chat.json")).read_text())
+        seeds_only = {d: {"definition": v["definition"], "sub_dimensions": {
+            s: {"seed": q["seed"]} for s, q in v["sub_dimensions"].items()}}
+            for d, v in src.items()}
+        with tempfile.TemporaryDirectory() as tmp:
+            p = Path(tmp) / "preset.json"
+            p.write_text(json.dumps(seeds_only))
+            res = import_checklist(db, task, p, author="preset")
+        st.success(f"Added {res['n_questions']} seed questions")
+    up = c2.file_uploader("Import a checklist (.json or CheckEval .yaml)", type=["json", "yaml",
+                                                                                "yml"],
+                          key="ck_upload")
+    if up is not None and c2.button("Import checklist", key="ck_import"):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = Path(tmp) / up.name
+            p.write_bytes(up.getvalue())
+            try:
+                res = import_checklist(db, task, p, author="import")
+                st.success(f"Imported {res['n_questions']} questions")
+            except ChecklistError as e:
+                st.error(str(e))
+    st.download_button("Export working checklist (JSON)",
+                       json.dumps(export_checklist(db, task), ensure_ascii=False, indent=2),
+                       f"{task}-checklist.json", key="ck_export")
+
+dims = M.dimensions(db, task)
+st.subheader("Dimensions")
+with st.form("add_dim", clear_on_submit=True):
+    c1, c2 = st.columns([1, 3])
+    new_name = c1.text_input("New dimension")
+    new_def = c2.text_input("Definition")
+    if st.form_submit_button("Add dimension") and new_name.strip():
+        M.ensure_dimension(db, tid, new_name.strip(), new_def)
+        st.rerun()
+if not dims:
+    st.info("No dimension yet: add one, or use a preset above.")
+    st.stop()
+
+dim_name = st.selectbox("Dimension", [d["name"] for d in dims], key="dim_pick")
+dim = next(d for d in dims if d["name"] == dim_name)
+c1, c2, c3, c4 = st.columns([1, 3, 0.5, 0.5])
+ren = c1.text_input("Name", dim["name"], key=f"dn_{dim['id']}")
+dfn = c2.text_area("Definition", dim["definition"], key=f"dd_{dim['id']}", height=80)
+if c3.button("Save", key="dim_save"):
+    M.update_dimension(db, dim["id"], ren, dfn)
+    st.rerun()
+if c4.button("Delete", key="dim_delete"):
+    M.delete_dimension(db, dim["id"])
+    st.rerun()
+
+st.markdown("**Sub-dimensions and seed questions** (phrase questions so that *Yes* = better)")
+for s in dim["sub_dimensions"]:
+    with st.container(border=True):
+        a, b, c, d, e = st.columns([2, 3, 0.4, 0.4, 0.6])
+        sname = a.text_input("Sub-dimension", s["name"], key=f"sn_{s['id']}")
+        sdesc = b.text_input("Description", s["description"], key=f"sd_{s['id']}")
+        if c.button("↑", key=f"su_{s['id']}"):
+            M.move(db, "sub_dimension", s["id"], -1)
+            st.rerun()
+        if d.button("↓", key=f"sdn_{s['id']}"):
+            M.move(db, "sub_dimension", s["id"], 1)
+            st.rerun()
+        if e.button("Save", key=f"ss_{s['id']}"):
+            M.update_sub(db, s["id"], sname, sdesc)
+            st.rerun()
+        seeds = [q for q in M.questions(db, task, dimension=dim["name"])
+                 if q["sub_dimension_id"] == s["id"] and "seed" in q["origins"]]
+        texts = {}
+        for q in seeds:
+            texts[q["id"]] = st.text_input(f"Seed #{q['id']}", q["text"], key=f"seed_{q['id']}",
+                                           help="Empty the text and save to delete the question")
+        new_seed = st.text_input("New seed question", key=f"newseed_{s['id']}")
+        if st.button("Save seed questions", key=f"seedsave_{s['id']}"):
+            for q in seeds:
+                text = texts[q["id"]].strip()
+                if not text:
+                    M.delete_question(db, q["id"])
+                elif text != q["text"]:
+                    M.set_question_text(db, q["id"], text)
+            if new_seed.strip():
+                M.add_question(db, tid, dim["id"], s["id"], new_seed, origin="seed",
+                               status="kept", author=st.session_state.get("annotator", ""))
+            st.session_state["dim_flash"] = "Seed questions saved"
+            st.rerun()
+with st.form("add_sub", clear_on_submit=True):
+    c1, c2 = st.columns([1, 3])
+    sub_new = c1.text_input("New sub-dimension")
+    sub_desc = c2.text_input("Description ")
+    if st.form_submit_button("Add sub-dimension") and sub_new.strip():
+        M.ensure_sub(db, dim["id"], sub_new.strip(), sub_desc)
+        st.rerun()
+
+st.subheader("Generate and filter with a judge")
+st.caption("Diversification and elaboration both start from the seeds (never from each other). "
+           "Generated questions are *proposed*: review them on the Checklist review page. "
+           "The embedded judge works offline but a stronger one writes better questions.")
+c1, c2, c3 = st.columns([2, 1, 1])
+judge = c1.text_input("Judge spec", "embedded", key="gen_judge")
+n = c2.number_input("Questions per prompt", 1, 10, 4, key="gen_n")
+strategy = c3.selectbox("Strategy", ["diversify", "elaborate"], key="gen_strategy")
+b1, b2 = st.columns(2)
+if b1.button("Generate questions", type="primary", key="gen_run"):
+    try:
+        with st.spinner("Asking the judge…"):
+            res = augment(db, task, dim["name"], strategy, judge, n=int(n))
+    except (ValueError, ImportError) as e:
+        st.error(str(e))
+    else:
+        st.success(f"{len(res['added'])} questions proposed ({res['flagged']} flagged)")
+        if res["added"]:
+            st.dataframe(pd.DataFrame(res["added"]), hide_index=True, width="stretch")
+        if res["problems"]:
+            st.warning("Parts of the answer that were not used:")
+            st.code("\n".join(res["problems"]), language=None)
+if b2.button("Filter this dimension", key="filter_run"):
+    try:
+        with st.spinner("Filtering…"):
+            res = filter_dimension(db, task, dim["name"], judge)
+    except (ValueError, ImportError) as e:
+        st.error(str(e))
+    else:
+        st.success(f"{res['removed']} of {len(res['decisions'])} questions filtered out")
+        if res["decisions"]:
+            st.dataframe(pd.DataFrame(res["decisions"]), hide_index=True, width="stretch")
+        for p in res["problems"]:
+            st.warning(p)

@@ -1,0 +1,56 @@
+"""AppTest of the Dimensions and Checklist review pages."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from checkeval_core.checklists.model import questions
+from checkeval_core.demo import load_demo
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def open_page(page):
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_dimensions_edit_seed_generate_filter(db):
+    load_demo(db)
+    at = open_page("pages/dimensions.py")
+    assert at.selectbox(key="dim_pick").value == "coherence"
+    seed = next(t for t in at.text_input if t.key and t.key.startswith("seed_"))
+    qid = int(seed.key.split("_")[1])
+    seed.input("Does the summary stay on the main topic?").run()
+    sub_key = next(b.key for b in at.button if b.key and b.key.startswith("seedsave_"))
+    at.button(key=sub_key).click().run()
+    assert not at.exception
+    texts = {q["id"]: q["text"] for q in questions(db, "summeval-demo")}
+    assert texts[qid] == "Does the summary stay on the main topic?"
+    at.text_input(key="gen_judge").input("fake").run()
+    at.button(key="gen_run").click().run()
+    assert not at.exception
+    assert any("questions proposed" in s.value for s in at.success)
+    assert any(q["origin"] == "diversification" for q in questions(db, "summeval-demo"))
+    at.button(key="filter_run").click().run()
+    assert any("filtered out" in s.value for s in at.success)
+
+
+def test_review_reject_and_freeze(db):
+    load_demo(db)
+    at = open_page("pages/checklist.py")
+    at.text_input(key="rv_annotator").input("alice").run()
+    first = at.multiselect(key="rv_selected").options[0]
+    qid = int(first.split("]")[0].split("#")[1].split()[0])
+    at.multiselect(key="rv_selected").select(qid).run()
+    at.button(key="rv_reject").click().run()
+    assert any("reason" in e.value for e in at.error)  # a rejection needs a reason
+    at.text_input(key="rv_reason").input("too vague").run()
+    at.button(key="rv_reject").click().run()
+    assert not at.exception
+    status = {q["id"]: q["status"] for q in questions(db, "summeval-demo")}
+    assert status[qid] == "rejected"
+    at.button(key="rv_freeze").click().run()
+    assert any("Version 2: 121 questions" in s.value for s in at.success)
