@@ -9,6 +9,10 @@ Rules for binary requests (documented in the README):
    mapped to [0, 1). ``p_yes = round(0.5 * overlap + 0.5 * h, 4)``; verdict ``yes`` iff
    ``p_yes >= 0.5``. Mode ``logprob``; raw text ``"Yes"``/``"No"``; tokens = words.
 
+Test hooks (environment): ``CHECKEVAL_FAKE_DELAY`` = seconds to sleep per request (to make
+runs slow enough to kill), ``CHECKEVAL_FAKE_LOG`` = a file that gets one line per request
+that reached the judge (to count judge calls across processes).
+
 Generate requests are answered by the generator registered for the request's ``purpose``
 (each feature registers its own with :func:`register_fake_generator`); without one, the
 answer is ``"FAKE: "`` + the first 60 characters of the last message.
@@ -17,7 +21,9 @@ answer is ``"FAKE: "`` + the first 60 characters of the last message.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import time
 from collections.abc import Callable, Sequence
 
 from checkeval_core.judges.base import (
@@ -69,10 +75,20 @@ class FakeJudge:
                                          local=True, model="fake")
         self.calls = 0  # number of requests answered (tests count cache misses with it)
 
+    def _hook(self, text: str) -> None:
+        delay = float(os.environ.get("CHECKEVAL_FAKE_DELAY", "0") or 0)
+        if delay:
+            time.sleep(delay)
+        log = os.environ.get("CHECKEVAL_FAKE_LOG")
+        if log:
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(hashlib.sha256(text.encode()).hexdigest()[:16] + "\n")
+
     def binary(self, requests: Sequence[BinaryRequest]) -> list[BinaryResult]:
         out = []
         for r in requests:
             self.calls += 1
+            self._hook(r.system + r.user_text)
             text = r.prefix
             n_in = len((r.system + r.user_text).split())
             if INVALID_MARKER in text:
@@ -90,6 +106,7 @@ class FakeJudge:
         out = []
         for r in requests:
             self.calls += 1
+            self._hook(repr(r.messages))
             fn = _GENERATORS.get(r.purpose)
             last = r.messages[-1][1] if r.messages else ""
             text = fn(r) if fn else "FAKE: " + last[:60]

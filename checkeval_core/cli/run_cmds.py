@@ -1,0 +1,79 @@
+"""CLI for runs: ``run`` (new or ``--resume``) and ``bench scale``."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from checkeval_core.cli import app, bench_app, fail
+from checkeval_core.store import NotFound, db_path, open_db
+
+
+@app.command("run")
+def run_cmd(task: str | None = typer.Option(None, "--task"),
+            judge: str = typer.Option("embedded", "--judge"),
+            method: str = typer.Option("rocketeval", "--method",
+                                       help="checkeval|rocketeval|seal|geval"),
+            checklist: str = typer.Option("latest", "--checklist", help="version N or latest"),
+            limit: int | None = typer.Option(None, "--limit", help="first N items"),
+            resume: int | None = typer.Option(None, "--resume", help="RUN_ID to resume"),
+            as_json: bool = typer.Option(False, "--json"),
+            quiet: bool = typer.Option(False, "--quiet", help="no progress bar")) -> None:
+    """Run an evaluation headless (or resume one); progress on stderr."""
+    from checkeval_core.judges.registry import JudgeSpecError
+    from checkeval_core.runs import create_run, execute_run, get_run
+
+    db = open_db()
+    try:
+        if resume is not None:
+            run_id = resume
+            run = get_run(db, run_id)
+            if run["status"] == "running" and run["alive"] and run["pid"] != __import__("os").getpid():
+                fail(f"run {run_id} is still running (pid {run['pid']})")
+            db.execute("UPDATE run SET status = 'pending' WHERE id = ? AND status IN "
+                       "('failed', 'cancelled', 'running')", [run_id])
+        else:
+            if not task:
+                fail("give --task NAME (or --resume RUN_ID)")
+            run_id = create_run(db, task, judge, method, checklist=checklist, limit=limit)
+    except (NotFound, ValueError, JudgeSpecError) as e:
+        fail(str(e))
+    typer.echo(f"run {run_id} started", err=True)
+    bar = {"last": -1}
+
+    def progress(done: int, total: int) -> None:
+        if quiet:
+            return
+        width = 30
+        fill = int(width * done / max(total, 1))
+        if fill != bar["last"] or done == total:
+            typer.echo(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} items", err=True,
+                       nl=done == total)
+            bar["last"] = fill
+
+    try:
+        run = execute_run(db_path(db), run_id, progress=progress)
+    except ImportError as e:
+        fail(str(e), code=1)
+    except Exception as e:  # noqa: BLE001 - answers so far are kept; say how to resume
+        typer.echo(f"run {run_id} failed: {e}\nresume with: checkeval run --resume {run_id}",
+                   err=True)
+        raise typer.Exit(1) from None
+    if as_json:
+        typer.echo(json.dumps({"run": run_id, "status": run["status"],
+                               "n_answers": run["n_answers"]}))
+    else:
+        typer.echo(f"run {run_id}: {run['status']}, {run['n_answers']} answers")
+    if run["status"] != "completed":
+        raise typer.Exit(1)
+
+
+@bench_app.command("scale")
+def bench_scale_cmd(answers: int = typer.Option(1_000_000, "--answers"),
+                    as_json: bool = typer.Option(False, "--json")) -> None:
+    """Time the pages' queries on a scratch database with N synthetic answers."""
+    from checkeval_core.runs.bench_scale import bench_scale
+
+    res = bench_scale(answers)
+    typer.echo(json.dumps(res) if as_json else "\n".join(f"{k}: {v}" for k, v in res.items()))

@@ -1,0 +1,293 @@
+"""Creating, executing, resuming and cancelling runs.
+
+A run executes item by item (items of one group together, so a prefix-reusing judge
+evaluates a shared source once). For each item, the work whose answers are not stored yet is
+sent to the judge (through the request cache), and the answers are committed at once: a run
+killed at any moment keeps every answer it got, and a resumed run asks only for the missing
+ones. Progress, tokens, cost and errors are written to the ``run`` row; the worker never
+imports Streamlit and opens its own connection. Scores are computed when all items are done.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from checkeval_core.config import cache_dir
+from checkeval_core.judges.registry import get_judge, parse_spec
+from checkeval_core.runs import methods as M
+from checkeval_core.runs.scoring import compute_scores
+from checkeval_core.store import (
+    NotFound,
+    db_path,
+    dumps,
+    loads,
+    now_iso,
+    open_db,
+    rows,
+    task_id,
+    transaction,
+)
+from checkeval_core.tasks import get_task, items
+
+
+def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: str,
+               checklist: str | int = "latest", limit: int | None = None,
+               item_ids: list[str] | None = None, params: dict[str, Any] | None = None) -> int:
+    """Register a run (status ``pending``); returns its id."""
+    from checkeval_core.checklists.versions import get_version
+
+    if method not in M.METHODS:
+        raise ValueError(f"--method {method!r}: use one of {', '.join(M.METHODS)}")
+    spec = parse_spec(judge_spec).spec
+    tid = task_id(db, task)
+    version = get_version(db, task, checklist)
+    chosen = items(db, task, limit=limit, item_ids=item_ids)
+    if not chosen:
+        raise ValueError(f"task {task!r}: no items selected")
+    if item_ids is not None and len(chosen) != len(set(item_ids)):
+        missing = sorted(set(item_ids) - {i["item_id"] for i in chosen})
+        raise ValueError(f"task {task!r} has no item(s) {', '.join(missing)}")
+    p = dict(params or {})
+    p.setdefault("aggregation", M.PRIMARY[method])
+    return db.execute(
+        "INSERT INTO run (task_id, checklist_version_id, judge_spec, method, params, item_ids, "
+        "status, progress_total, created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+        [tid, version["id"], spec, method, dumps(p), dumps([i["id"] for i in chosen]),
+         len(chosen), now_iso()]).lastrowid
+
+
+def get_run(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
+    r = rows(db, "SELECT r.*, t.name AS task, v.version AS checklist_version FROM run r "
+                 "JOIN task t ON t.id = r.task_id "
+                 "LEFT JOIN checklist_version v ON v.id = r.checklist_version_id WHERE r.id = ?",
+             [run_id])
+    if not r:
+        raise NotFound(f"no run {run_id}")
+    run = r[0]
+    run["params"] = loads(run["params"], {})
+    run["item_ids"] = loads(run["item_ids"], [])
+    run["n_answers"] = db.execute("SELECT COUNT(*) FROM answer WHERE run_id = ?",
+                                  [run_id]).fetchone()[0]
+    run["alive"] = _alive(run["pid"])
+    return run
+
+
+def list_runs(db: sqlite_utils.Database, task: str | None = None) -> list[dict[str, Any]]:
+    sql = ("SELECT r.id, t.name AS task, r.judge_spec, r.method, r.status, r.progress_done, "
+           "r.progress_total, r.tokens_in, r.tokens_out, r.cost, r.n_errors, r.scoring_mode, "
+           "r.created_at, r.started_at, r.finished_at, r.error, r.pid, v.version AS "
+           "checklist_version FROM run r JOIN task t ON t.id = r.task_id LEFT JOIN "
+           "checklist_version v ON v.id = r.checklist_version_id")
+    params: list[Any] = []
+    if task:
+        sql += " WHERE t.name = ?"
+        params.append(task)
+    return rows(db, sql + " ORDER BY r.id DESC", params)
+
+
+def cancel_run(db: sqlite_utils.Database, run_id: int) -> None:
+    """Ask a run to stop after the current item (the worker checks between items)."""
+    db.execute("UPDATE run SET status = 'cancelled' WHERE id = ? AND status IN "
+               "('pending', 'running')", [run_id])
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:  # a zombie (exited child not yet reaped) is not alive
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return True
+
+
+def start_background(path: str | Path, run_id: int) -> int:
+    """Run ``run_id`` in a detached worker process (``checkeval run --resume``); returns pid."""
+    log_dir = cache_dir() / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log = open(log_dir / f"run-{run_id}.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "checkeval_core", "--db", str(path), "run",
+                             "--resume", str(run_id), "--quiet"], stdout=log, stderr=log,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    open_db(path).execute("UPDATE run SET pid = ? WHERE id = ?", [proc.pid, run_id])
+    return proc.pid
+
+
+def _store(db: sqlite_utils.Database, run_id: int, item_pk: int, answers: list[dict[str, Any]],
+           cached: bool, res: Any) -> int:
+    n = 0
+    for a in answers:
+        cur = db.execute(
+            "INSERT OR IGNORE INTO answer (run_id, item_id, question_id, unit, dimension, verdict, "
+            "p_yes, value, mode, raw, error, cached, tokens_in, tokens_out, latency_ms, "
+            "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [run_id, item_pk, a["question_id"], a["unit"], a["dimension"], a["verdict"],
+             a["p_yes"], a["value"], a["mode"], (a["raw"] or "")[:2000], a["error"] or "",
+             int(cached), res.tokens_in, res.tokens_out, res.latency_ms, now_iso()])
+        n += cur.rowcount
+    return n
+
+
+def execute_run(path: str | Path, run_id: int,
+                progress: Any = None, judge: Any = None) -> dict[str, Any]:
+    """Execute (or resume) a run to the end; blocking. ``progress(done, total)`` is called
+    after each item. Returns the final run row."""
+    db = open_db(path)
+    run = get_run(db, run_id)
+    if run["status"] == "completed":
+        return run
+    task = get_task(db, run["task"])
+    from checkeval_core.checklists.versions import version_by_id
+
+    content = version_by_id(db, run["checklist_version_id"])["content"]
+    ctx = {"kind": task["kind"], "content": content, "params": run["params"],
+           "definitions": {d["name"]: d.get("definition", "") for d in content["dimensions"]}}
+    db.execute("UPDATE run SET status = 'running', pid = ?, started_at = COALESCE(started_at, ?),"
+               " heartbeat_at = ?, error = '' WHERE id = ?", [os.getpid(), now_iso(), now_iso(),
+                                                              run_id])
+    j = judge or get_judge(run["judge_spec"], db=db)
+    its = [i for i in items(db, run["task"]) if i["id"] in set(run["item_ids"])]
+    its.sort(key=lambda i: (i["group_id"], i["position"]))
+    done = 0
+    modes: set[str] = set()
+    try:
+        if run["method"] == "seal":
+            _seal_weights(db, run, ctx, j)
+        for it in its:
+            status = db.execute("SELECT status FROM run WHERE id = ?", [run_id]).fetchone()[0]
+            if status == "cancelled":
+                db.execute("UPDATE run SET finished_at = ?, pid = NULL WHERE id = ?",
+                           [now_iso(), run_id])
+                return get_run(db, run_id)
+            have = {(r[0], r[1]) for r in db.execute(
+                "SELECT question_id, unit FROM answer WHERE run_id = ? AND item_id = ?",
+                [run_id, it["id"]])}
+            works = _plan(db, run, it, ctx, j)
+            todo = [w for w in works if not all((q, u) in have for q, u, _ in w.targets)]
+            for kind in ("binary", "generate"):
+                batch = [w for w in todo if w.kind == kind]
+                if not batch:
+                    continue
+                results = (j.binary if kind == "binary" else j.generate)([w.request for w in batch])
+                with transaction(db):
+                    n_err = 0
+                    for w, res in zip(batch, results):
+                        answers = w.parse(res)
+                        modes.update(a["mode"] for a in answers)
+                        n_err += bool(res.error)
+                        _store(db, run_id, it["id"], answers, res.cached, res)
+                    db.execute("UPDATE run SET n_errors = n_errors + ?, tokens_in = tokens_in + ?,"
+                               " tokens_out = tokens_out + ?, heartbeat_at = ? WHERE id = ?",
+                               [n_err, sum(r.tokens_in for r in results if not r.cached),
+                                sum(r.tokens_out for r in results if not r.cached), now_iso(),
+                                run_id])
+            done += 1
+            db.execute("UPDATE run SET progress_done = ?, heartbeat_at = ?, cost = ? WHERE id = ?",
+                       [done, now_iso(), getattr(j, "cost", 0.0), run_id])
+            if progress:
+                progress(done, len(its))
+        compute_scores(db, run_id)
+        mode = "logprob" if modes == {"logprob"} else ("text" if modes == {"text"} else
+                                                       "mixed" if modes else "")
+        db.execute("UPDATE run SET status = 'completed', finished_at = ?, scoring_mode = ?, "
+                   "pid = NULL WHERE id = ?", [now_iso(), mode, run_id])
+    except Exception as e:
+        db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, pid = NULL "
+                   "WHERE id = ?", [f"{type(e).__name__}: {e}"[:1000], now_iso(), run_id])
+        raise
+    return get_run(db, run_id)
+
+
+def _plan(db: sqlite_utils.Database, run: dict[str, Any], item: dict[str, Any],
+          ctx: dict[str, Any], judge: Any) -> list[M.Work]:
+    method = run["method"]
+    if method == "rocketeval":
+        return M.plan_rocketeval(item, ctx)
+    if method == "checkeval":
+        return M.plan_checkeval(item, ctx)
+    if method == "geval":
+        return M.plan_geval(item, ctx)
+    units_by_dim = _seal_item_units(db, run, item, ctx, judge)
+    return M.plan_seal(item, ctx, units_by_dim)
+
+
+def _seal_weights(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any],
+                  judge: Any) -> None:
+    """Ask once per run for each dimension's sub-dimension weights (normalised; uniform on
+    garbage) and keep them in the run's params."""
+    from checkeval_core.runs.aggregate import normalize_weights
+
+    if "seal_weights" in run["params"]:
+        return
+    dims = [d for d in ctx["content"]["dimensions"] if d["sub_dimensions"]]
+    reqs = [M.weights_request(d["name"], d.get("definition", ""), d["sub_dimensions"])
+            for d in dims]
+    weights = {}
+    if run["params"].get("seal_uniform_weights"):
+        results = [None] * len(dims)
+    else:
+        results = judge.generate(reqs) if reqs else []
+    for d, res in zip(dims, results):
+        names = [s["name"] for s in d["sub_dimensions"]]
+        raw = M.parse_weights(res.text) if res is not None and not res.error else {}
+        weights[d["name"]] = normalize_weights(raw, names)
+    run["params"]["seal_weights"] = weights
+    db.execute("UPDATE run SET params = ? WHERE id = ?", [dumps(run["params"]), run["id"]])
+
+
+def _seal_item_units(db: sqlite_utils.Database, run: dict[str, Any], item: dict[str, Any],
+                     ctx: dict[str, Any], judge: Any) -> dict[str, tuple[str, list[str]]]:
+    stored: dict[str, list[tuple[int, str, str]]] = {}
+    for r in db.execute("SELECT dimension, position, kind, text FROM seal_unit WHERE run_id = ? "
+                        "AND item_id = ? ORDER BY position", [run["id"], item["id"]]):
+        stored.setdefault(r[0], []).append((r[1], r[2], r[3]))
+    out: dict[str, tuple[str, list[str]]] = {}
+    facts_cache: dict[str, list[str]] = {}
+
+    def facts(text: str) -> list[str]:
+        if text not in facts_cache:
+            res = judge.generate([M.facts_request(text)])[0]
+            facts_cache[text] = (M.parse_json_list(res.text, "facts") or []) if not res.error \
+                else []
+        return facts_cache[text]
+
+    dims = [d["name"] for d in ctx["content"]["dimensions"] if d["sub_dimensions"] and
+            any(q["dimension"] == d["name"] for q in ctx["content"]["questions"])]
+    for dim in dims:
+        if dim in stored:
+            out[dim] = (stored[dim][0][1], [t for _, _, t in stored[dim]])
+            continue
+        kind, units = M.seal_units(item, ctx, dim, facts)
+        with transaction(db):
+            for i, u in enumerate(units):
+                db.execute("INSERT OR IGNORE INTO seal_unit (run_id, item_id, dimension, unit, "
+                           "kind, text, position) VALUES (?,?,?,?,?,?,?)",
+                           [run["id"], item["id"], dim, str(i), kind, u, i])
+        out[dim] = (kind, units)
+    return out
+
+
+def wait_for(db_file: str | Path, run_id: int, timeout: float = 600) -> dict[str, Any]:
+    """Poll until the run leaves pending/running (for tests and scripts)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        run = get_run(open_db(db_file), run_id)
+        if run["status"] not in ("pending", "running"):
+            return run
+        time.sleep(0.2)
+    raise TimeoutError(f"run {run_id} still running after {timeout} s")
+
+
+__all__ = ["create_run", "execute_run", "start_background", "cancel_run", "get_run",
+           "list_runs", "wait_for", "db_path"]
