@@ -17,6 +17,10 @@ PAGES = {
         st.Page("pages/dimensions.py", title="Dimensions", icon="🧭"),
         st.Page("pages/checklist.py", title="Checklist review", icon="☑️"),
     ],
+    "Evaluate": [
+        st.Page("pages/run.py", title="Run", icon="▶️"),
+        st.Page("pages/traces.py", title="Traces", icon="🔎"),
+    ],
 }
 
 st.navigation(PAGES).run()

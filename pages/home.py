@@ -55,4 +55,8 @@ st.page_link("pages/dimensions.py", label="Dimensions — dimensions, sub-dimens
              "questions; generate and filter with a judge", icon="🧭")
 st.page_link("pages/checklist.py", label="Checklist review — keep / reject / edit, freeze "
              "versions", icon="☑️")
+st.page_link("pages/run.py", label="Run — CheckEval, RocketEval, SEAL, G-Eval with one or "
+             "more judges, as background jobs", icon="▶️")
+st.page_link("pages/traces.py", label="Traces — every Yes/No decision behind a score",
+             icon="🔎")
 st.caption(f"Database: `{os.environ.get('CHECKEVAL_DB') or 'default location'}`")

@@ -121,25 +121,34 @@ class CachedJudge:
             else:
                 misses.append(i)
         if misses:
-            todo = [requests[i] for i in misses]
             if self.capabilities.local or self.capabilities.max_concurrency <= 1:
-                fresh = call(todo)
+                # One request at a time, in the backend's preferred order (prefix reuse), each
+                # answer cached as soon as it exists: a process killed mid-batch loses at most
+                # the request in flight, and a resumed run never asks the backend twice.
+                order = getattr(self.inner, "order", None) if kind == "binary" else None
+                ordered = [misses[k] for k in order([requests[i] for i in misses])] \
+                    if callable(order) else misses
+                for i in ordered:
+                    res = call([requests[i]])[0]
+                    results[i] = res
+                    self._account(kind, keys[i], res)
             else:
+                todo = [requests[i] for i in misses]
                 with ThreadPoolExecutor(self.capabilities.max_concurrency) as pool:
-                    fresh = [r[0] for r in pool.map(lambda q: call([q]), todo)]
-            to_store = []
-            for i, res in zip(misses, fresh):
-                results[i] = res
-                self.n_requests += 1
-                self.tokens_in += res.tokens_in
-                self.tokens_out += res.tokens_out
-                self.cost += (res.tokens_in * self._price[0] + res.tokens_out * self._price[1]) / 1e6
-                if not res.error:
-                    d = res.to_dict()
-                    d.pop("cached", None)
-                    to_store.append((keys[i], d))
-            self._store(kind, to_store)
+                    for i, res in zip(misses, pool.map(lambda q: call([q])[0], todo)):
+                        results[i] = res
+                        self._account(kind, keys[i], res)
         return results
+
+    def _account(self, kind: str, key: str, res: Any) -> None:
+        self.n_requests += 1
+        self.tokens_in += res.tokens_in
+        self.tokens_out += res.tokens_out
+        self.cost += (res.tokens_in * self._price[0] + res.tokens_out * self._price[1]) / 1e6
+        if not res.error:
+            d = res.to_dict()
+            d.pop("cached", None)
+            self._store(kind, [(key, d)])
 
     def binary(self, requests: Sequence[BinaryRequest]) -> list[BinaryResult]:
         return self._run(requests, "binary", self.inner.binary, BinaryResult)

@@ -1,0 +1,117 @@
+"""Run: pick task, checklist version, judges, methods and items; start background runs and
+watch their progress (the page can be refreshed or closed: runs go on in a worker)."""
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from checkeval_core.checklists.versions import list_versions
+from checkeval_core.judges.saved import list_judges
+from checkeval_core.runs import cancel_run, create_run, get_run, list_runs, start_background
+from checkeval_core.runs.methods import METHODS
+from checkeval_core.store import db_path, open_db
+from checkeval_core.tasks import list_tasks
+
+st.title("Run")
+db = open_db()
+names = [t["name"] for t in list_tasks(db)]
+if not names:
+    st.info("No task yet: load the demo on the Home page.")
+    st.stop()
+cur = st.session_state.get("task_name")
+task = st.selectbox("Task", names, index=names.index(cur) if cur in names else 0, key="run_task")
+st.session_state["task_name"] = task
+info = next(t for t in list_tasks(db) if t["name"] == task)
+versions = list_versions(db, task)
+if not versions:
+    st.warning("This task has no frozen checklist yet: freeze one on the Checklist review page.")
+    st.stop()
+
+with st.form("new_run"):
+    c1, c2 = st.columns(2)
+    vnum = c1.selectbox("Checklist version", [v["version"] for v in versions][::-1],
+                        format_func=lambda n: next(f"v{v['version']} · {v['kind']} · "
+                                                   f"{v['n_questions']} questions"
+                                                   for v in versions if v["version"] == n),
+                        key="run_version")
+    specs = [j["spec"] for j in list_judges(db)]
+    judges = c2.multiselect("Judges", specs, default=["embedded"], key="run_judges")
+    extra = c2.text_input("Another judge spec (optional)", key="run_extra")
+    methods = c1.multiselect("Methods", list(METHODS), default=["rocketeval"], key="run_methods")
+    limit = c1.number_input("Items (first N)", 1, info["n_items"], min(3, info["n_items"]),
+                            key="run_limit", help="Keep it small with the embedded judge: a "
+                            "SummEval item costs ~7 s per dimension with 15 questions.")
+    submitted = st.form_submit_button("Start", type="primary")
+if submitted:
+    chosen = judges + ([extra.strip()] if extra.strip() else [])
+    started = []
+    for spec in chosen:
+        for m in methods:
+            try:
+                rid = create_run(db, task, spec, m, checklist=vnum, limit=int(limit))
+            except Exception as e:  # noqa: BLE001 - shown to the user, nothing started
+                st.error(f"{spec} / {m}: {e}")
+                continue
+            start_background(db_path(db), rid)
+            started.append(rid)
+    if started:
+        st.session_state["run_watch"] = started
+        st.success(f"Started run(s) {', '.join(map(str, started))}")
+
+
+@st.fragment(run_every=2)
+def progress_panel() -> None:
+    rs = list_runs(open_db(), task)
+    if not rs:
+        st.caption("No run yet for this task.")
+        return
+    active = [r for r in rs if r["status"] in ("pending", "running")]
+    for r in active:
+        run = get_run(open_db(), r["id"])
+        frac = r["progress_done"] / max(1, r["progress_total"])
+        eta = ""
+        if r["started_at"] and r["progress_done"]:
+            from datetime import datetime
+
+            spent = (datetime.now(datetime.fromisoformat(r["started_at"]).tzinfo) -
+                     datetime.fromisoformat(r["started_at"])).total_seconds()
+            eta = f" · ETA {spent / r['progress_done'] * (r['progress_total'] - r['progress_done']):.0f} s"
+        st.progress(frac, text=f"Run {r['id']} · {r['judge_spec']} · {r['method']} · "
+                               f"{r['progress_done']}/{r['progress_total']} items · "
+                               f"{run['n_answers']} answers · {r['tokens_in']} tokens in · "
+                               f"{r['n_errors']} errors{eta}")
+        if not run["alive"] and r["status"] == "running":
+            st.warning(f"Run {r['id']}'s worker is gone (killed?): resume it below.")
+    table = pd.DataFrame([{k: r[k] for k in ("id", "judge_spec", "method", "status",
+                                              "progress_done", "progress_total", "tokens_in",
+                                              "cost", "n_errors", "scoring_mode",
+                                              "checklist_version", "error")} for r in rs])
+    st.dataframe(table, hide_index=True, width="stretch")
+    if not active and st.session_state.get("run_watch"):
+        st.session_state.pop("run_watch")
+
+
+st.subheader("Runs")
+progress_panel()
+c1, c2, c3 = st.columns([1, 1, 2])
+rid = c1.number_input("Run id", min_value=1, step=1, key="run_pick")
+if c2.button("Cancel", key="run_cancel"):
+    cancel_run(db, int(rid))
+    st.toast(f"Run {int(rid)} will stop after the current item")
+if c3.button("Resume", key="run_resume"):
+    try:
+        r = get_run(db, int(rid))
+    except Exception as e:  # noqa: BLE001
+        st.error(str(e))
+    else:
+        if r["status"] == "completed":
+            st.info("That run is complete.")
+        elif r["alive"]:
+            st.info("That run is still running.")
+        else:
+            db.execute("UPDATE run SET status = 'pending' WHERE id = ?", [int(rid)])
+            start_background(db_path(db), int(rid))
+            time.sleep(0.2)
+            st.success(f"Run {int(rid)} resumed: only missing answers are asked")
+st.page_link("pages/traces.py", label="Read every Yes/No decision on the Traces page", icon="🔎")

@@ -1,0 +1,53 @@
+"""AppTest of the Run and Traces pages."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from checkeval_core.demo import load_demo
+from checkeval_core.runs import create_run, execute_run, get_run
+from checkeval_core.runs.jobs import wait_for
+from checkeval_core.store import db_path
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def open_page(page):
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_run_page_starts_background_run(db):
+    load_demo(db)
+    at = open_page("pages/run.py")
+    # widgets inside a form are committed by the submit: set them, click, then one run
+    at.multiselect(key="run_judges").unselect("embedded")
+    at.text_input(key="run_extra").input("fake")
+    at.number_input(key="run_limit").set_value(2)
+    at.button[0].click().run()  # the form's Start button
+    assert not at.exception
+    assert any("Started run(s) 1" in s.value for s in at.success)
+    run = wait_for(db_path(db), 1, timeout=120)
+    assert run["status"] == "completed" and run["n_answers"] == 2 * 122
+    assert run["judge_spec"] == "fake"
+    at.run()
+    assert "completed" in list(at.dataframe[0].value["status"])
+
+
+def test_traces_page_shows_answers_side_by_side(db):
+    load_demo(db)
+    r1 = create_run(db, "summeval-demo", "fake", "rocketeval", limit=2)
+    r2 = create_run(db, "summeval-demo", "fake", "checkeval", limit=2)
+    for r in (r1, r2):
+        execute_run(db_path(db), r)
+    assert get_run(db, r2)["status"] == "completed"
+    at = open_page("pages/traces.py")
+    at.multiselect(key="tr_runs").set_value([r1, r2]).run()
+    assert not at.exception
+    decisions = at.dataframe[-1].value
+    assert len(decisions) == 122 and any(c.startswith("#1 fake") for c in decisions.columns)
+    at.radio(key="tr_filter").set_value("judges disagree").run()
+    assert not at.exception
+    assert len(at.dataframe[-1].value) < 122

@@ -1,0 +1,153 @@
+"""Runs end to end with the fake judge: every method's scores equal values computed
+independently from the fake judge's documented rules; resume and exports."""
+
+import json
+
+import numpy as np
+import pytest
+
+from checkeval_core.checklists.io import import_checklist
+from checkeval_core.checklists.versions import freeze
+from checkeval_core.datasets import import_file
+from checkeval_core.judges.fake import fake_p_yes, stable_unit
+from checkeval_core.prompts.judge import binary_request_for_item
+from checkeval_core.runs import create_run, execute_run, get_run
+from checkeval_core.runs.export import run_rows
+from checkeval_core.runs.methods import sentence_pairs, sentences
+from checkeval_core.runs.scores import run_scores
+from checkeval_core.store import db_path
+from checkeval_core.tasks import items
+
+ROWS = [
+    {"id": f"d{g}-s{s}", "group_id": f"d{g}", "system_id": f"s{s}",
+     "source": f"The council of town {g} approved a new park. Work starts in May. It costs "
+               f"{g + 2} million euros.",
+     "output": ["The council approved a park. Work starts in May.",
+                "A park costs money. Cats like parks. The council met.",
+                "The town approved a new park costing money. Work begins in May."][s],
+     "scores": {"fluency": [4.0, 2.0, 5.0][s] - g * 0.5, "coherence": [3.0, 1.0, 4.0][s]}}
+    for g in range(3) for s in range(3)]
+CHECKLIST = {"fluency": {"definition": "grammar and wording", "sub_dimensions": {
+    "Grammar": {"seed": ["Is the summary grammatical?", "Does the summary use correct spelling?"]},
+    "Wording": {"seed": ["Is the wording of the park summary natural?"]}}},
+    "coherence": {"definition": "structure", "sub_dimensions": {
+        "Flow": {"seed": ["Does the summary about the council and the park flow logically?",
+                          "Is the summary about work starting in May well organised?"]}}}}
+
+
+@pytest.fixture
+def task(db, tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
+    import_file(db, p, "t", kind="summarization")
+    c = tmp_path / "c.json"
+    c.write_text(json.dumps(CHECKLIST))
+    import_checklist(db, "t", c)
+    freeze(db, "t")
+    return "t"
+
+
+def run(db, task, method, **kw):
+    rid = create_run(db, task, "fake", method, **kw)
+    r = execute_run(db_path(db), rid)
+    assert r["status"] == "completed", r["error"]
+    return rid
+
+
+def scores_of(db, rid, agg):
+    return {(r["item_id"], r["dimension"]): r["value"] for r in run_scores(db, rid, agg)}
+
+
+QS = {d: [q for s in v["sub_dimensions"].values() for q in s["seed"]]
+      for d, v in CHECKLIST.items()}
+
+
+def test_rocketeval_scores(db, task):
+    rid = run(db, task, "rocketeval")
+    got = scores_of(db, rid, "mean_p_yes")
+    share = scores_of(db, rid, "share_yes")
+    for it in items(db, task):
+        for dim, qs in QS.items():
+            ps = [fake_p_yes(q, binary_request_for_item(it, q, "summarization").prefix)
+                  for q in qs]
+            assert got[(it["item_id"], dim)] == pytest.approx(np.mean(ps))
+            assert share[(it["item_id"], dim)] == pytest.approx(np.mean([p >= 0.5 for p in ps]))
+    r = get_run(db, rid)
+    assert r["n_answers"] == 9 * 5 and r["scoring_mode"] == "logprob"
+
+
+def test_checkeval_grouped_scores(db, task):
+    rid = run(db, task, "checkeval")
+    got = scores_of(db, rid, "share_yes")
+    for it in items(db, task):
+        material = f"Article:\n{it['source']}\n\n" + it["output"]
+        for dim, qs in QS.items():
+            want = np.mean([fake_p_yes(q, material) >= 0.5 for q in qs])
+            assert got[(it["item_id"], dim)] == pytest.approx(want)
+
+
+def test_seal_units_weights_and_scores(db, task):
+    rid = run(db, task, "seal")
+    r = get_run(db, rid)
+    # fake weights are 1, 2, ... in sub-dimension order, normalised
+    assert r["params"]["seal_weights"]["fluency"] == pytest.approx({"Grammar": 1 / 3,
+                                                                    "Wording": 2 / 3})
+    assert r["params"]["seal_weights"]["coherence"] == {"Flow": 1.0}
+    units = db.execute("SELECT dimension, kind, COUNT(*) FROM seal_unit WHERE run_id = ? AND "
+                       "item_id = (SELECT id FROM item WHERE item_id = 'd0-s1') GROUP BY "
+                       "dimension, kind", [rid]).fetchall()
+    assert sorted(units) == [("coherence", "pair", 2), ("fluency", "sentence", 3)]
+    ans = {a["unit"]: a["verdict"] for a in run_rows(db, rid, "answers")
+           if a["item_id"] == "d0-s1"}
+    unit_scores = []
+    for i in range(3):
+        v = {s: ans[f"fluency|{s}|{i}"] == "yes" for s in ("Grammar", "Wording")}
+        unit_scores.append(v["Grammar"] / 3 + v["Wording"] * 2 / 3)
+    assert scores_of(db, rid, "weighted")[("d0-s1", "fluency")] == pytest.approx(
+        np.mean(unit_scores))
+
+
+def test_geval_likert(db, task):
+    rid = run(db, task, "geval")
+    got = scores_of(db, rid, "likert")
+    for it in items(db, task):
+        for dim in QS:
+            assert got[(it["item_id"], dim)] == 1 + int(stable_unit(dim, it["output"]) * 5)
+
+
+def test_supervised_and_linear_are_out_of_sample(db, task):
+    rid = run(db, task, "rocketeval")
+    sup = scores_of(db, rid, "supervised")
+    assert len(sup) == 18 and all(v is not None for v in sup.values())
+    lin = scores_of(db, rid, "linear")
+    assert len(lin) == 18
+
+
+def test_resume_skips_stored_answers(db, task):
+    rid = create_run(db, task, "fake", "rocketeval", limit=4)
+    execute_run(db_path(db), rid)
+    n = get_run(db, rid)["n_answers"]
+    db.execute("DELETE FROM answer WHERE run_id = ? AND item_id = (SELECT MIN(item_id) FROM "
+               "answer WHERE run_id = ?)", [rid, rid])
+    db.execute("UPDATE run SET status = 'pending' WHERE id = ?", [rid])
+    from checkeval_core.judges.registry import get_judge
+
+    judge = get_judge("fake", db=db)
+    execute_run(db_path(db), rid, judge=judge)
+    assert get_run(db, rid)["n_answers"] == n
+    assert judge.inner.calls == 0 and judge.n_cache_hits == 5  # served from the cache
+
+
+def test_exports_and_errors(db, task):
+    rid = run(db, task, "rocketeval", limit=2)
+    rows = run_rows(db, rid, "answers")
+    assert len(rows) == 10 and {"question", "verdict", "p_yes"} <= set(rows[0])
+    assert {r["aggregation"] for r in run_rows(db, rid, "scores")} >= {"share_yes", "mean_p_yes"}
+    with pytest.raises(ValueError, match="--method"):
+        create_run(db, task, "fake", "nope")
+
+
+def test_sentence_helpers():
+    assert sentences("One. Two! Three?") == ["One.", "Two!", "Three?"]
+    assert sentence_pairs("One. Two. Three.") == ["One. Two.", "Two. Three."]
+    assert sentence_pairs("Only one.") == ["Only one."]
