@@ -5,21 +5,21 @@ Each page is a thin shell over ``checkeval_core``; run with ``streamlit run app.
 
 import streamlit as st
 
-st.set_page_config(page_title="CheckEval Studio", page_icon="✅", layout="wide")
+st.set_page_config(page_title="CheckEval Studio", page_icon=":material/fact_check:", layout="wide")
 
 PAGES = {
     "Start": [
-        st.Page("pages/home.py", title="Home", icon="🏠", default=True),
-        st.Page("pages/data.py", title="Data", icon="🗂️"),
-        st.Page("pages/judges.py", title="Judges", icon="⚖️"),
+        st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+        st.Page("pages/data.py", title="Data", icon=":material/table:"),
+        st.Page("pages/judges.py", title="Judges", icon=":material/gavel:"),
     ],
     "Checklists": [
-        st.Page("pages/dimensions.py", title="Dimensions", icon="🧭"),
-        st.Page("pages/checklist.py", title="Checklist review", icon="☑️"),
+        st.Page("pages/dimensions.py", title="Dimensions", icon=":material/explore:"),
+        st.Page("pages/checklist.py", title="Checklist review", icon=":material/checklist:"),
     ],
     "Evaluate": [
-        st.Page("pages/run.py", title="Run", icon="▶️"),
-        st.Page("pages/traces.py", title="Traces", icon="🔎"),
+        st.Page("pages/run.py", title="Run", icon=":material/play_arrow:"),
+        st.Page("pages/traces.py", title="Traces", icon=":material/search:"),
     ],
 }
 

@@ -45,18 +45,16 @@ else:
     st.info("No task yet: load the demo above or import a dataset on the Data page.")
 
 st.subheader("Where to start")
-st.page_link("pages/data.py", label="Data — import a dataset, browse items and human scores",
-             icon="🗂️")
+st.page_link("pages/data.py", label="Data — import a dataset, browse items and human scores")
 st.page_link("pages/judges.py", label="Judges — the embedded judge, OpenAI or any "
-             "OpenAI-compatible server", icon="⚖️")
+             "OpenAI-compatible server")
 
 
 st.page_link("pages/dimensions.py", label="Dimensions — dimensions, sub-dimensions, seed "
-             "questions; generate and filter with a judge", icon="🧭")
+             "questions; generate and filter with a judge")
 st.page_link("pages/checklist.py", label="Checklist review — keep / reject / edit, freeze "
-             "versions", icon="☑️")
+             "versions")
 st.page_link("pages/run.py", label="Run — CheckEval, RocketEval, SEAL, G-Eval with one or "
-             "more judges, as background jobs", icon="▶️")
-st.page_link("pages/traces.py", label="Traces — every Yes/No decision behind a score",
-             icon="🔎")
+             "more judges, as background jobs")
+st.page_link("pages/traces.py", label="Traces — every Yes/No decision behind a score")
 st.caption(f"Database: `{os.environ.get('CHECKEVAL_DB') or 'default location'}`")

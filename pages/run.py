@@ -83,6 +83,10 @@ def progress_panel() -> None:
                                f"{r['n_errors']} errors{eta}")
         if not run["alive"] and r["status"] == "running":
             st.warning(f"Run {r['id']}'s worker is gone (killed?): resume it below.")
+    for r in rs[:5]:
+        if r["status"] not in ("pending", "running"):
+            st.caption(f"Run {r['id']} · {r['judge_spec']} · {r['method']} — {r['status']}"
+                       + (f": {r['error']}" if r["error"] else ""))
     table = pd.DataFrame([{k: r[k] for k in ("id", "judge_spec", "method", "status",
                                               "progress_done", "progress_total", "tokens_in",
                                               "cost", "n_errors", "scoring_mode",
@@ -114,4 +118,4 @@ if c3.button("Resume", key="run_resume"):
             start_background(db_path(db), int(rid))
             time.sleep(0.2)
             st.success(f"Run {int(rid)} resumed: only missing answers are asked")
-st.page_link("pages/traces.py", label="Read every Yes/No decision on the Traces page", icon="🔎")
+st.page_link("pages/traces.py", label="Read every Yes/No decision on the Traces page")

@@ -1,0 +1,98 @@
+"""``checkeval bench scale``: the pages' queries on a scratch database of N synthetic answers.
+
+Builds 4 judge runs over one task with 122 questions per item (items = N / 488), fills the
+answer and score tables, then times (median of 5) what the pages do: one item's trace across
+the 4 runs, per-dimension mean scores of one run, the disagreement filter for one item, and
+the count of disagreeing (item, question) pairs across the runs for the whole task. Peak
+memory (max RSS) is reported; nothing loads whole tables into memory.
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from checkeval_core.runs.scores import dimension_means
+from checkeval_core.runs.traces import disagreements, item_trace
+from checkeval_core.store import now_iso, open_db
+
+N_RUNS = 4
+N_QUESTIONS = 122
+DIMS = ("coherence", "consistency", "fluency", "relevance")
+
+
+def _timed(fn: Any, repeat: int = 5) -> float:
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def bench_scale(n_answers: int = 1_000_000, path: str | None = None) -> dict[str, Any]:
+    tmp = tempfile.mkdtemp() if path is None else None
+    db = open_db(path or Path(tmp) / "scale.db")
+    rng = random.Random(0)
+    n_items = max(1, n_answers // (N_RUNS * N_QUESTIONS))
+    now = now_iso()
+    t0 = time.perf_counter()
+    conn = db.conn
+    conn.execute("BEGIN")
+    conn.execute("INSERT INTO task (name, kind, created_at) VALUES ('scale', 'summarization', ?)",
+                 [now])
+    conn.executemany("INSERT INTO item (task_id, item_id, group_id, system_id, output, position) "
+                     "VALUES (1, ?, ?, ?, 'text', ?)",
+                     [(f"i{i}", f"g{i // 16}", f"M{i % 16}", i) for i in range(n_items)])
+    conn.execute("INSERT INTO dimension (task_id, name) VALUES (1, 'coherence')")
+    conn.executemany("INSERT INTO question (task_id, dimension_id, text, created_at) "
+                     "VALUES (1, 1, ?, ?)", [(f"Question {q}?", now) for q in range(N_QUESTIONS)])
+    conn.execute("INSERT INTO checklist_version (task_id, version, hash, content, n_questions, "
+                 "created_at) VALUES (1, 1, 'h', '{}', 122, ?)", [now])
+    for r in range(1, N_RUNS + 1):
+        conn.execute("INSERT INTO run (task_id, checklist_version_id, judge_spec, method, "
+                     "status, created_at) VALUES (1, 1, ?, 'rocketeval', 'completed', ?)",
+                     [f"judge-{r}", now])
+    batch = []
+    for r in range(1, N_RUNS + 1):
+        for i in range(1, n_items + 1):
+            for q in range(1, N_QUESTIONS + 1):
+                p = rng.random()
+                batch.append((r, i, q, DIMS[q % 4], "yes" if p >= 0.5 else "no", p, now))
+            if len(batch) >= 50_000:
+                conn.executemany("INSERT INTO answer (run_id, item_id, question_id, dimension, "
+                                 "verdict, p_yes, created_at) VALUES (?,?,?,?,?,?,?)", batch)
+                batch = []
+    if batch:
+        conn.executemany("INSERT INTO answer (run_id, item_id, question_id, dimension, verdict, "
+                         "p_yes, created_at) VALUES (?,?,?,?,?,?,?)", batch)
+    conn.executemany("INSERT INTO score (run_id, item_id, dimension, aggregation, value) "
+                     "VALUES (?, ?, ?, 'share_yes', ?)",
+                     [(r, i, d, rng.random()) for r in range(1, N_RUNS + 1)
+                      for i in range(1, n_items + 1) for d in DIMS])
+    conn.execute("COMMIT")
+    conn.execute("ANALYZE")
+    fill_s = time.perf_counter() - t0
+    n = db.execute("SELECT COUNT(*) FROM answer").fetchone()[0]
+    mid = n_items // 2
+    runs = list(range(1, N_RUNS + 1))
+    out = {
+        "answers": n, "items": n_items, "runs": N_RUNS, "questions": N_QUESTIONS,
+        "fill_s": round(fill_s, 1),
+        "item_trace_s": round(_timed(lambda: item_trace(db, mid, runs)), 4),
+        "dimension_scores_s": round(_timed(lambda: dimension_means(db, 1, "share_yes")), 4),
+        "item_disagreement_s": round(_timed(lambda: disagreements(
+            item_trace(db, mid, runs)["answers"])), 4),
+        "task_disagreement_count_s": round(_timed(lambda: db.execute(
+            "SELECT COUNT(*) FROM (SELECT item_id, question_id FROM answer WHERE run_id IN "
+            "(1, 2, 3, 4) GROUP BY item_id, question_id HAVING MIN(verdict) != MAX(verdict))"
+        ).fetchone(), repeat=3), 4),
+        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+    db.close()
+    return out
