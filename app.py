@@ -20,6 +20,7 @@ PAGES = {
     "Evaluate": [
         st.Page("pages/run.py", title="Run", icon=":material/play_arrow:"),
         st.Page("pages/traces.py", title="Traces", icon=":material/search:"),
+        st.Page("pages/analysis.py", title="Analysis", icon=":material/insights:"),
     ],
 }
 

@@ -57,4 +57,6 @@ st.page_link("pages/checklist.py", label="Checklist review — keep / reject / e
 st.page_link("pages/run.py", label="Run — CheckEval, RocketEval, SEAL, G-Eval with one or "
              "more judges, as background jobs")
 st.page_link("pages/traces.py", label="Traces — every Yes/No decision behind a score")
+st.page_link("pages/analysis.py", label="Analysis — correlation with humans, agreement, "
+             "stability, question diagnostics")
 st.caption(f"Database: `{os.environ.get('CHECKEVAL_DB') or 'default location'}`")

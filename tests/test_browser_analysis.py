@@ -1,0 +1,36 @@
+"""Browser: click a correlation bar on the Analysis page, follow it to the Yes/No trace."""
+
+import subprocess
+import sys
+
+import pytest
+
+
+def idle(page):
+    page.wait_for_load_state("networkidle")
+    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
+
+
+@pytest.mark.browser
+def test_bar_to_trace(app_server, page):
+    base = [sys.executable, "-m", "checkeval_core", "--db", str(app_server.db_path)]
+    subprocess.run([*base, "demo"], check=True, capture_output=True, timeout=120)
+    subprocess.run([*base, "run", "--task", "summeval-demo", "--judge", "fake", "--method",
+                    "rocketeval", "--limit", "32", "--quiet"], check=True, capture_output=True,
+                   timeout=300)
+    page.goto(app_server.url)
+    page.get_by_role("link", name="Analysis").first.click()
+    page.get_by_text("Correlation with human scores").wait_for()
+    bars = page.locator(".js-plotly-plot .point path")
+    bars.first.wait_for()
+    idle(page)
+    n = bars.count()
+    assert n == 4  # one bar per dimension for the one run
+    # plotly handles clicks on its drag layer: click at the bar's position (fluency: 3rd bar,
+    # dimensions in alphabetical order)
+    box = bars.nth(2).bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] - 3)
+    page.get_by_text("#1 fake · rocketeval · fluency: 32 items").wait_for()
+    page.get_by_role("link", name="Open the Yes/No trace of").click()
+    page.get_by_text("Yes/No decisions").wait_for()
+    page.get_by_text("(122 shown)").wait_for()

@@ -1,0 +1,123 @@
+"""Correlation levels against hand-computed values and scipy; the skipped-constant-group
+rule; ties; bootstrap determinism; BH; the external-metric path on full SummEval."""
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from checkeval_core.analysis.correlation import (
+    bootstrap_ci,
+    corr,
+    correlations,
+    level_value,
+    quality_split,
+)
+from checkeval_core.analysis.report import paired_bootstrap, wilcoxon_bh
+
+DF = pd.DataFrame({
+    "group": ["a"] * 3 + ["b"] * 3 + ["c"] * 3,
+    "system": ["s1", "s2", "s3"] * 3,
+    "metric": [1, 2, 3, 3, 1, 2, 5, 5, 5],
+    "human": [1, 2, 3, 1, 2, 3, 2, 4, 1],
+})
+
+
+def test_corr_matches_scipy_and_edges():
+    x, y = [1, 2, 3, 4, 4], [2, 1, 4, 3, 5]
+    assert corr(x, y, "spearman") == pytest.approx(stats.spearmanr(x, y)[0])
+    assert corr(x, y, "kendall") == pytest.approx(stats.kendalltau(x, y)[0])  # tau-b, ties
+    assert corr(x, y, "pearson") == pytest.approx(stats.pearsonr(x, y)[0])
+    assert math.isnan(corr([1, 1, 1], [1, 2, 3], "spearman"))
+    assert math.isnan(corr([1], [2], "pearson"))
+
+
+def test_sample_level_skips_constant_groups():
+    # group a: rho = 1; group b: metric (3,1,2) vs human (1,2,3): rho = -0.5; c: constant
+    v, n, skipped = level_value(DF, "sample_level", "spearman")
+    assert (n, skipped) == (2, 1)
+    assert v == pytest.approx((1.0 - 0.5) / 2)
+
+
+def test_dataset_and_system_levels():
+    v, n, _ = level_value(DF, "dataset_level", "pearson")
+    assert n == 9 and v == pytest.approx(stats.pearsonr(DF["metric"], DF["human"])[0])
+    sysm = DF.groupby("system")[["metric", "human"]].mean()
+    v, n, _ = level_value(DF, "system_level", "spearman")
+    assert n == 3 and v == pytest.approx(stats.spearmanr(sysm["metric"], sysm["human"])[0])
+
+
+def test_bootstrap_contains_estimate_and_is_deterministic():
+    rng = np.random.default_rng(1)
+    rows = []
+    for g in range(20):
+        h = rng.integers(1, 6, 8)
+        rows += [{"group": g, "system": f"s{i}", "metric": h[i] + rng.normal(0, 1.5),
+                  "human": h[i]} for i in range(8)]
+    df = pd.DataFrame(rows)
+    for level in ("sample_level", "dataset_level", "system_level"):
+        est = level_value(df, level, "spearman")[0]
+        lo, hi = bootstrap_ci(df, level, "spearman", n_boot=300, seed=7)
+        assert lo <= est <= hi
+        assert (lo, hi) == bootstrap_ci(df, level, "spearman", n_boot=300, seed=7)
+    assert correlations(df, n_boot=50)["sample_level"]["n"] == 20
+
+
+def test_quality_split():
+    q = quality_split(DF)
+    assert q["high"]["n"] == 3 and q["low"]["n"] == 6  # human 3, 3, 4 vs the rest
+
+
+def test_wilcoxon_bh_and_paired_bootstrap():
+    a = [0.40, 0.42, 0.45, 0.41, 0.44, 0.43]
+    b = [0.30, 0.35, 0.33, 0.31, 0.36, 0.30]
+    res = wilcoxon_bh({"x": (a, b), "same": (a, a)})
+    assert res["x"]["p"] == pytest.approx(stats.wilcoxon(a, b).pvalue)
+    assert res["x"]["p_bh"] == pytest.approx(res["x"]["p"])  # one test: BH leaves it as is
+    assert math.isnan(res["same"]["p"])
+    # BH by hand for three p-values: 0.01, 0.04, 0.03 -> 0.03, 0.04, 0.04
+    assert list(stats.false_discovery_control([0.01, 0.04, 0.03])) == pytest.approx(
+        [0.03, 0.04, 0.04])
+    pb = paired_bootstrap(DF, DF.assign(metric=DF["human"]), n_boot=100)
+    assert pb["difference"] < 0 and pb["ci"][0] <= pb["difference"] <= pb["ci"][1]
+
+
+SUMMEVAL = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "summeval.jsonl"
+
+
+@pytest.mark.skipif(not SUMMEVAL.exists(), reason="needs ../shared/benchmarks (present in CI)")
+def test_external_metric_reproduces_rouge1_relevance(db, tmp_path):
+    """ROUGE-1 F1 (mean over the 11 references) relevance: per-document Spearman 0.33."""
+    from rouge_score import rouge_scorer
+
+    from checkeval_core.analysis.external import import_metric
+    from checkeval_core.analysis.report import analyze_metric
+    from checkeval_core.datasets import import_file
+
+    rows = [json.loads(x) for x in SUMMEVAL.read_text().splitlines()]
+    data = tmp_path / "summeval.jsonl"
+    data.write_text("".join(json.dumps({"id": f"{r['doc_id']}-{r['system_id']}",
+                                        "group_id": r["doc_id"], "system_id": r["system_id"],
+                                        "output": r["output"], "scores": r["scores"]}) + "\n"
+                            for r in rows))
+    import_file(db, data, "summeval", kind="summarization")
+    scorer = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
+    metric = tmp_path / "rouge1.csv"
+    with metric.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["item_id", "relevance"])
+        for r in rows:
+            f1 = np.mean([scorer.score(ref, r["output"])["rouge1"].fmeasure
+                          for ref in r["references"]])
+            w.writerow([f"{r['doc_id']}-{r['system_id']}", f1])
+    import_metric(db, "summeval", metric)
+    rep = analyze_metric(db, "summeval", "rouge1", n_boot=0)
+    rel = rep["dimensions"]["relevance"]["sample_level"]
+    assert rel["spearman"] == pytest.approx(0.328, abs=0.006)
+    assert rel["kendall"] == pytest.approx(0.253, abs=0.006)
+    assert rel["n"] == 100
