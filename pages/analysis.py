@@ -146,6 +146,18 @@ if len(chosen) >= 2:
                     key="an_heat")
     st.caption(f"{ag['n_units']} (item, question) units answered Yes/No by at least two runs.")
 
+from checkeval_core.annotation.agreement_report import agreement_report  # noqa: E402
+
+human_ag = agreement_report(db, task, list(chosen))
+if human_ag["annotators"]:
+    st.subheader("Humans: among annotators and against each judge")
+    hh = human_ag["human_human"]
+    st.write(f"{len(human_ag['annotators'])} annotators, {hh['n_units']} (item, question) units "
+             f"answered by two or more: Krippendorff α = {hh['krippendorff_alpha']:.3f}, "
+             f"Fleiss κ = {hh['fleiss_kappa']:.3f}")
+    st.dataframe(pd.DataFrame([{"judge": k, **v} for k, v in human_ag["human_judge"].items()]),
+                 hide_index=True)
+
 st.subheader("Stability across judges")
 st.plotly_chart(charts.stability_violin(per_run, level, coef), key="an_violin")
 st.dataframe(pd.DataFrame([{"method": m, **{k: v for k, v in s.items() if k != "values"}}

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from checkeval_core.cli import app, fail
+from checkeval_core.cli import app, bench_app, fail
 from checkeval_core.store import NotFound, open_db
 
 
@@ -67,3 +67,25 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             t = d["dataset_level"]
             typer.echo(f"{dim:>14}  sample ρ={s['spearman']} τ={s['kendall']} (n={s['n']})  "
                        f"dataset ρ={t['spearman']} r={t['pearson']} (n={t['n']})")
+
+
+@bench_app.command("quality")
+def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
+                                                    help="summeval|topical_chat"),
+                      data: Path | None = typer.Option(None, "--data",
+                                                       help="benchmark folder (default "
+                                                            "../shared/benchmarks)"),
+                      judge: str = typer.Option("embedded", "--judge"),
+                      method: str = typer.Option("rocketeval", "--method"),
+                      docs: int = typer.Option(2, "--docs", help="documents / contexts"),
+                      questions: str = typer.Option("seed", "--questions", help="seed|all"),
+                      as_json: bool = typer.Option(False, "--json")) -> None:
+    """Run and analyse a benchmark subset in the papers' layout."""
+    from checkeval_core.analysis.quality_bench import bench_quality, format_table
+
+    try:
+        res = bench_quality(benchmark, data, judge, method, docs=docs, questions=questions)
+    except (ValueError, NotFound) as e:
+        fail(str(e))
+    res = _clean(res)
+    typer.echo(json.dumps(res) if as_json else format_table(res))

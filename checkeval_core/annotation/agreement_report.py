@@ -1,0 +1,65 @@
+"""Agreement among human annotators and between humans and each judge run.
+
+A *unit* is one (item, question) answered Yes/No (``unsure`` is excluded). Among humans:
+Krippendorff's α (nominal) and Fleiss' κ (units with the most common number of annotators).
+Humans vs a judge: the human side of a unit is the majority answer of its annotators (a tie
+is left out); Cohen's κ and α between that and the run's verdicts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import sqlite_utils
+
+from checkeval_core.analysis.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
+from checkeval_core.store import task_id
+
+
+def agreement_report(db: sqlite_utils.Database, task: str,
+                     run_ids: list[int] | None = None) -> dict[str, Any]:
+    tid = task_id(db, task)
+    human: dict[tuple[int, int], dict[str, str]] = defaultdict(dict)
+    for r in db.execute("SELECT annotator, item_id, question_id, value FROM annotation WHERE "
+                        "task_id = ? AND kind = 'answer' AND value IN ('yes', 'no')", [tid]):
+        human[(r[1], r[2])][r[0]] = r[3]
+    annotators = sorted({a for v in human.values() for a in v})
+    multi = [u for u, v in human.items() if len(v) >= 2]
+    code = {"yes": 1.0, "no": 0.0}
+    mat = [[code[human[u][a]] if a in human[u] else np.nan for u in multi] for a in annotators]
+    hh = {"krippendorff_alpha": krippendorff_alpha(mat) if multi else math.nan,
+          "fleiss_kappa": fleiss_from_labels([list(human[u].values()) for u in multi])[0],
+          "n_units": len(multi)}
+    majority: dict[tuple[int, int], str] = {}
+    for u, v in human.items():
+        vals = list(v.values())
+        y, n = vals.count("yes"), vals.count("no")
+        if y != n:
+            majority[u] = "yes" if y > n else "no"
+    hj: dict[str, Any] = {}
+    runs = run_ids
+    if runs is None:
+        runs = [r[0] for r in db.execute("SELECT id FROM run WHERE task_id = ? AND status = "
+                                         "'completed' ORDER BY id", [tid])]
+    specs = {r[0]: r[1] for r in db.execute(
+        f"SELECT id, judge_spec FROM run WHERE id IN ({','.join('?' * len(runs))})", runs)} \
+        if runs else {}
+    dup = {s for s in specs.values() if list(specs.values()).count(s) > 1}
+    for rid in runs:
+        judge = {(r[0], r[1]): r[2] for r in db.execute(
+            "SELECT item_id, question_id, verdict FROM answer WHERE run_id = ? AND unit = '' "
+            "AND verdict IN ('yes', 'no')", [rid])}
+        common = [u for u in majority if u in judge]
+        h = [majority[u] for u in common]
+        j = [judge[u] for u in common]
+        key = specs.get(rid, str(rid))
+        if key in dup:
+            key = f"run {rid}: {key}"
+        hj[key] = {"run": rid, "cohen_kappa": cohen_kappa(h, j),
+                   "krippendorff_alpha": krippendorff_alpha([[code[x] for x in h],
+                                                             [code[x] for x in j]])
+                   if common else math.nan, "n_units": len(common)}
+    return {"human_human": hh, "human_judge": hj, "annotators": annotators}

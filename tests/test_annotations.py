@@ -1,0 +1,91 @@
+"""Human answers: atomic import with clear errors, export, agreement (hand-computed)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from checkeval_core.annotation.agreement_report import agreement_report
+from checkeval_core.annotation.store import (
+    AnnotationFileError,
+    export_annotations,
+    import_annotations,
+)
+from checkeval_core.demo import load_demo
+from checkeval_core.runs import create_run, execute_run
+from checkeval_core.store import db_path
+
+
+def qtext(db, i):
+    return db.execute("SELECT text FROM question WHERE task_id = 1 ORDER BY id LIMIT 1 OFFSET ?",
+                      [i]).fetchone()[0]
+
+
+def test_import_errors_are_atomic(db, tmp_path):
+    load_demo(db)
+    q0 = qtext(db, 0)
+    bad = tmp_path / "a.csv"
+    bad.write_text("annotator,item_id,question,answer\n"
+                   f'ann,8764fb95bfad-M11,"{q0}",yes\n'
+                   f'ann,nope,"{q0}",yes\n'
+                   "ann,8764fb95bfad-M11,Is this unknown?,no\n"
+                   f'ann,8764fb95bfad-M11,"{q0}",maybe\n')
+    with pytest.raises(AnnotationFileError) as e:
+        import_annotations(db, "summeval-demo", bad)
+    msg = str(e.value)
+    assert "a.csv, line 3, field 'item_id'" in msg
+    assert "a.csv, line 4, field 'question'" in msg
+    assert "a.csv, line 5, field 'answer'" in msg
+    assert db.execute("SELECT COUNT(*) FROM annotation").fetchone()[0] == 0
+
+
+def test_agreement_hand_computed(db, tmp_path):
+    load_demo(db)
+    rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=2)
+    execute_run(db_path(db), rid)
+    verdicts = {(r[0], r[1]): r[2] for r in db.execute(
+        "SELECT i.item_id, a.question_id, a.verdict FROM answer a JOIN item i ON i.id = "
+        "a.item_id WHERE run_id = ?", [rid])}
+    items = sorted({k[0] for k in verdicts})
+    qids = [db.execute("SELECT id FROM question WHERE task_id = 1 ORDER BY id LIMIT 1 OFFSET ?",
+                       [i]).fetchone()[0] for i in range(4)]
+    lines = []
+    # alice copies the judge; bob copies it except on the first two units; carol says unsure
+    units = [(it, q) for it in items for q in qids]
+    for k, (it, q) in enumerate(units):
+        v = verdicts[(it, q)]
+        flip = {"yes": "no", "no": "yes"}[v]
+        lines.append({"annotator": "alice", "item_id": it, "question": str(q), "answer": v})
+        lines.append({"annotator": "bob", "item_id": it, "question": str(q),
+                      "answer": flip if k < 2 else v})
+        lines.append({"annotator": "carol", "item_id": it, "question": str(q),
+                      "answer": "unsure"})
+    f = tmp_path / "a.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert import_annotations(db, "summeval-demo", f)["n_annotations"] == 3 * len(units)
+    rep = agreement_report(db, "summeval-demo", [rid])
+    assert rep["human_human"]["n_units"] == 8  # unsure excluded
+    hj = rep["human_judge"]["fake"]
+    # majority of (alice, bob): ties on the two flipped units are left out
+    assert hj["n_units"] == 6
+    assert rows_equal_kappa(hj["cohen_kappa"])
+    out = export_annotations(db, "summeval-demo")
+    assert len(out) == 3 * len(units) and {"created_at", "updated_at"} <= set(out[0])
+
+
+def rows_equal_kappa(k):
+    import math
+
+    return math.isnan(k) or k == pytest.approx(1.0)  # humans agree with the judge everywhere
+
+
+def test_cli_agreement_json(tmp_path):
+    dbf = tmp_path / "c.db"
+    base = [sys.executable, "-m", "checkeval_core", "--db", str(dbf)]
+    subprocess.run([*base, "demo"], check=True, capture_output=True, timeout=120)
+    r = subprocess.run([*base, "agreement", "--task", "summeval-demo", "--json"],
+                       capture_output=True, text=True, check=True)
+    out = json.loads(r.stdout)
+    assert out == {"human_human": {"krippendorff_alpha": None, "fleiss_kappa": None,
+                                   "n_units": 0}, "human_judge": {}}

@@ -1,0 +1,34 @@
+"""``checkeval bench quality`` plumbing with the fake judge on a small bundled-data subset."""
+
+import json
+import subprocess
+import sys
+
+from checkeval_core.config import data_dir
+
+
+def test_bench_quality_fake(tmp_path):
+    # a benchmark folder made from the bundled demo (the real one lives in ../shared)
+    src = tmp_path / "bench"
+    (src / "checklists").mkdir(parents=True)
+    rows = [json.loads(x) for x in (data_dir() / "summeval_demo.jsonl").read_text().splitlines()]
+    (src / "summeval.jsonl").write_text("".join(json.dumps(
+        {"doc_id": r["group_id"], "system_id": r["system_id"], "source": r["source"],
+         "reference": r["reference"], "output": r["output"], "scores": r["scores"]}) + "\n"
+        for r in rows))
+    (src / "checklists" / "summeval.json").write_text(
+        (data_dir() / "checklists" / "summeval.json").read_text())
+    r = subprocess.run([sys.executable, "-m", "checkeval_core", "bench", "quality",
+                        "--benchmark", "summeval", "--data", str(src), "--judge", "fake",
+                        "--method", "checkeval", "--docs", "3", "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["docs"] == 3 and res["items"] == 48 and res["level"] == "sample_level"
+    assert set(res["table"]) == {"coherence", "consistency", "fluency", "relevance", "AVG"}
+    assert set(res["table"]["AVG"]) == {"spearman", "kendall"}
+    assert res["n_answers"] == 48 * 15
+    bad = subprocess.run([sys.executable, "-m", "checkeval_core", "bench", "quality",
+                          "--benchmark", "nope", "--data", str(src), "--judge", "fake"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "summeval or topical_chat" in bad.stderr
