@@ -22,6 +22,10 @@ PAGES = {
         st.Page("pages/traces.py", title="Traces", icon=":material/search:"),
         st.Page("pages/analysis.py", title="Analysis", icon=":material/insights:"),
     ],
+    "Annotate": [
+        st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:"),
+        st.Page("pages/annotation_jobs.py", title="Annotation jobs", icon=":material/groups:"),
+    ],
 }
 
 st.navigation(PAGES).run()

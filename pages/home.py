@@ -59,4 +59,8 @@ st.page_link("pages/run.py", label="Run — CheckEval, RocketEval, SEAL, G-Eval 
 st.page_link("pages/traces.py", label="Traces — every Yes/No decision behind a score")
 st.page_link("pages/analysis.py", label="Analysis — correlation with humans, agreement, "
              "stability, question diagnostics")
+st.page_link("pages/annotate.py", label="Annotate — answer checklists yourself (blind to the "
+             "judges)")
+st.page_link("pages/annotation_jobs.py", label="Annotation jobs — assign items to annotators, "
+             "agreement, adjudication")
 st.caption(f"Database: `{os.environ.get('CHECKEVAL_DB') or 'default location'}`")

@@ -3,7 +3,8 @@
 A *unit* is one (item, question) answered Yes/No (``unsure`` is excluded). Among humans:
 Krippendorff's α (nominal) and Fleiss' κ (units with the most common number of annotators).
 Humans vs a judge: the human side of a unit is the majority answer of its annotators (a tie
-is left out); Cohen's κ and α between that and the run's verdicts.
+is left out; a coordinator's settled answer replaces it); Cohen's κ and α between that and
+the run's verdicts.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ def agreement_report(db: sqlite_utils.Database, task: str,
         y, n = vals.count("yes"), vals.count("no")
         if y != n:
             majority[u] = "yes" if y > n else "no"
+    # a coordinator's settled answer replaces the majority (adjudication wins)
+    for r in db.execute("SELECT adj.item_id, adj.question_id, adj.value FROM adjudication adj "
+                        "JOIN annotation_job j ON j.id = adj.job_id WHERE j.task_id = ?", [tid]):
+        majority[(r[0], r[1])] = r[2]
     hj: dict[str, Any] = {}
     runs = run_ids
     if runs is None:

@@ -1,0 +1,168 @@
+"""Annotation jobs: sample items, assign each to exactly k annotators with balanced loads,
+save answers as they are given, submit/skip items, and settle disagreements.
+
+Assignment: items are dealt round-robin over the annotators (k consecutive annotators per
+item, starting where the previous item stopped), so every item gets exactly k distinct
+annotators and loads differ by at most one. Sampling: ``random`` (seeded) or ``stratified``
+by a human-score dimension (equal numbers from each score quartile, as CheckEval samples
+across quality levels).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import sqlite_utils
+
+from checkeval_core.checklists.versions import get_version
+from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
+from checkeval_core.tasks import items
+
+
+def sample_items(db: sqlite_utils.Database, task: str, n: int | None, strategy: str = "random",
+                 dimension: str | None = None, seed: int = 0) -> list[int]:
+    its = items(db, task)
+    if n is None or n >= len(its):
+        return [i["id"] for i in its]
+    rng = random.Random(seed)
+    if strategy == "stratified" and dimension:
+        scored = [i for i in its if dimension in i["scores"]]
+        if not scored:
+            raise ValueError(f"no human scores for dimension {dimension!r} to stratify on")
+        qs = np.quantile([i["scores"][dimension] for i in scored], [0.25, 0.5, 0.75])
+        bins: dict[int, list[int]] = defaultdict(list)
+        for i in scored:
+            bins[int(np.searchsorted(qs, i["scores"][dimension], side="right"))].append(i["id"])
+        for b in bins.values():
+            rng.shuffle(b)
+        out: list[int] = []
+        while len(out) < n and any(bins.values()):
+            for k in sorted(bins):
+                if bins[k] and len(out) < n:
+                    out.append(bins[k].pop())
+        return out
+    return rng.sample([i["id"] for i in its], n)
+
+
+def assign(item_ids: list[int], annotators: list[str], k: int) -> list[tuple[int, str]]:
+    """Every item to exactly ``k`` distinct annotators; loads balanced (max − min ≤ 1)."""
+    if k < 1 or k > len(annotators):
+        raise ValueError(f"overlap {k}: must be between 1 and the number of annotators "
+                         f"({len(annotators)})")
+    out, pos = [], 0
+    for it in item_ids:
+        for j in range(k):
+            out.append((it, annotators[(pos + j) % len(annotators)]))
+        pos = (pos + k) % len(annotators)
+    return out
+
+
+def create_job(db: sqlite_utils.Database, task: str, annotators: list[str], overlap: int,
+               n_items: int | None = None, version: int | str = "latest",
+               strategy: str = "random", dimension: str | None = None, seed: int = 0,
+               name: str = "") -> int:
+    names = list(dict.fromkeys(a.strip() for a in annotators if a.strip()))
+    if not names:
+        raise ValueError("list at least one annotator")
+    v = get_version(db, task, version)
+    chosen = sample_items(db, task, n_items, strategy, dimension, seed)
+    pairs = assign(chosen, names, overlap)
+    now = now_iso()
+    with transaction(db):
+        jid = db.execute("INSERT INTO annotation_job (task_id, checklist_version_id, name, "
+                         "params, created_at) VALUES (?, ?, ?, ?, ?)",
+                         [task_id(db, task), v["id"], name or f"{task} v{v['version']}",
+                          dumps({"annotators": names, "overlap": overlap, "strategy": strategy,
+                                 "dimension": dimension, "seed": seed, "n_items": len(chosen)}),
+                          now]).lastrowid
+        order = {it: i for i, it in enumerate(chosen)}
+        db.conn.executemany("INSERT INTO annotation_assignment (job_id, item_id, annotator, "
+                            "position, updated_at) VALUES (?, ?, ?, ?, ?)",
+                            [(jid, it, a, order[it], now) for it, a in pairs])
+    return jid
+
+
+def list_jobs(db: sqlite_utils.Database, task: str | None = None) -> list[dict[str, Any]]:
+    sql = ("SELECT j.*, t.name AS task, v.version FROM annotation_job j JOIN task t ON "
+           "t.id = j.task_id JOIN checklist_version v ON v.id = j.checklist_version_id")
+    out = rows(db, sql + (" WHERE t.name = ?" if task else "") + " ORDER BY j.id DESC",
+               [task] if task else [])
+    for j in out:
+        j["params"] = loads(j["params"], {})
+    return out
+
+
+def job_questions(db: sqlite_utils.Database, job_id: int, item_pk: int) -> list[dict[str, Any]]:
+    v = db.execute("SELECT v.content FROM annotation_job j JOIN checklist_version v ON v.id = "
+                   "j.checklist_version_id WHERE j.id = ?", [job_id]).fetchone()
+    content = loads(v[0])
+    return [q for q in content["questions"] if q.get("item_id") in (None, item_pk)]
+
+
+def queue(db: sqlite_utils.Database, job_id: int, annotator: str) -> list[dict[str, Any]]:
+    return rows(db, "SELECT a.item_id AS item_pk, i.item_id, a.status, a.skip_reason, "
+                    "a.position FROM annotation_assignment a JOIN item i ON i.id = a.item_id "
+                    "WHERE a.job_id = ? AND a.annotator = ? ORDER BY a.position",
+                [job_id, annotator])
+
+
+def save_answer(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int,
+                question_id: int, value: str) -> None:
+    """Upsert one answer at once (nothing is lost on refresh or crash)."""
+    if value not in ("yes", "no", "unsure"):
+        raise ValueError(f"answer {value!r}: use yes, no or unsure")
+    now = now_iso()
+    tid = db.execute("SELECT task_id FROM annotation_job WHERE id = ?", [job_id]).fetchone()[0]
+    db.execute("INSERT INTO annotation (task_id, annotator, kind, item_id, question_id, value, "
+               "job_id, created_at, updated_at) VALUES (?, ?, 'answer', ?, ?, ?, ?, ?, ?) "
+               "ON CONFLICT DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+               [tid, annotator, item_pk, question_id, value, job_id, now, now])
+
+
+def answers_of(db: sqlite_utils.Database, job_id: int, annotator: str,
+               item_pk: int) -> dict[int, str]:
+    return {r[0]: r[1] for r in db.execute(
+        "SELECT question_id, value FROM annotation WHERE job_id = ? AND annotator = ? AND "
+        "item_id = ? AND kind = 'answer'", [job_id, annotator, item_pk])}
+
+
+def set_status(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int,
+               status: str, reason: str = "") -> None:
+    if status == "skipped" and not reason.strip():
+        raise ValueError("skipping an item needs a reason")
+    db.execute("UPDATE annotation_assignment SET status = ?, skip_reason = ?, updated_at = ? "
+               "WHERE job_id = ? AND annotator = ? AND item_id = ?",
+               [status, reason, now_iso(), job_id, annotator, item_pk])
+
+
+def progress(db: sqlite_utils.Database, job_id: int) -> list[dict[str, Any]]:
+    return rows(db, "SELECT annotator, COUNT(*) AS assigned, SUM(status = 'done') AS done, "
+                    "SUM(status = 'skipped') AS skipped FROM annotation_assignment WHERE "
+                    "job_id = ? GROUP BY annotator ORDER BY annotator", [job_id])
+
+
+def disagreements(db: sqlite_utils.Database, job_id: int) -> list[dict[str, Any]]:
+    """(item, question) pairs where annotators gave both yes and no, with any settled answer."""
+    return rows(db, "SELECT a.item_id AS item_pk, i.item_id, a.question_id, q.text AS question, "
+                    "GROUP_CONCAT(a.annotator || '=' || a.value, ', ') AS answers, "
+                    "adj.value AS settled FROM annotation a JOIN item i ON i.id = a.item_id "
+                    "JOIN question q ON q.id = a.question_id LEFT JOIN adjudication adj ON "
+                    "adj.job_id = a.job_id AND adj.item_id = a.item_id AND adj.question_id = "
+                    "a.question_id WHERE a.job_id = ? AND a.kind = 'answer' AND a.value IN "
+                    "('yes', 'no') GROUP BY a.item_id, a.question_id HAVING "
+                    "COUNT(DISTINCT a.value) > 1 ORDER BY i.position, a.question_id", [job_id])
+
+
+def adjudicate(db: sqlite_utils.Database, job_id: int, item_pk: int, question_id: int,
+               value: str, coordinator: str, note: str = "") -> None:
+    if value not in ("yes", "no"):
+        raise ValueError("the settled answer is yes or no")
+    if not coordinator.strip():
+        raise ValueError("enter the coordinator's name")
+    db.execute("INSERT INTO adjudication (job_id, item_id, question_id, value, coordinator, "
+               "note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+               "value = excluded.value, coordinator = excluded.coordinator, note = excluded.note",
+               [job_id, item_pk, question_id, value, coordinator, note, now_iso()])

@@ -1,0 +1,134 @@
+"""Annotate: one item at a time, answer its checklist Yes / No / Unsure (saved as you go);
+the judges' answers stay hidden until you submit the item (blind), then appear beside yours."""
+
+import pandas as pd
+import streamlit as st
+
+from checkeval_core.annotation import jobs as J
+from checkeval_core.store import open_db, rows
+from checkeval_core.tasks import items
+
+st.title("Annotate")
+db = open_db()
+
+
+def identity() -> str:
+    """Logged-in user (Streamlit OIDC), a proxy header, or the name typed here."""
+    try:
+        if st.user.is_logged_in:
+            return str(st.user.get("name") or st.user.get("email"))
+    except Exception:  # noqa: BLE001 - no auth configured
+        pass
+    for h in ("X-Forwarded-User", "X-Auth-Request-User", "Remote-User"):
+        v = st.context.headers.get(h)
+        if v:
+            return v
+    return st.text_input("Your name", st.session_state.get("annotator", ""),
+                         key="ann_name").strip()
+
+
+who = identity()
+st.session_state["annotator"] = who
+if not who:
+    st.info("Enter your name to see your queue.")
+    st.stop()
+mine = [j for j in J.list_jobs(db) if rows(db, "SELECT 1 FROM annotation_assignment WHERE "
+                                               "job_id = ? AND annotator = ? LIMIT 1",
+                                           [j["id"], who])]
+if not mine:
+    st.info(f"No annotation job assigns items to {who!r}. A coordinator creates jobs on the "
+            "Annotation jobs page.")
+    st.stop()
+job = st.selectbox("Job", [j["id"] for j in mine], key="ann_job",
+                   format_func=lambda i: next(f"#{j['id']} {j['name']}" for j in mine
+                                              if j["id"] == i))
+q = J.queue(db, job, who)
+done = sum(x["status"] != "todo" for x in q)
+st.progress(done / len(q), text=f"{who}: {done} of {len(q)} items done or skipped")
+pos_key = f"ann_pos_{job}"
+if pos_key not in st.session_state:
+    st.session_state[pos_key] = next((i for i, x in enumerate(q) if x["status"] == "todo"), 0)
+pos = min(st.session_state[pos_key], len(q) - 1)
+c1, c2, c3 = st.columns([1, 1, 4])
+if c1.button("← Previous", key="ann_prev", disabled=pos == 0):
+    st.session_state[pos_key] = pos - 1
+    st.rerun()
+if c2.button("Next →", key="ann_next", disabled=pos >= len(q) - 1):
+    st.session_state[pos_key] = pos + 1
+    st.rerun()
+entry = q[pos]
+c3.markdown(f"Item **{pos + 1} / {len(q)}** · status: `{entry['status']}`")
+item = items(db, next(j for j in mine if j["id"] == job)["task"],
+             item_ids=[entry["item_id"]])[0]
+questions = J.job_questions(db, job, item["id"])
+saved = J.answers_of(db, job, who, item["id"])
+
+left, right = st.columns([2, 3])
+with left:
+    for field in ("source", "context", "fact", "output"):
+        if item[field]:
+            st.markdown(f"**{field}**")
+            st.text(item[field])
+OPTIONS = ["yes", "no", "unsure"]
+
+
+def _save(qid: int, key: str) -> None:
+    v = st.session_state.get(key)
+    if v in OPTIONS:
+        J.save_answer(open_db(), job, who, item["id"], qid, v)
+
+
+with right:
+    st.caption("Tab moves between questions; arrow keys choose Yes / No / Unsure. Every answer "
+               "is saved the moment you choose it.")
+    current = None
+    for qq in questions:
+        head = (qq["dimension"], qq["sub_dimension"])
+        if head != current:
+            st.markdown(f"**{qq['dimension']}** · {qq['sub_dimension']}")
+            current = head
+        key = f"ann_{job}_{item['id']}_{qq['id']}"
+        st.radio(qq["text"], OPTIONS, index=OPTIONS.index(saved[qq["id"]])
+                 if qq["id"] in saved else None, horizontal=True, key=key,
+                 on_change=_save, args=(qq["id"], key))
+    answered = len(J.answers_of(db, job, who, item["id"]))
+    st.caption(f"{answered} of {len(questions)} answered")
+    b1, b2 = st.columns(2)
+    if b1.button("Submit item", type="primary", key="ann_submit",
+                 disabled=answered < len(questions)):
+        J.set_status(db, job, who, item["id"], "done")
+        st.rerun()
+    reason = b2.text_input("Skip reason", key=f"ann_skip_reason_{item['id']}")
+    if b2.button("Skip item", key="ann_skip"):
+        try:
+            J.set_status(db, job, who, item["id"], "skipped", reason)
+            st.session_state[pos_key] = min(pos + 1, len(q) - 1)
+            st.rerun()
+        except ValueError as e:
+            st.error(str(e))
+
+if entry["status"] == "done" or J.queue(db, job, who)[pos]["status"] == "done":
+    st.subheader("Your answers beside the judges'")
+    vid = next(j for j in mine if j["id"] == job)["checklist_version_id"]
+    runs = rows(db, "SELECT id, judge_spec, method FROM run WHERE checklist_version_id = ? "
+                    "AND method IN ('rocketeval', 'checkeval') ORDER BY id", [vid])
+    mine_now = J.answers_of(db, job, who, item["id"])
+    table = []
+    for qq in questions:
+        row = {"question": qq["text"], "you": mine_now.get(qq["id"], "")}
+        for r in runs:
+            a = db.execute("SELECT verdict FROM answer WHERE run_id = ? AND item_id = ? AND "
+                           "question_id = ? AND unit = ''", [r["id"], item["id"], qq["id"]]
+                           ).fetchone()
+            row[f"#{r['id']} {r['judge_spec']} {r['method']}"] = a[0] if a else ""
+        others = {v for k, v in row.items() if k not in ("question", "you") and v in ("yes",
+                                                                                      "no")}
+        row["disagree"] = "⚠️" if row["you"] in ("yes", "no") and others and \
+            others != {row["you"]} else ""
+        table.append(row)
+    if runs:
+        st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+    else:
+        st.caption("No judge run on this checklist version yet.")
+else:
+    st.caption("Judges' answers are hidden until you submit this item (blind annotation).")

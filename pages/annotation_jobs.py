@@ -1,0 +1,91 @@
+"""Annotation jobs (coordinator): create a job (checklist version, item sample, annotators,
+overlap), watch each annotator's progress and agreement, settle disagreements."""
+
+import pandas as pd
+import streamlit as st
+
+from checkeval_core.annotation import jobs as J
+from checkeval_core.annotation.agreement_report import agreement_report
+from checkeval_core.checklists.versions import list_versions
+from checkeval_core.store import open_db
+from checkeval_core.tasks import list_tasks
+
+st.title("Annotation jobs")
+db = open_db()
+tasks = list_tasks(db)
+if not tasks:
+    st.info("No task yet: load the demo on the Home page.")
+    st.stop()
+names = [t["name"] for t in tasks]
+cur = st.session_state.get("task_name")
+task = st.selectbox("Task", names, index=names.index(cur) if cur in names else 0, key="aj_task")
+st.session_state["task_name"] = task
+info = next(t for t in tasks if t["name"] == task)
+versions = list_versions(db, task)
+
+with st.expander("Create a job", expanded=not J.list_jobs(db, task)):
+    if not versions:
+        st.warning("Freeze a checklist version first (Checklist review page).")
+    else:
+        with st.form("aj_new"):
+            c1, c2 = st.columns(2)
+            version = c1.selectbox("Checklist version", [v["version"] for v in versions][::-1],
+                                   key="aj_version")
+            annotators = c2.text_input("Annotators (comma-separated names)", key="aj_annotators")
+            overlap = c1.number_input("Annotators per item (overlap)", 1, 10, 2, key="aj_overlap")
+            n = c2.number_input("Items to sample", 1, info["n_items"], min(10, info["n_items"]),
+                                key="aj_n")
+            strategy = c1.selectbox("Sampling", ["random", "stratified"], key="aj_strategy")
+            dim = c2.selectbox("Stratify by human score of", info["dimensions"] or ["-"],
+                               key="aj_dim")
+            name = c1.text_input("Job name", key="aj_name")
+            ok = st.form_submit_button("Create job", type="primary")
+        if ok:
+            try:
+                jid = J.create_job(db, task, annotators.split(","), int(overlap), int(n),
+                                   version, strategy, dim if strategy == "stratified" else None,
+                                   name=name)
+                st.success(f"Job #{jid} created")
+            except ValueError as e:
+                st.error(str(e))
+
+jobs = J.list_jobs(db, task)
+if not jobs:
+    st.stop()
+job = st.selectbox("Job", [j["id"] for j in jobs], key="aj_job",
+                   format_func=lambda i: next(f"#{j['id']} {j['name']}" for j in jobs
+                                              if j["id"] == i))
+meta = next(j for j in jobs if j["id"] == job)
+st.caption(f"Checklist v{meta['version']} · {meta['params'].get('n_items')} items · "
+           f"{meta['params'].get('overlap')} annotators per item · "
+           f"{meta['params'].get('strategy')} sample")
+st.subheader("Progress")
+st.dataframe(pd.DataFrame(J.progress(db, job)), hide_index=True)
+
+st.subheader("Agreement")
+rep = agreement_report(db, task)
+hh = rep["human_human"]
+st.write(f"Among annotators ({hh['n_units']} units answered Yes/No by two or more): "
+         f"Krippendorff α = {hh['krippendorff_alpha']:.3f}, Fleiss κ = {hh['fleiss_kappa']:.3f}")
+if rep["human_judge"]:
+    st.dataframe(pd.DataFrame([{"judge": k, **v} for k, v in rep["human_judge"].items()]),
+                 hide_index=True)
+
+st.subheader("Disagreements to settle")
+dis = J.disagreements(db, job)
+if not dis:
+    st.caption("No (item, question) where annotators gave both Yes and No.")
+else:
+    st.dataframe(pd.DataFrame(dis), hide_index=True, width="stretch")
+    labels = {(d["item_pk"], d["question_id"]): f"{d['item_id']} · {d['question']}" for d in dis}
+    pick = st.selectbox("Settle", list(labels), format_func=labels.get, key="aj_pick")
+    c1, c2, c3 = st.columns(3)
+    value = c1.radio("Settled answer", ["yes", "no"], horizontal=True, key="aj_value")
+    coord = c2.text_input("Coordinator", st.session_state.get("annotator", ""), key="aj_coord")
+    note = c3.text_input("Note", key="aj_note")
+    if st.button("Save settled answer", key="aj_settle"):
+        try:
+            J.adjudicate(db, job, pick[0], pick[1], value, coord, note)
+            st.success("Saved")
+        except ValueError as e:
+            st.error(str(e))

@@ -1,0 +1,79 @@
+"""Browser: two annotators in two separate browser contexts annotate the same job at once
+while a fake-judge run writes to the same database; every annotation is stored."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from checkeval_core.store import open_db
+
+QUESTIONS = ["Is the reply polite?", "Does the reply answer the question?",
+             "Is the reply short?"]
+
+
+def idle(page):
+    page.wait_for_load_state("networkidle")
+    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
+
+
+@pytest.mark.browser
+def test_two_annotators_and_a_run(app_server, browser, tmp_path):
+    base = [sys.executable, "-m", "checkeval_core", "--db", str(app_server.db_path)]
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": f"r{i}", "group_id": f"g{i // 2}",
+                                        "context": "Hi, how are you?",
+                                        "output": f"Fine, thanks number {i}."}) + "\n"
+                            for i in range(4)))
+    ck = tmp_path / "c.json"
+    ck.write_text(json.dumps({"quality": {"definition": "good reply", "sub_dimensions": {
+        "Basics": {"seed": QUESTIONS}}}}))
+    for args in (["import", str(data), "--task", "chat", "--kind", "dialogue"],
+                 ["checklist", "import", str(ck), "--task", "chat"],
+                 ["checklist", "freeze", "--task", "chat"], ["demo"]):
+        subprocess.run([*base, *args], check=True, capture_output=True, timeout=120)
+    from checkeval_core.annotation.jobs import create_job
+
+    db = open_db(app_server.db_path)
+    jid = create_job(db, "chat", ["alice", "bob"], 2, n_items=2)
+    # a judge run writing at the same time (slowed down so it overlaps the annotation)
+    run = subprocess.Popen([*base, "run", "--task", "summeval-demo", "--judge", "fake",
+                            "--method", "rocketeval", "--limit", "4", "--quiet"],
+                           env=dict(os.environ, CHECKEVAL_FAKE_DELAY="0.01"),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pages = {}
+    for name in ("alice", "bob"):
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        pg = ctx.new_page()
+        pg.set_default_timeout(30_000)
+        pg.goto(app_server.url + "/annotate")
+        box = pg.get_by_label("Your name")
+        box.fill(name)
+        box.press("Enter")
+        pg.get_by_text("Judges' answers are hidden").wait_for()
+        pages[name] = pg
+    for step in range(2):  # both items, the two annotators interleaved
+        for name, pg in pages.items():
+            idle(pg)
+            for q in QUESTIONS:
+                pg.get_by_role("radiogroup", name=q).get_by_text(
+                    "yes" if name == "alice" else "no", exact=True).click()
+                idle(pg)
+            pg.get_by_role("button", name="Submit item").click()
+            pg.get_by_text("Your answers beside the judges'").wait_for()
+            if step == 0:
+                pg.get_by_role("button", name="Next →").click()
+                pg.get_by_text("Item **2 / 2**".replace("**", "")).wait_for()
+    run.wait(180)
+    assert run.returncode == 0
+    rows = db.execute("SELECT annotator, COUNT(*), SUM(value = 'yes') FROM annotation WHERE "
+                      "job_id = ? GROUP BY annotator ORDER BY annotator", [jid]).fetchall()
+    assert rows == [("alice", 6, 6), ("bob", 6, 0)]
+    done = db.execute("SELECT COUNT(*) FROM annotation_assignment WHERE job_id = ? AND "
+                      "status = 'done'", [jid]).fetchone()[0]
+    assert done == 4
+    assert db.execute("SELECT COUNT(*) FROM answer").fetchone()[0] == 4 * 122
+    for pg in pages.values():
+        pg.context.close()

@@ -1,0 +1,77 @@
+"""AppTest of the Annotate (blind until submit) and Annotation jobs pages."""
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from checkeval_core.annotation import jobs as J
+from checkeval_core.checklists.io import import_checklist
+from checkeval_core.checklists.versions import freeze
+from checkeval_core.datasets import import_file
+from checkeval_core.runs import create_run, execute_run
+from checkeval_core.store import db_path
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+QUESTIONS = ["Is the reply polite?", "Does the reply answer the question?",
+             "Is the reply short?"]
+
+
+def small_task(db, tmp_path):
+    p = tmp_path / "d.jsonl"
+    p.write_text("".join(json.dumps({"id": f"r{i}", "group_id": "g", "context": "Hi, how are "
+                                     "you?", "output": f"Fine, thanks number {i}.",
+                                     "scores": {"quality": i % 3 + 1}}) + "\n"
+                         for i in range(4)))
+    import_file(db, p, "chat", kind="dialogue")
+    c = tmp_path / "c.json"
+    c.write_text(json.dumps({"quality": {"definition": "good reply", "sub_dimensions": {
+        "Basics": {"seed": QUESTIONS}}}}))
+    import_checklist(db, "chat", c)
+    freeze(db, "chat")
+
+
+def test_annotate_blind_until_submit(db, tmp_path):
+    small_task(db, tmp_path)
+    execute_run(db_path(db), create_run(db, "chat", "fake", "rocketeval"))
+    jid = J.create_job(db, "chat", ["alice"], 1, n_items=2)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/annotate.py").run()
+    at.text_input(key="ann_name").input("alice").run()
+    assert not at.exception
+    assert len(at.radio) == 3
+    assert any("hidden until you submit" in c.value for c in at.caption)
+    assert len(at.dataframe) == 0  # no judge answers on the page before submitting
+    for r in at.radio:
+        r.set_value("yes")
+    at.run()
+    item = J.queue(db, jid, "alice")[0]["item_pk"]
+    assert set(J.answers_of(db, jid, "alice", item).values()) == {"yes"}  # saved as given
+    at.button(key="ann_submit").click().run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table["you"]) == ["yes"] * 3
+    assert any(c.startswith("#1 fake") for c in table.columns)
+
+
+def test_jobs_page_create_and_settle(db, tmp_path):
+    small_task(db, tmp_path)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/annotation_jobs.py").run()
+    at.selectbox(key="aj_task").select("chat").run()
+    at.text_input(key="aj_annotators").input("a, b")
+    at.number_input(key="aj_n").set_value(4)
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("Job #1 created" in s.value for s in at.success)
+    prog = at.dataframe[0].value
+    assert dict(zip(prog["annotator"], prog["assigned"])) == {"a": 4, "b": 4}
+    item = J.queue(db, 1, "a")[0]["item_pk"]
+    qid = J.job_questions(db, 1, item)[0]["id"]
+    J.save_answer(db, 1, "a", item, qid, "yes")
+    J.save_answer(db, 1, "b", item, qid, "no")
+    at.run()
+    at.text_input(key="aj_coord").input("coord").run()
+    at.button(key="aj_settle").click().run()
+    assert any(s.value == "Saved" for s in at.success)
+    assert J.disagreements(db, 1)[0]["settled"] == "yes"
