@@ -20,17 +20,11 @@ from checkeval_core.export import rows_to_csv
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.scores import aggregations
 from checkeval_core.store import open_db
-from checkeval_core.tasks import list_tasks
+from studio_ui.widgets import task_picker
 
 st.title("Analysis")
 db = open_db()
-names = [t["name"] for t in list_tasks(db)]
-if not names:
-    st.info("No task yet: load the demo on the Home page.")
-    st.stop()
-cur = st.session_state.get("task_name")
-task = st.selectbox("Task", names, index=names.index(cur) if cur in names else 0, key="an_task")
-st.session_state["task_name"] = task
+task = task_picker(db, "an_task", "No task yet: load the demo on the Home page.")
 runs = [r for r in list_runs(db, task) if r["status"] == "completed"]
 labels = {r["id"]: f"#{r['id']} {r['judge_spec']} · {r['method']}" for r in runs}
 
@@ -162,6 +156,28 @@ st.subheader("Stability across judges")
 st.plotly_chart(charts.stability_violin(per_run, level, coef), key="an_violin")
 st.dataframe(pd.DataFrame([{"method": m, **{k: v for k, v in s.items() if k != "values"}}
                            for m, s in report["stability"].items()]), hide_index=True)
+
+methods = sorted({r["method"] for r in per_run.values() if r["method"] != "external"})
+if len(methods) >= 2:
+    from itertools import combinations
+
+    from checkeval_core.analysis.report import wilcoxon_bh
+
+    st.subheader("Significance: method vs method over judges (Wilcoxon, BH-corrected)")
+    by = {(r["method"], r["judge"]): r for r in per_run.values()}
+    pairs = {}
+    for a, b in combinations(methods, 2):
+        judges = sorted({j for m, j in by if m == a} & {j for m, j in by if m == b})
+        for dim in dims:
+            va = [by[(a, j)]["dimensions"].get(dim, {}).get(level, {}).get(coef) for j in judges]
+            vb = [by[(b, j)]["dimensions"].get(dim, {}).get(level, {}).get(coef) for j in judges]
+            ok = [(x, y) for x, y in zip(va, vb) if x is not None and y is not None]
+            pairs[f"{a} vs {b} · {dim}"] = ([x for x, _ in ok], [y for _, y in ok])
+    sig = wilcoxon_bh(pairs)
+    st.dataframe(pd.DataFrame([{"comparison": k, **v} for k, v in sig.items()]),
+                 hide_index=True, width="stretch")
+    st.caption("Pairs are the same judge under two methods; with fewer than two common judges "
+               "the test is undefined (NaN).")
 
 st.subheader("High- vs low-quality items (human ≥ 3 vs < 3)")
 split = [{"run": r["label"], "dimension": dim, "subset": name, **vals}

@@ -71,6 +71,14 @@ if rep["human_judge"]:
     st.dataframe(pd.DataFrame([{"judge": k, **v} for k, v in rep["human_judge"].items()]),
                  hide_index=True)
 
+if rep["per_question"]:
+    st.markdown("**Per question** (units answered Yes/No by two or more annotators)")
+    st.dataframe(pd.DataFrame(rep["per_question"]), hide_index=True)
+if rep["likert"]:
+    st.markdown("**Human checklist scores vs the benchmark's Likert scores** (CheckEval Table 5)")
+    st.dataframe(pd.DataFrame([{"dimension": d, **v} for d, v in rep["likert"].items()]),
+                 hide_index=True)
+
 st.subheader("Disagreements to settle")
 dis = J.disagreements(db, job)
 if not dis:

@@ -12,19 +12,13 @@ from checkeval_core.checklists.model import questions
 from checkeval_core.checklists.review import decide, review_agreement
 from checkeval_core.checklists.versions import diff_versions, freeze, list_versions
 from checkeval_core.store import open_db
-from checkeval_core.tasks import list_tasks
+from studio_ui.widgets import task_picker
 
 st.title("Checklist review")
 if "rv_flash" in st.session_state:
     st.success(st.session_state.pop("rv_flash"))
 db = open_db()
-names = [t["name"] for t in list_tasks(db)]
-if not names:
-    st.info("No task yet: load the demo on the Home page.")
-    st.stop()
-cur = st.session_state.get("task_name")
-task = st.selectbox("Task", names, index=names.index(cur) if cur in names else 0, key="rv_task")
-st.session_state["task_name"] = task
+task = task_picker(db, "rv_task", "No task yet: load the demo on the Home page.")
 annotator = st.text_input("Your name (recorded with each decision)",
                           st.session_state.get("annotator", ""), key="rv_annotator")
 st.session_state["annotator"] = annotator

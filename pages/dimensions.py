@@ -14,19 +14,13 @@ from checkeval_core.checklists.filtering import filter_dimension
 from checkeval_core.checklists.io import ChecklistError, export_checklist, import_checklist
 from checkeval_core.config import data_dir
 from checkeval_core.store import open_db, task_id
-from checkeval_core.tasks import list_tasks
+from studio_ui.widgets import task_picker
 
 st.title("Dimensions")
 if "dim_flash" in st.session_state:
     st.success(st.session_state.pop("dim_flash"))
 db = open_db()
-names = [t["name"] for t in list_tasks(db)]
-if not names:
-    st.info("No task yet: load the demo on the Home page or import data on the Data page.")
-    st.stop()
-cur = st.session_state.get("task_name")
-task = st.selectbox("Task", names, index=names.index(cur) if cur in names else 0, key="dim_task")
-st.session_state["task_name"] = task
+task = task_picker(db, "dim_task", "No task yet: load the demo on the Home page or import data on the Data page.")
 tid = task_id(db, task)
 
 with st.expander("Presets and import / export"):
@@ -75,8 +69,14 @@ if not dims:
 
 dim_name = st.selectbox("Dimension", [d["name"] for d in dims], key="dim_pick")
 dim = next(d for d in dims if d["name"] == dim_name)
-c1, c2, c3, c4 = st.columns([1, 3, 0.5, 0.5])
+c1, c2, c3, c4, c5 = st.columns([1, 3, 0.5, 0.5, 0.4])
 ren = c1.text_input("Name", dim["name"], key=f"dn_{dim['id']}")
+if c5.button("↑", key="dim_up"):
+    M.move(db, "dimension", dim["id"], -1)
+    st.rerun()
+if c5.button("↓", key="dim_down"):
+    M.move(db, "dimension", dim["id"], 1)
+    st.rerun()
 dfn = c2.text_area("Definition", dim["definition"], key=f"dd_{dim['id']}", height=80)
 if c3.button("Save", key="dim_save"):
     M.update_dimension(db, dim["id"], ren, dfn)

@@ -12,16 +12,11 @@ from checkeval_core.runs import cancel_run, create_run, get_run, list_runs, star
 from checkeval_core.runs.methods import METHODS
 from checkeval_core.store import db_path, open_db
 from checkeval_core.tasks import list_tasks
+from studio_ui.widgets import task_picker
 
 st.title("Run")
 db = open_db()
-names = [t["name"] for t in list_tasks(db)]
-if not names:
-    st.info("No task yet: load the demo on the Home page.")
-    st.stop()
-cur = st.session_state.get("task_name")
-task = st.selectbox("Task", names, index=names.index(cur) if cur in names else 0, key="run_task")
-st.session_state["task_name"] = task
+task = task_picker(db, "run_task", "No task yet: load the demo on the Home page.")
 info = next(t for t in list_tasks(db) if t["name"] == task)
 versions = list_versions(db, task)
 if not versions:

@@ -7,18 +7,12 @@ import streamlit as st
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.traces import disagreements, item_trace, items_by_gap
 from checkeval_core.store import open_db
-from checkeval_core.tasks import list_tasks
+from studio_ui.widgets import task_picker
 
 st.title("Traces")
 db = open_db()
-names = [t["name"] for t in list_tasks(db)]
-if not names:
-    st.info("No task yet: load the demo on the Home page.")
-    st.stop()
 qp = st.query_params
-cur = st.session_state.get("task_name")
-task = st.selectbox("Task", names, index=names.index(cur) if cur in names else 0, key="tr_task")
-st.session_state["task_name"] = task
+task = task_picker(db, "tr_task", "No task yet: load the demo on the Home page.")
 runs = [r for r in list_runs(db, task) if r["status"] in ("completed", "running", "cancelled",
                                                            "failed")]
 if not runs:

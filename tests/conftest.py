@@ -106,3 +106,16 @@ def page(browser):
     pg.set_default_timeout(30_000)
     yield pg
     ctx.close()
+
+
+APP = str(REPO / "app.py")
+
+
+def open_app_page(page_path: str, timeout: int = 180):
+    """AppTest of the whole app (st.navigation), switched to one page, checked error-free."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=timeout).run()
+    at.switch_page(page_path).run()
+    assert not at.exception, at.exception
+    return at

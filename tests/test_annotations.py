@@ -70,6 +70,9 @@ def test_agreement_hand_computed(db, tmp_path):
     # majority of (alice, bob): ties on the two flipped units are left out
     assert hj["n_units"] == 6
     assert rows_equal_kappa(hj["cohen_kappa"])
+    pq = {d["question_id"]: d["percent_agreement"] for d in rep["per_question"]}
+    assert [pq[q] for q in qids] == [0.5, 0.5, 1.0, 1.0]  # the two flipped units
+    assert all(v["n"] == 2 for v in rep["likert"].values())  # 2 annotated items per dimension
     out = export_annotations(db, "summeval-demo")
     assert len(out) == 3 * len(units) and {"created_at", "updated_at"} <= set(out[0])
 

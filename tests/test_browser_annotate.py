@@ -57,9 +57,17 @@ def test_two_annotators_and_a_run(app_server, browser, tmp_path):
     for step in range(2):  # both items, the two annotators interleaved
         for name, pg in pages.items():
             idle(pg)
-            for q in QUESTIONS:
-                pg.get_by_role("radiogroup", name=q).get_by_text(
-                    "yes" if name == "alice" else "no", exact=True).click()
+            for i, q in enumerate(QUESTIONS):
+                choice = pg.get_by_role("radiogroup", name=q).get_by_text(
+                    "yes" if name == "alice" else "no", exact=True)
+                for attempt in range(3):  # a click during a rerun can be swallowed: retry
+                    choice.click()
+                    try:
+                        pg.get_by_text(f"{i + 1} of 3 answered").wait_for(timeout=10_000)
+                        break
+                    except Exception:  # noqa: BLE001 - playwright timeout
+                        if attempt == 2:
+                            raise
                 idle(pg)
             pg.get_by_role("button", name="Submit item").click()
             pg.get_by_text("Your answers beside the judges'").wait_for()

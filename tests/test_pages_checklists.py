@@ -1,20 +1,8 @@
 """AppTest of the Dimensions and Checklist review pages."""
 
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
 from checkeval_core.checklists.model import questions
 from checkeval_core.demo import load_demo
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
-
-def open_page(page):
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at
+from tests.conftest import open_app_page as open_page
 
 
 def test_dimensions_edit_seed_generate_filter(db):

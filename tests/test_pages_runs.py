@@ -1,22 +1,10 @@
 """AppTest of the Run and Traces pages."""
 
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
 from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run, get_run
 from checkeval_core.runs.jobs import wait_for
 from checkeval_core.store import db_path
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
-
-def open_page(page):
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at
+from tests.conftest import open_app_page as open_page
 
 
 def test_run_page_starts_background_run(db):

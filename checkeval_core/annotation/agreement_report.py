@@ -67,4 +67,39 @@ def agreement_report(db: sqlite_utils.Database, task: str,
                    "krippendorff_alpha": krippendorff_alpha([[code[x] for x in h],
                                                              [code[x] for x in j]])
                    if common else math.nan, "n_units": len(common)}
-    return {"human_human": hh, "human_judge": hj, "annotators": annotators}
+    per_question = []
+    by_q: dict[int, list[list[str]]] = defaultdict(list)
+    for u in multi:
+        by_q[u[1]].append(list(human[u].values()))
+    for qid, units in sorted(by_q.items()):
+        per_question.append({"question_id": qid, "n_units": len(units),
+                             "percent_agreement": float(np.mean([len(set(x)) == 1
+                                                                 for x in units])),
+                             "fleiss_kappa": fleiss_from_labels(units)[0]})
+    return {"human_human": hh, "human_judge": hj, "annotators": annotators,
+            "per_question": per_question, "likert": human_vs_likert(db, tid)}
+
+
+def human_vs_likert(db: sqlite_utils.Database, tid: int) -> dict[str, Any]:
+    """CheckEval Table 5: per dimension, the human *checklist* score of an item (share of Yes
+    over all its annotators' Yes/No answers) against the benchmark's Likert human score;
+    dataset-level Spearman and Pearson over the annotated items."""
+    from checkeval_core.analysis.correlation import corr
+
+    share: dict[tuple[int, str], list[int]] = defaultdict(list)
+    for r in db.execute("SELECT a.item_id, d.name, a.value FROM annotation a JOIN question q ON "
+                        "q.id = a.question_id JOIN dimension d ON d.id = q.dimension_id WHERE "
+                        "a.task_id = ? AND a.kind = 'answer' AND a.value IN ('yes', 'no')",
+                        [tid]):
+        share[(r[0], r[1])].append(r[2] == "yes")
+    likert = {(r[0], r[1]): r[2] for r in db.execute(
+        "SELECT hs.item_id, hs.dimension, hs.value FROM human_score hs JOIN item i ON "
+        "i.id = hs.item_id WHERE i.task_id = ? AND hs.annotator = ''", [tid])}
+    out: dict[str, Any] = {}
+    for dim in sorted({d for _, d in share}):
+        keys = [k for k in share if k[1] == dim and k in likert]
+        x = [float(np.mean(share[k])) for k in keys]
+        y = [likert[k] for k in keys]
+        out[dim] = {"spearman": corr(x, y, "spearman"), "pearson": corr(x, y, "pearson"),
+                    "n": len(keys)}
+    return out

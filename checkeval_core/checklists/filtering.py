@@ -11,13 +11,13 @@ changes nothing and is reported. A lexical similarity assist proposes near-dupli
 from __future__ import annotations
 
 import json
-import re
 from difflib import SequenceMatcher
 from typing import Any
 
 import sqlite_utils
 
 from checkeval_core.checklists.model import questions
+from checkeval_core.jsontext import find_json
 from checkeval_core.judges.base import GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator, stable_unit
 from checkeval_core.judges.registry import get_judge
@@ -29,13 +29,7 @@ CRITERIA = ("alignment", "consistency", "redundancy")
 
 def parse_decisions(text: str) -> list[dict[str, Any]] | None:
     """The list of decisions from the judge's JSON (tolerates prose and code fences)."""
-    m = re.search(r"[\[{].*[\]}]", text or "", re.DOTALL)
-    if not m:
-        return None
-    try:
-        data = json.loads(m.group(0))
-    except json.JSONDecodeError:
-        return None
+    data = find_json(text)
     if isinstance(data, dict):
         data = data.get("decisions")
     if not isinstance(data, list):

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from checkeval_core.jsontext import find_json
 from checkeval_core.judges.base import BinaryRequest, GenerateRequest
 from checkeval_core.judges.fake import fake_p_yes, register_fake_generator, stable_unit
 from checkeval_core.judges.parsing import parse_verdict
@@ -98,13 +99,7 @@ def likert_from_logprobs(top: dict[str, float] | None) -> float | None:
 
 
 def parse_json_list(text: str, key: str) -> list[str] | None:
-    m = re.search(r"[\[{].*[\]}]", text or "", re.DOTALL)
-    if not m:
-        return None
-    try:
-        data = json.loads(m.group(0))
-    except json.JSONDecodeError:
-        return None
+    data = find_json(text)
     if isinstance(data, dict):
         data = data.get(key)
     if not isinstance(data, list):
@@ -113,13 +108,7 @@ def parse_json_list(text: str, key: str) -> list[str] | None:
 
 
 def parse_weights(text: str) -> dict[str, Any]:
-    m = re.search(r"\{.*\}", text or "", re.DOTALL)
-    if not m:
-        return {}
-    try:
-        data = json.loads(m.group(0))
-    except json.JSONDecodeError:
-        return {}
+    data = find_json(text)
     w = data.get("weights", data) if isinstance(data, dict) else {}
     return w if isinstance(w, dict) else {}
 
