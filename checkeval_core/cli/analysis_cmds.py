@@ -24,11 +24,6 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def _strip(rep: dict[str, Any]) -> dict[str, Any]:
-    """The contract shape: per level only spearman/kendall/pearson/n (+ ci, skipped)."""
-    return rep
-
-
 @app.command("analyze")
 def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID (repeat)"),
                 task: str | None = typer.Option(None, "--task"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import typer
 
@@ -29,7 +30,7 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         if resume is not None:
             run_id = resume
             run = get_run(db, run_id)
-            if run["status"] == "running" and run["alive"] and run["pid"] != __import__("os").getpid():
+            if run["status"] == "running" and run["alive"] and run["pid"] != os.getpid():
                 fail(f"run {run_id} is still running (pid {run['pid']})")
             db.execute("UPDATE run SET status = 'pending' WHERE id = ? AND status IN "
                        "('failed', 'cancelled', 'running')", [run_id])
