@@ -56,5 +56,26 @@ def load_demo(db: sqlite_utils.Database) -> dict[str, Any]:
                 entry["version"] = versions.freeze(
                     db, name, note="CheckEval authors' published checklist (seed + "
                                    "diversification + elaboration)")
+            entry["runs"] = _demo_runs(db, name)
         done[name] = entry
     return done
+
+
+def _demo_runs(db: sqlite_utils.Database, task: str) -> list[int]:
+    """Load the pre-computed embedded-judge runs shipped in ``data/demo_runs/`` (made by
+    ``scripts/make_demo_runs.sh``), so the demo's charts and traces are there at once.
+    ``CHECKEVAL_DEMO_RUNS=0`` skips them (the test suite does, to start from empty runs)."""
+    import json
+    import os
+
+    if os.environ.get("CHECKEVAL_DEMO_RUNS", "1") == "0":
+        return []
+
+    from checkeval_core.runs.bundle import import_bundle
+
+    out = []
+    for f in sorted((data_dir() / "demo_runs").glob("*.json")):
+        bundle = json.loads(f.read_text(encoding="utf-8"))
+        if bundle.get("task") == task:
+            out.append(import_bundle(db, bundle, name=f.name))
+    return out

@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/checkeval demo
-exec .venv/bin/streamlit run app.py --server.port "${PORT:-8501}" --server.headless true \
+exec .venv/bin/python -m studio_ui.serve --server.port "${PORT:-8501}" --server.headless true \
   --browser.gatherUsageStats false

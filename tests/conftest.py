@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# Tests start from the demo's data and checklists without its pre-computed runs (run ids
+# then start at 1); tests/test_demo_runs.py checks those runs explicitly.
+os.environ["CHECKEVAL_DEMO_RUNS"] = "0"
 CHROMIUM = "/usr/bin/chromium"
 
 
@@ -55,7 +58,7 @@ def app_server(tmp_path):
     env = dict(os.environ, CHECKEVAL_DB=str(dbp), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     log = open(tmp_path / "streamlit.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"),
+        [sys.executable, "-m", "studio_ui.serve",
          "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)

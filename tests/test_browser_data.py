@@ -9,10 +9,13 @@ import pytest
 @pytest.mark.browser
 def test_demo_and_data_page_in_browser(app_server, page):
     page.goto(app_server.url)
-    page.get_by_role("button", name="Load the demo tasks").click()
-    page.get_by_text("The demo tasks are loaded").wait_for()
+    button = page.get_by_role("button", name="Load the demo tasks")
+    button.wait_for()
+    page.wait_for_load_state("networkidle")
+    button.click()
+    page.get_by_text("The demo tasks are loaded").wait_for(timeout=90_000)
     page.get_by_role("link", name="Data", exact=True).first.click()
-    page.get_by_text("192 items").wait_for()
+    page.get_by_text("192 items").wait_for(timeout=60_000)
     # a SummEval system id and the dataframe are rendered
     page.locator("[data-testid='stDataFrame']").first.wait_for()
     page.get_by_text("Paul Merson has restarted his row", exact=False).first.wait_for()

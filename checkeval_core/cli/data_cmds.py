@@ -27,6 +27,8 @@ def demo_cmd() -> None:
         if "version" in entry:
             extra = f"; checklist version {entry['version']['version']} " \
                     f"({entry['version']['n_questions']} questions)"
+        if entry.get("runs"):
+            extra += f"; pre-computed run(s) {', '.join(map(str, entry['runs']))}"
         typer.echo(f"{task}: {what}{extra}")
 
 

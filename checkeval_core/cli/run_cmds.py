@@ -78,3 +78,42 @@ def bench_scale_cmd(answers: int = typer.Option(1_000_000, "--answers"),
 
     res = bench_scale(answers)
     typer.echo(json.dumps(res) if as_json else "\n".join(f"{k}: {v}" for k, v in res.items()))
+
+
+bundle_app = typer.Typer(no_args_is_help=True, help="Completed runs as portable JSON files.")
+app.add_typer(bundle_app, name="bundle")
+
+
+@bundle_app.command("export")
+def bundle_export_cmd(run: int = typer.Option(..., "--run"),
+                      out: str = typer.Option(..., "--out")) -> None:
+    """Write a completed run (answers, units, metadata) to a JSON file."""
+    from pathlib import Path
+
+    from checkeval_core.runs.bundle import export_bundle
+
+    try:
+        b = export_bundle(open_db(), run)
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+    Path(out).write_text(json.dumps(b, ensure_ascii=False), encoding="utf-8")
+    typer.echo(f"wrote run {run} ({len(b['answers'])} answers) to {out}")
+
+
+@bundle_app.command("import")
+def bundle_import_cmd(file: str = typer.Argument(...),
+                      task: str | None = typer.Option(None, "--task")) -> None:
+    """Load a run bundle as a completed run (the task needs the same frozen checklist)."""
+    from pathlib import Path
+
+    from checkeval_core.runs.bundle import import_bundle
+
+    p = Path(file)
+    if not p.exists():
+        fail(f"{file}: no such file")
+    try:
+        rid = import_bundle(open_db(), json.loads(p.read_text(encoding="utf-8")), name=p.name,
+                            task=task)
+    except (NotFound, ValueError, KeyError) as e:
+        fail(f"{p.name}: {e}")
+    typer.echo(f"run {rid} imported from {p.name}")
