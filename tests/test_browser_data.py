@@ -18,7 +18,8 @@ def test_demo_and_data_page_in_browser(app_server, page):
     page.get_by_text("192 items").wait_for(timeout=60_000)
     # a SummEval system id and the dataframe are rendered
     page.locator("[data-testid='stDataFrame']").first.wait_for()
-    page.get_by_text("Paul Merson has restarted his row", exact=False).first.wait_for()
+    page.locator("[data-testid='stText']").filter(
+        has_text="Paul Merson has restarted his row").first.wait_for()
     out = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(app_server.db_path),
                           "tasks", "--json"], capture_output=True, text=True, check=True).stdout
     assert "summeval-demo" in out

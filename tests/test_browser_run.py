@@ -30,5 +30,6 @@ def test_run_and_trace_in_browser(app_server, page):
     page.goto(app_server.url + "/traces?runs=1")
     page.get_by_text("Yes/No decisions").wait_for()
     page.get_by_text("(122 shown)").wait_for()
-    page.get_by_text("Paul Merson has restarted his row", exact=False).first.wait_for()
+    page.locator("[data-testid='stText']").filter(
+        has_text="Paul Merson has restarted his row").first.wait_for()
     page.screenshot(path=str(app_server.db_path.parent / "trace.png"))
