@@ -8,6 +8,7 @@ import streamlit as st
 
 from checkeval_core.analysis import charts
 from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
+from checkeval_core.analysis.ensemble import analyze_ensemble
 from checkeval_core.analysis.external import MetricFileError, import_metric, list_metrics
 from checkeval_core.analysis.report import (
     analyze_metric,
@@ -53,16 +54,25 @@ aggs = sorted({a for r in chosen for a in aggregations(db, r)})
 agg = st.selectbox("Aggregation (default: each run's own)", ["(run default)", *aggs],
                    key="an_agg")
 agg = None if agg == "(run default)" else agg
+use_ensemble = len(chosen) >= 2 and st.checkbox(
+    "Add the ensemble of the selected runs (mean of their standardised scores)",
+    key="an_ensemble", help="Judges that err differently cancel some noise; the members' "
+                            "agreement is shown below the chart.")
 if not chosen and not chosen_metrics:
     st.stop()
 
 
 @st.cache_data(ttl=60, show_spinner="Computing correlations and bootstrap intervals…")
 def compute(db_file: str, run_ids: tuple, metric_names: tuple, aggregation: str | None,
-            stamp: str) -> dict:
+            stamp: str, ensemble: bool = False) -> dict:
     d = open_db(db_file)
     out = analyze_runs(d, list(run_ids), aggregation, n_boot=100) if run_ids else \
         {"runs": {}, "agreement": {}, "stability": {}}
+    if ensemble:
+        ens = analyze_ensemble(d, list(run_ids), aggregation, n_boot=100)
+        out["runs"]["ensemble:" + "+".join(map(str, run_ids))] = {
+            "judge": "ensemble", "method": "ensemble", "aggregation": aggregation or "each run's",
+            **ens}
     for m in metric_names:
         out["runs"][f"metric:{m}"] = {"judge": m, "method": "external", "aggregation": m,
                                       **analyze_metric(d, task, m, n_boot=100)}
@@ -72,10 +82,12 @@ def compute(db_file: str, run_ids: tuple, metric_names: tuple, aggregation: str 
 from checkeval_core.store import db_path  # noqa: E402
 
 stamp = str(db.execute("SELECT MAX(id) FROM score").fetchone()[0])
-report = compute(db_path(db), tuple(chosen), tuple(chosen_metrics), agg, stamp)
+report = compute(db_path(db), tuple(chosen), tuple(chosen_metrics), agg, stamp, use_ensemble)
 per_run = report["runs"]
 for k, r in per_run.items():
-    r["label"] = labels.get(int(k), k) if not k.startswith("metric:") else k
+    r["label"] = labels.get(int(k), k) if k.isdigit() else \
+        (f"ensemble of {', '.join('#' + m for m in k[9:].split('+'))}"
+         if k.startswith("ensemble:") else k)
 
 st.subheader("Correlation with human scores")
 table = []
@@ -101,20 +113,27 @@ with right:
     d3.download_button("Figure (HTML)", charts.correlation_bars(per_run, level, coef).to_html(),
                        f"{task}-correlations.html", key="an_dl_html")
 
+for k, r in per_run.items():
+    if k.startswith("ensemble:"):
+        st.caption("Ensemble members' agreement (Spearman between their scores): " + "; ".join(
+            f"{dim}: " + ", ".join(f"#{p.replace('-', ' vs #')} {v:.2f}" for p, v in
+                                   pairs.items())
+            for dim, pairs in r["member_agreement"].items()))
+
 # Click-through: a bar -> the items behind it and their judge vs human scores -> traces
 picked = None
 pts = (event or {}).get("selection", {}).get("points", []) if event else []
 if pts:
     picked = pts[0].get("customdata")
-pick_run = st.selectbox("Items behind a bar — run", [k for k in per_run if not
-                                                      k.startswith("metric:")] or ["-"],
+pick_run = st.selectbox("Items behind a bar — run", [k for k in per_run if k.isdigit()]
+                        or ["-"],
                         index=0, key="an_pick_run", format_func=lambda k: per_run.get(k, {}).get(
                             "label", k))
 dims = sorted({d for r in per_run.values() for d in r["dimensions"]})
 pick_dim = st.selectbox("dimension", dims or ["-"], key="an_pick_dim")
 if picked:
     pick_run, pick_dim = str(picked[0]), picked[1]
-if pick_run in per_run and not pick_run.startswith("metric:") and pick_dim in dims:
+if pick_run in per_run and pick_run.isdigit() and pick_dim in dims:
     df, _ = run_frame(db, int(pick_run), agg)
     part = df[df["dimension"] == pick_dim].dropna(subset=["human"]).copy()
     part["gap"] = (part["metric"].rank(pct=True) - part["human"].rank(pct=True)).abs()

@@ -37,6 +37,16 @@ with st.form("new_run"):
     limit = c1.number_input("Items (first N)", 1, info["n_items"], min(3, info["n_items"]),
                             key="run_limit", help="Keep it small with the embedded judge: a "
                             "SummEval item costs ~7 s per dimension with 15 questions.")
+    with st.expander("Prompt layout and scoring (RocketEval method)"):
+        inc_def = st.checkbox("Include the dimension's definition in each question's prompt",
+                              key="run_include_definition")
+        inc_ref = st.checkbox("Include the item's reference text (when it has one)",
+                              key="run_include_reference")
+        primary = st.selectbox("Primary aggregation", ["(method default)", "mean_p_yes",
+                                                       "share_yes", "supervised", "linear",
+                                                       "calibrated"], key="run_aggregation",
+                               help="Learned aggregations (supervised, linear, calibrated) "
+                                    "need human scores and are fitted on other documents.")
     submitted = st.form_submit_button("Start", type="primary")
 if submitted:
     chosen = judges + ([extra.strip()] if extra.strip() else [])
@@ -44,7 +54,12 @@ if submitted:
     for spec in chosen:
         for m in methods:
             try:
-                rid = create_run(db, task, spec, m, checklist=vnum, limit=int(limit))
+                opts = {k: True for k, on in (("include_definition", inc_def),
+                                               ("include_reference", inc_ref)) if on}
+                if primary != "(method default)" and m in ("rocketeval", "checkeval"):
+                    opts["aggregation"] = primary
+                rid = create_run(db, task, spec, m, checklist=vnum, limit=int(limit),
+                                 params=opts)
             except Exception as e:  # noqa: BLE001 - shown to the user, nothing started
                 st.error(f"{spec} / {m}: {e}")
                 continue

@@ -20,7 +20,8 @@ def test_bench_quality_fake(tmp_path):
         (data_dir() / "checklists" / "summeval.json").read_text())
     r = subprocess.run([sys.executable, "-m", "checkeval_core", "bench", "quality",
                         "--benchmark", "summeval", "--data", str(src), "--judge", "fake",
-                        "--method", "checkeval", "--docs", "3", "--json"],
+                        "--method", "checkeval", "--docs", "3", "--db", str(tmp_path / "b.db"),
+                        "--json"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
@@ -28,6 +29,16 @@ def test_bench_quality_fake(tmp_path):
     assert set(res["table"]) == {"coherence", "consistency", "fluency", "relevance", "AVG"}
     assert set(res["table"]["AVG"]) == {"spearman", "kendall"}
     assert res["n_answers"] == 48 * 15
+    # every aggregation of the run, the learned ones out of sample, and the baselines
+    assert {"share_yes", "mean_p_yes", "linear", "calibrated"} <= set(res["aggregations"])
+    assert set(res["runs"][0]["aggregations"]["calibrated"]) == set(res["table"])
+    assert set(res["baselines"]) == {"length"}  # the demo rows carry no reference list
+    assert -1 <= res["baselines"]["length"]["AVG"]["spearman"] <= 1
+    # a rerun reuses the finished run: same numbers, no new answers
+    again = subprocess.run(r.args, capture_output=True, text=True, timeout=300)
+    res2 = json.loads(again.stdout)
+    assert res2["runs"][0]["run"] == res["runs"][0]["run"]
+    assert res2["table"] == res["table"]
     bad = subprocess.run([sys.executable, "-m", "checkeval_core", "bench", "quality",
                           "--benchmark", "nope", "--data", str(src), "--judge", "fake"],
                          capture_output=True, text=True)

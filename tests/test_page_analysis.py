@@ -25,6 +25,12 @@ def test_analysis_page(db):
     # the items behind a bar, with a link to their trace
     items_table = at.dataframe[1].value
     assert len(items_table) == 32 and {"metric", "human"} <= set(items_table.columns)
+    # the ensemble of the two runs becomes one more row, with its members' agreement
+    at.checkbox(key="an_ensemble").check().run()
+    assert not at.exception, at.exception
+    runs_shown = set(at.dataframe[0].value["run"])
+    assert any(r.startswith("ensemble of #") for r in runs_shown), runs_shown
+    assert any("Ensemble members' agreement" in c.value for c in at.caption)
     send = next(b for b in at.button if b.key == "an_send")
     send.click().run()
     assert any("back in the review queue" in s.value for s in at.success)

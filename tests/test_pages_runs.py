@@ -14,12 +14,17 @@ def test_run_page_starts_background_run(db):
     at.multiselect(key="run_judges").unselect("embedded")
     at.text_input(key="run_extra").input("fake")
     at.number_input(key="run_limit").set_value(2)
+    at.checkbox(key="run_include_definition").check()
+    at.selectbox(key="run_aggregation").set_value("share_yes")
     at.button[0].click().run()  # the form's Start button
     assert not at.exception
     assert any("Started run(s) 1" in s.value for s in at.success)
     run = wait_for(db_path(db), 1, timeout=120)
     assert run["status"] == "completed" and run["n_answers"] == 2 * 122
     assert run["judge_spec"] == "fake"
+    assert run["params"]["include_definition"] is True
+    assert run["params"]["aggregation"] == "share_yes"
+    assert "include_reference" not in run["params"]
     at.run()
     assert "completed" in list(at.dataframe[0].value["status"])
 

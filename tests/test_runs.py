@@ -151,3 +151,47 @@ def test_sentence_helpers():
     assert sentences("One. Two! Three?") == ["One.", "Two!", "Three?"]
     assert sentence_pairs("One. Two. Three.") == ["One. Two.", "Two. Three."]
     assert sentence_pairs("Only one.") == ["Only one."]
+
+
+def test_prompt_layout_options(db, task):
+    """include_definition / include_reference change the RocketEval prompt, nothing else."""
+    from checkeval_core.runs.methods import plan_rocketeval
+
+    item = dict(items(db, task)[0], reference="A park was approved for town 0.")
+    content = {"questions": [{"id": 1, "text": "Is the summary grammatical?",
+                              "dimension": "fluency", "item_id": None}]}
+    defs = {"fluency": "grammar and wording"}
+
+    def prompt(**params):
+        ctx = {"kind": "summarization", "content": content, "params": params,
+               "definitions": defs}
+        return plan_rocketeval(item, ctx)[0].request.user_text
+
+    plain = prompt()
+    assert "grammar and wording" not in plain and "Reference:" not in plain
+    with_def = prompt(include_definition=True)
+    assert "Quality dimension: fluency — grammar and wording" in with_def
+    with_ref = prompt(include_reference=True)
+    assert "Reference:\nA park was approved for town 0." in with_ref
+    # the reference sits before the summary, so the article prefix is still shared
+    assert with_ref.index("Article:") < with_ref.index("Reference:") < \
+        with_ref.index("Summary to evaluate:")
+
+
+def test_cli_run_param(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**__import__("os").environ, "CHECKEVAL_DB": str(tmp_path / "c.db"),
+           "CHECKEVAL_DEMO_RUNS": "0"}
+    subprocess.run([sys.executable, "-m", "checkeval_core", "demo"], env=env, check=True,
+                   capture_output=True)
+    r = subprocess.run([sys.executable, "-m", "checkeval_core", "run", "--task", "summeval-demo",
+                        "--judge", "fake", "--limit", "1", "--param", "include_reference=true",
+                        "--json", "--quiet"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["params"]["include_reference"] is True
+    bad = subprocess.run([sys.executable, "-m", "checkeval_core", "run", "--task",
+                          "summeval-demo", "--judge", "fake", "--param", "colour=red"],
+                         env=env, capture_output=True, text=True)
+    assert bad.returncode != 0 and "'colour': unknown option" in bad.stderr

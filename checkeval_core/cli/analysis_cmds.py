@@ -30,6 +30,9 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                 metric_file: Path | None = typer.Option(None, "--metric-file"),
                 aggregation: str | None = typer.Option(None, "--aggregation"),
                 bootstrap: int = typer.Option(200, "--bootstrap", help="resamples for CIs"),
+                ensemble: bool = typer.Option(False, "--ensemble",
+                                              help="also score the mean of the runs' "
+                                                   "standardised scores (2+ runs)"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Correlation with human scores (sample / dataset / system level), agreement, stability."""
     from checkeval_core.analysis.external import MetricFileError, import_metric
@@ -46,6 +49,10 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             out = analyze_metric(db, task, res["metric"], n_boot=bootstrap)
         elif run:
             out = analyze_runs(db, list(run), aggregation, n_boot=bootstrap)
+            if ensemble:
+                from checkeval_core.analysis.ensemble import analyze_ensemble
+
+                out["ensemble"] = analyze_ensemble(db, list(run), aggregation, n_boot=bootstrap)
         else:
             fail("give --run RUN_ID (repeatable) or --task NAME --metric-file FILE.csv")
     except (NotFound, MetricFileError, ValueError) as e:
@@ -54,7 +61,10 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
     if as_json:
         typer.echo(json.dumps(out))
         return
-    blocks = out["runs"].items() if "runs" in out else [("metric", out)]
+    blocks = list(out["runs"].items()) if "runs" in out else [("metric", out)]
+    if "ensemble" in out:
+        blocks.append(("ensemble", {**out["ensemble"], "judge": "+".join(
+            m["judge"] for m in out["ensemble"]["members"]), "method": "ensemble"}))
     for key, rep in blocks:
         typer.echo(f"== {key} {rep.get('judge', '')} {rep.get('method', '')}")
         for dim, d in rep["dimensions"].items():
@@ -70,17 +80,30 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                       data: Path | None = typer.Option(None, "--data",
                                                        help="benchmark folder (default "
                                                             "../shared/benchmarks)"),
-                      judge: str = typer.Option("embedded", "--judge"),
+                      judge: list[str] | None = typer.Option(
+                          None, "--judge", help="judge spec (repeat for an ensemble; default "
+                                                "embedded)"),
                       method: str = typer.Option("rocketeval", "--method"),
                       docs: int = typer.Option(2, "--docs", help="documents / contexts"),
                       questions: str = typer.Option("seed", "--questions", help="seed|all"),
+                      param: list[str] | None = typer.Option(
+                          None, "--param", help="run option KEY=VALUE (repeat), e.g. "
+                                                "include_definition=true; see README"),
+                      db: Path | None = typer.Option(None, "--db", help="bench database "
+                                                     "(default <cache>/bench_quality.db; "
+                                                     "reruns reuse it)"),
+                      bootstrap: int = typer.Option(0, "--bootstrap",
+                                                    help="resamples for CIs"),
                       as_json: bool = typer.Option(False, "--json")) -> None:
     """Run and analyse a benchmark subset in the papers' layout."""
     from checkeval_core.analysis.quality_bench import bench_quality, format_table
+    from checkeval_core.runs.options import parse_params
 
     try:
-        res = bench_quality(benchmark, data, judge, method, docs=docs, questions=questions)
-    except (ValueError, NotFound) as e:
+        res = bench_quality(benchmark, data, judge or ["embedded"], method, docs=docs,
+                            questions=questions, db_file=db, n_boot=bootstrap,
+                            params=parse_params(param), progress=True)
+    except (ValueError, NotFound, ImportError) as e:
         fail(str(e))
     res = _clean(res)
     typer.echo(json.dumps(res) if as_json else format_table(res))

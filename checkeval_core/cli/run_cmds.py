@@ -19,6 +19,9 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             checklist: str = typer.Option("latest", "--checklist", help="version N or latest"),
             limit: int | None = typer.Option(None, "--limit", help="first N items"),
             resume: int | None = typer.Option(None, "--resume", help="RUN_ID to resume"),
+            param: list[str] | None = typer.Option(
+                None, "--param", help="run option KEY=VALUE (repeat): include_definition, "
+                                      "include_reference, aggregation, seal_units, ..."),
             as_json: bool = typer.Option(False, "--json"),
             quiet: bool = typer.Option(False, "--quiet", help="no progress bar")) -> None:
     """Run an evaluation headless (or resume one); progress on stderr."""
@@ -37,7 +40,10 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         else:
             if not task:
                 fail("give --task NAME (or --resume RUN_ID)")
-            run_id = create_run(db, task, judge, method, checklist=checklist, limit=limit)
+            from checkeval_core.runs.options import parse_params
+
+            run_id = create_run(db, task, judge, method, checklist=checklist, limit=limit,
+                                params=parse_params(param))
     except (NotFound, ValueError, JudgeSpecError) as e:
         fail(str(e))
     typer.echo(f"run {run_id} started", err=True)
@@ -63,7 +69,7 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps({"run": run_id, "status": run["status"],
-                               "n_answers": run["n_answers"]}))
+                               "n_answers": run["n_answers"], "params": run["params"]}))
     else:
         typer.echo(f"run {run_id}: {run['status']}, {run['n_answers']} answers")
     if run["status"] != "completed":

@@ -14,11 +14,16 @@
   with the unsupervised score by α (RocketEval eq. 4), always predicted out of sample.
 * :func:`linear_weight_scores` — CheckEval's learned question weights: linear regression
   fitted on other groups' items (k-fold by group), predicted on held-out groups.
+* :func:`calibrated_scores` — our calibration for small judges: ridge regression of the human
+  score on *every* question's value (all dimensions: a tiny judge's dimensions blur, so the
+  other dimensions' questions carry signal too), each value also centred within its group
+  (sample-level correlation ranks within a document), leave-one-group-out.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -164,4 +169,48 @@ def linear_weight_scores(features: np.ndarray, labels: np.ndarray, groups: Seque
         if train.sum() < 2 or not test.any():
             continue
         out[test] = LinearRegression().fit(X[train], y[train]).predict(X[test])
+    return out
+
+
+def calibrated_scores(features: np.ndarray, labels: np.ndarray, groups: Sequence[Any],
+                      alphas: Sequence[float] = (0.1, 1.0, 10.0, 100.0, 1000.0)) -> np.ndarray:
+    """Out-of-sample ridge calibration, leave-one-group-out.
+
+    ``features`` are the item's per-question values (NaN = no valid answer: the group's
+    column mean, else 0.5). Each column is used twice: as is (between-group level) and minus
+    its group mean (within-group contrast; computed from the held-out group's own features,
+    never its labels). Standardised, then ``RidgeCV`` picks the penalty on the training
+    groups. An item's score never comes from a model that saw its group's labels. Groups
+    whose training labels are constant or fewer than 3 keep NaN (no score).
+    """
+    from sklearn.linear_model import RidgeCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = np.asarray(features, dtype=float).copy()
+    y = np.asarray(labels, dtype=float)
+    g = np.asarray(groups, dtype=object)
+    out = np.full(len(y), np.nan)
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        return out
+    centred = np.zeros_like(X)
+    for gv in dict.fromkeys(g.tolist()):
+        m = g == gv
+        block = X[m]
+        with warnings.catch_warnings():  # an all-NaN column is expected: it becomes 0.5
+            warnings.simplefilter("ignore", RuntimeWarning)
+            col = np.nanmean(block, axis=0)
+        col = np.where(np.isnan(col), 0.5, col)
+        block = np.where(np.isnan(block), col, block)
+        X[m] = block
+        centred[m] = block - col
+    Z = np.hstack([X, centred])
+    for test in _folds(g, "across"):
+        train = np.ones(len(y), bool)
+        train[test] = False
+        train &= ~np.isnan(y)
+        if train.sum() < 3 or len(set(y[train])) < 2:
+            continue
+        model = make_pipeline(StandardScaler(), RidgeCV(alphas=list(alphas)))
+        out[test] = model.fit(Z[train], y[train]).predict(Z[test])
     return out

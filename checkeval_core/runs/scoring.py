@@ -3,7 +3,8 @@
 * checkeval / rocketeval: ``share_yes`` and ``mean_p_yes`` per item and dimension; with human
   scores of the dimension, also ``linear`` (CheckEval's learned question weights) and, for
   rocketeval, ``supervised`` (Extremely Randomized Trees blended by α) — both predicted out of
-  sample (an item's score never comes from a model fitted on its own group).
+  sample (an item's score never comes from a model fitted on its own group); and
+  ``calibrated`` (ridge on every question of the checklist, leave-one-group-out).
 * seal: ``weighted`` (mean over units of Σ w·v) and ``share_yes`` over all verifications.
 * geval: ``likert`` (parsed 1–5) and ``likert_prob`` (probability-weighted, if available).
 """
@@ -76,6 +77,14 @@ def _learned(db: sqlite_utils.Database, run_id: int, method: str,
         "WHERE run_id = ?)", [run_id])}
     out: list[tuple] = []
     dims = sorted({d for _, d in by_item_dim})
+    # every question of the checklist, for the cross-dimension calibration
+    all_q: dict[int, dict[int, float]] = defaultdict(dict)
+    for (i, _d), lst in by_item_dim.items():
+        for a in lst:
+            v = A.answer_value(a[4], a[5])
+            if v is not None:
+                all_q[i][a[1]] = v
+    all_ids = sorted({q for vals in all_q.values() for q in vals})
     for dim in dims:
         its = sorted(i for (i, d) in by_item_dim if d == dim and (i, dim) in human)
         if len(its) < 4 or len({group[i] for i in its}) < 2:
@@ -99,4 +108,9 @@ def _learned(db: sqlite_utils.Database, run_id: int, method: str,
         if method == "rocketeval":
             sup, _ = A.supervised_scores(X, y, g, unsup, mode="within" if instance else "across")
             out += [(i, dim, "supervised", float(v), len(qids), 0) for i, v in zip(its, sup)]
+        if not instance and len({group[i] for i in its}) >= 3:
+            Xa = np.array([[all_q[i].get(q, np.nan) for q in all_ids] for i in its])
+            cal = A.calibrated_scores(Xa, y, g)
+            out += [(i, dim, "calibrated", None if np.isnan(v) else float(v), len(all_ids), 0)
+                    for i, v in zip(its, cal)]
     return out

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The quality table of docs/benchmarks.md, row by row (issue 8). Every row reuses the bench
+# database (default ~/.cache/checkeval/bench_quality.db): a finished row reruns in seconds,
+# an interrupted one resumes where it stopped. Rows are ordered cheapest first.
+#   bash bench/quality_sweep.sh            # all rows
+#   bash bench/quality_sweep.sh 3 5        # rows 3 and 5 only
+# Output: bench/out/<row>.txt (the table) and bench/out/<row>.json
+set -uo pipefail
+cd "$(dirname "$0")/.."
+CK=".venv/bin/checkeval"
+mkdir -p bench/out
+SE="--benchmark summeval --docs 16"
+TC="--benchmark topical_chat --docs 20"
+ROWS=(
+  "tc-05b-rocketeval|$TC --judge embedded --method rocketeval"
+  "se-05b-rocketeval|$SE --judge embedded --method rocketeval"
+  "tc-ens-rocketeval|$TC --judge embedded --judge embedded:quality --method rocketeval"
+  "tc-05b-geval|$TC --judge embedded --method geval"
+  "se-05b-geval|$SE --judge embedded --method geval"
+  "tc-05b-rocketeval-def|$TC --judge embedded --method rocketeval --param include_definition=true"
+  "se-ens-rocketeval|$SE --judge embedded --judge embedded:quality --method rocketeval"
+  "tc-05b-checkeval|$TC --judge embedded --method checkeval"
+  "tc-05b-seal|$TC --judge embedded --method seal"
+  "se-05b-rocketeval-ref|$SE --judge embedded --method rocketeval --param include_reference=true"
+)
+want=("$@")
+for i in "${!ROWS[@]}"; do
+  n=$((i + 1))
+  if [[ ${#want[@]} -gt 0 && ! " ${want[*]} " =~ " $n " ]]; then continue; fi
+  name="${ROWS[$i]%%|*}"
+  args="${ROWS[$i]#*|}"
+  echo "== row $n: $name: checkeval bench quality $args" >&2
+  # shellcheck disable=SC2086
+  $CK bench quality $args --json > "bench/out/$name.json" 2> "bench/out/$name.log" \
+    && $CK bench quality $args > "bench/out/$name.txt" 2>> "bench/out/$name.log" \
+    || echo "row $n failed: see bench/out/$name.log" >&2
+done

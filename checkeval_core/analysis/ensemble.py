@@ -1,0 +1,79 @@
+"""Ensembles of judges: one score per item and dimension from several runs on the same items.
+
+Small CPU judges are noisy in different ways (the 0.5B and the 1.5B model, or one model
+under several prompt layouts); averaging them is a cheap way to cancel some of that noise.
+Each member's scores are standardised per dimension (z-score over the items all members
+scored), so members on different scales — mean p(Yes), share of Yes, Likert 1–5 — weigh
+equally; the ensemble score is the mean of the z-scores. How much the members agree
+(pairwise Spearman of their scores, per dimension) is reported beside it: members that agree
+perfectly add nothing, members that do not correlate at all are mostly noise.
+
+Edge cases: a member whose scores for a dimension are constant has no z-score there and is
+left out of that dimension (its agreement is NaN); an item missing from any member is left
+out; fewer than two members is an error.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import sqlite_utils
+from scipy import stats
+
+from checkeval_core.analysis.report import correlation_report, run_frame
+
+
+def ensemble_frame(db: sqlite_utils.Database, run_ids: list[int],
+                   aggregation: str | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The ensemble's scores in :func:`run_frame`'s shape, and per-dimension agreement."""
+    if len(run_ids) < 2:
+        raise ValueError("an ensemble needs at least two runs (--run A --run B)")
+    frames, metas = [], []
+    for rid in run_ids:
+        df, meta = run_frame(db, rid, aggregation)
+        if df.empty:
+            raise ValueError(f"run {rid} has no scores with aggregation "
+                             f"{meta['aggregation']!r}")
+        frames.append(df.dropna(subset=["metric"]))
+        metas.append(meta)
+    if len({m["task_id"] for m in metas}) != 1:
+        raise ValueError("the runs of an ensemble must be on the same task")
+    key = ["item_pk", "dimension"]
+    wide = frames[0][key + ["item_id", "group", "system", "human", "metric"]].rename(
+        columns={"metric": f"m{run_ids[0]}"})
+    for rid, df in zip(run_ids[1:], frames[1:]):
+        wide = wide.merge(df[key + ["metric"]].rename(columns={"metric": f"m{rid}"}), on=key)
+    cols = [f"m{r}" for r in run_ids]
+    parts, agree = [], {}
+    for dim, part in wide.groupby("dimension", sort=True):
+        part = part.copy()
+        z = []
+        for c in cols:
+            sd = part[c].std(ddof=0)
+            if sd > 0 and not math.isnan(sd):
+                z.append((part[c] - part[c].mean()) / sd)
+        part["metric"] = pd.concat(z, axis=1).mean(axis=1) if z else np.nan
+        parts.append(part)
+        pair = {}
+        for a, b in combinations(run_ids, 2):
+            x, y = part[f"m{a}"].to_numpy(float), part[f"m{b}"].to_numpy(float)
+            const = np.ptp(x) == 0 or np.ptp(y) == 0 if len(x) else True
+            pair[f"{a}-{b}"] = math.nan if len(x) < 3 or const else \
+                float(stats.spearmanr(x, y).statistic)
+        agree[dim] = pair
+    out = pd.concat(parts, ignore_index=True) if parts else wide.assign(metric=np.nan)
+    return out.drop(columns=cols), {"members": [
+        {k: m[k] for k in ("run", "judge", "method", "aggregation")} for m in metas],
+        "member_agreement": agree}
+
+
+def analyze_ensemble(db: sqlite_utils.Database, run_ids: list[int],
+                     aggregation: str | None = None, n_boot: int = 200,
+                     seed: int = 0) -> dict[str, Any]:
+    """Correlation report of the ensemble plus its members and their agreement."""
+    df, meta = ensemble_frame(db, run_ids, aggregation)
+    return {**meta, **correlation_report(df, n_boot, seed)}
