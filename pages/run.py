@@ -44,7 +44,8 @@ with st.form("new_run"):
                               key="run_include_reference")
         primary = st.selectbox("Primary aggregation", ["(method default)", "mean_p_yes",
                                                        "share_yes", "supervised", "linear",
-                                                       "calibrated"], key="run_aggregation",
+                                                       "calibrated", "calibrated_len"],
+                               key="run_aggregation",
                                help="Learned aggregations (supervised, linear, calibrated) "
                                     "need human scores and are fitted on other documents.")
     submitted = st.form_submit_button("Start", type="primary")

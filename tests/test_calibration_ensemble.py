@@ -60,6 +60,7 @@ def test_calibrated_scores_stored_for_rocketeval(db, task):  # noqa: F811
     assert len(cal) == 18  # 9 items × 2 dimensions, 3 groups
     vals = [v for v in cal.values() if v is not None]
     assert vals and all(math.isfinite(v) for v in vals)
+    assert len(scores_of(db, rid, "calibrated_len")) == 18
 
 
 @pytest.fixture

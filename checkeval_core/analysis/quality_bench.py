@@ -33,6 +33,7 @@ from checkeval_core.config import cache_dir
 from checkeval_core.datasets import import_file
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.options import requested
+from checkeval_core.runs.scoring import compute_scores
 from checkeval_core.store import db_path, dumps, loads, open_db, rows, task_id
 
 BENCHMARKS = {
@@ -43,8 +44,8 @@ BENCHMARKS = {
                      "dialogue", "level": "dataset_level", "coefs": ("spearman", "pearson"),
                      "group": "context_id"},
 }
-AGGREGATIONS = ("share_yes", "mean_p_yes", "supervised", "linear", "calibrated", "weighted",
-                "likert", "likert_prob")
+AGGREGATIONS = ("share_yes", "mean_p_yes", "supervised", "linear", "calibrated",
+                "calibrated_len", "weighted", "likert", "likert_prob")
 
 
 def default_data_dir() -> Path:
@@ -175,6 +176,7 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
                       file=sys.stderr, flush=True)
 
         run = execute_run(db_path(db), rid, progress=tick)
+        compute_scores(db, rid)  # cheap; a reused run gains aggregations added since
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         per_agg = {}
         for agg in AGGREGATIONS:

@@ -4,7 +4,8 @@
   scores of the dimension, also ``linear`` (CheckEval's learned question weights) and, for
   rocketeval, ``supervised`` (Extremely Randomized Trees blended by α) — both predicted out of
   sample (an item's score never comes from a model fitted on its own group); and
-  ``calibrated`` (ridge on every question of the checklist, leave-one-group-out).
+  ``calibrated`` (ridge on every question of the checklist, leave-one-group-out) and
+  ``calibrated_len`` (the same plus the output's length in words as a feature).
 * seal: ``weighted`` (mean over units of Σ w·v) and ``share_yes`` over all verifications.
 * geval: ``likert`` (parsed 1–5) and ``likert_prob`` (probability-weighted, if available).
 """
@@ -85,6 +86,9 @@ def _learned(db: sqlite_utils.Database, run_id: int, method: str,
             if v is not None:
                 all_q[i][a[1]] = v
     all_ids = sorted({q for vals in all_q.values() for q in vals})
+    n_words = {r[0]: len((r[1] or "").split()) for r in db.execute(
+        "SELECT id, output FROM item WHERE id IN (SELECT DISTINCT item_id FROM answer "
+        "WHERE run_id = ?)", [run_id])}
     for dim in dims:
         its = sorted(i for (i, d) in by_item_dim if d == dim and (i, dim) in human)
         if len(its) < 4 or len({group[i] for i in its}) < 2:
@@ -113,4 +117,11 @@ def _learned(db: sqlite_utils.Database, run_id: int, method: str,
             cal = A.calibrated_scores(Xa, y, g)
             out += [(i, dim, "calibrated", None if np.isnan(v) else float(v), len(all_ids), 0)
                     for i, v in zip(its, cal)]
+            # the same with the output's length as one more feature: length is a strong,
+            # free signal on some dimensions (Topical-Chat engagingness); reported apart so
+            # the judge's own contribution stays visible
+            Xl = np.column_stack([Xa, [np.log1p(n_words[i]) for i in its]])
+            cal = A.calibrated_scores(Xl, y, g)
+            out += [(i, dim, "calibrated_len", None if np.isnan(v) else float(v),
+                     len(all_ids), 0) for i, v in zip(its, cal)]
     return out
