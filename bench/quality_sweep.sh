@@ -3,7 +3,7 @@
 # database (default ~/.cache/checkeval/bench_quality.db): a finished row reruns in seconds,
 # an interrupted one resumes where it stopped. Rows are ordered cheapest first.
 #   bash bench/quality_sweep.sh            # all rows
-#   bash bench/quality_sweep.sh 3 5        # rows 3 and 5 only
+#   bash bench/quality_sweep.sh 5 3        # rows 5 then 3
 # Output: bench/out/<row>.txt (the table) and bench/out/<row>.json
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,10 +23,11 @@ ROWS=(
   "tc-05b-seal|$TC --judge embedded --method seal"
   "se-05b-rocketeval-ref|$SE --judge embedded --method rocketeval --param include_reference=true"
 )
-want=("$@")
-for i in "${!ROWS[@]}"; do
-  n=$((i + 1))
-  if [[ ${#want[@]} -gt 0 && ! " ${want[*]} " =~ " $n " ]]; then continue; fi
+order=("$@")
+[[ ${#order[@]} -eq 0 ]] && order=($(seq 1 ${#ROWS[@]}))
+for n in "${order[@]}"; do   # in the order given
+  i=$((n - 1))
+  [[ $i -ge 0 && $i -lt ${#ROWS[@]} ]] || { echo "no row $n" >&2; continue; }
   name="${ROWS[$i]%%|*}"
   args="${ROWS[$i]#*|}"
   echo "== row $n: $name: checkeval bench quality $args" >&2

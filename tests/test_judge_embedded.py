@@ -43,3 +43,25 @@ def test_generate_and_cache(db):
     assert first.text.strip() and not first.error
     again = get_judge("embedded", db=db).generate([g])[0]
     assert again.cached and again.text == first.text
+
+
+def test_short_generation_reuses_shared_parts():
+    """G-Eval's Likert prompts of one item share the article and the summary: decoded on the
+    segment cache they cost far fewer evaluated tokens and give the same answers."""
+    from checkeval_core.runs.methods import plan_geval
+
+    item = {"id": 1, **ITEM}
+    ctx = {"kind": "summarization", "params": {}, "definitions": {},
+           "content": {"dimensions": [{"name": d, "definition": f"the {d} of the summary"}
+                                      for d in ("fluency", "relevance", "coherence")],
+                       "questions": [{"dimension": d} for d in
+                                     ("fluency", "relevance", "coherence")]}}
+    reqs = [w.request for w in plan_geval(item, ctx)]
+    assert len(reqs) == 3 and all(r.shared_parts for r in reqs)
+    reuse_j, full_j = load_backend("embedded"), load_backend("embedded", reuse=False)
+    reuse, full = reuse_j.generate(reqs), full_j.generate(reqs)
+    assert reuse_j.tokens_evaluated < 0.7 * full_j.tokens_evaluated
+    for a, b in zip(reuse, full):
+        assert not a.error and a.text.strip()[:1] in "12345"
+        assert a.text.strip()[:1] == b.text.strip()[:1]
+        assert a.first_token_logprobs and set(a.first_token_logprobs) & {"1", "2", "3", "4", "5"}

@@ -82,6 +82,10 @@ class GenerateRequest:
     purpose: str = field(default="", compare=False)
     payload: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # leading pieces of the user message that other requests share (e.g. the article, then
+    # the judged text): a backend with prefix reuse evaluates them once. A hint only: it is
+    # derived from the messages, so it is not part of the cache key.
+    shared_parts: tuple[str, ...] = field(default=(), compare=False)
 
     def cache_payload(self) -> dict[str, Any]:
         return {"messages": [list(m) for m in self.messages], "temperature": self.temperature,

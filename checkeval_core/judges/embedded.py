@@ -9,6 +9,8 @@ evaluates the rest. Segments are always evaluated as the same chunks, so a score
 depend on which requests came before it (the reuse path is deterministic; it differs from
 one single full pass by a small numerical amount, see docs). Requests are ordered so that
 items sharing a source are answered together (the article is evaluated once per group).
+Short deterministic generations (G-Eval's Likert score, CheckEval's grouped Yes/No lines) are
+decoded greedily on the same segment cache when the request names its shared parts.
 
 One model per process, guarded by a lock: a ``Llama`` context is not thread-safe.
 """
@@ -36,6 +38,10 @@ from checkeval_core.judges.model_files import VARIANTS, model_path
 N_CTX = int(os.environ.get("CHECKEVAL_EMBEDDED_N_CTX", "8192"))
 N_THREADS = int(os.environ.get("CHECKEVAL_EMBEDDED_THREADS", str(os.cpu_count() or 2)))
 SEED = 1234
+# generate requests up to this many tokens with ``shared_parts`` are decoded greedily on the
+# segment cache (Likert scores, grouped Yes/No lines); longer or JSON ones use llama.cpp's
+# chat completion
+SHORT_ANSWER_TOKENS = 256
 _SENTINEL = "\x00USER\x00"
 YES_SPELLINGS = ("Yes", "yes", "YES", " Yes", " yes", " YES")
 NO_SPELLINGS = ("No", "no", "NO", " No", " no", " NO")
@@ -90,11 +96,16 @@ class _Engine:
 
     def segments(self, req: BinaryRequest) -> tuple[list[int], list[int]]:
         """Tokens of the whole prompt and the segment end positions (last = len(tokens))."""
-        pre, post = self.chat_prompt(req.system, _SENTINEL).split(_SENTINEL)
-        full = self.tokenize(pre + req.user_text + post)
+        return self.segments_of(req.system, req.user_text, req.context)
+
+    def segments_of(self, system: str, user: str,
+                    parts: Sequence[str]) -> tuple[list[int], list[int]]:
+        """As :meth:`segments` for a system text, a user text and its leading parts."""
+        pre, post = self.chat_prompt(system, _SENTINEL).split(_SENTINEL)
+        full = self.tokenize(pre + user + post)
         bounds = []
         acc = pre
-        for part in req.context:
+        for part in parts:
             acc += part
             toks = self.tokenize(acc)
             # keep a boundary only where the prefix tokenizes as a prefix of the full prompt
@@ -141,6 +152,15 @@ class _Engine:
 
         ptr = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
         return np.ctypeslib.as_array(ptr, shape=(self.llm.n_vocab(),)).astype(np.float64)
+
+    def stop_ids(self) -> set[int]:
+        """End-of-generation tokens: EOS and the chat template's end-of-turn markers."""
+        ids = {self.llm.token_eos()}
+        for marker in ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<end_of_turn>"):
+            t = self.tokenize(marker)
+            if len(t) == 1:
+                ids.add(t[0])
+        return ids
 
     def forget_kv(self) -> None:
         """After a high-level call (generation) our segment bookkeeping no longer holds."""
@@ -209,6 +229,37 @@ class EmbeddedJudge:
                     latency_ms=(time.perf_counter() - t0) * 1000)
         return [r for r in results if r is not None]
 
+    def _short_greedy(self, eng: _Engine, req: GenerateRequest) -> GenerateResult:
+        """Greedy decoding on the segment cache: the request's shared parts (article, judged
+        text) are evaluated once for every request that shares them, as in :meth:`binary`.
+        Used for short deterministic answers (Likert scores, grouped Yes/No lines)."""
+        t0 = time.perf_counter()
+        system, user = _split_system(req.messages)
+        parts = [p for p in req.shared_parts if p] if self.reuse else []
+        if parts and not user.startswith("".join(parts)):
+            parts = []  # the hint does not match the message: no segment boundaries
+        tokens, bounds = eng.segments_of(system, user, parts)
+        self.tokens_evaluated += eng.eval_segments(tokens, bounds, self.reuse)
+        stop = eng.stop_ids()
+        first: dict[str, float] | None = None
+        gen: list[int] = []
+        for step in range(req.max_tokens):
+            lp = _log_softmax(eng.last_logits())
+            if step == 0 and req.top_logprobs > 0:
+                first = {}
+                for t in np.argsort(lp)[::-1][: req.top_logprobs]:
+                    tok = eng.llm.detokenize([int(t)]).decode("utf-8", "ignore")
+                    first[tok] = max(first.get(tok, -1e9), float(lp[t]))
+            nxt = int(np.argmax(lp))
+            if nxt in stop or len(tokens) + len(gen) + 1 >= N_CTX:
+                break
+            gen.append(nxt)
+            eng.llm.eval([nxt])  # beyond the cached segments: dropped by the next request
+        text = eng.llm.detokenize(gen).decode("utf-8", "ignore")
+        return GenerateResult(text=text, tokens_in=len(tokens), tokens_out=len(gen),
+                              latency_ms=(time.perf_counter() - t0) * 1000,
+                              first_token_logprobs=first)
+
     def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResult]:
         out = []
         with _LOCK:
@@ -217,6 +268,15 @@ class EmbeddedJudge:
                 t0 = time.perf_counter()
                 messages = [{"role": r, "content": c} for r, c in req.messages]
                 first: dict[str, float] | None = None
+                if req.shared_parts and not req.json_mode and req.temperature == 0 \
+                        and req.max_tokens <= SHORT_ANSWER_TOKENS:
+                    try:
+                        out.append(self._short_greedy(eng, req))
+                    except Exception as e:  # noqa: BLE001 - failures are data
+                        eng.forget_kv()
+                        out.append(GenerateResult(error=f"embedded: {e}",
+                                                  latency_ms=(time.perf_counter() - t0) * 1000))
+                    continue
                 try:
                     if req.top_logprobs > 0:
                         prompt = eng.tokenize(eng.chat_prompt(

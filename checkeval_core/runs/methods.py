@@ -151,6 +151,12 @@ def _material(item: dict[str, Any], kind: str) -> str:
     return "".join(source_parts(item, kind, include_source=True))
 
 
+def _shared(item: dict[str, Any], kind: str, label: str) -> tuple[str, ...]:
+    """The leading parts of GROUPED_USER / LIKERT_USER shared across requests: the material
+    (shared by a document's items), then the judged text (shared by an item's prompts)."""
+    return (_material(item, kind), f"{label} to evaluate:\n{item['output']}\n\n")
+
+
 def _qs_for_item(content: dict[str, Any], item_pk: int) -> list[dict[str, Any]]:
     return [q for q in content["questions"] if q.get("item_id") in (None, item_pk)]
 
@@ -188,6 +194,7 @@ def plan_checkeval(item: dict[str, Any], ctx: dict[str, Any]) -> list[Work]:
             dimension=dim, definition=ctx["definitions"].get(dim, ""), sub_dimension=sub,
             questions="\n".join(f"Q{i + 1}: {q['text']}" for i, q in enumerate(qs)))
         req = GenerateRequest.chat(P.GROUPED_SYSTEM, user, max_tokens=8 * len(qs) + 16,
+                                   shared_parts=_shared(item, ctx["kind"], label),
                                    purpose="grouped_answers",
                                    payload={"questions": [q["text"] for q in qs],
                                             "text": _material(item, ctx["kind"]) +
@@ -215,6 +222,7 @@ def plan_geval(item: dict[str, Any], ctx: dict[str, Any]) -> list[Work]:
                                     label_lower=label.lower(), output=item["output"],
                                     dimension=dim, definition=d.get("definition", ""))
         req = GenerateRequest.chat(P.LIKERT_SYSTEM, user, max_tokens=4, top_logprobs=5,
+                                   shared_parts=_shared(item, ctx["kind"], label),
                                    purpose="likert", payload={"text": item["output"],
                                                               "dimension": dim})
 

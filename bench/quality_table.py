@@ -1,0 +1,52 @@
+"""Render bench/out/*.json (from bench/quality_sweep.sh) as the Markdown rows of the quality
+table in docs/benchmarks.md: one row per judge × aggregation, ensembles, baselines.
+
+    .venv/bin/python bench/quality_table.py bench/out/tc-05b-rocketeval.json ...
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+DIMS = {"summeval": ["coherence", "consistency", "fluency", "relevance"],
+        "topical_chat": ["coherence", "engagingness", "groundedness", "naturalness"]}
+
+
+def cell(t: dict, coefs: list[str]) -> str:
+    vals = [t.get(c) for c in coefs]
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals):
+        return "–"
+    return " / ".join(f"{v:.2f}" for v in vals)
+
+
+def rows(res: dict) -> list[str]:
+    coefs = ["spearman", "kendall"] if res["level"] == "sample_level" else ["spearman", "pearson"]
+    dims = DIMS[res["benchmark"]]
+    opts = ", ".join(f"{k}={v}" for k, v in res["params"].items()) or "default layout"
+    out = []
+
+    def line(name: str, table: dict, cost: str) -> str:
+        cells = [cell(table.get(d, {}), coefs) for d in dims]
+        return (f"| {name} | " + " | ".join(cells) + f" | **{cell(table.get('AVG', {}), coefs)}**"
+                f" | {cost} |")
+
+    for r in res["runs"]:
+        cost = f"{r['run_wall_s']:.0f} s" if r.get("run_wall_s") else "–"
+        for agg, t in r["aggregations"].items():
+            out.append(line(f"`{r['judge']}` {res['method']} · {agg} · {opts}", t, cost))
+            cost = "same run"
+    for agg, e in res.get("ensemble", {}).items():
+        out.append(line(f"ensemble {' + '.join(r['judge'] for r in res['runs'])} · {agg}",
+                        e["table"], "(the runs above)"))
+    for name, t in res["baselines"].items():
+        out.append(line(f"baseline: {name}", t, "0 s"))
+    return out
+
+
+if __name__ == "__main__":
+    for path in sys.argv[1:]:
+        res = json.load(open(path))
+        print(f"\n<!-- {path}: {res['benchmark']} {res['docs']} groups, {res['items']} items -->")
+        print("\n".join(rows(res)))
