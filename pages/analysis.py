@@ -8,7 +8,7 @@ import streamlit as st
 
 from checkeval_core.analysis import charts
 from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
-from checkeval_core.analysis.ensemble import analyze_ensemble
+from checkeval_core.analysis.ensemble import ENSEMBLE_MODES, analyze_ensemble
 from checkeval_core.analysis.external import MetricFileError, import_metric, list_metrics
 from checkeval_core.analysis.report import (
     analyze_metric,
@@ -55,21 +55,26 @@ agg = st.selectbox("Aggregation (default: each run's own)", ["(run default)", *a
                    key="an_agg")
 agg = None if agg == "(run default)" else agg
 use_ensemble = len(chosen) >= 2 and st.checkbox(
-    "Add the ensemble of the selected runs (mean of their standardised scores)",
-    key="an_ensemble", help="Judges that err differently cancel some noise; the members' "
-                            "agreement is shown below the chart.")
+    "Add the ensemble of the selected runs", key="an_ensemble",
+    help="Judges that err differently cancel some noise; the members' agreement is shown "
+         "below the chart.")
+ens_mode = st.radio("Ensemble", ENSEMBLE_MODES, horizontal=True, key="an_ensemble_mode",
+                    format_func={"mean": "mean of standardised scores",
+                                 "stack": "learned on all runs' answers (other documents)",
+                                 "stack_len": "learned, plus output length"}.get) \
+    if use_ensemble else "mean"
 if not chosen and not chosen_metrics:
     st.stop()
 
 
 @st.cache_data(ttl=60, show_spinner="Computing correlations and bootstrap intervals…")
 def compute(db_file: str, run_ids: tuple, metric_names: tuple, aggregation: str | None,
-            stamp: str, ensemble: bool = False) -> dict:
+            stamp: str, ensemble: bool = False, mode: str = "mean") -> dict:
     d = open_db(db_file)
     out = analyze_runs(d, list(run_ids), aggregation, n_boot=100) if run_ids else \
         {"runs": {}, "agreement": {}, "stability": {}}
     if ensemble:
-        ens = analyze_ensemble(d, list(run_ids), aggregation, n_boot=100)
+        ens = analyze_ensemble(d, list(run_ids), aggregation, n_boot=100, mode=mode)
         out["runs"]["ensemble:" + "+".join(map(str, run_ids))] = {
             "judge": "ensemble", "method": "ensemble", "aggregation": aggregation or "each run's",
             **ens}
@@ -82,7 +87,8 @@ def compute(db_file: str, run_ids: tuple, metric_names: tuple, aggregation: str 
 from checkeval_core.store import db_path  # noqa: E402
 
 stamp = str(db.execute("SELECT MAX(id) FROM score").fetchone()[0])
-report = compute(db_path(db), tuple(chosen), tuple(chosen_metrics), agg, stamp, use_ensemble)
+report = compute(db_path(db), tuple(chosen), tuple(chosen_metrics), agg, stamp, use_ensemble,
+                 ens_mode)
 per_run = report["runs"]
 for k, r in per_run.items():
     r["label"] = labels.get(int(k), k) if k.isdigit() else \

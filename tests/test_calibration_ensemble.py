@@ -117,3 +117,17 @@ def test_parse_params():
         parse_params(["nope=1"])
     with pytest.raises(ValueError, match="expected bool"):
         parse_params(["include_reference=maybe"])
+
+
+def test_stacked_ensemble_is_learned_out_of_sample(db, demo_runs):
+    from checkeval_core.analysis.ensemble import stacked_frame
+
+    df, meta = stacked_frame(db, demo_runs)
+    assert meta["n_features"] == 2 * 122  # both runs' answers to the 122 questions
+    assert df["metric"].notna().all() and len(df) == 48 * 4
+    df_len, meta_len = stacked_frame(db, demo_runs, with_length=True)
+    assert meta_len["n_features"] == 2 * 122 + 1
+    rep = analyze_ensemble(db, demo_runs, n_boot=0, mode="stack")
+    assert rep["mode"] == "stack" and rep["average"]["sample_level"]["n"] >= 1
+    with pytest.raises(ValueError, match="ensemble mode"):
+        analyze_ensemble(db, demo_runs, mode="median")

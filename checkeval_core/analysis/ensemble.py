@@ -71,9 +71,63 @@ def ensemble_frame(db: sqlite_utils.Database, run_ids: list[int],
         "member_agreement": agree}
 
 
+def stacked_frame(db: sqlite_utils.Database, run_ids: list[int],
+                  with_length: bool = False) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A learned ensemble: :func:`~checkeval_core.runs.aggregate.calibrated_scores` on the
+    per-question answers of *all* member runs side by side (and the output's length with
+    ``with_length``), fitted leave-one-document-out against the human scores — so the
+    members' questions get weights learned on other documents instead of equal z-weights."""
+    from checkeval_core.runs.aggregate import answer_value, calibrated_scores
+    from checkeval_core.store import rows
+
+    if len(run_ids) < 2:
+        raise ValueError("an ensemble needs at least two runs (--run A --run B)")
+    metas = [run_frame(db, rid, None)[1] for rid in run_ids]
+    if len({m["task_id"] for m in metas}) != 1:
+        raise ValueError("the runs of an ensemble must be on the same task")
+    marks = ",".join("?" * len(run_ids))
+    feats: dict[int, dict[tuple, float]] = {}
+    for a in rows(db, f"SELECT run_id, item_id, question_id, unit, verdict, p_yes FROM answer "
+                      f"WHERE run_id IN ({marks})", run_ids):
+        v = answer_value(a["verdict"], a["p_yes"])
+        if v is not None:
+            feats.setdefault(a["item_id"], {})[(a["run_id"], a["question_id"], a["unit"])] = v
+    cols = sorted({k for f in feats.values() for k in f})
+    items = pd.DataFrame(rows(db, "SELECT i.id AS item_pk, i.item_id, i.group_id AS \"group\", "
+                                  "i.system_id AS system, i.output, hs.dimension, hs.value AS "
+                                  "human FROM item i JOIN human_score hs ON hs.item_id = i.id "
+                                  "WHERE i.task_id = ? AND hs.annotator = ''",
+                             [metas[0]["task_id"]]))
+    items = items[items["item_pk"].isin(feats)]
+    parts = []
+    for _dim, part in items.groupby("dimension", sort=True):
+        part = part.copy()
+        X = np.array([[feats[i].get(c, np.nan) for c in cols] for i in part["item_pk"]])
+        if with_length:
+            X = np.column_stack([X, np.log1p(part["output"].str.split().str.len())])
+        part["metric"] = calibrated_scores(X, part["human"].to_numpy(float), part["group"])
+        parts.append(part.drop(columns=["output"]))
+    df = pd.concat(parts, ignore_index=True) if parts else items.assign(metric=np.nan)
+    return df, {"members": [{k: m[k] for k in ("run", "judge", "method", "aggregation")}
+                            for m in metas], "n_features": len(cols) + int(with_length)}
+
+
+ENSEMBLE_MODES = ("mean", "stack", "stack_len")
+
+
 def analyze_ensemble(db: sqlite_utils.Database, run_ids: list[int],
                      aggregation: str | None = None, n_boot: int = 200,
-                     seed: int = 0) -> dict[str, Any]:
-    """Correlation report of the ensemble plus its members and their agreement."""
-    df, meta = ensemble_frame(db, run_ids, aggregation)
-    return {**meta, **correlation_report(df, n_boot, seed)}
+                     seed: int = 0, mode: str = "mean") -> dict[str, Any]:
+    """Correlation report of the ensemble plus its members and their agreement.
+
+    ``mode``: ``mean`` (mean of standardised scores), ``stack`` (calibration on all members'
+    answers), ``stack_len`` (the same plus the output's length)."""
+    if mode not in ENSEMBLE_MODES:
+        raise ValueError(f"ensemble mode {mode!r}: use one of {', '.join(ENSEMBLE_MODES)}")
+    _, meta = ensemble_frame(db, run_ids, aggregation)  # members and their agreement
+    if mode != "mean":
+        df, extra = stacked_frame(db, run_ids, with_length=mode == "stack_len")
+        meta = {**meta, "n_features": extra["n_features"]}
+    else:
+        df, _ = ensemble_frame(db, run_ids, aggregation)
+    return {**meta, "mode": mode, **correlation_report(df, n_boot, seed)}

@@ -204,6 +204,11 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
             df, meta = ensemble_frame(db, [r["run"] for r in results], agg)
             ens[agg] = {"table": _tables(df, b, n_boot),
                         "member_agreement": meta["member_agreement"]}
+        from checkeval_core.analysis.ensemble import stacked_frame
+
+        for mode, with_len in (("stack", False), ("stack_len", True)):
+            df, _ = stacked_frame(db, [r["run"] for r in results], with_length=with_len)
+            ens[mode] = {"table": _tables(df, b, n_boot), "member_agreement": {}}
         out["ensemble"] = ens
     return out
 

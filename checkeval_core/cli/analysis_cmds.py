@@ -33,6 +33,9 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                 ensemble: bool = typer.Option(False, "--ensemble",
                                               help="also score the mean of the runs' "
                                                    "standardised scores (2+ runs)"),
+                ensemble_mode: str = typer.Option("mean", "--ensemble-mode",
+                                                  help="mean | stack (calibration on all "
+                                                       "runs' answers) | stack_len"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Correlation with human scores (sample / dataset / system level), agreement, stability."""
     from checkeval_core.analysis.external import MetricFileError, import_metric
@@ -52,7 +55,8 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             if ensemble:
                 from checkeval_core.analysis.ensemble import analyze_ensemble
 
-                out["ensemble"] = analyze_ensemble(db, list(run), aggregation, n_boot=bootstrap)
+                out["ensemble"] = analyze_ensemble(db, list(run), aggregation, n_boot=bootstrap,
+                                                   mode=ensemble_mode)
         else:
             fail("give --run RUN_ID (repeatable) or --task NAME --metric-file FILE.csv")
     except (NotFound, MetricFileError, ValueError) as e:
