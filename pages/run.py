@@ -9,6 +9,7 @@ import streamlit as st
 from checkeval_core.checklists.versions import list_versions
 from checkeval_core.judges.saved import list_judges
 from checkeval_core.runs import cancel_run, create_run, get_run, list_runs, start_background
+from checkeval_core.runs.defaults import recommended
 from checkeval_core.runs.methods import METHODS
 from checkeval_core.store import db_path, open_db
 from checkeval_core.tasks import list_tasks
@@ -30,10 +31,14 @@ with st.form("new_run"):
                                                    f"{v['n_questions']} questions"
                                                    for v in versions if v["version"] == n),
                         key="run_version")
+    rec = recommended(db, task, info["kind"])
     specs = [j["spec"] for j in list_judges(db)]
-    judges = c2.multiselect("Judges", specs, default=["embedded"], key="run_judges")
+    if rec["judge"] not in specs:
+        specs.append(rec["judge"])
+    judges = c2.multiselect("Judges", specs, default=[rec["judge"]], key="run_judges")
     extra = c2.text_input("Another judge spec (optional)", key="run_extra")
-    methods = c1.multiselect("Methods", list(METHODS), default=["rocketeval"], key="run_methods")
+    methods = c1.multiselect("Methods", list(METHODS), default=[rec["method"]],
+                             key="run_methods")
     limit = c1.number_input("Items (first N)", 1, info["n_items"], min(3, info["n_items"]),
                             key="run_limit", help="Keep it small with the embedded judge: a "
                             "SummEval item costs ~7 s per dimension with 15 questions.")
@@ -42,12 +47,15 @@ with st.form("new_run"):
                               key="run_include_definition")
         inc_ref = st.checkbox("Include the item's reference text (when it has one)",
                               key="run_include_reference")
-        primary = st.selectbox("Primary aggregation", ["(method default)", "mean_p_yes",
-                                                       "share_yes", "supervised", "linear",
-                                                       "calibrated", "calibrated_len"],
+        agg_choices = ["(method default)", "mean_p_yes", "share_yes", "supervised", "linear",
+                       "calibrated", "calibrated_len"]
+        primary = st.selectbox("Primary aggregation", agg_choices,
+                               index=agg_choices.index(rec["aggregation"]),
                                key="run_aggregation",
                                help="Learned aggregations (supervised, linear, calibrated) "
                                     "need human scores and are fitted on other documents.")
+    st.caption(f"Preselected: {rec['judge']} · {rec['method']} · {rec['aggregation']} — "
+               f"{rec['why']}.")
     submitted = st.form_submit_button("Start", type="primary")
 if submitted:
     chosen = judges + ([extra.strip()] if extra.strip() else [])

