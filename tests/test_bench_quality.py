@@ -43,3 +43,25 @@ def test_bench_quality_fake(tmp_path):
                           "--benchmark", "nope", "--data", str(src), "--judge", "fake"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "summeval or topical_chat" in bad.stderr
+
+
+def test_format_table_shows_undefined_cells_as_dash():
+    # a judge that answers Yes to everything has a constant share_yes: its correlation is
+    # undefined (None in the JSON) and the text table must still print
+    from checkeval_core.analysis.quality_bench import format_table
+
+    cell = {"spearman": 0.5, "kendall": 0.25}
+    res = {"benchmark": "summeval", "method": "rocketeval", "docs": 2, "items": 4,
+           "questions": "seed", "level": "sample_level", "params": {},
+           "table": {"fluency": cell, "AVG": cell},
+           "runs": [{"judge": "embedded:quality", "run": 1, "n_answers": 4, "wall_s": 0,
+                     "cpu_s": 0, "run_wall_s": 1,
+                     "aggregations": {"share_yes": {"fluency": {"spearman": None,
+                                                                "kendall": None},
+                                                    "AVG": None},
+                                      "mean_p_yes": {"fluency": cell, "AVG": cell}}}],
+           "baselines": {}}
+    text = format_table(res)
+    share = next(x for x in text.splitlines() if "share_yes" in x)
+    assert share.split()[-2:] == ["–/–", "–/–"]
+    assert "0.50/0.25" in next(x for x in text.splitlines() if "mean_p_yes" in x)

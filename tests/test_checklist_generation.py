@@ -33,6 +33,10 @@ def test_parse_messy_outputs():
     qs, probs = parse_questions("I think the summary is good overall.")
     assert qs == [] and "not a question" in probs[0]
     assert parse_questions("Q1: Is A?\nQ2: Is A?")[0] == ["Is A?"]
+    # answer options listed under a question are not questions (a 0.5B model does this)
+    qs, probs = parse_questions("1. Is A?\n   - Yes\n   - No\n2. Is B?\n   a) Yes/No")
+    assert qs == ["Is A?", "Is B?"] and len(probs) == 3
+    assert all("answer option" in p for p in probs)
 
 
 def test_flags():

@@ -190,7 +190,11 @@ def test_cli_run_param(tmp_path):
                         "--judge", "fake", "--limit", "1", "--param", "include_reference=true",
                         "--json", "--quiet"], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["params"]["include_reference"] is True
+    out = json.loads(r.stdout)
+    assert set(out) == {"run", "status", "n_answers"}  # the issue-5 contract, unchanged
+    from checkeval_core.runs.jobs import get_run
+    from checkeval_core.store import open_db
+    assert get_run(open_db(tmp_path / "c.db"), out["run"])["params"]["include_reference"] is True
     bad = subprocess.run([sys.executable, "-m", "checkeval_core", "run", "--task",
                           "summeval-demo", "--judge", "fake", "--param", "colour=red"],
                          env=env, capture_output=True, text=True)

@@ -234,10 +234,13 @@ def format_table(res: dict[str, Any]) -> str:
              f"items · {res['questions']} questions · {res['level']} "
              f"({' / '.join(coefs)}) · params {dumps(res['params'])}", head]
 
+    def num(v: Any) -> str:  # None = undefined (e.g. a constant score): shown as a dash
+        return "–" if v is None or v != v else f"{v:.2f}"
+
     def line(name: str, table: dict[str, Any]) -> str:
-        cells = [table.get(d, {}) for d in dims] + [table.get("AVG", {})]
+        cells = [table.get(d) or {} for d in dims] + [table.get("AVG") or {}]
         return name[:43].ljust(44) + "".join(
-            ("/".join(f"{c.get(k, float('nan')):.2f}" for k in coefs)).rjust(12) for c in cells)
+            ("/".join(num(c.get(k)) for k in coefs)).rjust(12) for c in cells)
 
     for r in res["runs"]:
         for agg, t in r["aggregations"].items():

@@ -3,8 +3,8 @@ not phrased so that "Yes" means better.
 
 Accepted: numbered lists (``1.``, ``2)``, ``(3)``, ``Q4:``), bullets (``-``, ``*``, ``•``), a
 JSON array of strings or of objects with ``question``/``text``, a JSON object holding such an
-array, and plain lines ending with ``?``. Lines that are neither (stray prose) are returned as
-*problems* so the user sees what was not used.
+array, and plain lines ending with ``?``. Lines that are neither (stray prose) and listed answer
+options ("- Yes", "- No") are returned as *problems* so the user sees what was not used.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ _NEGATIVE = re.compile(
     r"hallucinat\w*)|contain(?:s)? (?:errors?|mistakes?|irrelevant|redundan\w*|hallucinat\w*)|"
     r"fail(?:s)? to|lack(?:s)?|incorrect|inaccura\w*|confus\w*|awkward|irrelevant|"
     r"unnecessary|repetitive|contradict\w*)\b", re.IGNORECASE)
+# a listed line that is only an answer option ("- Yes", "b) No"), not a question
+_OPTION = re.compile(r"^(yes|no|true|false|yes\s*/\s*no)[.!]?$", re.IGNORECASE)
 _AVOID = re.compile(r"\b(avoid\w*|free of|free from|without|no(?:t)? (?:contain|include))\b",
                     re.IGNORECASE)
 
@@ -65,7 +67,9 @@ def parse_questions(text: str | None) -> tuple[list[str], list[str]]:
                 continue
             body = _PREFIX.sub("", line).strip().strip('"').strip()
             listed = bool(_PREFIX.match(line)) and body != line.strip()
-            if body.endswith("?") or (listed and body):
+            if _OPTION.match(body):
+                problems.append(f"an answer option, not a question, ignored: {line.strip()}")
+            elif body.endswith("?") or (listed and body):
                 found.append(body)
             else:
                 problems.append(f"not a question, ignored: {line.strip()[:120]}")

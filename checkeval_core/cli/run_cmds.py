@@ -69,7 +69,7 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps({"run": run_id, "status": run["status"],
-                               "n_answers": run["n_answers"], "params": run["params"]}))
+                               "n_answers": run["n_answers"]}))
     else:
         typer.echo(f"run {run_id}: {run['status']}, {run['n_answers']} answers")
     if run["status"] != "completed":

@@ -4,12 +4,13 @@ Our own wording of the CheckEval (augmentation, filtering) and RocketEval (insta
 checklist) procedures. Every generated question records PROMPT_VERSION.
 """
 
-PROMPT_VERSION = "checklist-v1"
+PROMPT_VERSION = "checklist-v2"
 
 GEN_SYSTEM = (
     "You design evaluation checklists. Every question you write can be answered with Yes or No "
     "about a single piece of generated text, and is phrased so that 'Yes' means the text is "
-    "better. Output one question per line as a numbered list, and nothing else."
+    "better. Output one question per line as a numbered list, and nothing else: no answer "
+    "options, no explanations."
 )
 
 DIVERSIFY = """Quality dimension: {dimension}
@@ -22,15 +23,23 @@ Existing questions for this aspect:
 Write {n} NEW yes/no questions that check other facets of the aspect "{sub_dimension}" that the
 existing questions do not cover. Do not repeat or rephrase the existing questions."""
 
-ELABORATE = """Quality dimension: {dimension}
+ELABORATE = """Example.
+Broad question: "Is the answer polite?"
+Sub-questions:
+1. Does the answer greet or thank the reader?
+2. Does the answer avoid blaming the reader?
+3. Is the tone of the answer respectful throughout?
+
+Your task.
+Quality dimension: {dimension}
 Definition: {definition}
 Aspect of this dimension: {sub_dimension}
+Broad question: "{seed}"
 
-Broad question:
-{seed}
-
-Write {n} more specific yes/no sub-questions that together help answer the broad question, each
-checking one concrete, observable property of the text."""
+Write {n} more specific yes/no sub-questions about the {dimension} of the text that together
+help answer this broad question, each checking one concrete, observable property. Each must
+differ from the broad question, from the example and from the others.
+Sub-questions:"""
 
 FILTER_SYSTEM = (
     "You review evaluation checklists. You answer with JSON only."
