@@ -11,6 +11,7 @@ from checkeval_core.judges.saved import list_judges
 from checkeval_core.runs import cancel_run, create_run, get_run, list_runs, start_background
 from checkeval_core.runs.defaults import recommended
 from checkeval_core.runs.methods import METHODS
+from checkeval_core.runs.options import options_text
 from checkeval_core.store import db_path, open_db
 from checkeval_core.tasks import list_tasks
 from studio_ui.widgets import task_picker
@@ -109,7 +110,8 @@ def progress_panel() -> None:
     table = pd.DataFrame([{k: r[k] for k in ("id", "judge_spec", "method", "status",
                                               "progress_done", "progress_total", "tokens_in",
                                               "cost", "n_errors", "scoring_mode",
-                                              "checklist_version", "error")} for r in rs])
+                                              "checklist_version", "error")}
+                          | {"options": options_text(r["params"])} for r in rs])
     st.dataframe(table, hide_index=True, width="stretch")
     if not active and st.session_state.get("run_watch"):
         st.session_state.pop("run_watch")

@@ -27,6 +27,9 @@ def test_run_page_starts_background_run(db):
     assert "include_reference" not in run["params"]
     at.run()
     assert "completed" in list(at.dataframe[0].value["status"])
+    # the run list shows the options the user chose (not the derived ones)
+    assert list(at.dataframe[0].value["options"]) == \
+        ['aggregation="share_yes", include_definition=true']
 
 
 def test_traces_page_shows_answers_side_by_side(db):

@@ -82,7 +82,7 @@ def get_run(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
 def list_runs(db: sqlite_utils.Database, task: str | None = None) -> list[dict[str, Any]]:
     sql = ("SELECT r.id, t.name AS task, r.judge_spec, r.method, r.status, r.progress_done, "
            "r.progress_total, r.tokens_in, r.tokens_out, r.cost, r.n_errors, r.scoring_mode, "
-           "r.created_at, r.started_at, r.finished_at, r.error, r.pid, v.version AS "
+           "r.created_at, r.started_at, r.finished_at, r.error, r.pid, r.params, v.version AS "
            "checklist_version FROM run r JOIN task t ON t.id = r.task_id LEFT JOIN "
            "checklist_version v ON v.id = r.checklist_version_id")
     params: list[Any] = []

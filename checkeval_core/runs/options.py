@@ -53,3 +53,12 @@ def parse_params(pairs: list[str] | None) -> dict[str, Any]:
 def requested(params: dict[str, Any]) -> dict[str, Any]:
     """The options a user asked for, without the ones a run writes itself."""
     return {k: v for k, v in params.items() if k not in DERIVED}
+
+
+def options_text(params: str | dict[str, Any] | None) -> str:
+    """A run's options as short ``key=value`` text for run lists ("" when none); the values a
+    run computes itself (SEAL weights, bundle origin) are left out."""
+    if isinstance(params, str):
+        params = json.loads(params or "{}")
+    return ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted((params or {}).items())
+                     if k not in ("seal_weights", "bundle"))
