@@ -4,6 +4,9 @@
 # an interrupted one resumes where it stopped. Rows are ordered cheapest first.
 #   bash bench/quality_sweep.sh            # all rows
 #   bash bench/quality_sweep.sh 5 3        # rows 5 then 3
+# Rows 14-15 compare all published questions with the seeds on the first 6 contexts (row 15
+# reuses row 1's cached answers); rows 17-18 compare SEAL's units with RocketEval on the first 4
+# SummEval documents (row 18 reuses row 2's cached answers).
 # Output: bench/out/<row>.txt (the table) and bench/out/<row>.json
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +25,14 @@ ROWS=(
   "tc-05b-checkeval|$TC --judge embedded --method checkeval"
   "tc-05b-seal|$TC --judge embedded --method seal"
   "se-05b-rocketeval-ref|$SE --judge embedded --method rocketeval --param include_reference=true"
+  "se-05b-checkeval|$SE --judge embedded --method checkeval"
+  "se-05b-seal|$SE --judge embedded --method seal"
+  "tc-15b-geval|$TC --judge embedded:quality --method geval"
+  "tc6-05b-rocketeval-all|--benchmark topical_chat --docs 6 --judge embedded --method rocketeval --questions all"
+  "tc6-05b-rocketeval|--benchmark topical_chat --docs 6 --judge embedded --method rocketeval"
+  "se-15b-geval|$SE --judge embedded:quality --method geval"
+  "se4-05b-seal|--benchmark summeval --docs 4 --judge embedded --method seal"
+  "se4-05b-rocketeval|--benchmark summeval --docs 4 --judge embedded --method rocketeval"
 )
 order=("$@")
 [[ ${#order[@]} -eq 0 ]] && order=($(seq 1 ${#ROWS[@]}))

