@@ -6,7 +6,8 @@
 #   bash bench/quality_sweep.sh 5 3        # rows 5 then 3
 # Rows 14-15 compare all published questions with the seeds on the first 6 contexts (row 15
 # reuses row 1's cached answers); rows 17-18 compare SEAL's units with RocketEval on the first 4
-# SummEval documents (row 18 reuses row 2's cached answers).
+# SummEval documents (row 18 reuses row 2's cached answers). Row 19 is an ensemble of three runs
+# (1.5B; 0.5B; 0.5B with the definition in the prompt), reusing rows 1, 3 and 6.
 # Output: bench/out/<row>.txt (the table) and bench/out/<row>.json
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +34,7 @@ ROWS=(
   "se-15b-geval|$SE --judge embedded:quality --method geval"
   "se4-05b-seal|--benchmark summeval --docs 4 --judge embedded --method seal"
   "se4-05b-rocketeval|--benchmark summeval --docs 4 --judge embedded --method rocketeval"
+  "tc-ens3-rocketeval|$TC --judge embedded:quality --judge embedded --member 'embedded include_definition=true' --method rocketeval"
 )
 order=("$@")
 [[ ${#order[@]} -eq 0 ]] && order=($(seq 1 ${#ROWS[@]}))
@@ -42,8 +44,8 @@ for n in "${order[@]}"; do   # in the order given
   name="${ROWS[$i]%%|*}"
   args="${ROWS[$i]#*|}"
   echo "== row $n: $name: checkeval bench quality $args" >&2
-  # shellcheck disable=SC2086
-  $CK bench quality $args --json > "bench/out/$name.json" 2> "bench/out/$name.log" \
-    && $CK bench quality $args > "bench/out/$name.txt" 2>> "bench/out/$name.log" \
+  # eval: a row's options may hold a quoted --member "SPEC KEY=VALUE"
+  eval "$CK bench quality $args --json" > "bench/out/$name.json" 2> "bench/out/$name.log" \
+    && eval "$CK bench quality $args" > "bench/out/$name.txt" 2>> "bench/out/$name.log" \
     || echo "row $n failed: see bench/out/$name.log" >&2
 done

@@ -34,11 +34,16 @@ def rows(res: dict) -> list[str]:
 
     for r in res["runs"]:
         cost = f"{r['run_wall_s']:.0f} s" if r.get("run_wall_s") else "–"
+        variant = ", ".join(f"{k}={v}" for k, v in (r.get("variant") or {}).items())
         for agg, t in r["aggregations"].items():
-            out.append(line(f"`{r['judge']}` {res['method']} · {agg} · {opts}", t, cost))
+            out.append(line(f"`{r['judge']}` {res['method']} · {agg} · {variant or opts}", t,
+                            cost))
             cost = "same run"
     for agg, e in res.get("ensemble", {}).items():
-        out.append(line(f"ensemble {' + '.join(r['judge'] for r in res['runs'])} · {agg}",
+        names = " + ".join(r["judge"] + (" [" + ", ".join(f"{k}={v}" for k, v in
+                                                          r["variant"].items()) + "]"
+                                         if r.get("variant") else "") for r in res["runs"])
+        out.append(line(f"ensemble {names} · {agg}",
                         e["table"], "(the runs above)"))
     for name, t in res["baselines"].items():
         out.append(line(f"baseline: {name}", t, "0 s"))

@@ -7,8 +7,8 @@ import sys
 from checkeval_core.config import data_dir
 
 
-def test_bench_quality_fake(tmp_path):
-    # a benchmark folder made from the bundled demo (the real one lives in ../shared)
+def _bench_folder(tmp_path):
+    """A benchmark folder made from the bundled demo (the real one lives in ../shared)."""
     src = tmp_path / "bench"
     (src / "checklists").mkdir(parents=True)
     rows = [json.loads(x) for x in (data_dir() / "summeval_demo.jsonl").read_text().splitlines()]
@@ -18,6 +18,11 @@ def test_bench_quality_fake(tmp_path):
         for r in rows))
     (src / "checklists" / "summeval.json").write_text(
         (data_dir() / "checklists" / "summeval.json").read_text())
+    return src
+
+
+def test_bench_quality_fake(tmp_path):
+    src = _bench_folder(tmp_path)
     r = subprocess.run([sys.executable, "-m", "checkeval_core", "bench", "quality",
                         "--benchmark", "summeval", "--data", str(src), "--judge", "fake",
                         "--method", "checkeval", "--docs", "3", "--db", str(tmp_path / "b.db"),
@@ -65,3 +70,29 @@ def test_format_table_shows_undefined_cells_as_dash():
     share = next(x for x in text.splitlines() if "share_yes" in x)
     assert share.split()[-2:] == ["–/–", "–/–"]
     assert "0.50/0.25" in next(x for x in text.splitlines() if "mean_p_yes" in x)
+
+
+def test_bench_quality_member_with_its_own_options(tmp_path):
+    """``--member "SPEC KEY=VALUE"``: another prompt layout of the same judge joins the
+    ensemble as its own run."""
+    src = _bench_folder(tmp_path)
+    base = [sys.executable, "-m", "checkeval_core", "bench", "quality", "--benchmark",
+            "summeval", "--data", str(src), "--judge", "fake", "--method", "rocketeval",
+            "--docs", "3", "--db", str(tmp_path / "b.db")]
+    r = subprocess.run([*base, "--member", "fake include_definition=true", "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert [(x["judge"], x["variant"]) for x in res["runs"]] == \
+        [("fake", {}), ("fake", {"include_definition": True})]
+    assert res["runs"][0]["run"] != res["runs"][1]["run"]
+    assert {"mean_p_yes", "stack", "stack_len"} <= set(res["ensemble"])
+    from checkeval_core.runs.jobs import get_run
+    from checkeval_core.store import open_db
+    run2 = get_run(open_db(tmp_path / "b.db"), res["runs"][1]["run"])
+    assert run2["params"]["include_definition"] is True
+    text = subprocess.run([*base, "--member", "fake include_definition=true"],
+                          capture_output=True, text=True, timeout=300).stdout
+    assert "fake [include_definition=true] mean_p_yes" in text
+    bad = subprocess.run([*base, "--member", "fake colour=red"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "'colour': unknown option" in bad.stderr

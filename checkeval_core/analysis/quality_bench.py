@@ -139,8 +139,12 @@ def _find_run(db: Any, task: str, judge: str, method: str, params: dict[str, Any
 def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str], method: str,
                   docs: int = 2, questions: str = "seed", db_file: str | Path | None = None,
                   n_boot: int = 0, params: dict[str, Any] | None = None,
-                  progress: bool = False) -> dict[str, Any]:
-    """Run (or reuse) one run per judge and report every aggregation, baselines, ensemble."""
+                  progress: bool = False,
+                  members: list[tuple[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """Run (or reuse) one run per judge and report every aggregation, baselines, ensemble.
+
+    ``members`` adds runs with their own options on top of ``params`` — ``(judge spec,
+    options)``, e.g. the same judge with another prompt layout — to the ensemble."""
     import tempfile
 
     from checkeval_core.judges.registry import parse_spec
@@ -154,8 +158,10 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
     if not (src / b["file"]).exists():
         raise ValueError(f"{src / b['file']}: not found (give --data DIR)")
     judges = [judge] if isinstance(judge, str) else list(judge)
-    judges = list(dict.fromkeys(parse_spec(j).spec for j in judges))
     params = dict(params or {})
+    plan = list(dict.fromkeys((parse_spec(j).spec, dumps({})) for j in judges))
+    plan += [(parse_spec(j).spec, dumps(o)) for j, o in members or []]
+    plan = list(dict.fromkeys(plan))
     path = Path(db_file) if db_file else default_db()
     path.parent.mkdir(parents=True, exist_ok=True)
     db = open_db(path)
@@ -164,10 +170,12 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
     with tempfile.TemporaryDirectory() as tmp:
         _ensure_task(db, task, rows_, src, b, questions, Path(tmp))
     results = []
-    for j in judges:
-        rid = _find_run(db, task, j, method, params)
+    for j, extra in plan:
+        variant = loads(extra, {})
+        run_params = {**params, **variant}
+        rid = _find_run(db, task, j, method, run_params)
         if rid is None:
-            rid = create_run(db, task, j, method, params=params)
+            rid = create_run(db, task, j, method, params=run_params)
         t0, c0 = time.perf_counter(), time.process_time()
 
         def tick(done: int, total: int, j: str = j, t0: float = t0) -> None:
@@ -184,7 +192,8 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
             if not df.empty and df["metric"].notna().any():
                 per_agg[agg] = _tables(df, b, n_boot)
         primary = run["params"].get("aggregation")
-        results.append({"run": rid, "judge": j, "n_answers": run["n_answers"],
+        results.append({"run": rid, "judge": j, "variant": variant,
+                        "n_answers": run["n_answers"],
                         "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
                         "run_wall_s": _run_seconds(run), "primary_aggregation": primary,
                         "table": per_agg.get(primary, {}),
@@ -225,6 +234,12 @@ def _run_seconds(run: dict[str, Any]) -> float | None:
     return round((z - a).total_seconds(), 1)
 
 
+def member_label(run: dict[str, Any]) -> str:
+    """A run's judge, with the options of a ``--member`` run: ``embedded [include_definition=true]``."""
+    extra = ", ".join(f"{k}={dumps(v)}" for k, v in (run.get("variant") or {}).items())
+    return run["judge"] + (f" [{extra}]" if extra else "")
+
+
 def format_table(res: dict[str, Any]) -> str:
     coefs = list(res["table"].get("AVG", {"spearman": 0, "kendall": 0}).keys())
     dims = [d for d in res["table"] if d != "AVG"] or \
@@ -244,7 +259,7 @@ def format_table(res: dict[str, Any]) -> str:
 
     for r in res["runs"]:
         for agg, t in r["aggregations"].items():
-            lines.append(line(f"{r['judge']} {agg}", t))
+            lines.append(line(f"{member_label(r)} {agg}", t))
         lines.append(f"  run {r['run']}: {r['n_answers']} answers, {r['wall_s']} s wall, "
                      f"{r['cpu_s']} s CPU now (run took {r['run_wall_s']} s)")
     for agg, e in res.get("ensemble", {}).items():

@@ -93,6 +93,10 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                       param: list[str] | None = typer.Option(
                           None, "--param", help="run option KEY=VALUE (repeat), e.g. "
                                                 "include_definition=true; see README"),
+                      member: list[str] | None = typer.Option(
+                          None, "--member", help='another ensemble member with its own run '
+                          'options: "SPEC KEY=VALUE ..." (repeat), e.g. "embedded '
+                          'include_definition=true"'),
                       db: Path | None = typer.Option(None, "--db", help="bench database "
                                                      "(default <cache>/bench_quality.db; "
                                                      "reruns reuse it)"),
@@ -104,9 +108,16 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
     from checkeval_core.runs.options import parse_params
 
     try:
+        members = []
+        for m in member or []:
+            parts = m.split()
+            if not parts:
+                raise ValueError('--member: give "SPEC KEY=VALUE ...", e.g. "embedded '
+                                 'include_definition=true"')
+            members.append((parts[0], parse_params(parts[1:])))
         res = bench_quality(benchmark, data, judge or ["embedded"], method, docs=docs,
                             questions=questions, db_file=db, n_boot=bootstrap,
-                            params=parse_params(param), progress=True)
+                            params=parse_params(param), progress=True, members=members)
     except (ValueError, NotFound, ImportError) as e:
         fail(str(e))
     res = _clean(res)
