@@ -34,6 +34,9 @@ def rows(res: dict) -> list[str]:
 
     for r in res["runs"]:
         cost = f"{r['run_wall_s']:.0f} s" if r.get("run_wall_s") else "–"
+        if r.get("run_wall_s") and r.get("cpu_s", 0) > 0.5 * r["run_wall_s"]:
+            # computed in this invocation (not reused from the bench database): its CPU time
+            cost += f" (CPU {r['cpu_s']:.0f} s)"
         variant = ", ".join(f"{k}={v}" for k, v in (r.get("variant") or {}).items())
         for agg, t in r["aggregations"].items():
             out.append(line(f"`{r['judge']}` {res['method']} · {agg} · {variant or opts}", t,

@@ -54,6 +54,13 @@ def test_aggregation_edges():
     assert A.mean_p_yes([]) is None
     assert A.seal_unit_score({"a": "yes", "b": "invalid"}, {"a": 0.25, "b": 0.75}) == 1.0
     assert A.seal_dimension_score([None, 0.5, 1.0]) == 0.75
+    # probability-weighted unit: 0.25·0.8 + 0.75·0.4 = 0.5; a missing p is left out and the
+    # weights renormalised; nothing left → None
+    assert A.seal_unit_score_p({"a": 0.8, "b": 0.4}, {"a": 0.25, "b": 0.75}) == \
+        pytest.approx(0.5)
+    assert A.seal_unit_score_p({"a": 0.8, "b": None}, {"a": 0.25, "b": 0.75}) == \
+        pytest.approx(0.8)
+    assert A.seal_unit_score_p({"b": None}, {"a": 1.0}) is None
 
 
 def test_kl_alpha():

@@ -105,6 +105,14 @@ def test_seal_units_weights_and_scores(db, task):
         unit_scores.append(v["Grammar"] / 3 + v["Wording"] * 2 / 3)
     assert scores_of(db, rid, "weighted")[("d0-s1", "fluency")] == pytest.approx(
         np.mean(unit_scores))
+    # the same with p(Yes) in place of the verdict (the fake judge answers in logprob mode)
+    p = {a["unit"]: a["p_yes"] for a in run_rows(db, rid, "answers") if a["item_id"] == "d0-s1"}
+    unit_p = [p[f"fluency|Grammar|{i}"] / 3 + p[f"fluency|Wording|{i}"] * 2 / 3
+              for i in range(3)]
+    assert scores_of(db, rid, "weighted_p_yes")[("d0-s1", "fluency")] == pytest.approx(
+        np.mean(unit_p))
+    assert scores_of(db, rid, "mean_p_yes")[("d0-s1", "fluency")] == pytest.approx(
+        np.mean([p[f"fluency|{s}|{i}"] for s in ("Grammar", "Wording") for i in range(3)]))
 
 
 def test_geval_likert(db, task):

@@ -45,7 +45,7 @@ BENCHMARKS = {
                      "group": "context_id"},
 }
 AGGREGATIONS = ("share_yes", "mean_p_yes", "supervised", "linear", "calibrated",
-                "calibrated_len", "weighted", "likert", "likert_prob")
+                "calibrated_len", "weighted", "weighted_p_yes", "likert", "likert_prob")
 
 
 def default_data_dir() -> Path:

@@ -78,6 +78,17 @@ def seal_unit_score(verdicts: dict[str, str], weights: dict[str, float]) -> floa
     return sum(weights[k] * (1.0 if v == "yes" else 0.0) for k, v in valid.items()) / total
 
 
+def seal_unit_score_p(p_yes: dict[str, float | None], weights: dict[str, float]) -> float | None:
+    """Σ w·p(Yes) over the sub-dimensions with a probability, renormalised over those — SEAL's
+    unit score with RocketEval's probabilities instead of hard verdicts (a small judge that
+    answers Yes to everything still ranks units by how sure it is)."""
+    valid = {k: v for k, v in p_yes.items() if v is not None and k in weights}
+    total = sum(weights[k] for k in valid)
+    if not valid or total <= 0:
+        return None
+    return sum(weights[k] * float(v) for k, v in valid.items()) / total
+
+
 def seal_dimension_score(unit_scores: Sequence[float | None]) -> float | None:
     vals = [u for u in unit_scores if u is not None]
     return float(np.mean(vals)) if vals else None

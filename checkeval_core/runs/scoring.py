@@ -6,7 +6,9 @@
   sample (an item's score never comes from a model fitted on its own group); and
   ``calibrated`` (ridge on every question of the checklist, leave-one-group-out) and
   ``calibrated_len`` (the same plus the output's length in words as a feature).
-* seal: ``weighted`` (mean over units of Σ w·v) and ``share_yes`` over all verifications.
+* seal: ``weighted`` (mean over units of Σ w·v) and ``share_yes`` over all verifications;
+  when the answers carry p(Yes), also ``weighted_p_yes`` (the same with v = p(Yes)) and
+  ``mean_p_yes``.
 * geval: ``likert`` (parsed 1–5) and ``likert_prob`` (probability-weighted, if available).
 """
 
@@ -42,15 +44,23 @@ def compute_scores(db: sqlite_utils.Database, run_id: int) -> int:
         weights = params.get("seal_weights", {})
         for (item, dim), lst in by_item_dim.items():
             units: dict[str, dict[str, str]] = defaultdict(dict)
+            probs: dict[str, dict[str, float | None]] = defaultdict(dict)
             for a in lst:
                 _, sub, idx = a[2].split("|", 2)
                 units[idx][sub] = a[4]
+                probs[idx][sub] = a[5] if a[4] in ("yes", "no") else None
             w = weights.get(dim) or A.normalize_weights({}, sorted({s for u in units.values()
                                                                      for s in u}))
             score = A.seal_dimension_score([A.seal_unit_score(v, w) for v in units.values()])
             share, inv = A.share_yes([a[4] for a in lst])
             out.append((item, dim, "weighted", score, len(lst), inv))
             out.append((item, dim, "share_yes", share, len(lst), inv))
+            if any(a[5] is not None for a in lst):
+                score_p = A.seal_dimension_score([A.seal_unit_score_p(v, w)
+                                                  for v in probs.values()])
+                out.append((item, dim, "weighted_p_yes", score_p, len(lst), inv))
+                out.append((item, dim, "mean_p_yes",
+                            A.mean_p_yes([(a[4], a[5]) for a in lst]), len(lst), inv))
     elif method == "geval":
         for (item, dim), lst in by_item_dim.items():
             a = lst[0]
