@@ -8,6 +8,8 @@
 # reuses row 1's cached answers); rows 17-18 compare SEAL's units with RocketEval on the first 4
 # SummEval documents (row 18 reuses row 2's cached answers). Row 19 is an ensemble of three runs
 # (1.5B; 0.5B; 0.5B with the definition in the prompt), reusing rows 1, 3 and 6.
+# Rows 20-21 confirm the recommended configurations on held-out documents (--skip: contexts
+# 21-40, documents 17-32), never looked at while choosing them.
 # Output: bench/out/<row>.txt (the table) and bench/out/<row>.json
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +37,9 @@ ROWS=(
   "se4-05b-seal|--benchmark summeval --docs 4 --judge embedded --method seal"
   "se4-05b-rocketeval|--benchmark summeval --docs 4 --judge embedded --method rocketeval"
   "tc-ens3-rocketeval|$TC --judge embedded:quality --judge embedded --member 'embedded include_definition=true' --method rocketeval"
+  "tc-holdout-rocketeval|$TC --skip 20 --judge embedded:quality --judge embedded --method rocketeval"
+  "se-holdout-rocketeval|$SE --skip 16 --judge embedded --judge embedded:quality --method rocketeval"
+  "tc-15b-seal|$TC --judge embedded:quality --method seal"
 )
 order=("$@")
 [[ ${#order[@]} -eq 0 ]] && order=($(seq 1 ${#ROWS[@]}))

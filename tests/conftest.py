@@ -36,6 +36,22 @@ def db(db_path):
     d.close()
 
 
+def fake_demo_runs(db, limit: int) -> list[int]:
+    """The demo loaded, then one finished ``fake`` run per method (rocketeval, checkeval) on
+    the first ``limit`` SummEval demo items; their run ids."""
+    from checkeval_core.demo import load_demo
+    from checkeval_core.runs import create_run, execute_run
+    from checkeval_core.store import db_path as path_of
+
+    load_demo(db)
+    ids = []
+    for m in ("rocketeval", "checkeval"):
+        rid = create_run(db, "summeval-demo", "fake", m, limit=limit)
+        execute_run(path_of(db), rid)
+        ids.append(rid)
+    return ids
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -9,22 +9,14 @@ import pytest
 
 from checkeval_core.analysis.report import analyze_runs, question_diagnostics, send_to_review
 from checkeval_core.checklists.model import questions
-from checkeval_core.demo import load_demo
-from checkeval_core.runs import create_run, execute_run
-from checkeval_core.store import db_path
+from tests.conftest import fake_demo_runs
 
 LEVEL_KEYS = {"spearman", "kendall", "pearson", "n"}
 
 
 @pytest.fixture
 def two_runs(db):
-    load_demo(db)
-    ids = []
-    for m in ("rocketeval", "checkeval"):
-        rid = create_run(db, "summeval-demo", "fake", m, limit=32)
-        execute_run(db_path(db), rid)
-        ids.append(rid)
-    return ids
+    return fake_demo_runs(db, 32)
 
 
 def test_analyze_runs_shape_and_agreement(db, two_runs):

@@ -9,6 +9,7 @@ import pytest
 from checkeval_core.analysis.ensemble import analyze_ensemble, ensemble_frame
 from checkeval_core.runs.aggregate import calibrated_scores
 from checkeval_core.runs.options import parse_params
+from tests.conftest import fake_demo_runs
 from tests.test_runs import run, scores_of, task  # noqa: F401 - task is a fixture
 
 
@@ -65,17 +66,7 @@ def test_calibrated_scores_stored_for_rocketeval(db, task):  # noqa: F811
 
 @pytest.fixture
 def demo_runs(db):
-    from checkeval_core.demo import load_demo
-    from checkeval_core.runs import create_run, execute_run
-    from checkeval_core.store import db_path
-
-    load_demo(db)
-    ids = []
-    for m in ("rocketeval", "checkeval"):
-        rid = create_run(db, "summeval-demo", "fake", m, limit=48)
-        execute_run(db_path(db), rid)
-        ids.append(rid)
-    return ids
+    return fake_demo_runs(db, 48)
 
 
 def test_ensemble_is_mean_of_member_zscores(db, demo_runs):

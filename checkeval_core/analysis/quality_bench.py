@@ -58,12 +58,19 @@ def default_db() -> Path:
     return cache_dir() / "bench_quality.db"
 
 
-def _load_rows(src: Path, b: dict[str, Any], docs: int) -> tuple[list[dict], list[str]]:
-    rows_, groups = [], []
+def _load_rows(src: Path, b: dict[str, Any], docs: int,
+               skip: int = 0) -> tuple[list[dict], list[str]]:
+    """The rows of ``docs`` documents (contexts) in file order, after the first ``skip``."""
+    rows_, groups, skipped = [], [], []
     for line in (src / b["file"]).read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
         g = str(r[b["group"]])
+        if g in skipped:
+            continue
         if g not in groups:
+            if len(skipped) < skip:
+                skipped.append(g)
+                continue
             if len(groups) == docs:
                 continue
             groups.append(g)
@@ -140,10 +147,12 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
                   docs: int = 2, questions: str = "seed", db_file: str | Path | None = None,
                   n_boot: int = 0, params: dict[str, Any] | None = None,
                   progress: bool = False,
-                  members: list[tuple[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
+                  members: list[tuple[str, dict[str, Any]]] | None = None,
+                  skip: int = 0) -> dict[str, Any]:
     """Run (or reuse) one run per judge and report every aggregation, baselines, ensemble.
 
-    ``members`` adds runs with their own options on top of ``params`` — ``(judge spec,
+    ``skip`` leaves out the first documents: a held-out set for confirming a configuration
+    chosen on the first ones. ``members`` adds runs with their own options on top of ``params`` — ``(judge spec,
     options)``, e.g. the same judge with another prompt layout — to the ensemble."""
     import tempfile
 
@@ -165,8 +174,12 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
     path = Path(db_file) if db_file else default_db()
     path.parent.mkdir(parents=True, exist_ok=True)
     db = open_db(path)
-    rows_, groups = _load_rows(src, b, docs)
-    task = f"{benchmark}-{docs}-{questions}"
+    if skip < 0:
+        raise ValueError(f"--skip {skip}: give 0 or more documents")
+    rows_, groups = _load_rows(src, b, docs, skip)
+    if not groups:
+        raise ValueError(f"--skip {skip}: the benchmark has no documents after the first {skip}")
+    task = f"{benchmark}-{docs}-{questions}" + (f"-skip{skip}" if skip else "")
     with tempfile.TemporaryDirectory() as tmp:
         _ensure_task(db, task, rows_, src, b, questions, Path(tmp))
     results = []
@@ -198,7 +211,8 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
                         "run_wall_s": _run_seconds(run), "primary_aggregation": primary,
                         "table": per_agg.get(primary, {}),
                         "aggregations": per_agg})
-    out = {"benchmark": benchmark, "method": method, "docs": len(groups), "items": len(rows_),
+    out = {"benchmark": benchmark, "method": method, "docs": len(groups), "skip": skip,
+           "items": len(rows_),
            "questions": questions, "level": b["level"], "params": params, "db": str(path),
            "task": task, "runs": results, "baselines": _baselines(db, task, rows_, b)}
     # the first judge's figures at the top level (the original single-judge shape)
@@ -245,7 +259,8 @@ def format_table(res: dict[str, Any]) -> str:
     dims = [d for d in res["table"] if d != "AVG"] or \
         [d for d in next(iter(res["baselines"].values())) if d != "AVG"]
     head = "row".ljust(44) + "".join(d[:11].rjust(12) for d in dims) + "AVG".rjust(12)
-    lines = [f"{res['benchmark']} · {res['method']} · {res['docs']} groups, {res['items']} "
+    held = f" after the first {res['skip']}" if res.get("skip") else ""
+    lines = [f"{res['benchmark']} · {res['method']} · {res['docs']} groups{held}, {res['items']} "
              f"items · {res['questions']} questions · {res['level']} "
              f"({' / '.join(coefs)}) · params {dumps(res['params'])}", head]
 

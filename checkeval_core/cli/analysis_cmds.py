@@ -89,6 +89,8 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                                                 "embedded)"),
                       method: str = typer.Option("rocketeval", "--method"),
                       docs: int = typer.Option(2, "--docs", help="documents / contexts"),
+                      skip: int = typer.Option(0, "--skip", help="leave out the first N "
+                                               "documents (a held-out confirmation set)"),
                       questions: str = typer.Option("seed", "--questions", help="seed|all"),
                       param: list[str] | None = typer.Option(
                           None, "--param", help="run option KEY=VALUE (repeat), e.g. "
@@ -117,7 +119,8 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
             members.append((parts[0], parse_params(parts[1:])))
         res = bench_quality(benchmark, data, judge or ["embedded"], method, docs=docs,
                             questions=questions, db_file=db, n_boot=bootstrap,
-                            params=parse_params(param), progress=True, members=members)
+                            params=parse_params(param), progress=True, members=members,
+                            skip=skip)
     except (ValueError, NotFound, ImportError) as e:
         fail(str(e))
     res = _clean(res)
