@@ -103,20 +103,21 @@ def test_bench_quality_skip_holds_out_the_first_documents(tmp_path):
     from checkeval_core.analysis.quality_bench import BENCHMARKS, _load_rows
 
     src = _bench_folder(tmp_path)
-    first, g1 = _load_rows(src, BENCHMARKS["summeval"], 3)
+    _, g1 = _load_rows(src, BENCHMARKS["summeval"], 3)
     later, g2 = _load_rows(src, BENCHMARKS["summeval"], 3, skip=3)
     assert len(g1) == len(g2) == 3 and not set(g1) & set(g2)
     assert {r["group_id"] for r in later} == set(g2) and len(later) == 48
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "bench", "quality",
-                        "--benchmark", "summeval", "--data", str(src), "--judge", "fake",
-                        "--method", "rocketeval", "--docs", "3", "--skip", "3",
-                        "--db", str(tmp_path / "b.db"), "--json"],
-                       capture_output=True, text=True, timeout=300)
+    bench_db = tmp_path / "b.db"
+    base = [sys.executable, "-m", "checkeval_core", "bench", "quality", "--benchmark",
+            "summeval", "--data", str(src), "--judge", "fake", "--method", "rocketeval",
+            "--docs", "3", "--db", str(bench_db)]
+    # refused before the bench database is created
+    bad = subprocess.run([*base, "--skip", "500"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "no documents after the first 500" in bad.stderr
+    assert not bench_db.exists()
+    r = subprocess.run([*base, "--skip", "3", "--json"], capture_output=True, text=True,
+                       timeout=300)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert res["docs"] == 3 and res["skip"] == 3 and res["items"] == 48
     assert res["task"].endswith("-skip3")
-    bad = subprocess.run([a if a != "3" or r.args[i - 1] != "--skip" else "500"
-                          for i, a in enumerate(r.args)], capture_output=True, text=True,
-                         timeout=300)
-    assert bad.returncode == 2 and "no documents after the first 500" in bad.stderr

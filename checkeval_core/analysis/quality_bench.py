@@ -61,19 +61,13 @@ def default_db() -> Path:
 def _load_rows(src: Path, b: dict[str, Any], docs: int,
                skip: int = 0) -> tuple[list[dict], list[str]]:
     """The rows of ``docs`` documents (contexts) in file order, after the first ``skip``."""
-    rows_, groups, skipped = [], [], []
+    rows_: list[dict] = []
+    order: dict[str, int] = {}  # every group seen, by first appearance
     for line in (src / b["file"]).read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
         g = str(r[b["group"]])
-        if g in skipped:
+        if not skip <= order.setdefault(g, len(order)) < skip + docs:
             continue
-        if g not in groups:
-            if len(skipped) < skip:
-                skipped.append(g)
-                continue
-            if len(groups) == docs:
-                continue
-            groups.append(g)
         rows_.append({"id": r.get("id") or f"{g}-{r['system_id']}", "group_id": g,
                       "system_id": r["system_id"],
                       # the untokenised article reads more naturally to a small model
@@ -81,7 +75,7 @@ def _load_rows(src: Path, b: dict[str, Any], docs: int,
                       "context": r.get("context", ""), "fact": r.get("fact", ""),
                       "reference": r.get("reference", ""), "output": r["output"],
                       "scores": r["scores"], "_references": r.get("references") or []})
-    return rows_, groups
+    return rows_, list(order)[skip:skip + docs]
 
 
 def _ensure_task(db: Any, task: str, rows_: list[dict], src: Path, b: dict[str, Any],
@@ -152,8 +146,9 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
     """Run (or reuse) one run per judge and report every aggregation, baselines, ensemble.
 
     ``skip`` leaves out the first documents: a held-out set for confirming a configuration
-    chosen on the first ones. ``members`` adds runs with their own options on top of ``params`` — ``(judge spec,
-    options)``, e.g. the same judge with another prompt layout — to the ensemble."""
+    chosen on the first ones. ``members`` adds runs with their own options on top of
+    ``params`` — ``(judge spec, options)``, e.g. the same judge with another prompt layout —
+    to the ensemble."""
     import tempfile
 
     from checkeval_core.judges.registry import parse_spec
@@ -171,14 +166,15 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
     plan = list(dict.fromkeys((parse_spec(j).spec, dumps({})) for j in judges))
     plan += [(parse_spec(j).spec, dumps(o)) for j, o in members or []]
     plan = list(dict.fromkeys(plan))
-    path = Path(db_file) if db_file else default_db()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = open_db(path)
     if skip < 0:
         raise ValueError(f"--skip {skip}: give 0 or more documents")
     rows_, groups = _load_rows(src, b, docs, skip)
     if not groups:
         raise ValueError(f"--skip {skip}: the benchmark has no documents after the first {skip}")
+    # bad options are refused above, before the bench database is created or touched
+    path = Path(db_file) if db_file else default_db()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = open_db(path)
     task = f"{benchmark}-{docs}-{questions}" + (f"-skip{skip}" if skip else "")
     with tempfile.TemporaryDirectory() as tmp:
         _ensure_task(db, task, rows_, src, b, questions, Path(tmp))
