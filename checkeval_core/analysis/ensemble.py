@@ -124,10 +124,8 @@ def analyze_ensemble(db: sqlite_utils.Database, run_ids: list[int],
     answers), ``stack_len`` (the same plus the output's length)."""
     if mode not in ENSEMBLE_MODES:
         raise ValueError(f"ensemble mode {mode!r}: use one of {', '.join(ENSEMBLE_MODES)}")
-    _, meta = ensemble_frame(db, run_ids, aggregation)  # members and their agreement
+    df, meta = ensemble_frame(db, run_ids, aggregation)  # members and their agreement
     if mode != "mean":
         df, extra = stacked_frame(db, run_ids, with_length=mode == "stack_len")
         meta = {**meta, "n_features": extra["n_features"]}
-    else:
-        df, _ = ensemble_frame(db, run_ids, aggregation)
     return {**meta, "mode": mode, **correlation_report(df, n_boot, seed)}
