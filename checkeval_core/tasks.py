@@ -38,33 +38,69 @@ def get_task(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
     return t
 
 
+_CHUNK = 900  # SQLite's default limit is 999 bound parameters per statement
+
+
 def items(db: sqlite_utils.Database, task: str, limit: int | None = None,
-          item_ids: list[str] | None = None, group_id: str | None = None) -> list[dict[str, Any]]:
-    """Items of ``task`` in import order, each with ``pk`` and a ``scores`` dict (human scores)."""
+          item_ids: list[str] | None = None, group_id: str | None = None,
+          offset: int = 0, pks: list[int] | None = None) -> list[dict[str, Any]]:
+    """Items of ``task`` in import order, each with ``pk`` and a ``scores`` dict (human scores).
+
+    Only the rows asked for are read: ``limit``/``offset`` page through the task, ``item_ids``
+    (the user's ids) or ``pks`` (internal ids) pick items, ``group_id`` one group — a page or a
+    2-item run of a 100,000-item task never loads the whole task.
+    """
     tid = task_id(db, task)
-    sql = "SELECT * FROM item WHERE task_id = ?"
-    params: list[Any] = [tid]
-    if item_ids is not None:
-        sql += f" AND item_id IN ({','.join('?' * len(item_ids))})"
-        params += list(item_ids)
+    if item_ids is not None or pks is not None:
+        col, wanted = ("item_id", list(item_ids)) if item_ids is not None else ("id", list(pks))
+        out = []
+        for i in range(0, len(wanted), _CHUNK):
+            chunk = wanted[i:i + _CHUNK]
+            out += _item_rows(db, tid, f" AND {col} IN ({','.join('?' * len(chunk))})", chunk,
+                              group_id, None, 0)
+        out.sort(key=lambda r: (r["position"], r["id"]))
+        out = out[offset:offset + limit] if limit is not None else out[offset:]
+    else:
+        out = _item_rows(db, tid, "", [], group_id, limit, offset)
+    _attach_scores(db, out)
+    return out
+
+
+def _item_rows(db: sqlite_utils.Database, tid: int, where: str, params: list[Any],
+               group_id: str | None, limit: int | None, offset: int) -> list[dict[str, Any]]:
+    sql = "SELECT * FROM item WHERE task_id = ?" + where
+    args: list[Any] = [tid, *params]
     if group_id is not None:
         sql += " AND group_id = ?"
-        params.append(group_id)
+        args.append(group_id)
     sql += " ORDER BY position, id"
-    if limit is not None:
-        sql += " LIMIT ?"
-        params.append(int(limit))
-    out = rows(db, sql, params)
+    if limit is not None or offset:
+        sql += " LIMIT ? OFFSET ?"
+        args += [-1 if limit is None else int(limit), int(offset)]
+    return rows(db, sql, args)
+
+
+def _attach_scores(db: sqlite_utils.Database, out: list[dict[str, Any]]) -> None:
     by_pk = {r["id"]: r for r in out}
     for r in out:
         r["pk"] = r["id"]
         r["metadata"] = loads(r["metadata"], {})
         r["scores"] = {}
-    if by_pk:
+    pks = list(by_pk)
+    for i in range(0, len(pks), _CHUNK):
+        chunk = pks[i:i + _CHUNK]
         for s in rows(db, f"SELECT item_id, dimension, value FROM human_score WHERE annotator = '' "
-                          f"AND item_id IN ({','.join('?' * len(by_pk))})", list(by_pk)):
+                          f"AND item_id IN ({','.join('?' * len(chunk))})", chunk):
             by_pk[s["item_id"]]["scores"][s["dimension"]] = s["value"]
-    return out
+
+
+def count_items(db: sqlite_utils.Database, task: str, group_id: str | None = None) -> int:
+    """Number of items of ``task`` (in ``group_id`` if given), counted in SQL."""
+    tid = task_id(db, task)
+    if group_id is None:
+        return db.execute("SELECT COUNT(*) FROM item WHERE task_id = ?", [tid]).fetchone()[0]
+    return db.execute("SELECT COUNT(*) FROM item WHERE task_id = ? AND group_id = ?",
+                      [tid, group_id]).fetchone()[0]
 
 
 def groups(db: sqlite_utils.Database, task: str) -> list[str]:

@@ -45,9 +45,36 @@ for _name in COMMAND_MODULES:
         importlib.import_module(f"{__name__}.{_name}")
 
 
+def hoist_db(argv: list[str]) -> list[str]:
+    """Move a ``--db PATH`` given after the subcommand to the front, where typer expects it.
+
+    ``checkeval run --db x.db --task T`` then means ``checkeval --db x.db run --task T``.
+    ``bench`` commands are left alone: ``bench quality --db`` is that command's own cache
+    database. Everything after a ``--`` separator is left alone too.
+    """
+    if not argv or argv[0].startswith("-") or argv[0] == "bench":
+        return list(argv)
+    head, rest, i = [], [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            rest += argv[i:]
+            break
+        if a == "--db" and i + 1 < len(argv):
+            head += [a, argv[i + 1]]
+            i += 2
+            continue
+        if a.startswith("--db="):
+            head.append(a)
+        else:
+            rest.append(a)
+        i += 1
+    return head + rest
+
+
 def main() -> None:
     """Console-script entry point."""
-    app(prog_name="checkeval")
+    app(args=hoist_db(sys.argv[1:]), prog_name="checkeval")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,36 @@
+"""Reading a task by pages and by ids, in SQL: a page or a small run never loads the whole task."""
+
+from __future__ import annotations
+
+import json
+
+from checkeval_core.datasets import import_file
+from checkeval_core.tasks import count_items, items
+
+
+def _task(db, tmp_path, n: int = 2500) -> None:
+    p = tmp_path / "big.jsonl"
+    p.write_text("".join(json.dumps({"id": f"i{k:05d}", "group_id": f"g{k // 10}",
+                                     "output": f"text {k}", "scores": {"q": k % 5}}) + "\n"
+                         for k in range(n)))
+    import_file(db, p, "big")
+
+
+def test_pages_follow_import_order_and_count(db, tmp_path) -> None:
+    _task(db, tmp_path)
+    assert count_items(db, "big") == 2500
+    assert count_items(db, "big", group_id="g3") == 10
+    page = items(db, "big", limit=25, offset=100)
+    assert [r["item_id"] for r in page] == [f"i{k:05d}" for k in range(100, 125)]
+    assert page[0]["scores"] == {"q": 0.0}
+    assert [r["item_id"] for r in items(db, "big", limit=5, offset=2498)] == ["i02498", "i02499"]
+
+
+def test_pick_by_ids_beyond_sqlite_parameter_limit(db, tmp_path) -> None:
+    _task(db, tmp_path)
+    wanted = [f"i{k:05d}" for k in range(0, 2500, 2)]  # 1,250 ids > 999 bound parameters
+    got = items(db, "big", item_ids=wanted)
+    assert [r["item_id"] for r in got] == wanted
+    assert all(r["scores"] for r in got)
+    pks = [got[3]["pk"], got[0]["pk"]]
+    assert [r["item_id"] for r in items(db, "big", pks=pks)] == ["i00000", "i00006"]
