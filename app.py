@@ -3,9 +3,13 @@
 Each page is a thin shell over ``checkeval_core``; run with ``streamlit run app.py``.
 """
 
+from pathlib import Path
+
 import streamlit as st
 
-st.set_page_config(page_title="CheckEval Studio", page_icon=":material/fact_check:", layout="wide")
+# A bundled favicon: a ":material/…:" page icon is fetched from fonts.gstatic.com.
+st.set_page_config(page_title="CheckEval Studio",
+                   page_icon=str(Path(__file__).parent / "studio_ui" / "icon.png"), layout="wide")
 
 PAGES = {
     "Start": [
@@ -21,6 +25,7 @@ PAGES = {
         st.Page("pages/run.py", title="Run", icon=":material/play_arrow:"),
         st.Page("pages/traces.py", title="Traces", icon=":material/search:"),
         st.Page("pages/analysis.py", title="Analysis", icon=":material/insights:"),
+        st.Page("pages/rankings.py", title="Rankings", icon=":material/leaderboard:"),
     ],
     "Annotate": [
         st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:"),

@@ -7,20 +7,21 @@ Human scores come from CSV columns ``human_<dimension>``, from a ``scores`` obje
 rows, or from mapped ``human_<dimension>`` fields. Every other column is kept as metadata.
 
 Every problem is reported with the file, the line (CSV/JSONL) or element (JSON) and the
-field; on any problem nothing is written (:class:`DatasetError`).
+field; on any problem nothing is written (:class:`DatasetError`). Bytes, rows and JSON nesting
+are bounded by :data:`checkeval_core.safeio.LIMITS` (the message names the limit).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.safeio import LIMITS, InputError, check_size, load_json_text, read_bytes
 from checkeval_core.store import dumps, now_iso, transaction
 
 TEXT_FIELDS = ("group_id", "system_id", "source", "context", "fact", "reference", "output")
@@ -63,6 +64,10 @@ def parse_mapping(pairs: list[str] | None) -> dict[str, str]:
 
 def _decode(path: Path, data: bytes) -> str:
     name = path.name
+    try:
+        check_size(data, name)
+    except InputError as e:
+        raise DatasetError([str(e)]) from None
     if not data.strip():
         raise DatasetError([f"{name}: the file is empty"])
     if b"\x00" in data[:8192]:
@@ -104,6 +109,9 @@ def _read_records(path: Path, text: str) -> tuple[list[tuple[str, dict[str, Any]
                 loc = f"{name}, line {reader.line_num}"
                 if not row or all(not c.strip() for c in row):
                     continue
+                if len(out) >= LIMITS["rows"]:
+                    raise DatasetError([f"{loc}: more than {LIMITS['rows']:,} rows in one "
+                                        "import (the limit)"])
                 if len(row) != len(header):
                     errors.append(f"{loc}: has {len(row)} fields, the header has {len(header)}")
                     if len(errors) >= MAX_ERRORS:
@@ -123,10 +131,13 @@ def _read_records(path: Path, text: str) -> tuple[list[tuple[str, dict[str, Any]
             if not line.strip():
                 continue
             loc = f"{name}, line {i}"
+            if len(out) >= LIMITS["rows"]:
+                raise DatasetError([f"{loc}: more than {LIMITS['rows']:,} rows in one import "
+                                    "(the limit)"])
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                errors.append(f"{loc}: not valid JSON ({e.msg} at column {e.colno})")
+                obj = load_json_text(line, name, where=f"line {i}")
+            except InputError as e:
+                errors.append(str(e))
             else:
                 if not isinstance(obj, dict):
                     errors.append(f"{loc}: expected a JSON object, got {type(obj).__name__}")
@@ -142,15 +153,17 @@ def _read_records(path: Path, text: str) -> tuple[list[tuple[str, dict[str, Any]
         return out, sorted({k for _, r in out for k in r})
     if ext == ".json":
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise DatasetError([f"{name}, line {e.lineno}: not valid JSON ({e.msg} at column "
-                                f"{e.colno}); a .json file must hold a list of objects"]) from None
+            obj = load_json_text(text, name)
+        except InputError as e:
+            raise DatasetError([f"{e}; a .json file must hold a list of objects"]) from None
         if isinstance(obj, dict) and isinstance(obj.get("items"), list):
             obj = obj["items"]
         if not isinstance(obj, list):
             raise DatasetError([f"{name}: JSON must be a list of objects, got "
                                 f"{type(obj).__name__}"])
+        if len(obj) > LIMITS["rows"]:
+            raise DatasetError([f"{name}: {len(obj):,} elements is more than the "
+                                f"{LIMITS['rows']:,} rows allowed in one import (the limit)"])
         out, errors = [], []
         for i, r in enumerate(obj, 1):
             if not isinstance(r, dict):
@@ -221,9 +234,9 @@ def parse_rows(path: Path, mapping: dict[str, str] | None = None,
     mapping = dict(mapping or {})
     if data is None:
         try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise DatasetError([f"{path}: cannot read the file ({e.strerror})"]) from None
+            data = read_bytes(path)
+        except InputError as e:
+            raise DatasetError([str(e)]) from None
     records, columns = _read_records(path, _decode(path, data))
     if "input" in mapping and "source" not in mapping:
         mapping["source"] = mapping.pop("input")

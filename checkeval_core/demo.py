@@ -58,6 +58,10 @@ def load_demo(db: sqlite_utils.Database) -> dict[str, Any]:
                                    "diversification + elaboration)")
             entry["runs"] = _demo_runs(db, name)
         done[name] = entry
+    from checkeval_core.demo_instruction import TASK, enabled, load_instruction_demo  # issue 14
+
+    if enabled():
+        done[TASK] = load_instruction_demo(db)
     return done
 
 
@@ -71,11 +75,28 @@ def _demo_runs(db: sqlite_utils.Database, task: str) -> list[int]:
     if os.environ.get("CHECKEVAL_DEMO_RUNS", "1") == "0":
         return []
 
-    from checkeval_core.runs.bundle import import_bundle
+    from checkeval_core.runs.bundle import bundle_hash, import_bundle
 
     out = []
     for f in sorted((data_dir() / "demo_runs").glob("*.json")):
         bundle = json.loads(f.read_text(encoding="utf-8"))
         if bundle.get("task") == task:
+            _adopt_legacy(db, task, f.name, bundle_hash(bundle))
+            # imports once (by content); repairs a run left without scores by a killed demo
             out.append(import_bundle(db, bundle, name=f.name))
     return out
+
+
+def _adopt_legacy(db: sqlite_utils.Database, task: str, name: str, digest: str) -> None:
+    """Runs imported from a demo file before imports were keyed by content carry only the
+    file name: give them the file's hash so they are found (and repaired) instead of
+    imported a second time."""
+    from checkeval_core.store import dumps, loads
+
+    for rid, params in db.execute(
+            "SELECT r.id, r.params FROM run r JOIN task t ON t.id = r.task_id "
+            "WHERE t.name = ? AND r.params LIKE ?", [task, f"%{name}%"]).fetchall():
+        p = loads(params, {})
+        if p.get("bundle") == name and "bundle_hash" not in p:
+            p["bundle_hash"] = digest
+            db.execute("UPDATE run SET params = ? WHERE id = ?", [dumps(p), rid])

@@ -7,45 +7,32 @@ import streamlit as st
 from checkeval_core.annotation import jobs as J
 from checkeval_core.store import open_db, rows
 from checkeval_core.tasks import items
+from checkeval_core.textsafe import md_escape
+from studio_ui.widgets import current_user
 
 st.title("Annotate")
 db = open_db()
 
-
-def identity() -> str:
-    """Logged-in user (Streamlit OIDC), a proxy header, or the name typed here."""
-    try:
-        if st.user.is_logged_in:
-            return str(st.user.get("name") or st.user.get("email"))
-    except Exception:  # noqa: BLE001 - no auth configured
-        pass
-    for h in ("X-Forwarded-User", "X-Auth-Request-User", "Remote-User"):
-        v = st.context.headers.get(h)
-        if v:
-            return v
-    return st.text_input("Your name", st.session_state.get("annotator", ""),
-                         key="ann_name").strip()
-
-
-who = identity()
-st.session_state["annotator"] = who
+# Who is annotating: Streamlit login if configured, else the one trusted proxy header named in
+# CHECKEVAL_TRUSTED_USER_HEADER, else a typed name (checkeval_core.identity).
+who, why_not = current_user("ann_name", "Your name")
 if not who:
-    st.info("Enter your name to see your queue.")
+    st.info(why_not or "Enter your name to see your queue.")
     st.stop()
 mine = [j for j in J.list_jobs(db) if rows(db, "SELECT 1 FROM annotation_assignment WHERE "
                                                "job_id = ? AND annotator = ? LIMIT 1",
                                            [j["id"], who])]
 if not mine:
-    st.info(f"No annotation job assigns items to {who!r}. A coordinator creates jobs on the "
-            "Annotation jobs page.")
+    st.info(f"No annotation job assigns items to {md_escape(who)}. A coordinator creates "
+            "jobs on the Annotation jobs page.")
     st.stop()
 job = st.selectbox("Job", [j["id"] for j in mine], key="ann_job",
                    format_func=lambda i: next(f"#{j['id']} {j['name']}" for j in mine
                                               if j["id"] == i))
 q = J.queue(db, job, who)
 done = sum(x["status"] != "todo" for x in q)
-st.progress(done / len(q), text=f"{who}: {done} of {len(q)} items done or skipped")
-pos_key = f"ann_pos_{job}"
+st.progress(done / len(q), text=f"{md_escape(who)}: {done} of {len(q)} items done or skipped")
+pos_key = f"ann_pos|{job}|{who}"
 if pos_key not in st.session_state:
     st.session_state[pos_key] = next((i for i, x in enumerate(q) if x["status"] == "todo"), 0)
 pos = min(st.session_state[pos_key], len(q) - 1)
@@ -72,10 +59,10 @@ with left:
 OPTIONS = ["yes", "no", "unsure"]
 
 
-def _save(qid: int, key: str) -> None:
+def _save(job_id: int, annotator: str, item_pk: int, qid: int, key: str) -> None:
     v = st.session_state.get(key)
     if v in OPTIONS:
-        J.save_answer(open_db(), job, who, item["id"], qid, v)
+        J.save_answer(open_db(), job_id, annotator, item_pk, qid, v)
 
 
 with right:
@@ -85,12 +72,14 @@ with right:
     for qq in questions:
         head = (qq["dimension"], qq["sub_dimension"])
         if head != current:
-            st.markdown(f"**{qq['dimension']}** · {qq['sub_dimension']}")
+            st.markdown(f"**{md_escape(qq['dimension'])}** · {md_escape(qq['sub_dimension'])}")
             current = head
-        key = f"ann_{job}_{item['id']}_{qq['id']}"
+        # Keyed by (job, item, question, annotator): the next person on a shared browser gets
+        # fresh widgets (nothing of the previous annotator pre-selected, every click saved).
+        key = f"ann|{job}|{item['id']}|{qq['id']}|{who}"
         st.radio(qq["text"], OPTIONS, index=OPTIONS.index(saved[qq["id"]])
                  if qq["id"] in saved else None, horizontal=True, key=key,
-                 on_change=_save, args=(qq["id"], key))
+                 on_change=_save, args=(job, who, item["id"], qq["id"], key))
     answered = len(J.answers_of(db, job, who, item["id"]))
     st.caption(f"{answered} of {len(questions)} answered")
     b1, b2 = st.columns(2)
@@ -98,7 +87,7 @@ with right:
                  disabled=answered < len(questions)):
         J.set_status(db, job, who, item["id"], "done")
         st.rerun()
-    reason = b2.text_input("Skip reason", key=f"ann_skip_reason_{item['id']}")
+    reason = b2.text_input("Skip reason", key=f"ann_skip_reason|{job}|{item['id']}|{who}")
     if b2.button("Skip item", key="ann_skip"):
         try:
             J.set_status(db, job, who, item["id"], "skipped", reason)

@@ -6,9 +6,11 @@ import streamlit as st
 
 from checkeval_core.annotation import jobs as J
 from checkeval_core.annotation.agreement_report import agreement_report
+from checkeval_core.annotation.store import export_annotations
 from checkeval_core.checklists.versions import list_versions
 from checkeval_core.store import open_db
 from checkeval_core.tasks import list_tasks
+from studio_ui.widgets import csv_download, current_user
 
 st.title("Annotation jobs")
 db = open_db()
@@ -42,10 +44,14 @@ with st.expander("Create a job", expanded=not J.list_jobs(db, task)):
             ok = st.form_submit_button("Create job", type="primary")
         if ok:
             try:
-                jid = J.create_job(db, task, annotators.split(","), int(overlap), int(n),
-                                   version, strategy, dim if strategy == "stratified" else None,
-                                   name=name)
-                st.success(f"Job #{jid} created")
+                # Submitting the same form twice reuses the job (no second set of assignments).
+                jid, created = J.create_job_once(
+                    db, task, annotators.split(","), int(overlap), int(n), version, strategy,
+                    dim if strategy == "stratified" else None, name=name)
+                if created:
+                    st.success(f"Job #{jid} created")
+                else:
+                    st.info(f"Job #{jid} already has exactly these settings: not created again.")
             except ValueError as e:
                 st.error(str(e))
 
@@ -60,7 +66,14 @@ st.caption(f"Checklist v{meta['version']} · {meta['params'].get('n_items')} ite
            f"{meta['params'].get('overlap')} annotators per item · "
            f"{meta['params'].get('strategy')} sample")
 st.subheader("Progress")
-st.dataframe(pd.DataFrame(J.progress(db, job)), hide_index=True)
+prog = pd.DataFrame(J.progress(db, job))
+st.dataframe(prog, hide_index=True)
+d1, d2 = st.columns(2)
+with d1:
+    csv_download(prog, f"job{job}-progress.csv", "aj_dl_progress", "Progress (CSV)")
+with d2:
+    csv_download(export_annotations(db, task), f"{task}-human-answers.csv", "aj_dl_answers",
+                 "All human answers of this task (CSV)")
 
 st.subheader("Agreement")
 rep = agreement_report(db, task)
@@ -85,14 +98,18 @@ if not dis:
     st.caption("No (item, question) where annotators gave both Yes and No.")
 else:
     st.dataframe(pd.DataFrame(dis), hide_index=True, width="stretch")
+    csv_download(dis, f"job{job}-disagreements.csv", "aj_dl_dis", "Disagreements (CSV)")
     labels = {(d["item_pk"], d["question_id"]): f"{d['item_id']} · {d['question']}" for d in dis}
     pick = st.selectbox("Settle", list(labels), format_func=labels.get, key="aj_pick")
     c1, c2, c3 = st.columns(3)
     value = c1.radio("Settled answer", ["yes", "no"], horizontal=True, key="aj_value")
-    coord = c2.text_input("Coordinator", st.session_state.get("annotator", ""), key="aj_coord")
+    with c2:  # login, else the configured proxy header, else a typed name
+        coord, why_not = current_user("aj_coord", "Coordinator")
     note = c3.text_input("Note", key="aj_note")
     if st.button("Save settled answer", key="aj_settle"):
         try:
+            if not coord:
+                raise ValueError(why_not)
             J.adjudicate(db, job, pick[0], pick[1], value, coord, note)
             st.success("Saved")
         except ValueError as e:

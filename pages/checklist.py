@@ -12,16 +12,56 @@ from checkeval_core.checklists.model import questions
 from checkeval_core.checklists.review import decide, review_agreement
 from checkeval_core.checklists.versions import diff_versions, freeze, list_versions
 from checkeval_core.store import open_db
-from studio_ui.widgets import task_picker
+from studio_ui.widgets import current_user, task_picker
 
 st.title("Checklist review")
 if "rv_flash" in st.session_state:
     st.success(st.session_state.pop("rv_flash"))
 db = open_db()
 task = task_picker(db, "rv_task", "No task yet: load the demo on the Home page.")
-annotator = st.text_input("Your name (recorded with each decision)",
-                          st.session_state.get("annotator", ""), key="rv_annotator")
-st.session_state["annotator"] = annotator
+# Login, else the configured proxy header, else a typed name (checkeval_core.identity).
+annotator, why_not = current_user("rv_annotator", "Your name (recorded with each decision)")
+if not annotator:
+    st.caption(why_not)
+
+with st.expander("Per-query checklists (RocketEval: one list per query, shared by its answers)"):
+    from checkeval_core.checklists import instance as inst  # issue 14 (H5's block)
+
+    st.caption("Generate 5–10 Yes/No questions per query with a judge, or import a JSONL file "
+               '(`{"group_id" | "instruction_id": ..., "questions": [...]}`). They appear '
+               "below (origin instance), then freeze them with *Freeze instance checklists*.")
+    g1, g2, g3 = st.columns(3)
+    pq_judge = g1.text_input("Judge spec", "embedded", key="pq_judge")
+    pq_ref = g2.checkbox("Give the judge the reference answer", True, key="pq_ref")
+    pq_fresh = g3.checkbox("Rewrite queries that have a list", False, key="pq_fresh")
+    pq_file = st.file_uploader("Per-query checklist file (JSONL)", type=["jsonl", "json"],
+                               key="pq_file")
+    b_gen, b_imp, b_fix = st.columns(3)
+    try:
+        if b_gen.button("Generate per-query checklists", key="pq_gen"):
+            with st.spinner("The judge is writing one checklist per query…"):
+                r = inst.generate_group_checklists(db, task, pq_judge, fresh=pq_fresh,
+                                                   include_reference=pq_ref)
+            st.session_state["rv_flash"] = (f"{r['questions']} questions for {r['groups']} "
+                                            f"queries ({r['skipped']} skipped)")
+            for p in r["problems"][:20]:
+                st.warning(p)
+            if not r["problems"]:
+                st.rerun()
+        if b_imp.button("Import the file", key="pq_imp", disabled=pq_file is None):
+            r = inst.import_group_checklists(db, task, data=pq_file.getvalue(),
+                                             filename=pq_file.name)
+            st.session_state["rv_flash"] = f"Imported {r['questions']} questions for " \
+                                           f"{r['groups']} queries from {r['file']}"
+            st.rerun()
+        if b_fix.button("Use the Fixed checklist (6 general questions)", key="pq_fix"):
+            r = inst.import_group_checklists(db, task, path=inst.fixed_checklist_path())
+            st.session_state["rv_flash"] = f"Fixed checklist given to {r['groups']} queries"
+            st.rerun()
+    except ValueError as e:
+        from checkeval_core.textsafe import md_escape
+
+        st.error(md_escape(str(e)))
 
 qs = questions(db, task, instance=None)
 if not qs:
@@ -44,7 +84,7 @@ table = pd.DataFrame([{
     "sub-dimension": q["sub_dimension"], "question": q["text"], "origin": ", ".join(q["origins"]),
     "parent": q["parent_id"], "flags": ", ".join(q["flags"]), "filter": q["filter_verdict"],
     "criterion": q["filter_criterion"], "filter reason": q["filter_reason"],
-    "reason": q["reason"], "item": q["item_id"]} for q in shown])
+    "reason": q["reason"], "item": q["item_id"], "query": q["group_id"]} for q in shown])
 st.caption(f"{len(shown)} of {len(qs)} questions")
 st.dataframe(table, hide_index=True, width="stretch")
 labels = {q["id"]: f"#{q['id']} [{q['status']}] {q['text']}" for q in shown}
@@ -55,27 +95,45 @@ if st.button("Select all shown", key="rv_all"):
 selected = st.multiselect("Questions to act on", list(labels),
                           format_func=lambda i: labels.get(i, f"#{i}"), key="rv_selected")
 st.markdown(f"**{len(selected)} selected**")
-reason = st.text_input("Reason (required to reject)", key="rv_reason")
+# The reason and new text belong to the selection they were typed for: emptied when the
+# selection changes and once a decision used them, so never stored on a later decision.
+reason_key, text_key = "rv_reason", "rv_newtext"
+sel_key = ",".join(map(str, sorted(selected)))
+if st.session_state.get("rv_reason_for") != sel_key:
+    st.session_state.pop(reason_key, None)
+    st.session_state.pop(text_key, None)
+    st.session_state["rv_reason_for"] = sel_key
+
+
+def _act(decision: str, ids: list[int], who: str, reason_key: str, text_key: str) -> None:
+    try:
+        decide(open_db(), ids, who or "", decision, st.session_state.get(reason_key, ""),
+               new_text=st.session_state.get(text_key) if decision == "edit" else None)
+    except ValueError as e:
+        st.session_state["rv_error"] = str(e)
+        return
+    st.session_state.pop(reason_key, None)
+    st.session_state.pop(text_key, None)
+    st.session_state["rv_flash"] = {"keep": f"Kept {len(ids)} question(s)",
+                                    "reject": f"Rejected {len(ids)} question(s)",
+                                    "edit": "Saved the edit as a new question"}[decision]
+
+
+st.text_input("Reason (required to reject)", key=reason_key)
 b1, b2, b3 = st.columns(3)
-try:
-    if b1.button("Keep selected", key="rv_keep", disabled=not selected):
-        decide(db, selected, annotator, "keep", reason)
-        st.session_state["rv_flash"] = f"Kept {len(selected)} question(s)"
-        st.rerun()
-    if b2.button("Reject selected", key="rv_reject", disabled=not selected):
-        decide(db, selected, annotator, "reject", reason)
-        st.session_state["rv_flash"] = f"Rejected {len(selected)} question(s)"
-        st.rerun()
-    new_text = st.text_input("New text (edit exactly one selected question)", key="rv_newtext")
-    if b3.button("Save edit", key="rv_edit", disabled=len(selected) != 1):
-        decide(db, selected, annotator, "edit", reason, new_text=new_text)
-        st.session_state["rv_flash"] = "Saved the edit as a new question"
-        st.rerun()
-except ValueError as e:
-    st.error(str(e))
+b1.button("Keep selected", key="rv_keep", disabled=not selected, on_click=_act,
+          args=("keep", list(selected), annotator, reason_key, text_key))
+b2.button("Reject selected", key="rv_reject", disabled=not selected, on_click=_act,
+          args=("reject", list(selected), annotator, reason_key, text_key))
+st.text_input("New text (edit exactly one selected question)", key=text_key)
+b3.button("Save edit", key="rv_edit", disabled=len(selected) != 1, on_click=_act,
+          args=("edit", list(selected), annotator, reason_key, text_key))
+if "rv_error" in st.session_state:
+    st.error(st.session_state.pop("rv_error"))
 
 with st.expander("Near-duplicates (lexical similarity)"):
-    pool = [q for q in qs if q["status"] in ("proposed", "kept") and q["item_id"] is None]
+    pool = [q for q in qs if q["status"] in ("proposed", "kept") and q["item_id"] is None
+            and not q["group_id"]]
     pairs = similar_pairs([q["text"] for q in pool], threshold=0.75)[:50]
     if pairs:
         st.dataframe(pd.DataFrame([{"a": pool[i]["id"], "question a": pool[i]["text"],

@@ -10,6 +10,7 @@ from checkeval_core.export import rows_to_csv, rows_to_jsonl
 from checkeval_core.store import open_db
 from checkeval_core.tasks import export_rows, groups, items, list_tasks
 from checkeval_core.textsafe import truncate
+from studio_ui.tables import order, table_config
 
 st.title("Data")
 db = open_db()
@@ -85,7 +86,8 @@ with tab_browse:
         st.session_state["task_name"] = task
         info = next(t for t in tasks if t["name"] == task)
         st.caption(f"{info['kind']} · {info['n_items']} items · dimensions: "
-                   f"{', '.join(info['dimensions']) or 'none'}")
+                   f"{', '.join(info['dimensions']) or 'none'} (the table's score columns are the "
+                   "human scores)")
         gs = groups(db, task)
         group = st.selectbox("Group (source document / context)", ["(all)", *gs], key="group")
         its = items(db, task, group_id=None if group == "(all)" else group)
@@ -93,7 +95,17 @@ with tab_browse:
             "id": it["item_id"], "group": it["group_id"], "system": it["system_id"],
             "output": truncate(it["output"], 160),
             **{f"human {d}": v for d, v in sorted(it["scores"].items())}} for it in its])
-        st.dataframe(table, hide_index=True, width="stretch")
+        # human scores right after the ids, narrow; the long output last (never pushes them
+        # out of view)
+        score_cols = [c for c in table.columns if c.startswith("human ")]
+        st.dataframe(table, hide_index=True, width="stretch",
+                     column_order=order(["id", "group", "system"], score_cols, ["output"]),
+                     column_config=table_config(
+                         keys={"id": "", "group": "Source document / context", "system": ""},
+                         scores={c: f"Human score for {c[6:]}" for c in score_cols},
+                         labels={c: c[6:] for c in score_cols},
+                         long={"output": "The output, truncated: pick the item below to read "
+                                         "it in full"}, long_width="medium"))
         pick = st.selectbox("Show one item in full", [it["item_id"] for it in its], key="one")
         one = next((it for it in its if it["item_id"] == pick), None)
         if one:

@@ -14,7 +14,8 @@ from checkeval_core.checklists.filtering import filter_dimension
 from checkeval_core.checklists.io import ChecklistError, export_checklist, import_checklist
 from checkeval_core.config import data_dir
 from checkeval_core.store import open_db, task_id
-from studio_ui.widgets import task_picker
+from checkeval_core.textsafe import md_escape
+from studio_ui.widgets import known_user, task_picker
 
 st.title("Dimensions")
 if "dim_flash" in st.session_state:
@@ -42,14 +43,11 @@ with st.expander("Presets and import / export"):
                                                                                 "yml"],
                           key="ck_upload")
     if up is not None and c2.button("Import checklist", key="ck_import"):
-        with tempfile.TemporaryDirectory() as tmp:
-            p = Path(tmp) / up.name
-            p.write_bytes(up.getvalue())
-            try:
-                res = import_checklist(db, task, p, author="import")
-                st.success(f"Imported {res['n_questions']} questions")
-            except ChecklistError as e:
-                st.error(str(e))
+        try:  # parsed in memory: the client's file name only names the format
+            res = import_checklist(db, task, up.name, author="import", data=up.getvalue())
+            st.success(f"Imported {res['n_questions']} questions")
+        except ChecklistError as e:
+            st.error(str(e))
     st.download_button("Export working checklist (JSON)",
                        json.dumps(export_checklist(db, task), ensure_ascii=False, indent=2),
                        f"{task}-checklist.json", key="ck_export")
@@ -81,9 +79,28 @@ dfn = c2.text_area("Definition", dim["definition"], key=f"dd_{dim['id']}", heigh
 if c3.button("Save", key="dim_save"):
     M.update_dimension(db, dim["id"], ren, dfn)
     st.rerun()
+# Deleting is two steps (Delete, then confirm), and the core refuses while any human
+# annotation, review decision or settled answer references the dimension's questions.
 if c4.button("Delete", key="dim_delete"):
-    M.delete_dimension(db, dim["id"])
-    st.rerun()
+    st.session_state["dim_confirm"] = dim["id"]
+if st.session_state.get("dim_confirm") == dim["id"]:
+    with st.container(border=True):
+        st.warning(f"Delete the dimension {md_escape(dim['name'])} with its "
+                   f"{len(dim['sub_dimensions'])} sub-dimension(s) and all their questions? "
+                   "This cannot be undone.")
+        k1, k2 = st.columns(2)
+        if k1.button("Confirm delete", key="dim_delete_confirm", type="primary"):
+            st.session_state.pop("dim_confirm", None)
+            try:
+                M.delete_dimension(db, dim["id"])
+            except M.InUse as e:
+                st.error(str(e))
+            else:
+                st.session_state["dim_flash"] = "Dimension deleted"
+                st.rerun()
+        if k2.button("Cancel", key="dim_delete_cancel"):
+            st.session_state.pop("dim_confirm", None)
+            st.rerun()
 
 st.markdown("**Sub-dimensions and seed questions** (phrase questions so that *Yes* = better)")
 for s in dim["sub_dimensions"]:
@@ -106,19 +123,36 @@ for s in dim["sub_dimensions"]:
         for q in seeds:
             texts[q["id"]] = st.text_input(f"Seed #{q['id']}", q["text"], key=f"seed_{q['id']}",
                                            help="Empty the text and save to delete the question")
-        new_seed = st.text_input("New seed question", key=f"newseed_{s['id']}")
+        # A fresh "new seed" field after each save (the generation counter changes its key),
+        # and add_seed never adds the same text twice: a second click adds nothing.
+        gen = st.session_state.get(f"newseed_gen_{s['id']}", 0)
+        new_seed = st.text_input("New seed question",
+                                 key=f"newseed_{s['id']}" + (f"_{gen}" if gen else ""))
         if st.button("Save seed questions", key=f"seedsave_{s['id']}"):
+            problems = []
             for q in seeds:
                 text = texts[q["id"]].strip()
-                if not text:
-                    M.delete_question(db, q["id"])
-                elif text != q["text"]:
-                    M.set_question_text(db, q["id"], text)
+                try:
+                    if not text:
+                        M.delete_question(db, q["id"])
+                    elif text != q["text"]:
+                        M.set_question_text(db, q["id"], text)
+                except M.InUse as e:
+                    problems.append(str(e))
+            added = False
             if new_seed.strip():
-                M.add_question(db, tid, dim["id"], s["id"], new_seed, origin="seed",
-                               status="kept", author=st.session_state.get("annotator", ""))
-            st.session_state["dim_flash"] = "Seed questions saved"
-            st.rerun()
+                added = M.add_seed(db, tid, dim["id"], s["id"], new_seed,
+                                   author=known_user())[1]
+                st.session_state[f"newseed_gen_{s['id']}"] = gen + 1
+            if problems:
+                for p in problems:
+                    st.error(p)
+            else:
+                st.session_state["dim_flash"] = ("Seed questions saved" if added or
+                                                 not new_seed.strip() else
+                                                 "Seed questions saved (that new seed "
+                                                 "was already there)")
+                st.rerun()
 with st.form("add_sub", clear_on_submit=True):
     c1, c2 = st.columns([1, 3])
     sub_new = c1.text_input("New sub-dimension")

@@ -1,7 +1,5 @@
 """Judges: add a judge by spec, see its capabilities, run a one-question test."""
 
-import os
-
 import pandas as pd
 import streamlit as st
 
@@ -60,16 +58,12 @@ with caps_col:
     st.text(f"{parse_spec(chosen).backend} · model {parse_spec(chosen).model or '(bundled)'}")
 question = test_col.text_input("Question", TEST_QUESTION, key="test_question")
 if test_col.button("Ask one question", type="primary", key="test_run"):
-    key = os.environ.get(row["key_env"]) if row["key_env"] else None
-    if key is None and row["key_env"]:
-        try:
-            key = st.secrets.get(row["key_env"])
-        except Exception:  # noqa: BLE001 - no secrets file configured
-            key = None
     try:
-        kwargs = {"api_key": key} if key else {}
+        # the key: the saved judge's variable, then the defaults (environment, then st.secrets)
         with st.spinner("Asking… (the embedded model loads in a few seconds the first time)"):
-            res = judge_test(get_judge(chosen, **kwargs), question=question)
+            res = judge_test(get_judge(chosen, db=db, cache=False,
+                                       key_env=row["key_env"] or None, secrets=st.secrets),
+                             question=question)
     except (JudgeSpecError, ValueError, ImportError) as e:
         st.error(str(e))
     else:

@@ -8,8 +8,10 @@ import streamlit as st
 
 from checkeval_core.checklists.versions import list_versions
 from checkeval_core.judges.saved import list_judges
-from checkeval_core.runs import cancel_run, create_run, get_run, list_runs, start_background
+from checkeval_core.runs import cancel_run, get_run, list_runs, start_background
+from checkeval_core.runs.dedupe import create_run_once
 from checkeval_core.runs.defaults import recommended
+from checkeval_core.runs.jobs import prepare_resume
 from checkeval_core.runs.methods import METHODS
 from checkeval_core.runs.options import options_text
 from checkeval_core.store import db_path, open_db
@@ -68,10 +70,16 @@ if submitted:
                                                ("include_reference", inc_ref)) if on}
                 if primary != "(method default)" and m in ("rocketeval", "checkeval"):
                     opts["aggregation"] = primary
-                rid = create_run(db, task, spec, m, checklist=vnum, limit=int(limit),
-                                 params=opts)
+                # Enter in a field and a click on Start both submit the form: an identical
+                # run still pending/running is reused, never started twice.
+                rid, created = create_run_once(db, task, spec, m, checklist=vnum,
+                                               limit=int(limit), params=opts)
             except Exception as e:  # noqa: BLE001 - shown to the user, nothing started
                 st.error(f"{spec} / {m}: {e}")
+                continue
+            if not created:
+                st.info(f"Run {rid} ({spec} / {m}) with the same settings is already "
+                        "pending or running: not started again.")
                 continue
             start_background(db_path(db), rid)
             started.append(rid)
@@ -125,18 +133,16 @@ if c2.button("Cancel", key="run_cancel"):
     cancel_run(db, int(rid))
     st.toast(f"Run {int(rid)} will stop after the current item")
 if c3.button("Resume", key="run_resume"):
-    try:
-        r = get_run(db, int(rid))
-    except Exception as e:  # noqa: BLE001
+    try:  # the same core step as `checkeval run --resume`: judge errors are asked again
+        r = prepare_resume(db, int(rid))
+    except Exception as e:  # noqa: BLE001 - unknown run, or its worker is still alive
         st.error(str(e))
     else:
         if r["status"] == "completed":
             st.info("That run is complete.")
-        elif r["alive"]:
-            st.info("That run is still running.")
         else:
-            db.execute("UPDATE run SET status = 'pending' WHERE id = ?", [int(rid)])
             start_background(db_path(db), int(rid))
             time.sleep(0.2)
-            st.success(f"Run {int(rid)} resumed: only missing answers are asked")
+            st.success(f"Run {int(rid)} resumed: only missing answers are asked "
+                       f"({r['reasked']} with a judge error asked again)")
 st.page_link("pages/traces.py", label="Read every Yes/No decision on the Traces page")

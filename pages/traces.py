@@ -1,103 +1,168 @@
 """Traces: one item's texts and every question with each run's Yes/No answer and p(Yes),
-grouped by dimension and sub-dimension, with the scores; SEAL units with their verdicts."""
+grouped by dimension and sub-dimension, with the scores; SEAL units with their verdicts.
+
+Full width, one narrow verdict column per run next to the question, so every run's decisions
+are in view without scrolling sideways. A link ``/traces?runs=3,4&item=17&dim=coherence``
+opens on the runs' task, those runs, that item and that dimension.
+"""
 
 import pandas as pd
 import streamlit as st
 
 from checkeval_core.runs import list_runs
-from checkeval_core.runs.traces import disagreements, item_trace, items_by_gap
+from checkeval_core.runs.traces import (
+    SHOW_FILTERS,
+    decision_rows,
+    deep_link_task,
+    item_listing,
+    item_trace,
+    run_column,
+    run_dimensions,
+    run_label,
+    score_rows,
+    unit_rows,
+)
 from checkeval_core.store import open_db
-from studio_ui.widgets import task_picker
+from studio_ui.tables import order, table_config
+from studio_ui.widgets import csv_download, task_picker
+
+STATE = ("tr_runs", "tr_dim", "tr_item", "tr_dec")
 
 st.title("Traces")
 db = open_db()
 qp = st.query_params
-task = task_picker(db, "tr_task", "No task yet: load the demo on the Home page.")
+wanted = [int(x) for x in qp.get("runs", "").split(",") if x.strip().isdigit()]
+link = (qp.get("runs", ""), qp.get("item", ""), qp.get("dim", ""))
+if wanted and st.session_state.get("tr_link") != link:
+    # a new deep link: open on its runs' task and forget the previous selection
+    st.session_state["tr_link"] = link
+    linked_task = deep_link_task(db, wanted)
+    if linked_task:
+        st.session_state["task_name"] = linked_task
+        st.session_state.pop("tr_task", None)
+    for k in STATE:
+        st.session_state.pop(k, None)
+c_task, c_runs, c_dim, c_item = st.columns([2, 4, 2, 3])
+with c_task:
+    task = task_picker(db, "tr_task", "No task yet: load the demo on the Home page.")
+if st.session_state.get("tr_task_seen") != task:
+    if "tr_task_seen" in st.session_state:
+        for k in STATE:
+            st.session_state.pop(k, None)
+    st.session_state["tr_task_seen"] = task
 runs = [r for r in list_runs(db, task) if r["status"] in ("completed", "running", "cancelled",
                                                            "failed")]
 if not runs:
     st.info("No run for this task yet: start one on the Run page.")
     st.stop()
-labels = {r["id"]: f"#{r['id']} {r['judge_spec']} · {r['method']} · {r['status']}" for r in runs}
-wanted = [int(x) for x in qp.get("runs", "").split(",") if x.strip().isdigit()]
+labels = {r["id"]: run_label(r) for r in runs}
 default = [r for r in wanted if r in labels] or [runs[0]["id"]]
-chosen = st.multiselect("Runs (side by side)", list(labels), default=default,
-                        format_func=labels.get, key="tr_runs")
+chosen = c_runs.multiselect("Runs (side by side)", list(labels), default=default,
+                            format_func=labels.get, key="tr_runs")
 if not chosen:
+    st.info("Select at least one run to see its Yes/No decisions.")
     st.stop()
 
-dims = [r[0] for r in db.execute("SELECT DISTINCT dimension FROM score WHERE run_id = ? "
-                                 "ORDER BY dimension", [chosen[0]])]
-gap_dim = st.selectbox("Sort items by |judge − human| on", dims or ["(no scores yet)"],
-                       key="tr_dim")
-listing = items_by_gap(db, chosen[0], gap_dim) if dims else []
+dims = run_dimensions(db, chosen[0])
+want_dim = qp.get("dim")
+gap_dim = c_dim.selectbox("Items sorted by gap on", dims or ["(no scores yet)"],
+                          help="Items are listed by |judge − human| on this dimension "
+                               "(largest first).",
+                          index=dims.index(want_dim) if want_dim in dims else 0, key="tr_dim")
+listing = item_listing(db, chosen[0], gap_dim if dims else None)
 if not listing:
-    ids = {r[0] for r in db.execute("SELECT DISTINCT item_id FROM answer WHERE run_id = ?",
-                                    [chosen[0]])}
-    listing = [{"item_pk": i, "item_id": db.execute("SELECT item_id FROM item WHERE id = ?",
-                                                    [i]).fetchone()[0], "gap": None}
-               for i in sorted(ids)]
-if not listing:
-    st.info("This run has no answers yet.")
+    st.info(f"Run {labels[chosen[0]]} has no answers yet.")
     st.stop()
-with st.expander(f"Items ({len(listing)}), largest disagreement with humans first"):
-    st.dataframe(pd.DataFrame(listing), hide_index=True, width="stretch")
 pks = [r["item_pk"] for r in listing]
+by_pk = {r["item_pk"]: r for r in listing}
 want_item = qp.get("item")
 start = pks.index(int(want_item)) if want_item and want_item.isdigit() and \
     int(want_item) in pks else 0
-pk = st.selectbox("Item", pks, index=start, format_func=lambda k: next(
-    f"{r['item_id']}" + (f" · gap {r['gap']:.2f}" if r.get("gap") is not None else "")
-    for r in listing if r["item_pk"] == k), key="tr_item")
+pk = c_item.selectbox("Item", pks, index=start, format_func=lambda k: str(by_pk[k]["item_id"]) + (
+    f" · gap {by_pk[k]['gap']:.2f}" if by_pk[k].get("gap") is not None else ""), key="tr_item")
+st.query_params.update({"runs": ",".join(map(str, chosen)), "item": str(pk),
+                        **({"dim": gap_dim} if dims else {})})
+st.session_state["tr_link"] = (st.query_params.get("runs", ""), st.query_params.get("item", ""),
+                               st.query_params.get("dim", ""))
+st.caption("Columns: " + " · ".join(f"**{run_column(r)}** = {labels[r].split(' ', 1)[1]}"
+                                    for r in chosen))
 
 trace = item_trace(db, pk, chosen)
 item = trace["item"]
+score_cols = [run_column(r) for r in chosen]
+aggs = {r["id"]: r["aggregation"] for r in trace["runs"]}
 left, right = st.columns([2, 3])
 with left:
-    for field in ("source", "context", "fact", "reference", "output"):
+    st.markdown("**Scores** (humans; each run in its own aggregation)")
+    st.dataframe(pd.DataFrame(score_rows(trace), columns=["dimension", "human", *score_cols]),
+                 hide_index=True, width="content",
+                 column_config=table_config(
+                     keys={"dimension": ""},
+                     scores={"human": "Human score of this item", **{
+                         run_column(r): f"Score from run {labels[r]} ({aggs.get(r, '')})"
+                         for r in chosen}}))
+with right:
+    st.markdown(f"**Output** of item {item['item_id']}")
+    with st.container(height=150):
+        st.text(item["output"])
+with st.expander("Source, context, reference and every aggregation's score"):
+    for field in ("source", "context", "fact", "reference"):
         if item[field]:
             st.markdown(f"**{field}**")
             st.text(item[field])
-    if trace["human"]:
-        st.markdown("**Human scores**")
-        st.dataframe(pd.DataFrame([trace["human"]]), hide_index=True)
-with right:
-    if trace["scores"]:
-        sc = pd.DataFrame(trace["scores"]).pivot_table(index=["dimension", "aggregation"],
-                                                       columns="run_id", values="value")
-        sc.columns = [labels[c] for c in sc.columns]
-        st.markdown("**Scores**")
-        st.dataframe(sc, width="stretch")
-    only = st.radio("Show", ["all questions", "judges disagree", "disagree with humans or "
-                             "judges"], horizontal=True, key="tr_filter")
-    dis = disagreements(trace["answers"], trace["annotations"] if only.startswith("disagree w")
-                        else None)
-    table: dict[tuple, dict] = {}
-    for a in trace["answers"]:
-        key = (a["dimension"], a["sub_dimension"] or a["unit"].split("|")[1] if "|" in a["unit"]
-               else a["sub_dimension"] or "", a["question"] or a["unit"], a["question_id"],
-               a["unit"])
-        row = table.setdefault(key, {"dimension": a["dimension"], "sub-dimension": key[1],
-                                     "question / unit": key[2]})
-        mark = {"yes": "✅ Yes", "no": "❌ No", "invalid": "⚠️ invalid"}[a["verdict"]]
-        if a["value"] is not None:
-            mark = f"{a['value']:g}"
-        p = f" ({a['p_yes']:.2f})" if a["p_yes"] is not None else ""
-        row[labels[a["run_id"]]] = mark + p
-    rows = [v for k, v in table.items() if only == "all questions" or (k[3], k[4]) in dis]
-    st.markdown(f"**Yes/No decisions** ({len(rows)} shown)")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    if trace["units"]:
-        st.markdown("**SEAL units**")
-        verdicts = {}
-        for a in trace["answers"]:
-            if "|" in a["unit"]:
-                dim, sub, idx = a["unit"].split("|", 2)
-                verdicts.setdefault((a["run_id"], dim, idx), []).append(a["verdict"])
-        urows = []
-        for u in trace["units"]:
-            v = verdicts.get((u["run_id"], u["dimension"], u["unit"]), [])
-            badge = "🟩" * v.count("yes") + "🟥" * v.count("no") + "🟨" * v.count("invalid")
-            urows.append({"run": labels[u["run_id"]], "dimension": u["dimension"],
-                          "kind": u["kind"], "unit": u["text"], "verdicts (sub-dimensions)": badge})
-        st.dataframe(pd.DataFrame(urows), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(score_rows(trace, all_aggregations=True),
+                              columns=["dimension", "aggregation", "human", *score_cols]),
+                 hide_index=True, width="content")
+
+h_left, h_right = st.columns([2, 3], vertical_alignment="bottom")
+only = h_right.radio("Show", SHOW_FILTERS, horizontal=True, key="tr_filter",
+                     label_visibility="collapsed")
+rows = decision_rows(trace, only)
+h_left.markdown(f"**Yes/No decisions** ({len(rows)} shown)")
+st.caption("✓ yes / ✗ no with p(Yes), one column per run; select a row for the full question "
+           "and each judge's raw answer.")
+verdict_cols = [run_column(r) for r in chosen]
+table = pd.DataFrame(rows, columns=["dimension", "sub-dimension", "question", "question_id",
+                                    "unit", *verdict_cols])
+event = st.dataframe(
+    table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+    key="tr_dec", column_order=order(["dimension", "sub-dimension"], verdict_cols, ["question"]),
+    column_config=table_config(
+        keys={"dimension": "", "sub-dimension": ""},
+        decisions={c: f"Run {labels[r]}: ✓ yes / ✗ no with p(Yes); 'invalid' = no verdict "
+                      "could be read from the answer" for c, r in zip(verdict_cols, chosen)},
+        long={"question": "The checklist question (or SEAL unit). Select the row to read it in "
+                          "full below the table."}))
+csv_download(table, "item-decisions.csv", "tr_dl_dec", "Decisions (CSV)")  # formula-safe
+picked = (event or {}).get("selection", {}).get("rows", []) if event else []
+if picked and picked[0] < len(rows):
+    row = rows[picked[0]]
+    st.markdown(f"**{row['dimension']}" + (f" · {row['sub-dimension']}" if row["sub-dimension"]
+                                           else "") + "**")
+    st.text(row["question"])
+    for col, r in zip(verdict_cols, chosen):
+        if col in row:
+            st.caption(f"{labels[r]} — {row[col]}")
+            st.text(row["raw"].get(col) or "(no raw answer stored)")
+
+units = unit_rows(trace)
+if units:
+    st.markdown("**SEAL units** (🟩 yes · 🟥 no · 🟨 invalid, one square per sub-dimension)")
+    st.dataframe(pd.DataFrame(units), hide_index=True, width="stretch",
+                 column_order=order(["run", "dimension", "kind", "verdicts"], ["unit"]),
+                 column_config=table_config(
+                     keys={"run": "", "dimension": "", "kind": "sentence, pair, fact or whole"},
+                     decisions={"verdicts": "The unit's verdicts, one per sub-dimension"},
+                     long={"unit": "The unit's text"}))
+
+with st.expander(f"All {len(listing)} items, largest disagreement with humans first"):
+    st.dataframe(pd.DataFrame(listing), hide_index=True, width="stretch",
+                 column_config=table_config(
+                     keys={"item_id": "", "group_id": "", "system_id": ""},
+                     scores={"judge": f"Score of {labels[chosen[0]]} on {gap_dim}",
+                             "human": f"Human score on {gap_dim}",
+                             "gap": "|judge − human|, both scaled to 0–1 over the run"},
+                     labels={"item_id": "item", "group_id": "group", "system_id": "system",
+                             "judge": "judge score", "human": "human score",
+                             "gap": "|judge − human|"},
+                     hidden=["item_pk"]))

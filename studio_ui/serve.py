@@ -1,26 +1,45 @@
 """Start the app: ``python -m studio_ui.serve [streamlit options]`` (what scripts/demo.sh runs).
 
-Same as ``streamlit run app.py``, except that Streamlit's legacy ``pages/``-folder mode is
-switched off before the server starts. Streamlit decides that mode once per server from the
-folder's existence and only leaves it when ``st.navigation`` runs, so with plain
-``streamlit run`` a first visitor arriving on a deep link (``/traces``) would get that page
-alone, with the legacy sidebar; with this launcher every URL goes through ``app.py``.
+Same as ``streamlit run app.py``, except that
+
+* Streamlit's legacy ``pages/``-folder mode is switched off before the server starts.
+  Streamlit decides that mode once per server from the folder's existence and only leaves it
+  when ``st.navigation`` runs, so with plain ``streamlit run`` a first visitor arriving on a
+  deep link (``/traces``) would get that page alone, with the legacy sidebar; with this
+  launcher every URL goes through ``app.py``;
+* it runs from the repository root, so Streamlit reads the shipped ``.streamlit/config.toml``
+  (Streamlit looks for it in the current directory);
+* the safety settings that must hold whatever config is found are passed as flags first
+  (your own flags, given after them, still win): no built-in "Download as CSV" on tables
+  (it exports formula cells unescaped; the pages have formula-safe downloads), XSRF
+  protection on, no usage statistics sent.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
-APP = Path(__file__).resolve().parent.parent / "app.py"
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "app.py"
+SAFE_FLAGS = ["--client.disableDataExport", "true",
+              "--server.enableXsrfProtection", "true",
+              "--browser.gatherUsageStats", "false"]
 
 
 def main(argv: list[str] | None = None) -> None:
+    from streamlit import config
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web import cli
 
+    if "client.disableDataExport" not in config._config_options_template:
+        sys.exit("studio_ui.serve: this Streamlit has no client.disableDataExport option; "
+                 "install the version in requirements.txt (`bash scripts/setup.sh`)")
+    os.chdir(ROOT)
     PagesManager.uses_pages_directory = False
-    sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
+    sys.argv = ["streamlit", "run", str(APP), *SAFE_FLAGS,
+                *(sys.argv[1:] if argv is None else argv)]
     cli.main()
 
 

@@ -16,6 +16,9 @@ REPO = Path(__file__).resolve().parent.parent
 # Tests start from the demo's data and checklists without its pre-computed runs (run ids
 # then start at 1); tests/test_demo_runs.py checks those runs explicitly.
 os.environ["CHECKEVAL_DEMO_RUNS"] = "0"
+# ... and without the instruction-following demo task (issue 14), which sorts first by name;
+# tests of that task set CHECKEVAL_DEMO_INSTRUCTION=1 (tests/test_demo_instruction.py).
+os.environ["CHECKEVAL_DEMO_INSTRUCTION"] = "0"
 CHROMIUM = "/usr/bin/chromium"
 
 

@@ -76,3 +76,59 @@ def test_cli_analyze_json(tmp_path):
     r = subprocess.run([*base, "analyze", "--task", "topical-chat-demo", "--metric-file",
                         str(bad), "--json"], capture_output=True, text=True)
     assert r.returncode == 2 and "bad.csv, line 2, field 'item_id'" in r.stderr
+
+
+def test_reasons_sit_next_to_every_nan():
+    import pandas as pd
+
+    from checkeval_core.analysis.report import (
+        correlation_chart_note,
+        correlation_report,
+        format_ci,
+        stability,
+        stability_note,
+        wilcoxon_bh,
+    )
+
+    # one document of four items: a sample-level value, but no interval
+    one_doc = pd.DataFrame({"group": ["d"] * 4, "system": list("abcd"), "dimension": "x",
+                            "metric": [0.1, 0.4, 0.2, 0.9], "human": [1, 3, 2, 4]})
+    rep = correlation_report(one_doc, n_boot=20)
+    e = rep["dimensions"]["x"]["sample_level"]
+    assert e["spearman"] == 1.0 and e["reasons"]["spearman"] is None
+    assert format_ci(e, "spearman") == "no interval: needs ≥ 2 documents (n=1)"
+    # a judge that gives every item the same score: no value, and it says so
+    flat = one_doc.assign(metric=0.5, group=["d", "d", "e", "e"])
+    d = correlation_report(flat, n_boot=20)["dimensions"]["x"]
+    assert d["dataset_level"]["reasons"]["kendall"].startswith(
+        "the judge gave every item the same score (0.5)")
+    assert d["sample_level"]["reasons"]["spearman"] == (
+        "within every document the judge or the human scores are constant (2 of 2 "
+        "document(s) skipped)")
+    per_run = {"1": {"method": "m", "label": "#1", **correlation_report(flat, n_boot=0)}}
+    note = correlation_chart_note(per_run, "dataset_level", "spearman")
+    assert note.startswith("No spearman correlation to draw at dataset level (n = 4 items): x: "
+                           "the judge gave every item the same score")
+    assert correlation_chart_note({"1": {"method": "m", **rep}}, "sample_level",
+                                  "spearman") is None
+    # stability and significance: one run of a method, one judge
+    st = stability({"1": {"method": "m", **rep}})
+    assert math.isnan(st["m"]["variance"]) and "needs ≥ 2 runs" in st["m"]["reason"]
+    assert "(selected: m ×1)" in stability_note({"1": {"method": "m", **rep}})
+    sig = wilcoxon_bh({"a vs b": ([0.1], [0.2])})
+    assert sig["a vs b"]["reason"] == "needs ≥ 2 judges run with both methods (n=1)"
+
+
+def test_agreement_with_a_constant_judge(db, two_runs):
+    a, b = two_runs
+    db.execute("UPDATE answer SET verdict = 'yes' WHERE run_id = ?", [b])
+    ag = analyze_runs(db, two_runs, n_boot=0)["agreement"]
+    pair = ag["pairwise"][f"{a}-{b}"]
+    yes_a = db.execute("SELECT COUNT(*) FROM answer WHERE run_id = ? AND verdict = 'yes'",
+                       [a]).fetchone()[0]
+    assert pair["kappa"] == 0 and pair["agree"] == yes_a and pair["n"] == ag["n_units"]
+    assert pair["reason"].startswith(f"a judge answered the same everywhere (#{b} always "
+                                     "'yes'): κ is 0 by construction")
+    assert "pulled towards 0" in ag["reasons"]["krippendorff_alpha"]
+    one = analyze_runs(db, [a], n_boot=0)["agreement"]
+    assert one["reasons"]["fleiss_kappa"].startswith("needs ≥ 2 runs (judges); 1 selected")

@@ -46,3 +46,199 @@ def test_bundle_cli(tmp_path):
     r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(b), "bundle",
                         "import", str(out)], capture_output=True, text=True)
     assert r.returncode == 0 and "imported" in r.stdout, r.stderr
+
+
+# --- integrity (issue 13, item 9) -----------------------------------------------------------
+
+import os  # noqa: E402
+
+from checkeval_core.config import data_dir  # noqa: E402
+from checkeval_core.runs.bundle import BundleError, import_bundle_info  # noqa: E402
+
+DEMO_BUNDLE = data_dir() / "demo_runs" / "summeval-embedded-rocketeval.json"
+
+
+def demo_bundle() -> dict:
+    return json.loads(DEMO_BUNDLE.read_text(encoding="utf-8"))
+
+
+def counts(d) -> tuple[int, int, int]:
+    return tuple(d.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                 for t in ("run", "answer", "score"))
+
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory):
+    """A database with the demo tasks and checklists (no runs), made once per module."""
+    p = tmp_path_factory.mktemp("tpl") / "demo.db"
+    d = open_db(p)
+    load_demo(d)
+    d.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    d.close()
+    return p
+
+
+@pytest.fixture
+def demo_db(demo_template, tmp_path):
+    import shutil
+
+    p = tmp_path / "d.db"
+    shutil.copy(demo_template, p)
+    return p
+
+
+def cli(db_path, *args):
+    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("bad", [7.5, -3, float("nan"), "abc", True])
+def test_bad_p_yes_on_last_row_writes_nothing(db, bad):
+    load_demo(db)
+    b = demo_bundle()
+    assert len(b["answers"]) == 1952
+    b["answers"][-1]["p_yes"] = bad
+    with pytest.raises(BundleError, match=r"answers\[1951\]\.p_yes"):
+        import_bundle(db, b, name="demo.json")
+    assert counts(db) == (0, 0, 0)
+    b["answers"][-1]["p_yes"] = None  # null is allowed
+    rid = import_bundle(db, b, name="demo.json")
+    assert counts(db)[:2] == (1, 1952) and counts(db)[2] > 0
+    assert db.execute("SELECT p_yes FROM answer WHERE run_id = ? ORDER BY id DESC LIMIT 1",
+                      [rid]).fetchone()[0] is None
+
+
+def test_cli_bad_row_exit_2_names_file_row_field(demo_db, tmp_path):
+    db_path = demo_db
+    b = demo_bundle()
+    b["answers"][1951]["p_yes"] = 7.5
+    f = tmp_path / "broken.json"
+    f.write_text(json.dumps(b))
+    r = cli(db_path, "bundle", "import", str(f))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "broken.json" in r.stderr and "answers[1951].p_yes" in r.stderr
+    assert counts(open_db(db_path)) == (0, 0, 0)  # old code: a run with 1,952 answers
+
+
+def test_dedup_by_content_not_name(demo_db, tmp_path):
+    db_path = demo_db
+    b = demo_bundle()
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    f1, f2 = tmp_path / "one" / "run.json", tmp_path / "two" / "run.json"
+    f1.write_text(json.dumps(b))
+    r = cli(db_path, "bundle", "import", str(f1))
+    assert r.returncode == 0 and "imported" in r.stdout, r.stderr
+    # the same content under another name: imported once, and it says so
+    copy = tmp_path / "copy.json"
+    copy.write_text(json.dumps(b, indent=1))
+    r = cli(db_path, "bundle", "import", str(copy))
+    assert r.returncode == 0 and "already imported as run 1" in r.stdout, r.stderr
+    assert counts(open_db(db_path))[0] == 1
+    # a different bundle with the same file name: imported (old code: nothing, exit 0)
+    b["answers"] = b["answers"][:100]
+    f2.write_text(json.dumps(b))
+    r = cli(db_path, "bundle", "import", str(f2))
+    assert r.returncode == 0 and "run 2 imported" in r.stdout, r.stderr
+    assert open_db(db_path).execute("SELECT COUNT(*) FROM answer WHERE run_id = 2"
+                                    ).fetchone()[0] == 100
+
+
+def _mutations():
+    def set_(path, value):
+        def f(b):
+            obj = b
+            for k in path[:-1]:
+                obj = obj[k]
+            obj[path[-1]] = value
+            return b
+        return f
+
+    def drop(path):
+        def f(b):
+            obj = b
+            for k in path[:-1]:
+                obj = obj[k]
+            del obj[path[-1]]
+            return b
+        return f
+
+    return {
+        "verdict": (set_(["answers", 5, "verdict"], "maybe"), "answers[5].verdict"),
+        "item_id_type": (set_(["answers", 7, "item_id"], 12), "answers[7].item_id"),
+        "unknown_item": (set_(["answers", 8, "item_id"], "nope"), "answers[8].item_id"),
+        "unknown_question": (set_(["answers", 9, "question"], "Is it?"), "answers[9].question"),
+        "no_answers": (drop(["answers"]), "bundle.answers"),
+        "answers_not_list": (set_(["answers"], {"a": 1}), "bundle.answers"),
+        "answer_not_object": (set_(["answers", 3], [1, 2]), "answers[3]"),
+        "missing_verdict": (drop(["answers", 4, "verdict"]), "answers[4]: missing field"),
+        "value_inf": (set_(["answers", 2, "value"], float("inf")), "answers[2].value"),
+        "method": (set_(["method"], "magic"), "bundle.method"),
+        "no_task": (drop(["task"]), "missing field 'task'"),
+        "params_type": (set_(["params"], "x"), "bundle.params"),
+        "tokens": (set_(["tokens_in"], -5), "bundle.tokens_in"),
+        "format": (set_(["format"], "other"), "not a run bundle"),
+        "top_list": (lambda b: [b], "not a run bundle"),
+    }
+
+
+@pytest.mark.parametrize("case", list(_mutations()))
+def test_malformed_variants_exit_2_nothing_written(demo_db, tmp_path, case):
+    fn, needle = _mutations()[case]
+    db_path = demo_db
+    f = tmp_path / f"{case}.json"
+    f.write_text(json.dumps(fn(demo_bundle())))
+    r = cli(db_path, "bundle", "import", str(f))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and f.name in r.stderr and needle in r.stderr, r.stderr
+    assert counts(open_db(db_path)) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("name, data", [
+    ("notjson.json", b'{"format": "checkeval-studio/run-v1", "answers": [\n  {"a": 1},,\n'),
+    ("deep.json", b"[" * 200_000 + b"]" * 200_000),
+    ("deepobj.json", b'{"a":' * 100_000 + b"1" + b"}" * 100_000),
+    ("binary.json", b"\xff\xfe\x00garbage"),
+    ("empty.json", b""),
+])
+def test_unreadable_files_exit_2(demo_db, tmp_path, name, data):
+    db_path = demo_db
+    f = tmp_path / name
+    f.write_bytes(data)
+    r = cli(db_path, "bundle", "import", str(f))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and name in r.stderr, r.stderr
+    assert counts(open_db(db_path)) == (0, 0, 0)
+
+
+def test_demo_repairs_a_run_left_without_scores(db_path, monkeypatch):
+    """A demo killed between writing its run and its scores (the old, non-atomic import)
+    left a "completed" run without ``score`` rows; ``checkeval demo`` repairs it."""
+    monkeypatch.setenv("CHECKEVAL_DEMO_RUNS", "1")
+    d = open_db(db_path)
+    load_demo(d)
+    rid, params = d.execute("SELECT id, params FROM run").fetchone()
+    n_scores = d.execute("SELECT COUNT(*) FROM score").fetchone()[0]
+    assert n_scores > 0
+    # what the old import left after a kill: answers, no scores, params keyed by name only
+    p = json.loads(params)
+    p.pop("bundle_hash", None)
+    d.execute("UPDATE run SET params = ? WHERE id = ?", [json.dumps(p), rid])
+    d.execute("DELETE FROM score WHERE run_id = ?", [rid])
+    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), "demo"],
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "CHECKEVAL_DEMO_RUNS": "1"})
+    assert r.returncode == 0, r.stderr
+    assert counts(d) == (1, 1952, n_scores)  # repaired in place, not imported twice
+    assert import_bundle_info(d, demo_bundle(), name="x.json") == {
+        "run": rid, "created": False, "repaired": False}
+
+
+def test_bundle_file_over_the_import_size_limit_is_refused_before_reading(tmp_path, monkeypatch):
+    from checkeval_core import safeio
+    from checkeval_core.runs.bundle import BundleError, read_bundle_file
+
+    monkeypatch.setitem(safeio.LIMITS, "import_bytes", 100)
+    p = tmp_path / "big.json"
+    p.write_text('{"answers": [' + ",".join(["1"] * 200) + "]}")
+    with pytest.raises(BundleError, match="big.json: .*limit"):
+        read_bundle_file(p)

@@ -128,5 +128,6 @@ def test_instance_checklists(db, tmp_path):
     res = generate_instance_checklists(db, "inst", "fake")
     assert res["items"] == 2 and 10 <= res["questions"] <= 20
     qs = questions(db, "inst", instance=True)
-    assert all(q["origin"] == "instance" and q["item_id"] for q in qs)
+    # issue 14: per query (items without a group are each their own query)
+    assert all(q["origin"] == "instance" and q["group_id"] in ("a", "b") for q in qs)
     assert generate_instance_checklists(db, "inst", "fake")["items"] == 0  # already done

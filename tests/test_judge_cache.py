@@ -49,3 +49,82 @@ def test_errors_are_not_cached(db):
     j.binary(reqs(2))
     assert inner.calls == 4
     assert db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0] == 0
+
+
+def test_concurrent_responses_cached_as_they_arrive(db_path):
+    """Request 1 hangs on the scripted server while 2..n come back: 2..n must be in
+    ``llm_cache`` before request 1 returns (old code cached in request order: none)."""
+    import threading
+    import time
+
+    from checkeval_core.judges.registry import get_judge
+    from checkeval_core.store import open_db
+    from tests.test_judge_keys import ScriptedServer
+
+    server = ScriptedServer()
+    server.block_marker = "Question 0?"
+    n = 9
+    errors: list[BaseException] = []
+
+    def work():
+        try:  # the judge's database writes happen on this (the calling) thread
+            get_judge(server.spec, db=open_db(db_path), concurrency=4).binary(reqs(n))
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    t = threading.Thread(target=work, daemon=True)
+    try:
+        d = open_db(db_path)
+        t.start()
+        assert server.blocked.wait(30)
+        deadline = time.time() + 60
+        count = 0
+        while time.time() < deadline and count < n - 1:
+            count = d.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0]
+            time.sleep(0.05)
+        assert count == n - 1  # all but the pending one, while it is still pending
+        assert t.is_alive()
+    finally:
+        server.release.set()
+        t.join(30)
+        server.close()
+    assert not errors
+    assert open_db(db_path).execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0] == n
+
+
+def test_a_raising_request_keeps_the_responses_that_arrived(db):
+    """One request raises (after the others came back): the others are cached, the error
+    propagates, nothing is cached for the failed one."""
+    import threading
+
+    import pytest
+
+    from checkeval_core.judges.base import Capabilities
+
+    n = 6
+    done = threading.Semaphore(0)
+
+    class Remote(FakeJudge):
+        def __init__(self, fail=True):
+            super().__init__()
+            self.fail = fail
+            self.capabilities = Capabilities(max_concurrency=3, local=False, model="r")
+
+        def binary(self, requests):
+            (r,) = requests
+            if r.question == "Question 0?" and self.fail:
+                for _ in range(n - 1):  # wait until every other request has answered
+                    assert done.acquire(timeout=30)
+                raise RuntimeError("connection reset")
+            out = super().binary(requests)
+            if self.fail:
+                done.release()
+            return out
+
+    j = CachedJudge(Remote(), db=db)
+    with pytest.raises(RuntimeError, match="connection reset"):
+        j.binary(reqs(n))
+    assert db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0] == n - 1
+    again = CachedJudge(Remote(fail=False), db=db)
+    again.binary(reqs(n))
+    assert again.inner.calls == 1  # only the one that failed

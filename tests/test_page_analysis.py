@@ -1,25 +1,31 @@
 """AppTest of the Analysis page: tables, charts, click-through selectors, send to review."""
 
-from pathlib import Path
-
 from streamlit.testing.v1 import AppTest
 
 from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path
+from tests.conftest import APP
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+def analysis_page(task: str = "summeval-demo") -> AppTest:
+    """The Analysis page of the whole app, opened on ``task``."""
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["task_name"] = task
+    at.run()
+    at.switch_page("pages/analysis.py").run()
+    assert not at.exception, at.exception
+    return at
 
 
 def test_analysis_page(db):
     load_demo(db)
     for m in ("rocketeval", "checkeval"):
         execute_run(db_path(db), create_run(db, "summeval-demo", "fake", m, limit=32))
-    at = AppTest.from_file(APP, default_timeout=180).run()
-    at.switch_page("pages/analysis.py").run()
-    assert not at.exception, at.exception
+    at = analysis_page()
     corr_table = at.dataframe[0].value
     assert set(corr_table["dimension"]) >= {"coherence", "AVERAGE"}
+    assert {"95% CI", "n documents"} <= set(corr_table.columns)
     labels = {m.label for m in at.metric}
     assert "Fleiss κ (Yes/No)" in labels
     # the items behind a bar, with a link to their trace
@@ -34,3 +40,19 @@ def test_analysis_page(db):
     send = next(b for b in at.button if b.key == "an_send")
     send.click().run()
     assert any("back in the review queue" in s.value for s in at.success)
+
+
+def test_switching_task_keeps_the_page_filled(db):
+    load_demo(db)
+    s = create_run(db, "summeval-demo", "fake", "rocketeval", limit=16)
+    t = create_run(db, "topical-chat-demo", "fake", "rocketeval", limit=12)
+    for rid in (s, t):
+        execute_run(db_path(db), rid)
+    at = analysis_page("summeval-demo")
+    assert at.multiselect(key="an_runs").value == [s]
+    at.selectbox(key="an_task").set_value("topical-chat-demo").run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="an_runs").value == [t]
+    corr = at.dataframe[0].value
+    assert "groundedness" in set(corr["dimension"])
+    assert at.selectbox(key="an_pick_dim").value in set(corr["dimension"])

@@ -48,3 +48,51 @@ def test_sigkill_and_resume(tmp_path):
     assert snapshot <= after  # nothing stored before the kill was lost or changed
     calls = log.read_text().split()
     assert len(calls) == len(set(calls)) == 732  # every request reached the judge exactly once
+
+
+def test_kill_remote_run_with_slow_request_then_resume(tmp_path):
+    """A remote judge with concurrency 4; one request hangs while the others of the item come
+    back. SIGKILL the run while it hangs: every response that arrived is in ``llm_cache``, so
+    the resumed run sends the server only the one that never got an answer."""
+    from tests.test_judge_keys import ScriptedServer
+
+    db = tmp_path / "r.db"
+    base = [sys.executable, "-m", "checkeval_core", "--db", str(db)]
+    env = dict(os.environ, CHECKEVAL_CONCURRENCY="4", CHECKEVAL_DEMO_RUNS="0",
+               CHECKEVAL_CACHE_DIR=str(tmp_path / "cache"))
+    subprocess.run([*base, "demo"], check=True, capture_output=True, timeout=120, env=env)
+    d = open_db(db)
+    server = ScriptedServer()
+    try:
+        first_q = d.execute("SELECT q.text FROM question q JOIN task t ON t.id = q.task_id "
+                            "WHERE t.name = 'topical-chat-demo' ORDER BY q.id LIMIT 1"
+                            ).fetchone()[0]
+        server.block_marker = first_q + "\n"
+        proc = subprocess.Popen([*base, "run", "--task", "topical-chat-demo", "--judge",
+                                 server.spec, "--method", "rocketeval", "--limit", "1",
+                                 "--quiet"], env=env, stderr=subprocess.PIPE, text=True)
+        run_id = int(proc.stderr.readline().split()[1])
+        assert server.blocked.wait(60)
+        n_questions = d.execute("SELECT COUNT(*) FROM question q JOIN task t ON t.id = "
+                                "q.task_id WHERE t.name = 'topical-chat-demo'").fetchone()[0]
+        deadline = time.time() + 120
+        cached = 0
+        while time.time() < deadline and cached < n_questions - 1:
+            cached = d.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0]
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        assert cached == n_questions - 1  # all but the hanging one (old code: in order only)
+        assert d.execute("SELECT COUNT(*) FROM answer WHERE run_id = ?",
+                         [run_id]).fetchone()[0] == 0  # the item was not finished
+        sent = len(server.requests)
+        server.block_marker = None
+        server.release.set()
+        r = subprocess.run([*base, "run", "--resume", str(run_id), "--json", "--quiet"],
+                           env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout) == {"run": run_id, "status": "completed",
+                                        "n_answers": n_questions}
+        assert len(server.requests) - sent == 1  # only the request that never came back
+    finally:
+        server.close()

@@ -25,12 +25,24 @@ def correlation_bars(per_run: dict[str, Any], level: str = "sample_level",
         plus = [(h - v) if h is not None and v is not None else None for h, v in zip(hi, vals)]
         minus = [(v - low) if low is not None and v is not None else None
                  for low, v in zip(lo, vals)]
+        ns = [r["dimensions"][d][level]["n"] for d in dims]
+        ci = [f"[{a:.2f}, {b:.2f}]" if a is not None and b is not None else "none"
+              for a, b in zip(lo, hi)]
         fig.add_bar(name=r.get("label", key), x=dims, y=vals,
-                    error_y={"type": "data", "array": plus, "arrayminus": minus},
-                    customdata=[[key, d] for d in dims])
+                    error_y={"type": "data", "array": plus, "arrayminus": minus,
+                             "visible": any(p is not None for p in plus)},
+                    customdata=[[key, d, n, c] for d, n, c in zip(dims, ns, ci)],
+                    hovertemplate=f"%{{x}}: {coef} %{{y:.2f}}<br>95% CI %{{customdata[3]}}"
+                                  f"<br>n = %{{customdata[2]}} {_UNITS.get(level, '')}"
+                                  "<extra>%{fullData.name}</extra>")
+    # a correlation lives in [-1, 1]: a fixed axis, so an almost empty chart never shows -1…4
     fig.update_layout(barmode="group", yaxis_title=f"{coef} ({level.replace('_', ' ')})",
-                      legend_title="run", margin={"t": 30}, clickmode="event+select")
+                      yaxis_range=[-1.05, 1.05], legend_title="run", margin={"t": 30},
+                      clickmode="event+select")
     return fig
+
+
+_UNITS = {"sample_level": "documents", "dataset_level": "items", "system_level": "systems"}
 
 
 def agreement_heatmap(pairwise: dict[str, float], labels: dict[str, str]) -> go.Figure:
@@ -44,7 +56,8 @@ def agreement_heatmap(pairwise: dict[str, float], labels: dict[str, str]) -> go.
                                text=[[f"{v:.2f}" if v is not None else "" for v in row]
                                      for row in z], texttemplate="%{text}",
                                customdata=[[[a, b] for b in keys] for a in keys]))
-    fig.update_layout(title="Cohen's κ on Yes/No answers", margin={"t": 40})
+    fig.update_layout(title="Cohen's κ on Yes/No answers", margin={"t": 40},
+                      yaxis_autorange="reversed")  # the diagonal runs top-left to bottom-right
     return fig
 
 

@@ -278,3 +278,234 @@ def format_table(res: dict[str, Any]) -> str:
     for name, t in res["baselines"].items():
         lines.append(line(f"baseline {name}", t))
     return "\n".join(lines)
+
+
+# -- issue 14: ranking models (AlpacaEval list level) and pairwise human preferences ------------
+RANKING_BENCHMARKS = {
+    # list level: N queries × the 12 test models, Kendall τ / Spearman ρ against Arena Elo
+    "alpacaeval": {"level": "list"},
+    # instance level: N pairs (input, output_1, output_2, label), accuracy and tie rate
+    "mtbench_pairs": {"level": "pairs", "file": "pairwise/mtbench_human.jsonl"},
+    "llmbar_natural": {"level": "pairs", "file": "pairwise/llmbar_natural.jsonl"},
+}
+CHECKLISTS = ("author", "generated", "generated_ref", "fixed")
+
+
+def _slug(spec: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in spec)
+
+
+def _alpaca_rows(src: Path, n: int) -> tuple[list[dict], list[dict], list[dict]]:
+    """(items, test models, author checklist rows) of the first ``n`` queries."""
+    base = src / "alpacaeval"
+    ins = [json.loads(x) for x in (base / "instructions.jsonl").read_text("utf-8").splitlines()]
+    ins = {i["instruction_id"]: i for i in ins[:n]}
+    models = [m for m in json.loads((base / "models.json").read_text("utf-8"))
+              if m["split"] == "test"]
+    test = {m["system_id"] for m in models}
+    items = []
+    for x in (base / "responses.jsonl").read_text("utf-8").splitlines():
+        r = json.loads(x)
+        if r["instruction_id"] in ins and r["system_id"] in test:
+            q = ins[r["instruction_id"]]
+            items.append({"id": r["id"], "group_id": r["instruction_id"],
+                          "system_id": r["system_id"], "input": q["instruction"],
+                          "reference": q["reference"], "output": r["output"]})
+    ck = [json.loads(x) for x in (base / "checklists_author.jsonl").read_text("utf-8")
+          .splitlines()]
+    return items, models, [c for c in ck if c["instruction_id"] in ins]
+
+
+def _pair_rows(src: Path, b: dict[str, Any], n: int) -> list[dict]:
+    recs = [json.loads(x) for x in (src / b["file"]).read_text("utf-8").splitlines()]
+    return recs[:n]
+
+
+def _ensure_checklist(db: Any, task: str, checklist: str, checklist_judge: str,
+                      author_rows: list[dict] | None) -> dict[str, Any]:
+    """Fill the queries' checklists (missing ones only: generation resumes) and freeze them."""
+    from checkeval_core.checklists import instance as inst
+    from checkeval_core.checklists.versions import list_versions
+
+    if any(v["kind"] == "instance" for v in list_versions(db, task)):
+        return {"seconds": 0.0, "cpu_s": 0.0, "problems": []}
+    t0, c0 = time.perf_counter(), time.process_time()
+    problems: list[str] = []
+    if checklist == "author":
+        inst.import_group_checklists(db, task, data="".join(
+            json.dumps(r, ensure_ascii=False) + "\n" for r in author_rows or []),
+            filename="checklists_author.jsonl")
+    elif checklist == "fixed":
+        inst.import_group_checklists(db, task, path=inst.fixed_checklist_path())
+    else:
+        res = inst.generate_group_checklists(db, task, checklist_judge,
+                                             include_reference=checklist == "generated_ref")
+        problems = res["problems"]
+    freeze(db, task, kind="instance", note=f"bench checklist: {checklist}"
+           + (f" by {checklist_judge}" if checklist.startswith("generated") else ""))
+    return {"seconds": round(time.perf_counter() - t0, 1),
+            "cpu_s": round(time.process_time() - c0, 1), "problems": problems}
+
+
+def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[str],
+                   queries: int = 8, checklist: str = "author",
+                   checklist_judge: str = "embedded:quality",
+                   db_file: str | Path | None = None, n_boot: int = 0,
+                   params: dict[str, Any] | None = None, progress: bool = False,
+                   tie_margin: float = 0.1) -> dict[str, Any]:
+    """RocketEval's own setting on a benchmark subset, cached and resumable like
+    :func:`bench_quality`: per-query checklists (``author`` file, ``generated`` by
+    ``checklist_judge`` from the query, ``generated_ref`` with the reference answer, or the
+    paper's ``fixed`` six questions), the ``rocketeval`` method per judge, then
+
+    * ``alpacaeval`` — the first ``queries`` queries × the 12 test models: Spearman ρ and
+      Kendall τ of the system scores against Arena Elo for every aggregation, RocketEval's
+      Bradley–Terry Elo, and the baselines on the same queries (mean answer length; AlpacaEval
+      2's length-controlled win rate, which covers all 805 queries);
+    * ``mtbench_pairs`` / ``llmbar_natural`` — the first ``queries`` pairs: accuracy (ties
+      count as misses), tie rate (|Δ| < ``tie_margin``), and the length baseline (the longer
+      answer wins).
+    """
+    import tempfile
+
+    from checkeval_core.analysis.rankings import pairs_report, rank_correlation, rankings_report
+    from checkeval_core.judges.registry import parse_spec
+    from checkeval_core.preferences import import_preferences, import_ratings
+
+    if benchmark not in RANKING_BENCHMARKS:
+        raise ValueError(f"--benchmark {benchmark!r}: use one of {', '.join(RANKING_BENCHMARKS)}")
+    if checklist not in CHECKLISTS:
+        raise ValueError(f"--checklist {checklist!r}: use one of {', '.join(CHECKLISTS)}")
+    b = RANKING_BENCHMARKS[benchmark]
+    if b["level"] == "pairs" and checklist in ("author", "generated_ref"):
+        raise ValueError(f"--checklist {checklist}: {benchmark} has no author-written "
+                         "checklists nor reference answers; use generated or fixed")
+    if queries < 1:
+        raise ValueError(f"--queries {queries}: give 1 or more")
+    src = Path(data) if data else default_data_dir()
+    need = src / ("alpacaeval/responses.jsonl" if b["level"] == "list" else b["file"])
+    if not need.exists():
+        raise ValueError(f"{need}: not found (give --data DIR)")
+    judges = list(dict.fromkeys(parse_spec(j).spec for j in
+                                ([judge] if isinstance(judge, str) else judge)))
+    if checklist.startswith("generated"):
+        checklist_judge = parse_spec(checklist_judge).spec
+    params = dict(params or {})
+    path = Path(db_file) if db_file else default_db()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = open_db(path)
+    task = f"{benchmark}-{queries}-{checklist}" + (
+        f"-{_slug(checklist_judge)}" if checklist.startswith("generated") else "")
+    author = None
+    if b["level"] == "list":
+        items, models, author = _alpaca_rows(src, queries)
+        if not db.execute("SELECT 1 FROM task WHERE name = ?", [task]).fetchone():
+            with tempfile.TemporaryDirectory() as tmp:
+                f = Path(tmp) / "alpacaeval.jsonl"
+                f.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in items),
+                             encoding="utf-8")
+                import_file(db, f, task, kind="instruction")
+            import_ratings(db, task, data=json.dumps(models).encode(), filename="models.json")
+    else:
+        pairs = _pair_rows(src, b, queries)
+        if not db.execute("SELECT 1 FROM task WHERE name = ?", [task]).fetchone():
+            import_preferences(db, task, data="".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                                      for r in pairs).encode(),
+                               filename=Path(b["file"]).name)
+    gen = _ensure_checklist(db, task, checklist, checklist_judge, author)
+    results = []
+    for j in judges:
+        rid = _find_run(db, task, j, "rocketeval", params)
+        if rid is None:
+            rid = create_run(db, task, j, "rocketeval", params=params)
+        t0, c0 = time.perf_counter(), time.process_time()
+
+        def tick(done: int, total: int, j: str = j, t0: float = t0) -> None:
+            if progress:
+                print(f"[{j} rocketeval] {done}/{total} items, {time.perf_counter() - t0:.0f} s",
+                      file=sys.stderr, flush=True)
+
+        run = execute_run(db_path(db), rid, progress=tick)
+        compute_scores(db, rid)
+        row = {"run": rid, "judge": j, "n_answers": run["n_answers"],
+               "wall_s": round(time.perf_counter() - t0, 1),
+               "cpu_s": round(time.process_time() - c0, 1), "run_wall_s": _run_seconds(run)}
+        if b["level"] == "list":
+            rep = rankings_report(db, rid, n_boot=n_boot, tie_margin=tie_margin)
+            row.update({"aggregation": rep["aggregation"],
+                        "spearman": rep["spearman"]["value"], "kendall": rep["kendall"]["value"],
+                        "spearman_ci": rep["spearman"].get("ci"),
+                        "elo_spearman": rep["elo"]["spearman"]["value"],
+                        "aggregations": rep["aggregations"],
+                        "systems": [{k: s[k] for k in ("system", "score", "rank", "reference",
+                                                       "reference_rank")}
+                                    for s in rep["systems"]]})
+        else:
+            rep = pairs_report(db, rid, tie_margin=tie_margin)
+            row.update({"aggregation": rep["aggregation"], "accuracy": rep["accuracy"],
+                        "tie_rate": rep["tie_rate"], "n_pairs": rep["n_pairs"]})
+        results.append(row)
+    out: dict[str, Any] = {"benchmark": benchmark, "level": b["level"], "queries": queries,
+                           "checklist": checklist, "checklist_judge": checklist_judge
+                           if checklist.startswith("generated") else None,
+                           "checklist_generation": gen, "params": params, "db": str(path),
+                           "task": task, "tie_margin": tie_margin, "runs": results}
+    tid = task_id(db, task)
+    if b["level"] == "list":
+        words = {}
+        for s, o in db.execute("SELECT system_id, output FROM item WHERE task_id = ?", [tid]):
+            words.setdefault(s, []).append(len(o.split()))
+        systems = [m["system_id"] for m in models]
+        elo = [m["arena_elo"] for m in models]
+        length = rank_correlation([float(np.mean(words.get(s, [np.nan]))) for s in systems], elo)
+        lc = rank_correlation([m["alpacaeval2_lc_winrate"] for m in models], elo)
+        out["baselines"] = {
+            "length": {"spearman": length["spearman"], "kendall": length["kendall"]},
+            "alpacaeval2_lc_winrate (805 queries)": {"spearman": lc["spearman"],
+                                                     "kendall": lc["kendall"]}}
+    else:
+        from checkeval_core.analysis.rankings import judge_outcome, pair_agreement
+
+        gold, pred = [], []
+        for w, a, b_ in db.execute("SELECT p.winner, ia.output, ib.output FROM preference p "
+                                   "JOIN item ia ON ia.id = p.item_a JOIN item ib ON "
+                                   "ib.id = p.item_b WHERE p.task_id = ?", [tid]):
+            gold.append(w)
+            pred.append(judge_outcome(len(a.split()), len(b_.split()), 0.5))
+        ag = pair_agreement(gold, pred)
+        out["baselines"] = {"length (longer wins)": {"accuracy": ag["accuracy"],
+                                                     "tie_rate": ag["tie_rate"]}}
+    return out
+
+
+def format_rankings(res: dict[str, Any]) -> str:
+    """A short text table of :func:`bench_rankings`' result."""
+    def num(v: Any) -> str:
+        return "–" if v is None or v != v else f"{v:.3f}"
+
+    head = (f"{res['benchmark']} · {res['queries']} {'queries' if res['level'] == 'list' else 'pairs'}"
+            f" · checklist {res['checklist']}"
+            + (f" by {res['checklist_judge']}" if res["checklist_judge"] else "")
+            + f" · params {dumps(res['params'])}")
+    lines = [head]
+    if res["checklist_generation"]["seconds"]:
+        lines.append(f"  checklists written in {res['checklist_generation']['seconds']} s wall, "
+                     f"{res['checklist_generation']['cpu_s']} s CPU")
+    for r in res["runs"]:
+        if res["level"] == "list":
+            lines.append(f"{r['judge']:<20} {r['aggregation']:<12} spearman {num(r['spearman'])}"
+                         f"  kendall {num(r['kendall'])}  (BT-Elo spearman "
+                         f"{num(r['elo_spearman'])})")
+            for agg, c in r["aggregations"].items():
+                if agg != r["aggregation"]:
+                    lines.append(f"{'':<20} {agg:<12} spearman {num(c['spearman'])}  kendall "
+                                 f"{num(c['kendall'])}")
+        else:
+            lines.append(f"{r['judge']:<20} {r['aggregation']:<12} accuracy "
+                         f"{num(r['accuracy'])}  tie rate {num(r['tie_rate'])}  "
+                         f"({r['n_pairs']} pairs)")
+        lines.append(f"  run {r['run']}: {r['n_answers']} answers, {r['wall_s']} s wall, "
+                     f"{r['cpu_s']} s CPU now (run took {r['run_wall_s']} s)")
+    for name, v in res["baselines"].items():
+        lines.append(f"baseline {name}: " + "  ".join(f"{k} {num(x)}" for k, x in v.items()))
+    return "\n".join(lines)

@@ -18,7 +18,14 @@ import sqlite_utils
 from scipy import stats
 
 from checkeval_core.analysis.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
-from checkeval_core.analysis.correlation import average_levels, corr, correlations, quality_split
+from checkeval_core.analysis.correlation import (
+    COEFFICIENTS,
+    LEVELS,
+    average_levels,
+    corr,
+    correlations,
+    quality_split,
+)
 from checkeval_core.runs.aggregate import answer_value
 from checkeval_core.store import NotFound, loads, rows, task_id
 
@@ -64,14 +71,160 @@ def metric_frame(db: sqlite_utils.Database, task: str, name: str) -> pd.DataFram
 
 
 def correlation_report(df: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> dict[str, Any]:
-    """``{"dimensions": {dim: {level: {...}}}, "average": {level: {...}}}``."""
+    """``{"dimensions": {dim: {level: {...}}}, "average": {level: {...}}}``.
+
+    Next to every NaN value sits its explanation: each level entry carries ``reasons``
+    (``{coef: why the value is undefined}``) and ``ci_reasons`` (``{coef: why there is no
+    interval}``), each quality-split subset a ``reason`` — see :func:`explain_level`."""
     dims: dict[str, Any] = {}
     for dim, part in df.groupby("dimension", sort=True):
         if part["human"].notna().sum() == 0:
             continue
         dims[dim] = correlations(part, n_boot=n_boot, seed=seed)
+        for level in LEVELS:
+            dims[dim][level].update(explain_level(part, level, dims[dim][level], n_boot))
         dims[dim]["quality_split"] = quality_split(part)
-    return {"dimensions": dims, "average": average_levels(dims)}
+        for sub in dims[dim]["quality_split"].values():
+            sub["reason"] = None if not _isnan(sub["spearman"]) else (
+                f"needs ≥ 2 items (n={sub['n']})" if sub["n"] < 2
+                else f"scores constant in this subset (n={sub['n']})")
+    average = average_levels(dims)
+    for level, entry in average.items():
+        entry["reasons"] = {c: (f"no dimension has a {c} value at {LEVEL_NAMES[level]}"
+                                if _isnan(entry[c]) else None) for c in COEFFICIENTS}
+    return {"dimensions": dims, "average": average}
+
+
+# -- why a statistic is undefined (the pages show these next to the blank) ----------------------
+LEVEL_NAMES = {"sample_level": "sample level", "dataset_level": "dataset level",
+               "system_level": "system level"}
+#: What ``n`` counts at each level.
+LEVEL_UNITS = {"sample_level": "documents", "dataset_level": "items",
+               "system_level": "systems"}
+
+
+def _isnan(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def _constant_reason(metric: pd.Series, human: pd.Series, where: str) -> str | None:
+    if metric.nunique() <= 1:
+        return (f"the judge gave every {where} the same score ({metric.iloc[0]:g}) — try "
+                "another aggregation (e.g. mean_p_yes) or judge")
+    if human.nunique() <= 1:
+        return f"the human scores are all equal ({human.iloc[0]:g}) on every {where}"
+    return None
+
+
+def explain_level(part: pd.DataFrame, level: str, entry: dict[str, Any],
+                  n_boot: int) -> dict[str, dict[str, str | None]]:
+    """``{"reasons": {coef: str | None}, "ci_reasons": {coef: str | None}}`` for one
+    dimension's level entry (``None`` where the value / interval exists)."""
+    df = part.dropna(subset=["metric", "human"])
+    n_groups = df["group"].nunique()
+    if df.empty:
+        why = "no item has both a judge score and a human score"
+    elif level == "sample_level":
+        sizes = df.groupby("group").size()
+        if sizes.max() < 2:
+            why = (f"needs ≥ 2 items per document; each of the {n_groups} document(s) has "
+                   "1 — run on more items per document")
+        else:
+            why = (f"within every document the judge or the human scores are constant "
+                   f"({entry.get('skipped', n_groups)} of {n_groups} document(s) skipped)")
+    elif level == "dataset_level":
+        why = (f"needs ≥ 2 items (n={len(df)})" if len(df) < 2
+               else _constant_reason(df["metric"], df["human"], "item"))
+    else:
+        sys_means = df.groupby("system")[["metric", "human"]].mean()
+        why = (f"needs ≥ 2 systems (n={len(sys_means)}) — include outputs of more systems"
+               if len(sys_means) < 2 else
+               _constant_reason(sys_means["metric"], sys_means["human"], "system (mean)"))
+    if n_boot <= 0:
+        ci_why = "no interval: bootstrap switched off (0 resamples)"
+    elif n_groups < 2:
+        ci_why = f"no interval: needs ≥ 2 documents (n={n_groups})"
+    else:
+        ci_why = "no interval: fewer than 2 resamples had a value (too few varied documents)"
+    return {"reasons": {c: (why or "undefined") if _isnan(entry[c]) else None
+                        for c in COEFFICIENTS},
+            "ci_reasons": {c: ci_why if any(_isnan(x) for x in entry["ci"][c]) else None
+                           for c in COEFFICIENTS}}
+
+
+def format_ci(entry: dict[str, Any], coef: str, digits: int = 2) -> str:
+    """``[0.12, 0.55]``, or the reason there is no interval."""
+    lo, hi = entry["ci"][coef]
+    if _isnan(lo) or _isnan(hi):
+        return (entry.get("ci_reasons") or {}).get(coef) or "no interval"
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def correlation_table(per_run: dict[str, Any], level: str, coef: str) -> list[dict[str, Any]]:
+    """The page's / CSV's correlation rows: each value with its n, its interval (or why
+    none) and, for a blank value, why."""
+    unit = LEVEL_UNITS[level]
+    out = []
+    for r in per_run.values():
+        for dim, d in r["dimensions"].items():
+            e = d[level]
+            out.append({"run": r.get("label", ""), "dimension": dim, coef: e[coef],
+                        "95% CI": format_ci(e, coef), f"n {unit}": e["n"],
+                        "skipped documents": e.get("skipped", 0),
+                        "note": (e.get("reasons") or {}).get(coef) or ""})
+        avg = r["average"][level]
+        ns = [d[level]["n"] for d in r["dimensions"].values()]
+        out.append({"run": r.get("label", ""), "dimension": "AVERAGE", coef: avg[coef],
+                    "95% CI": "", f"n {unit}": max(ns, default=0), "skipped documents": 0,
+                    "note": (avg.get("reasons") or {}).get(coef)
+                    or f"mean over {avg['n']} dimension(s)"})
+    return out
+
+
+def quality_rows(per_run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The high- vs low-quality split (human ≥ 3 vs < 3) of every run and dimension, each
+    blank correlation with its reason (``note``)."""
+    return [{"run": r.get("label", ""), "dimension": dim, "subset": name, "items": v["n"],
+             "mean judge score": v["mean_metric"], "spearman": v["spearman"],
+             "note": v.get("reason") or ""}
+            for r in per_run.values() for dim, d in r["dimensions"].items()
+            for name, v in d["quality_split"].items()]
+
+
+def interval_note(per_run: dict[str, Any], level: str, coef: str) -> str | None:
+    """Under the chart: how many bars have no error bar, and why (None if all have one)."""
+    missing, total, why = 0, 0, []
+    for r in per_run.values():
+        for d in r["dimensions"].values():
+            if _isnan(d[level][coef]):
+                continue
+            total += 1
+            reason = (d[level].get("ci_reasons") or {}).get(coef)
+            if reason:
+                missing += 1
+                why.append(reason.removeprefix("no interval: "))
+    if not missing:
+        return None
+    return (f"{missing} of {total} bars have no error bar — no interval: "
+            f"{'; '.join(dict.fromkeys(why))}. The intervals resample documents: include items "
+            "from more documents in the run.")
+
+
+def correlation_chart_note(per_run: dict[str, Any], level: str, coef: str) -> str | None:
+    """Why the correlation chart would be empty (then the page shows this instead), else None."""
+    reasons = []
+    for r in per_run.values():
+        for dim, d in r["dimensions"].items():
+            if not _isnan(d[level][coef]):
+                return None
+            reasons.append(f"{dim}: {(d[level].get('reasons') or {}).get(coef)}")
+    if not reasons:
+        return ("No correlation to draw: no item of the selected runs has a human score for "
+                "its dimensions — import human scores on the Data page.")
+    unit = LEVEL_UNITS[level]
+    ns = sorted({d[level]["n"] for r in per_run.values() for d in r["dimensions"].values()})
+    return (f"No {coef} correlation to draw at {LEVEL_NAMES[level]} (n = "
+            f"{', '.join(map(str, ns))} {unit}): " + "; ".join(dict.fromkeys(reasons)))
 
 
 def analyze_runs(db: sqlite_utils.Database, run_ids: list[int], aggregation: str | None = None,
@@ -88,19 +241,57 @@ def analyze_runs(db: sqlite_utils.Database, run_ids: list[int], aggregation: str
     return out
 
 
+def scores_stamp(db: sqlite_utils.Database) -> str:
+    """Changes whenever a score is written (the page's cache key for :func:`analyze_runs`)."""
+    return str(db.execute("SELECT MAX(id) FROM score").fetchone()[0])
+
+
 def analyze_metric(db: sqlite_utils.Database, task: str, name: str, n_boot: int = 200,
                    seed: int = 0) -> dict[str, Any]:
     return correlation_report(metric_frame(db, task, name), n_boot, seed)
+
+
+def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
+                metrics: list[str] | tuple[str, ...] = (), aggregation: str | None = None,
+                ensemble: bool = False, mode: str = "mean", n_boot: int = 100
+                ) -> dict[str, Any]:
+    """What the Analysis page shows: :func:`analyze_runs` of the runs, plus (optionally) their
+    ensemble and each external metric as one more entry of ``runs``; every entry gets a
+    ``label`` (``#12 fake · checkeval``, ``ensemble of #1, #2``, the metric's name)."""
+    out = analyze_runs(db, list(run_ids), aggregation, n_boot=n_boot) if run_ids else \
+        {"runs": {}, "agreement": agreement(db, []), "stability": {}}
+    for k, r in out["runs"].items():
+        r["label"] = f"#{k} {r['judge']} · {r['method']}"
+    if ensemble and len(run_ids) >= 2:
+        from checkeval_core.analysis.ensemble import analyze_ensemble
+
+        ens = analyze_ensemble(db, list(run_ids), aggregation, n_boot=n_boot, mode=mode)
+        out["runs"]["ensemble:" + "+".join(map(str, run_ids))] = {
+            "judge": "ensemble", "method": "ensemble", "aggregation": aggregation or "each run's",
+            **ens, "label": "ensemble of " + ", ".join(f"#{r}" for r in run_ids)}
+    for m in metrics:
+        out["runs"][f"metric:{m}"] = {"judge": m, "method": "external", "aggregation": m,
+                                      **analyze_metric(db, task, m, n_boot=n_boot),
+                                      "label": f"metric:{m}"}
+    return out
 
 
 # -- agreement across judges ------------------------------------------------------------------
 def agreement(db: sqlite_utils.Database, run_ids: list[int]) -> dict[str, Any]:
     """Across runs: Krippendorff α (nominal) and Fleiss κ on Yes/No answers per
     (item, question, unit); α (interval) on dimension scores; pairwise Cohen κ.
-    One run → every statistic NaN (documented: agreement needs two coders)."""
+    One run → every statistic NaN (documented: agreement needs two coders).
+
+    ``reasons`` says why each NaN statistic is undefined (or what makes a defined one
+    misleading, e.g. a judge answering the same everywhere); ``pairwise`` gives each pair's
+    κ with its number of units, raw agreement and such a note."""
     if len(run_ids) < 2:
+        why = (f"needs ≥ 2 runs (judges); {len(run_ids)} selected — select another run of "
+               "the same task")
         return {"krippendorff_alpha": math.nan, "fleiss_kappa": math.nan,
-                "krippendorff_alpha_scores": math.nan, "pairwise_cohen": {}, "n_units": 0}
+                "krippendorff_alpha_scores": math.nan, "pairwise_cohen": {}, "n_units": 0,
+                "pairwise": {}, "reasons": {"krippendorff_alpha": why, "fleiss_kappa": why,
+                                            "krippendorff_alpha_scores": why}}
     marks = ",".join("?" * len(run_ids))
     labels: dict[tuple, dict[int, str]] = defaultdict(dict)
     for r in db.execute(f"SELECT run_id, item_id, question_id, unit, verdict FROM answer WHERE "
@@ -112,11 +303,14 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int]) -> dict[str, Any]:
               for rid in run_ids]
     alpha = krippendorff_alpha(matrix) if units else math.nan
     fk, _ = fleiss_from_labels([list(labels[u].values()) for u in units])
-    pair = {}
+    pair, detail = {}, {}
     for a, b in combinations(run_ids, 2):
         common = [u for u in units if a in labels[u] and b in labels[u]]
-        pair[f"{a}-{b}"] = cohen_kappa([labels[u][a] for u in common],
-                                       [labels[u][b] for u in common])
+        la, lb = [labels[u][a] for u in common], [labels[u][b] for u in common]
+        pair[f"{a}-{b}"] = cohen_kappa(la, lb)
+        detail[f"{a}-{b}"] = {"kappa": pair[f"{a}-{b}"], "n": len(common),
+                              "agree": sum(x == y for x, y in zip(la, lb)),
+                              "reason": _kappa_note({a: la, b: lb}, pair[f"{a}-{b}"])}
     sc: dict[tuple, dict[int, float]] = defaultdict(dict)
     for r in db.execute(f"SELECT s.run_id, s.item_id, s.dimension, s.value FROM score s JOIN run "
                         f"ON run.id = s.run_id WHERE s.run_id IN ({marks}) AND s.aggregation = "
@@ -125,9 +319,50 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int]) -> dict[str, Any]:
         sc[(r[1], r[2])][r[0]] = r[3]
     su = [k for k, v in sc.items() if len(v) >= 2]
     smat = [[sc[u].get(rid, np.nan) for u in su] for rid in run_ids]
+    alpha_s = krippendorff_alpha(smat, "interval") if su else math.nan
+    by_run = {rid: [labels[u][rid] for u in units if rid in labels[u]] for rid in run_ids}
+    yes_no = _kappa_note(by_run, alpha, exact=False)
+    agree = sum(len(set(labels[u].values())) == 1 for u in units)
+    reasons = {"krippendorff_alpha": yes_no, "fleiss_kappa": _kappa_note(by_run, fk, exact=False),
+               "krippendorff_alpha_scores": None}
+    if not units:
+        reasons["krippendorff_alpha"] = reasons["fleiss_kappa"] = (
+            "the runs share no (item, question) answered Yes/No by two of them — select runs "
+            "over the same items")
+    elif _isnan(fk) and not _isnan(alpha) and not reasons["fleiss_kappa"]:
+        reasons["fleiss_kappa"] = ("needs the same number of runs answering every unit "
+                                   f"(raw agreement {agree}/{len(units)})")
+    if _isnan(alpha_s):
+        reasons["krippendorff_alpha_scores"] = (
+            "the runs share no scored (item, dimension)" if not su else
+            "every run gave the same score everywhere: α undefined")
     return {"krippendorff_alpha": alpha, "fleiss_kappa": fk,
-            "krippendorff_alpha_scores": krippendorff_alpha(smat, "interval") if su else math.nan,
-            "pairwise_cohen": pair, "n_units": len(units)}
+            "krippendorff_alpha_scores": alpha_s, "pairwise_cohen": pair, "n_units": len(units),
+            "n_agree": agree, "pairwise": detail, "reasons": reasons}
+
+
+def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True) -> str | None:
+    """Why a chance-corrected agreement is undefined or 0 by construction: a rater who gave
+    one answer everywhere (chance agreement then explains all of their agreement)."""
+    n = min((len(v) for v in by_rater.values()), default=0)
+    if n == 0:
+        return "no unit answered by both — select runs over the same items"
+    constant = {r: v[0] for r, v in by_rater.items() if len(set(v)) == 1}
+    if not constant:
+        return None
+    lists = list(by_rater.values())
+    raw = ""
+    if len(lists) == 2 and len(lists[0]) == len(lists[1]):
+        agree = sum(x == y for x, y in zip(*lists))
+        raw = f"; raw agreement {agree}/{len(lists[0])}"
+    who = ", ".join(f"#{r} always {v!r}" for r, v in constant.items())
+    if len(constant) == len(by_rater) or _isnan(value):
+        return f"every answer is the same ({who}): chance agreement is 1, κ undefined{raw}"
+    if exact:
+        return (f"a judge answered the same everywhere ({who}): κ is 0 by construction, "
+                f"whatever the other answers{raw}")
+    return (f"a judge answered the same everywhere ({who}): chance-corrected agreement is "
+            f"pulled towards 0{raw}")
 
 
 # -- stability and significance -----------------------------------------------------------------
@@ -140,7 +375,44 @@ def stability(per_run: dict[str, Any], level: str = "sample_level",
         if not math.isnan(v):
             by_method[r["method"]].append(v)
     return {m: {"mean": float(np.mean(v)), "variance": float(np.var(v, ddof=1)) if len(v) > 1
-                else math.nan, "n_runs": len(v), "values": v} for m, v in by_method.items()}
+                else math.nan, "n_runs": len(v), "values": v,
+                "reason": None if len(v) > 1 else
+                "variance needs ≥ 2 runs of this method (different judges); 1 selected"}
+            for m, v in by_method.items()}
+
+
+def stability_note(per_run: dict[str, Any], level: str = "sample_level",
+                   coef: str = "spearman") -> str | None:
+    """Why the stability chart would say nothing (then the page shows this instead): it
+    compares runs of one method across judges, so it needs ≥ 2 runs of some method."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in per_run.values():
+        if r.get("method") not in ("external", "ensemble"):
+            counts[r["method"]] += 1
+    if any(n >= 2 for n in counts.values()):
+        return None
+    have = ", ".join(f"{m} ×{n}" for m, n in sorted(counts.items())) or "none"
+    return ("Stability across judges needs ≥ 2 runs of the same method with different judges "
+            f"(selected: {have}) — run the same method with another judge and select both.")
+
+
+def method_significance(per_run: dict[str, Any], level: str = "sample_level",
+                        coef: str = "spearman") -> dict[str, dict[str, Any]]:
+    """Method vs method over judges, per dimension: Wilcoxon on the paired correlations (the
+    same judge under both methods), BH-corrected (empty with fewer than 2 methods)."""
+    runs = [r for r in per_run.values() if r["method"] not in ("external", "ensemble")]
+    methods = sorted({r["method"] for r in runs})
+    dims = sorted({d for r in runs for d in r["dimensions"]})
+    by = {(r["method"], r["judge"]): r for r in runs}
+    pairs = {}
+    for a, b in combinations(methods, 2):
+        judges = sorted({j for m, j in by if m == a} & {j for m, j in by if m == b})
+        for dim in dims:
+            va = [by[(a, j)]["dimensions"].get(dim, {}).get(level, {}).get(coef) for j in judges]
+            vb = [by[(b, j)]["dimensions"].get(dim, {}).get(level, {}).get(coef) for j in judges]
+            ok = [(x, y) for x, y in zip(va, vb) if not _isnan(x) and not _isnan(y)]
+            pairs[f"{a} vs {b} · {dim}"] = ([x for x, _ in ok], [y for _, y in ok])
+    return wilcoxon_bh(pairs)
 
 
 def wilcoxon_bh(pairs: dict[str, tuple[list[float], list[float]]]) -> dict[str, dict[str, float]]:
@@ -150,16 +422,32 @@ def wilcoxon_bh(pairs: dict[str, tuple[list[float], list[float]]]) -> dict[str, 
     for name, (a, b) in pairs.items():
         a, b = np.asarray(a, float), np.asarray(b, float)
         if len(a) < 2 or np.allclose(a, b):
-            out[name] = {"statistic": math.nan, "p": math.nan, "p_bh": math.nan, "n": len(a)}
+            why = (f"needs ≥ 2 judges run with both methods (n={len(a)})" if len(a) < 2
+                   else "the paired values are identical: nothing to test")
+            out[name] = {"statistic": math.nan, "p": math.nan, "p_bh": math.nan, "n": len(a),
+                         "reason": why}
             continue
         res = stats.wilcoxon(a, b)
-        out[name] = {"statistic": float(res.statistic), "p": float(res.pvalue), "n": len(a)}
+        out[name] = {"statistic": float(res.statistic), "p": float(res.pvalue), "n": len(a),
+                     "reason": None}
         names.append(name)
         ps.append(float(res.pvalue))
     if ps:
         adj = stats.false_discovery_control(ps, method="bh")
         for n, p in zip(names, adj):
             out[n]["p_bh"] = float(p)
+    return out
+
+
+def significance_rows(sig: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Display rows of :func:`wilcoxon_bh`'s result: the outcome in words, or why none."""
+    out = []
+    for name, v in sig.items():
+        if v.get("reason"):
+            result = v["reason"]
+        else:
+            result = f"W = {v['statistic']:g}, p = {v['p']:.3g}, p (BH) = {v['p_bh']:.3g}"
+        out.append({"comparison": name, "judges": v["n"], "result": result})
     return out
 
 
@@ -242,6 +530,38 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int]) -> list[
                     "judge_agreement": float(judge_agree), "human_agreement": float(human_agree),
                     "flags": flags})
     return sorted(out, key=lambda d: (d["dimension"], d["question_id"]))
+
+
+def diagnostics_notes(diag: list[dict[str, Any]], n_runs: int) -> list[str]:
+    """One sentence per diagnostics column that has blanks, saying why and what to do."""
+    notes = []
+
+    def blank(col: str) -> bool:
+        return any(_isnan(d[col]) for d in diag)
+
+    if blank("yes_rate"):
+        notes.append("Blank yes-rate: every answer to the question was invalid.")
+    if blank("discrimination"):
+        notes.append("Blank discrimination: the question's answers never vary, or its items "
+                     "have no human score (needs ≥ 2 items with different answers).")
+    if blank("judge_agreement"):
+        notes.append("Blank judge agreement: needs ≥ 2 runs answering the same item — select "
+                     "another run." if n_runs < 2 else
+                     "Blank judge agreement: no item was answered by two of the runs.")
+    if blank("human_agreement"):
+        notes.append("Blank human agreement: no annotator answered the question yet (Annotate "
+                     "page).")
+    return notes
+
+
+def items_behind(db: sqlite_utils.Database, run_id: int, dimension: str,
+                 aggregation: str | None = None) -> pd.DataFrame:
+    """The items behind one bar (run × dimension) with a human score, largest rank
+    disagreement (|percentile rank of judge − of human|) first."""
+    df, _ = run_frame(db, run_id, aggregation)
+    part = df[df["dimension"] == dimension].dropna(subset=["human"]).copy()
+    part["gap"] = (part["metric"].rank(pct=True) - part["human"].rank(pct=True)).abs()
+    return part.sort_values("gap", ascending=False)
 
 
 def send_to_review(db: sqlite_utils.Database, question_ids: list[int], reason: str) -> int:

@@ -64,25 +64,42 @@ def create_job(db: sqlite_utils.Database, task: str, annotators: list[str], over
                n_items: int | None = None, version: int | str = "latest",
                strategy: str = "random", dimension: str | None = None, seed: int = 0,
                name: str = "") -> int:
+    """Create a job; an identical one (same task, version, name and settings) is reused."""
+    return create_job_once(db, task, annotators, overlap, n_items, version, strategy,
+                           dimension, seed, name)[0]
+
+
+def create_job_once(db: sqlite_utils.Database, task: str, annotators: list[str], overlap: int,
+                    n_items: int | None = None, version: int | str = "latest",
+                    strategy: str = "random", dimension: str | None = None, seed: int = 0,
+                    name: str = "") -> tuple[int, bool]:
+    """``(job id, created)``: a second identical request (double click, resubmitted form)
+    returns the existing job instead of assigning the same items twice."""
     names = list(dict.fromkeys(a.strip() for a in annotators if a.strip()))
     if not names:
         raise ValueError("list at least one annotator")
     v = get_version(db, task, version)
     chosen = sample_items(db, task, n_items, strategy, dimension, seed)
     pairs = assign(chosen, names, overlap)
+    params = {"annotators": names, "overlap": overlap, "strategy": strategy,
+              "dimension": dimension, "seed": seed, "n_items": len(chosen)}
+    name = name.strip() or f"{task} v{v['version']}"
     now = now_iso()
     with transaction(db):
+        for jid, jparams in db.execute(
+                "SELECT id, params FROM annotation_job WHERE task_id = ? AND "
+                "checklist_version_id = ? AND name = ? ORDER BY id",
+                [task_id(db, task), v["id"], name]).fetchall():
+            if loads(jparams, {}) == params:
+                return jid, False
         jid = db.execute("INSERT INTO annotation_job (task_id, checklist_version_id, name, "
                          "params, created_at) VALUES (?, ?, ?, ?, ?)",
-                         [task_id(db, task), v["id"], name or f"{task} v{v['version']}",
-                          dumps({"annotators": names, "overlap": overlap, "strategy": strategy,
-                                 "dimension": dimension, "seed": seed, "n_items": len(chosen)}),
-                          now]).lastrowid
+                         [task_id(db, task), v["id"], name, dumps(params), now]).lastrowid
         order = {it: i for i, it in enumerate(chosen)}
         db.conn.executemany("INSERT INTO annotation_assignment (job_id, item_id, annotator, "
                             "position, updated_at) VALUES (?, ?, ?, ?, ?)",
                             [(jid, it, a, order[it], now) for it, a in pairs])
-    return jid
+    return jid, True
 
 
 def list_jobs(db: sqlite_utils.Database, task: str | None = None) -> list[dict[str, Any]]:

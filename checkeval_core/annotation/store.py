@@ -3,61 +3,123 @@
 File columns: ``annotator``, ``item_id`` (the item's user id), ``question`` (the exact text or
 the question's id) and ``answer`` (``yes`` / ``no`` / ``unsure``). Imports are atomic: every
 row is checked first and any problem (unknown item or question, bad answer, missing field) is
-reported with the file, line and field; nothing is written then.
+reported with the file, line and field; nothing is written then. Uploads are parsed from
+memory (``data=``); sizes and JSON nesting are bounded by :mod:`checkeval_core.safeio`.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.safeio import (
+    LIMITS,
+    InputError,
+    check_size,
+    decode_text,
+    load_json_text,
+    read_bytes,
+)
 from checkeval_core.store import now_iso, rows, task_id, transaction
 
 ANSWERS = ("yes", "no", "unsure")
 FIELDS = ("annotator", "item_id", "question", "answer")
+MAX_ERRORS = 20
 
 
 class AnnotationFileError(ValueError):
     """Invalid annotation file; the message names file, line and field."""
 
 
-def _records(path: Path, data: bytes) -> list[tuple[str, dict[str, Any]]]:
+def _records(name: str, data: bytes) -> list[tuple[str, dict[str, Any]]]:
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise AnnotationFileError(f"{path.name}: invalid UTF-8 at byte {e.start}") from None
-    if path.suffix.lower() == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        missing = [f for f in FIELDS if f not in (reader.fieldnames or [])]
-        if missing:
-            raise AnnotationFileError(f"{path.name}, line 1: missing column(s) "
-                                      f"{', '.join(missing)}")
-        return [(f"{path.name}, line {reader.line_num}", r) for r in reader]
-    if path.suffix.lower() == ".jsonl":
-        out = []
-        for i, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise AnnotationFileError(f"{path.name}, line {i}: not valid JSON "
-                                              f"({e.msg})") from None
-                if not isinstance(obj, dict):
-                    raise AnnotationFileError(f"{path.name}, line {i}: expected an object")
-                out.append((f"{path.name}, line {i}", obj))
+        check_size(data, name)
+        text = decode_text(data, name)
+    except InputError as e:
+        raise AnnotationFileError(str(e)) from None
+    if not text.strip():
+        raise AnnotationFileError(f"{name}: the file is empty")
+    if "\x00" in text[:8192]:
+        raise AnnotationFileError(f"{name}: not a text file (it contains NUL bytes)")
+    suffix = PurePosixPath(name).suffix.lower()
+    out: list[tuple[str, dict[str, Any]]] = []
+    if suffix == ".csv":
+        reader = csv.reader(io.StringIO(text, newline=""))
+        try:
+            header = [h.strip() for h in next(reader)]
+            missing = [f for f in FIELDS if f not in header]
+            if missing:
+                raise AnnotationFileError(f"{name}, line 1: missing column(s) "
+                                          f"{', '.join(missing)}")
+            dup = sorted({h for h in header if header.count(h) > 1})
+            if dup:
+                raise AnnotationFileError(f"{name}, line 1: duplicate column(s) "
+                                          f"{', '.join(dup)}")
+            for row in reader:
+                loc = f"{name}, line {reader.line_num}"
+                if not row or all(not c.strip() for c in row):
+                    continue
+                if len(row) != len(header):
+                    raise AnnotationFileError(f"{loc}: has {len(row)} fields, the header has "
+                                              f"{len(header)}")
+                if len(out) >= LIMITS["rows"]:
+                    raise AnnotationFileError(f"{loc}: more than {LIMITS['rows']:,} rows in one "
+                                              "import (the limit)")
+                out.append((loc, dict(zip(header, row))))
+        except csv.Error as e:
+            raise AnnotationFileError(f"{name}, line {reader.line_num}: malformed CSV "
+                                      f"({e})") from None
         return out
-    raise AnnotationFileError(f"{path.name}: use a .csv or .jsonl file")
+    if suffix == ".jsonl":
+        for i, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            if len(out) >= LIMITS["rows"]:
+                raise AnnotationFileError(f"{name}, line {i}: more than {LIMITS['rows']:,} rows "
+                                          "in one import (the limit)")
+            try:
+                obj = load_json_text(line, name, where=f"line {i}")
+            except InputError as e:
+                raise AnnotationFileError(str(e)) from None
+            if not isinstance(obj, dict):
+                raise AnnotationFileError(f"{name}, line {i}: expected an object, got "
+                                          f"{type(obj).__name__}")
+            out.append((f"{name}, line {i}", obj))
+        return out
+    raise AnnotationFileError(f"{name}: use a .csv or .jsonl file")
+
+
+def _field(r: dict[str, Any], f: str, loc: str, errors: list[str]) -> str:
+    v = r.get(f)
+    if v is None:
+        return ""
+    if isinstance(v, (dict, list, bool)):
+        errors.append(f"{loc}, field {f!r}: expected text, got {type(v).__name__}")
+        return ""
+    return str(v)
 
 
 def import_annotations(db: sqlite_utils.Database, task: str, path: str | Path,
                        data: bytes | None = None) -> dict[str, Any]:
-    p = Path(path)
-    recs = _records(p, data if data is not None else p.read_bytes())
+    """Import answers from ``path`` (or from ``data``, an upload's bytes, ``path`` then being
+    only the client's file name for the format and messages). All or nothing.
+
+    The same (annotator, item, question) twice in one file with the same answer is counted
+    once (``n_duplicates``); with different answers the file is refused (both lines named).
+    """
+    name = PurePosixPath(str(path).replace("\\", "/")).name or "upload"
+    if data is None:
+        try:
+            data = read_bytes(path)
+        except InputError as e:
+            raise AnnotationFileError(str(e)) from None
+    recs = _records(name, data)
+    if not recs:
+        raise AnnotationFileError(f"{name}: no annotation rows")
     tid = task_id(db, task)
     items = {r[0]: r[1] for r in db.execute("SELECT item_id, id FROM item WHERE task_id = ?",
                                             [tid])}
@@ -66,37 +128,49 @@ def import_annotations(db: sqlite_utils.Database, task: str, path: str | Path,
     for q in qs:
         by_text.setdefault(" ".join(q["text"].split()), []).append(q)
     by_id = {str(q["id"]): q for q in qs}
-    good, errors = [], []
+    good: dict[tuple[str, int, int], tuple[str, str]] = {}
+    errors: list[str] = []
+    n_dup = 0
     for loc, r in recs:
-        ann = str(r.get("annotator") or "").strip()
-        iid = str(r.get("item_id") or "").strip()
-        qv = " ".join(str(r.get("question") or "").split())
-        av = str(r.get("answer") or "").strip().lower()
+        ann = _field(r, "annotator", loc, errors).strip()
+        iid = _field(r, "item_id", loc, errors).strip()
+        qv = " ".join(_field(r, "question", loc, errors).split())
+        av = _field(r, "answer", loc, errors).strip().lower()
         if not ann:
             errors.append(f"{loc}, field 'annotator': missing")
         if iid not in items:
-            errors.append(f"{loc}, field 'item_id': unknown item {iid!r} in task {task!r}")
+            errors.append(f"{loc}, field 'item_id': unknown item {iid[:60]!r} in task {task!r}")
         cand = by_text.get(qv) or ([by_id[qv]] if qv in by_id else [])
         cand = [q for q in cand if q["item_id"] in (None, items.get(iid))]
         if not cand:
             errors.append(f"{loc}, field 'question': no question {qv[:60]!r} in task {task!r}")
         if av not in ANSWERS:
-            errors.append(f"{loc}, field 'answer': {av!r} is not yes, no or unsure")
+            errors.append(f"{loc}, field 'answer': {av[:30]!r} is not yes, no or unsure")
         if ann and iid in items and cand and av in ANSWERS:
-            good.append((ann, items[iid], cand[0]["id"], av))
-        if len(errors) >= 20:
+            key = (ann, items[iid], cand[0]["id"])
+            if key in good:
+                first_loc, first = good[key]
+                if first != av:
+                    errors.append(f"{loc}, field 'answer': {av!r} conflicts with {first!r} "
+                                  f"given by {ann!r} for the same item and question at "
+                                  f"{first_loc.split(', ', 1)[-1]}")
+                else:
+                    n_dup += 1
+            else:
+                good[key] = (loc, av)
+        if len(errors) >= MAX_ERRORS:
             break
     if errors:
-        raise AnnotationFileError("\n".join(errors))
+        raise AnnotationFileError("\n".join(errors[:MAX_ERRORS]))
     now = now_iso()
     with transaction(db):
-        for ann, item, qid, av in good:
+        for (ann, item, qid), (_, av) in good.items():
             db.execute("INSERT INTO annotation (task_id, annotator, kind, item_id, question_id, "
                        "value, created_at, updated_at) VALUES (?, ?, 'answer', ?, ?, ?, ?, ?) "
                        "ON CONFLICT DO UPDATE SET value = excluded.value, "
                        "updated_at = excluded.updated_at", [tid, ann, item, qid, av, now, now])
-    return {"n_annotations": len(good),
-            "annotators": sorted({g[0] for g in good})}
+    return {"n_annotations": len(good), "n_duplicates": n_dup,
+            "annotators": sorted({k[0] for k in good})}
 
 
 def export_annotations(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:

@@ -5,10 +5,19 @@ so they can run in any order or in parallel. Each generated question is stored a
 ``proposed`` with its origin, parent seed (elaboration: the seed it refines;
 diversification: none, the sub-dimension's seeds are its context), the generating judge spec
 and the prompt version, and flags for questions that are not Yes/No or not positive.
+
+Two ways to ask (``mode``): ``list`` — one prompt per sub-dimension (or seed) returning a
+numbered list, what a large judge does well; ``single`` — one question per generation, the
+output held to a question's shape by a grammar (the embedded backend enforces it) and ``n``
+samples drawn with different seeds — what a 0.5–1.5B local judge needs (asked for a list, it
+repeats the seed and lists answer options). ``single`` is the default for ``embedded*`` judges.
+``fresh=True`` asks afresh with new seeds instead of returning the cached answers.
 """
 
 from __future__ import annotations
 
+import random
+import re
 from typing import Any
 
 import sqlite_utils
@@ -19,9 +28,38 @@ from checkeval_core.judges.base import GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator, stable_unit
 from checkeval_core.judges.registry import get_judge
 from checkeval_core.prompts import checklist as P
+from checkeval_core.prompts.judge import OUTPUT_LABEL
 from checkeval_core.store import task_id
+from checkeval_core.tasks import get_task
 
 STRATEGIES = {"diversify": "diversification", "elaborate": "elaboration"}
+MODES = ("list", "single")
+SAMPLE_TEMPERATURE = 0.7
+_SUBJECTS = {"summary", "response", "answer", "reply", "output", "translation", "story"}
+
+
+def default_mode(judge: str) -> str:
+    """``single`` for the embedded (small, local) judges, ``list`` for every other judge."""
+    return "single" if judge.split(":", 1)[0] == "embedded" else "list"
+
+
+def subject_noun(kind: str) -> str:
+    """What a task of this kind judges, as a noun for prompts: summary, response, output."""
+    return OUTPUT_LABEL.get(kind, "Output").lower()
+
+
+def wrong_subject(text: str, noun: str) -> bool:
+    """True when a question names another kind of text than the task judges (a summary task
+    asked "Does the answer…?") — such a question is off-topic for the task."""
+    words = set(re.findall(r"[a-z]+", text.lower()))
+    allowed = {noun, "text"} | ({"response", "reply"} if noun == "response" else set())
+    return bool((words & _SUBJECTS) - allowed) and noun not in words
+
+
+def usable(text: str, noun: str) -> bool:
+    """A generated question a reviewer could keep as is: a positive Yes/No question about the
+    task's own kind of text (no flag, no other subject)."""
+    return not question_flags(text) and not wrong_subject(text, noun)
 
 
 def _seeds_by_sub(db: sqlite_utils.Database, task: str, dimension: str) -> dict[int, list[dict]]:
@@ -33,15 +71,25 @@ def _seeds_by_sub(db: sqlite_utils.Database, task: str, dimension: str) -> dict[
 
 
 def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str, judge: str,
-            n: int = 4, judge_obj: Any = None) -> dict[str, Any]:
+            n: int = 4, judge_obj: Any = None, mode: str | None = None,
+            fresh: bool = False) -> dict[str, Any]:
     """Run ``diversify`` or ``elaborate`` for every sub-dimension (or seed) of ``dimension``.
 
-    Returns ``{"added": [...], "problems": [...], "flagged": n}``; nothing already present in
-    the dimension is added twice.
+    Returns ``{"added": [...], "problems": [...], "flagged": n, "mode", "requests",
+    "from_cache", "seed"}``: ``from_cache`` counts the answers served by the request cache
+    (asking again without ``fresh`` returns them); nothing already present in the dimension is
+    added twice.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"--strategy {strategy!r}: use diversify or elaborate")
+    mode = mode or default_mode(judge)
+    if mode not in MODES:
+        raise ValueError(f"--mode {mode!r}: use list or single")
+    if not 1 <= n <= 20:
+        raise ValueError(f"--n {n}: ask for 1 to 20 questions")
     origin = STRATEGIES[strategy]
+    noun = subject_noun(get_task(db, task)["kind"])
+    base_seed = random.SystemRandom().randrange(1, 2**31) if fresh else 0
     tid = task_id(db, task)
     dim = db.execute("SELECT id, definition FROM dimension WHERE task_id = ? AND name = ?",
                      [tid, dimension]).fetchone()
@@ -53,23 +101,33 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
     subs = {r[0]: r[1] for r in db.execute(
         "SELECT id, name FROM sub_dimension WHERE dimension_id = ?", [dim[0]])}
     jobs: list[tuple[int, int | None, GenerateRequest]] = []
+    singles: list[tuple[int, list[dict], dict[str, Any]]] = []
     for sub_id, qs in seeds.items():
         base = dict(dimension=dimension, definition=dim[1] or "(none given)",
                     sub_dimension=subs[sub_id], n=n)
+        if mode == "single":
+            singles.append((sub_id, qs, base))
+            continue
+        sampling = ({"temperature": SAMPLE_TEMPERATURE, "seed": base_seed} if fresh else {})
         if strategy == "diversify":
             user = P.DIVERSIFY.format(seeds="\n".join(f"- {q['text']}" for q in qs), **base)
             jobs.append((sub_id, None, GenerateRequest.chat(
-                P.GEN_SYSTEM, user, max_tokens=400, purpose="diversify",
+                P.GEN_SYSTEM, user, max_tokens=400, purpose="diversify", **sampling,
                 payload={"sub_dimension": subs[sub_id], "seeds": [q["text"] for q in qs],
                          "n": n})))
         else:
             for q in qs:
                 user = P.ELABORATE.format(seed=q["text"], **base)
                 jobs.append((sub_id, q["id"], GenerateRequest.chat(
-                    P.GEN_SYSTEM, user, max_tokens=400, purpose="elaborate",
+                    P.GEN_SYSTEM, user, max_tokens=400, purpose="elaborate", **sampling,
                     payload={"seed": q["text"], "n": n})))
     j = judge_obj or get_judge(judge, db=db)
     results = j.generate([r for _, _, r in jobs])
+    for sub_id, qs, base in singles:
+        for parent, req, res in _single_generate(j, strategy, qs, subs[sub_id], base, noun, n,
+                                                 base_seed, fresh):
+            jobs.append((sub_id, parent, req))
+            results.append(res)
     existing = {q["text"] for q in questions(db, task, dimension=dimension)}
     added, problems, flagged = [], [], 0
     for (sub_id, parent, _), res in zip(jobs, results):
@@ -81,19 +139,77 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
         problems += [f"{where}: {p}" for p in probs]
         if not qs:
             problems.append(f"{where}: no question could be read from the answer")
+        if mode == "single":
+            qs = qs[:1]
         for text in qs:
             text = norm(text)
             if text in existing:
+                continue
+            if mode == "single" and _near_copy(text, existing):
+                problems.append(f"{where}: repeats an existing question: {text}")
                 continue
             flags = question_flags(text)
             flagged += bool(flags)
             qid = add_question(db, tid, dim[0], sub_id, text, origin=origin, status="proposed",
                                parent_id=parent, author="llm", model=judge,
-                               prompt_version=P.PROMPT_VERSION, flags=flags)
+                               prompt_version=P.SINGLE_PROMPT_VERSION if mode == "single"
+                               else P.PROMPT_VERSION, flags=flags)
             existing.add(text)
             added.append({"id": qid, "text": text, "sub_dimension": subs[sub_id],
-                          "parent_id": parent, "flags": flags})
-    return {"added": added, "problems": problems, "flagged": flagged}
+                          "parent_id": parent, "flags": flags,
+                          "usable": usable(text, noun)})
+    return {"added": added, "problems": problems, "flagged": flagged, "mode": mode,
+            "requests": len(jobs), "from_cache": sum(bool(r.cached) for r in results),
+            "seed": base_seed}
+
+
+def _near_copy(text: str, existing: set[str], threshold: float = 0.9) -> bool:
+    """True when ``text`` is an almost verbatim copy of a question already there."""
+    from difflib import SequenceMatcher
+
+    low = text.lower()
+    return any(SequenceMatcher(None, low, e.lower()).ratio() >= threshold for e in existing)
+
+
+def _single_generate(j: Any, strategy: str, seeds: list[dict], sub_name: str,
+                     base: dict[str, Any], noun: str, n: int, base_seed: int,
+                     fresh: bool) -> list[tuple[int | None, GenerateRequest, Any]]:
+    """``n`` one-question generations per sub-dimension (diversify) or per seed (elaborate),
+    one after the other: each prompt lists the questions written so far, and the k-th answer
+    is made to start with the k-th of ``QUESTION_OPENINGS`` (a small model otherwise copies
+    the question it was shown, greedy or sampled). Greedy, so asking again returns the cached
+    questions; ``fresh`` samples, with other openings. Near-copies of existing questions are
+    dropped and reported."""
+    system = P.SINGLE_SYSTEM.format(noun=noun)
+    sampling: dict[str, Any] = {"temperature": SAMPLE_TEMPERATURE} if fresh else {}
+    if strategy == "diversify":
+        targets = [(None, None)]
+    else:
+        targets = [(q["id"], q["text"]) for q in seeds]
+    out: list[tuple[int | None, GenerateRequest, Any]] = []
+    for parent, seed_text in targets:
+        written: list[str] = []
+        for i in range(n):
+            if strategy == "diversify":
+                asked = [q["text"] for q in seeds] + written
+                user = P.DIVERSIFY_ONE.format(noun=noun, seeds="\n".join(
+                    f"- {t}" for t in asked), **base)
+                payload = {"sub_dimension": sub_name, "seeds": asked}
+            else:
+                user = P.ELABORATE_ONE.format(noun=noun, seed=seed_text, written="".join(
+                    f"Already written (do not repeat): {t}\n" for t in written), **base)
+                payload = {"seed": seed_text}
+            opening = P.QUESTION_OPENINGS[(base_seed + i) % len(P.QUESTION_OPENINGS)]
+            req = GenerateRequest.chat(
+                system, user, max_tokens=80, grammar=P.opening_grammar(opening.format(noun=noun)),
+                purpose="one_question",
+                payload={**payload, "noun": noun, "i": base_seed + i},
+                **({**sampling, "seed": base_seed + i + 1} if fresh else {}))
+            res = j.generate([req])[0]
+            out.append((parent, req, res))
+            if not res.error and res.text.strip():
+                written.append(" ".join(res.text.split())[:300])
+    return out
 
 
 # -- the fake judge's deterministic answers (tests, UI development) -----------------------------
@@ -113,5 +229,21 @@ def _fake_list(req: GenerateRequest) -> str:
                                                   enumerate(chosen)) + "\nI hope this helps!"
 
 
+def _fake_one(req: GenerateRequest) -> str:
+    """One question (the ``i``-th of a fixed list about the seed's topic); like the embedded
+    judge, the same request (seed included) gives the same question."""
+    p = req.payload
+    topic = (p.get("sub_dimension") or p.get("seed") or "the text").lower().rstrip("?")
+    noun = p.get("noun", "text")
+    stems = ["Is the {n}'s {t} consistent from start to end?",
+             "Does the {n} keep its {t} clear for a new reader?",
+             "Are the {n}'s claims about {t} supported?",
+             "Does the {n} handle {t} without repeating itself?",
+             "Is every sentence of the {n} relevant to {t}?"]
+    k = int(stable_unit(topic) * len(stems)) + int(p.get("i", 0))
+    return stems[k % len(stems)].format(n=noun, t=topic)
+
+
 register_fake_generator("diversify", _fake_list)
 register_fake_generator("elaborate", _fake_list)
+register_fake_generator("one_question", _fake_one)

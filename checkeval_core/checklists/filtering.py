@@ -6,6 +6,12 @@ keep/remove, the failed criterion, a reason and, for redundancy, the duplicated 
 Removed questions become ``filtered`` (humans may override in the review queue); kept ones
 keep their status. The verdict is stored on every question. An answer that cannot be read
 changes nothing and is reported. A lexical similarity assist proposes near-duplicates.
+
+Two ways to ask (``mode``): ``json`` — the whole pool in one prompt, decisions as one JSON
+object (what a large judge does well); ``binary`` — one Yes/No check per question and
+criterion (alignment, consistency) plus one per lexically similar pair (redundancy), so
+every question gets a decision even from a 0.5B local judge, which completes a long JSON
+answer for one question in eight. ``binary`` is the default for ``embedded*`` judges.
 """
 
 from __future__ import annotations
@@ -16,15 +22,26 @@ from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.checklists.augment import subject_noun
 from checkeval_core.checklists.model import questions
 from checkeval_core.jsontext import find_json
-from checkeval_core.judges.base import GenerateRequest
+from checkeval_core.judges.base import BinaryRequest, GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator, stable_unit
 from checkeval_core.judges.registry import get_judge
 from checkeval_core.prompts import checklist as P
+from checkeval_core.prompts.judge import BINARY_SYSTEM
 from checkeval_core.store import task_id, transaction
+from checkeval_core.tasks import get_task
 
 CRITERIA = ("alignment", "consistency", "redundancy")
+MODES = ("json", "binary")
+# lexical similarity from which a pair of questions is put to the judge as possibly redundant
+REDUNDANCY_CANDIDATE = 0.6
+
+
+def default_mode(judge: str) -> str:
+    """``binary`` for the embedded (small, local) judges, ``json`` for every other judge."""
+    return "binary" if judge.split(":", 1)[0] == "embedded" else "json"
 
 
 def parse_decisions(text: str) -> list[dict[str, Any]] | None:
@@ -38,7 +55,12 @@ def parse_decisions(text: str) -> list[dict[str, Any]] | None:
 
 
 def filter_dimension(db: sqlite_utils.Database, task: str, dimension: str, judge: str,
-                     judge_obj: Any = None) -> dict[str, Any]:
+                     judge_obj: Any = None, mode: str | None = None) -> dict[str, Any]:
+    """Filter the pooled (proposed and kept) questions of ``dimension``; returns
+    ``{"decisions", "problems", "removed", "mode"}``."""
+    mode = mode or default_mode(judge)
+    if mode not in MODES:
+        raise ValueError(f"--mode {mode!r}: use json or binary")
     tid = task_id(db, task)
     dim = db.execute("SELECT id, definition FROM dimension WHERE task_id = ? AND name = ?",
                      [tid, dimension]).fetchone()
@@ -48,20 +70,82 @@ def filter_dimension(db: sqlite_utils.Database, task: str, dimension: str, judge
             if q["status"] in ("proposed", "kept")]
     if not pool:
         raise ValueError(f"dimension {dimension!r} has no questions to filter")
+    j = judge_obj or get_judge(judge, db=db)
+    if mode == "binary":
+        decisions, problems = _binary_decisions(
+            j, pool, dimension, dim[1] or "(none given)",
+            subject_noun(get_task(db, task)["kind"]))
+        return {**_apply(db, pool, decisions, judge), "problems": problems, "mode": mode}
     listing = "\n".join(f"{i + 1}. {q['text']}" for i, q in enumerate(pool))
     req = GenerateRequest.chat(P.FILTER_SYSTEM, P.FILTER.format(
         dimension=dimension, definition=dim[1] or "(none given)", questions=listing),
         max_tokens=200 + 60 * len(pool), json_mode=True, purpose="filter",
         payload={"questions": [q["text"] for q in pool]})
-    res = (judge_obj or get_judge(judge, db=db)).generate([req])[0]
+    res = j.generate([req])[0]
     if res.error:
-        return {"decisions": [], "problems": [f"the judge failed: {res.error}"], "removed": 0}
+        return {"decisions": [], "problems": [f"the judge failed: {res.error}"], "removed": 0,
+                "mode": mode}
     decisions = parse_decisions(res.text)
     if decisions is None:
         return {"decisions": [], "problems": ["the judge's answer is not the JSON asked for; "
                                               "nothing was changed: " + res.text[:200]],
-                "removed": 0}
-    problems, out, removed = [], [], 0
+                "removed": 0, "mode": mode}
+    out = _apply(db, pool, decisions, judge)
+    return {**out, "problems": out["problems"], "mode": mode}
+
+
+def _binary_decisions(j: Any, pool: list[dict[str, Any]], dimension: str, definition: str,
+                      noun: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Decisions in the JSON mode's shape from Yes/No checks: a question is removed when the
+    judge says No to alignment or to consistency, or Yes to "same as an earlier question"
+    for a lexically similar earlier one. An invalid answer decides nothing for its criterion."""
+    ctx = (P.FILTER_CONTEXT.format(dimension=dimension, definition=definition, noun=noun),)
+    reqs, keys = [], []
+    for i, q in enumerate(pool):
+        for crit, tmpl in (("alignment", P.FILTER_ALIGNMENT),
+                           ("consistency", P.FILTER_CONSISTENCY)):
+            reqs.append(BinaryRequest(BINARY_SYSTEM, ctx, tmpl.format(
+                question=q["text"], noun=noun, dimension=dimension)))
+            keys.append((crit, i, None))
+    for a, b, _ in similar_pairs([q["text"] for q in pool], REDUNDANCY_CANDIDATE):
+        reqs.append(BinaryRequest(BINARY_SYSTEM, ctx, P.FILTER_REDUNDANT.format(
+            a=pool[a]["text"], b=pool[b]["text"])))
+        keys.append(("redundancy", max(a, b), min(a, b)))
+    results = j.binary(reqs)
+    failed: dict[int, tuple[str, str, int | None]] = {}
+    answered: set[int] = set()
+    problems: list[str] = []
+    for (crit, i, other), res in zip(keys, results):
+        if res.verdict == "invalid":
+            problems.append(f"question {i + 1} ({crit}): no readable Yes/No"
+                            + (f" ({res.error})" if res.error else ""))
+            continue
+        answered.add(i)
+        fails = res.verdict == "yes" if crit == "redundancy" else res.verdict == "no"
+        if fails and i not in failed:
+            conf = f" (p(Yes) {res.p_yes:.2f})" if res.p_yes is not None else ""
+            reason = {"alignment": f"a Yes would not mean a better {noun}",
+                      "consistency": f"not about {dimension} as defined",
+                      "redundancy": f"asks the same as question {(other or 0) + 1}"}[crit]
+            failed[i] = (crit, reason + conf, other)
+    decisions = []
+    for i in sorted(answered):
+        if i in failed:
+            crit, reason, other = failed[i]
+            decisions.append({"id": i + 1, "keep": False, "criterion": crit, "reason": reason,
+                              "duplicate_of": other + 1 if other is not None else None})
+        else:
+            decisions.append({"id": i + 1, "keep": True, "criterion": "",
+                              "reason": "passed the Yes/No checks", "duplicate_of": None})
+    return decisions, problems
+
+
+def _apply(db: sqlite_utils.Database, pool: list[dict[str, Any]],
+           decisions: list[dict[str, Any]], judge: str) -> dict[str, Any]:
+    """Store the decisions on the pooled questions (one transaction)."""
+    problems: list[str] = []
+    out: list[dict[str, Any]] = []
+    removed = 0
     with transaction(db):
         for d in decisions:
             try:

@@ -1,63 +1,293 @@
-"""RocketEval instance checklists: a judge writes 5–10 Yes/No questions for each item.
+"""RocketEval per-query (instance) checklists: one Yes/No list per query, shared by its answers.
 
-Questions are stored per item (origin ``instance``, status ``kept`` so they can be frozen
-and run at once; reviewers can still reject or edit them in the same queue) under a
-dimension ``overall`` / sub-dimension ``instance checklist``.
+In RocketEval's setting many models answer the same query; the checklist belongs to the query
+(the items' ``group_id``) so every model's answer is graded on the same questions and the
+answers can be compared and ranked. A query's checklist is written by any judge from the
+query (and, when the items carry one, the reference answer), or imported from JSONL
+(``{"group_id" | "instruction_id": ..., "questions": [...]}``; ``"group_id": "*"`` gives the
+same questions to every query, e.g. the paper's "Fixed" baseline in
+``data/checklists/rocketeval_fixed.jsonl``).
+
+Questions are stored with ``item_id`` NULL and ``group_id`` = the query's group (origin
+``instance``, status ``kept`` so they can be frozen and run at once; reviewers can still
+reject or edit them in the Checklist review queue) under the dimension ``overall`` /
+sub-dimension ``instance checklist``, with their provenance: the judge spec and
+``INSTANCE_PROMPT_VERSION``, or ``author='import'`` and ``prompt_version='import:<file>'``.
+Items without a ``group_id`` are each their own query (the key is their ``item_id``).
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.checklists.model import add_question, ensure_dimension, ensure_sub
+from checkeval_core.checklists.model import add_question, ensure_dimension, ensure_sub, norm
 from checkeval_core.checklists.parse import parse_questions, question_flags
+from checkeval_core.config import data_dir
 from checkeval_core.judges.base import GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator
 from checkeval_core.judges.registry import get_judge
 from checkeval_core.prompts import checklist as P
-from checkeval_core.store import task_id
-from checkeval_core.tasks import items
+from checkeval_core.store import rows, task_id, transaction
 
 DIMENSION = "overall"
 SUB = "instance checklist"
+MIN_QUESTIONS, MAX_QUESTIONS = 5, 10
+MAX_IMPORT_QUESTIONS = 30  # an imported list longer than this is refused (not cut)
+MAX_ERRORS = 20
+FIXED_FILE = "checklists/rocketeval_fixed.jsonl"
 
 
-def generate_instance_checklists(db: sqlite_utils.Database, task: str, judge: str,
-                                 limit: int | None = None, judge_obj: Any = None,
-                                 include_reference: bool = True) -> dict[str, Any]:
-    tid = task_id(db, task)
-    its = [it for it in items(db, task, limit=limit)
-           if not db.execute("SELECT 1 FROM question WHERE item_id = ?", [it["id"]]).fetchone()]
-    if not its:
-        return {"items": 0, "questions": 0, "problems": []}
-    reqs = []
-    for it in its:
-        material = it["source"] or it["context"] or it["fact"]
-        ref = it["reference"] if include_reference else ""
-        reqs.append(GenerateRequest.chat(P.GEN_SYSTEM, P.INSTANCE.format(
-            input=material, with_reference=" and a reference answer" if ref else "",
-            reference=f"\nReference answer:\n{ref}\n" if ref else ""), max_tokens=500,
-            purpose="instance_checklist", payload={"input": material}))
-    results = (judge_obj or get_judge(judge, db=db)).generate(reqs)
+class InstanceChecklistError(ValueError):
+    """A per-query checklist file that cannot be imported; one line per problem
+    (file, line, field)."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+        super().__init__("\n".join(errors[:MAX_ERRORS]) + (
+            f"\n(stopped after {MAX_ERRORS} problems)" if len(errors) > MAX_ERRORS else ""))
+
+
+def group_key(item: dict[str, Any]) -> str:
+    """The query an item answers: its ``group_id``, or its own id when it has none."""
+    return item.get("group_id") or item.get("item_id") or ""
+
+
+def query_groups(db: sqlite_utils.Database, task: str) -> dict[str, dict[str, Any]]:
+    """Every query of ``task`` in import order: ``{group: {"input", "reference", "n_items"}}``
+    (the query text and reference of the group's first item)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in db.execute("SELECT item_id, group_id, source, context, fact, reference FROM item "
+                        "WHERE task_id = ? ORDER BY position, id", [task_id(db, task)]):
+        g = r[1] or r[0]
+        if g not in out:
+            out[g] = {"input": r[2] or r[3] or r[4] or "", "reference": r[5] or "", "n_items": 0}
+        out[g]["n_items"] += 1
+    return out
+
+
+def _groups_with_questions(db: sqlite_utils.Database, tid: int) -> set[str]:
+    return {r[0] for r in db.execute(
+        "SELECT DISTINCT group_id FROM question WHERE task_id = ? AND group_id != '' AND "
+        "item_id IS NULL AND status != 'rejected'", [tid])}
+
+
+def _retire(db: sqlite_utils.Database, tid: int, groups: list[str], why: str) -> int:
+    """Mark the live questions of ``groups`` rejected (kept for history and old versions)."""
+    n = 0
+    for g in groups:
+        n += db.execute("UPDATE question SET status = 'rejected', reason = ? WHERE task_id = ? "
+                        "AND group_id = ? AND item_id IS NULL AND status != 'rejected'",
+                        [why, tid, g]).rowcount
+    return n
+
+
+def _bucket(db: sqlite_utils.Database, tid: int) -> tuple[int, int]:
     dim_id = ensure_dimension(db, tid, DIMENSION, "Overall quality of the answer to this request")
-    sub_id = ensure_sub(db, dim_id, SUB, "Questions written for one item (RocketEval)")
-    n, problems = 0, []
-    for it, res in zip(its, results):
-        if res.error:
-            problems.append(f"item {it['item_id']}: the judge failed: {res.error}")
+    return dim_id, ensure_sub(db, dim_id, SUB, "Questions written for one query (RocketEval), "
+                                               "shared by every answer to it")
+
+
+def instance_request(query: str, reference: str = "") -> GenerateRequest:
+    """The generation request for one query's checklist (reference optional)."""
+    return GenerateRequest.chat(P.GEN_SYSTEM, P.INSTANCE.format(
+        input=query, with_reference=" and a reference answer" if reference else "",
+        reference=f"\nReference answer:\n{reference}\n" if reference else "",
+        reference_hint=P.INSTANCE_REFERENCE_HINT if reference else ""),
+        max_tokens=500, purpose="instance_checklist", payload={"input": query})
+
+
+def generate_group_checklists(db: sqlite_utils.Database, task: str, judge: str,
+                              limit: int | None = None, include_reference: bool = True,
+                              judge_obj: Any = None, fresh: bool = False) -> dict[str, Any]:
+    """Write one 5–10 question checklist per query with ``judge``.
+
+    Queries that already have live questions are skipped unless ``fresh`` (their old
+    questions are then marked rejected, reason "regenerated"). ``limit``: the first N queries.
+    Returns ``{"groups", "items", "questions", "skipped", "problems"}``.
+    """
+    tid = task_id(db, task)
+    groups = query_groups(db, task)
+    chosen = list(groups.items())[:limit] if limit is not None else list(groups.items())
+    have = _groups_with_questions(db, tid)
+    todo = [(g, info) for g, info in chosen if fresh or g not in have]
+    skipped = len(chosen) - len(todo)
+    if not todo:
+        return {"groups": 0, "items": 0, "questions": 0, "skipped": skipped, "problems": []}
+    reqs = [instance_request(info["input"], info["reference"] if include_reference else "")
+            for _, info in todo]
+    j = judge_obj or get_judge(judge, db=db)
+    spec = getattr(j, "spec", judge) or judge
+    results = j.generate(reqs)
+    n, problems, written = 0, [], []
+    with transaction(db):
+        dim_id, sub_id = _bucket(db, tid)
+        for (g, info), res in zip(todo, results):
+            if res.error:
+                problems.append(f"query {g}: the judge failed: {res.error}")
+                continue
+            qs, probs = parse_questions(res.text)
+            qs = list(dict.fromkeys(norm(q) for q in qs))
+            problems += [f"query {g}: {p}" for p in probs]
+            if not qs:
+                problems.append(f"query {g}: no question in the judge's answer (nothing stored)")
+                continue
+            if not MIN_QUESTIONS <= len(qs) <= MAX_QUESTIONS:
+                problems.append(f"query {g}: {len(qs)} questions ({MIN_QUESTIONS}–"
+                                f"{MAX_QUESTIONS} asked)" + (f", kept the first {MAX_QUESTIONS}"
+                                                            if len(qs) > MAX_QUESTIONS else ""))
+            if fresh:
+                _retire(db, tid, [g], "regenerated")
+            for text in qs[:MAX_QUESTIONS]:
+                add_question(db, tid, dim_id, sub_id, text, origin="instance", status="kept",
+                             author="llm", model=spec, prompt_version=P.INSTANCE_PROMPT_VERSION
+                             + ("+reference" if include_reference and info["reference"]
+                                else ""), flags=question_flags(text), group_id=g)
+                n += 1
+            written.append(g)
+    return {"groups": len(written), "items": sum(groups[g]["n_items"] for g in written),
+            "questions": n, "skipped": skipped, "problems": problems}
+
+
+def parse_group_file(text: str, name: str, known: set[str]) -> dict[str, list[str]]:
+    """``{group: [question, ...]}`` from JSONL text; every problem is collected with its file,
+    line and field and raised together (:class:`InstanceChecklistError`)."""
+    errors: list[str] = []
+    out: dict[str, list[str]] = {}
+    first_line: dict[str, int] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
             continue
-        qs, probs = parse_questions(res.text)
-        problems += [f"item {it['item_id']}: {p}" for p in probs]
-        if not 5 <= len(qs) <= 10:
-            problems.append(f"item {it['item_id']}: {len(qs)} questions (5–10 asked)")
-        for text in qs[:10]:
-            add_question(db, tid, dim_id, sub_id, text, origin="instance", status="kept",
-                         author="llm", model=judge, prompt_version=P.PROMPT_VERSION,
-                         flags=question_flags(text), item_id=it["id"])
-            n += 1
-    return {"items": len(its), "questions": n, "problems": problems}
+        loc = f"{name}:{n}"
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            errors.append(f"{loc}: not valid JSON ({e.msg})")
+            continue
+        if not isinstance(row, dict):
+            errors.append(f"{loc}: expected an object {{\"group_id\": ..., \"questions\": [...]}}")
+            continue
+        field = "group_id" if "group_id" in row else "instruction_id"
+        g = row.get(field)
+        if g is None:
+            errors.append(f"{loc}: field group_id (or instruction_id) is missing")
+        elif not isinstance(g, (str, int)) or isinstance(g, bool) or not str(g).strip():
+            errors.append(f"{loc}: field {field}: expected a non-empty text, got {g!r}")
+            g = None
+        else:
+            g = str(g).strip()
+            if g != "*" and g not in known:
+                errors.append(f"{loc}: field {field}: no query {g!r} in the task")
+                g = None
+            elif g in first_line:
+                errors.append(f"{loc}: field {field}: {g!r} already given on line "
+                              f"{first_line[g]}")
+                g = None
+        qs = row.get("questions")
+        clean: list[str] = []
+        if not isinstance(qs, list) or not qs:
+            errors.append(f"{loc}: field questions: expected a non-empty list of texts")
+        elif len(qs) > MAX_IMPORT_QUESTIONS:
+            errors.append(f"{loc}: field questions: {len(qs)} questions (at most "
+                          f"{MAX_IMPORT_QUESTIONS})")
+        else:
+            for k, q in enumerate(qs):
+                if not isinstance(q, str) or not norm(q):
+                    errors.append(f"{loc}: field questions[{k}]: expected a non-empty text, "
+                                  f"got {q!r}")
+                else:
+                    clean.append(norm(q))
+            dup = [q for q in set(clean) if clean.count(q) > 1]
+            if dup:
+                errors.append(f"{loc}: field questions: {dup[0]!r} is repeated")
+        if g is not None:
+            first_line[g] = n
+            out[g] = clean
+    if not out and not errors:
+        errors.append(f"{name}: no checklist rows")
+    if "*" in out and len(out) > 1:
+        errors.append(f"{name}:{first_line['*']}: field group_id: '*' (every query) cannot be "
+                      "mixed with per-query rows")
+    if errors:
+        raise InstanceChecklistError(errors)
+    return out
+
+
+def import_group_checklists(db: sqlite_utils.Database, task: str, path: str | Path | None = None,
+                            data: bytes | str | None = None,
+                            filename: str | None = None) -> dict[str, Any]:
+    """Import per-query checklists from a JSONL file (or its bytes), all or nothing.
+
+    Each row gives one query's questions; a query that already has live questions has them
+    replaced (the old ones are marked rejected, reason "replaced by import of <file>").
+    ``"group_id": "*"`` gives the row's questions to every query of the task.
+    Returns ``{"groups", "questions", "replaced", "file"}``.
+    """
+    if path is None and data is None:
+        raise ValueError("give a file path or its contents")
+    name = filename or (Path(path).name if path is not None else "upload.jsonl")
+    if data is None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as e:
+            raise InstanceChecklistError([f"{name}: cannot read the file ({e.strerror})"]) from None
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise InstanceChecklistError([f"{name}: not UTF-8 text (byte {e.start})"]) from None
+    else:
+        text = data
+    tid = task_id(db, task)
+    groups = query_groups(db, task)
+    parsed = parse_group_file(text, name, set(groups))
+    if "*" in parsed:
+        parsed = {g: parsed["*"] for g in groups}
+    n = 0
+    with transaction(db):
+        dim_id, sub_id = _bucket(db, tid)
+        replaced = _retire(db, tid, list(parsed), f"replaced by import of {name}")
+        for g, qs in parsed.items():
+            for text_ in qs:
+                add_question(db, tid, dim_id, sub_id, text_, origin="instance", status="kept",
+                             author="import", model="", prompt_version=f"import:{name}",
+                             flags=question_flags(text_), group_id=g)
+                n += 1
+    return {"groups": len(parsed), "questions": n, "replaced": replaced, "file": name}
+
+
+def fixed_checklist_path() -> Path:
+    """The paper's "Fixed" baseline: six general questions (our wording) for every query."""
+    return data_dir() / FIXED_FILE
+
+
+def group_questions(db: sqlite_utils.Database, task: str,
+                    version: int | str = "latest") -> dict[str, list[dict[str, Any]]]:
+    """``{group: [{"id", "text", "dimension"}, ...]}`` from a frozen instance checklist
+    version (``"latest"``: the latest version of kind ``instance``)."""
+    from checkeval_core.checklists.versions import get_version
+
+    v = get_version(db, task, version, kind="instance")
+    out: dict[str, list[dict[str, Any]]] = {}
+    for q in v["content"]["questions"]:
+        if q.get("group_id"):
+            out.setdefault(q["group_id"], []).append(
+                {"id": q["id"], "text": q["text"], "dimension": q["dimension"]})
+    return out
+
+
+def live_group_questions(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
+    """The per-query questions not rejected, with provenance (for review lists)."""
+    return rows(db, "SELECT id, group_id, text, status, author, model, prompt_version FROM "
+                    "question WHERE task_id = ? AND group_id != '' AND item_id IS NULL AND "
+                    "status != 'rejected' ORDER BY group_id, position, id", [task_id(db, task)])
+
+
+# Kept for callers of the per-item API (issue 14 made checklists per query).
+generate_instance_checklists = generate_group_checklists
 
 
 def _fake_instance(req: GenerateRequest) -> str:

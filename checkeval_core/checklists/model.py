@@ -41,14 +41,15 @@ def add_question(db: sqlite_utils.Database, tid: int, dim_id: int | None, sub_id
                  text: str, origin: str = "seed", status: str = "proposed",
                  parent_id: int | None = None, author: str = "", model: str = "",
                  prompt_version: str = "", flags: list[str] | None = None,
-                 item_id: int | None = None, reason: str = "") -> int:
+                 item_id: int | None = None, reason: str = "", group_id: str = "") -> int:
     pos = db.execute("SELECT COUNT(*) FROM question WHERE task_id = ?", [tid]).fetchone()[0]
     return db.execute(
         "INSERT INTO question (task_id, dimension_id, sub_dimension_id, item_id, text, origin, "
         "origins, parent_id, status, reason, author, model, prompt_version, flags, position, "
-        "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "created_at, group_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         [tid, dim_id, sub_id, item_id, norm(text), origin, dumps([origin]), parent_id, status,
-         reason, author, model, prompt_version, dumps(flags or []), pos, now_iso()]).lastrowid
+         reason, author, model, prompt_version, dumps(flags or []), pos, now_iso(),
+         group_id]).lastrowid
 
 
 def dimensions(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
@@ -83,10 +84,10 @@ def questions(db: sqlite_utils.Database, task: str, dimension: str | None = None
     if status is not None:
         sql += " AND q.status = ?"
         params.append(status)
-    if instance is True:
-        sql += " AND q.item_id IS NOT NULL"
+    if instance is True:  # per item (legacy) or per query (group_id, issue 14)
+        sql += " AND (q.item_id IS NOT NULL OR q.group_id != '')"
     elif instance is False:
-        sql += " AND q.item_id IS NULL"
+        sql += " AND q.item_id IS NULL AND q.group_id = ''"
     sql += " ORDER BY d.position, s.position, q.position, q.id"
     out = rows(db, sql, params)
     for q in out:
@@ -100,7 +101,51 @@ def update_dimension(db: sqlite_utils.Database, dim_id: int, name: str, definiti
                [name.strip(), definition, dim_id])
 
 
+class InUse(ValueError):
+    """Deleting would also delete human work (annotations, review decisions, settled answers)."""
+
+
+def human_work(db: sqlite_utils.Database, where: str, params: list[Any]) -> dict[str, int]:
+    """Human records on the questions selected by ``where`` (an SQL condition on ``question``):
+    answers, review decisions, their distinct annotators, and settled disagreements."""
+    sub = f"SELECT id FROM question WHERE {where}"
+    r = db.execute("SELECT SUM(kind = 'answer'), SUM(kind = 'validation'), "
+                   f"COUNT(DISTINCT annotator) FROM annotation WHERE question_id IN ({sub})",
+                   params).fetchone()
+    adj = db.execute(f"SELECT COUNT(*) FROM adjudication WHERE question_id IN ({sub})",
+                     params).fetchone()[0] if _has_table(db, "adjudication") else 0
+    return {"answers": r[0] or 0, "decisions": r[1] or 0, "annotators": r[2] or 0,
+            "settled": adj}
+
+
+def _has_table(db: sqlite_utils.Database, name: str) -> bool:
+    return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                      [name]).fetchone() is not None
+
+
+def _refuse_if_used(what: str, work: dict[str, int]) -> None:
+    if not (work["answers"] or work["decisions"] or work["settled"]):
+        return
+    parts = []
+    if work["answers"]:
+        parts.append(f"{work['answers']} human answer(s)")
+    if work["decisions"]:
+        parts.append(f"{work['decisions']} review decision(s)")
+    text = " and ".join(parts)
+    if work["annotators"]:
+        text += f" by {work['annotators']} annotator(s)"
+    if work["settled"]:
+        text += f"{' and ' if parts else ''}{work['settled']} settled disagreement(s)"
+    raise InUse(f"{text} reference {what}: nothing was deleted (human "
+                "annotations are never deleted silently). Reject its questions on the "
+                "Checklist review page to leave them out of the next version instead.")
+
+
 def delete_dimension(db: sqlite_utils.Database, dim_id: int) -> None:
+    """Delete a dimension with its sub-dimensions and questions — refused (``InUse``, with
+    counts) when any human annotation, review decision or settled answer references them."""
+    _refuse_if_used("this dimension's questions",
+                    human_work(db, "dimension_id = ?", [dim_id]))
     db.execute("DELETE FROM dimension WHERE id = ?", [dim_id])
 
 
@@ -110,6 +155,9 @@ def update_sub(db: sqlite_utils.Database, sub_id: int, name: str, description: s
 
 
 def delete_sub(db: sqlite_utils.Database, sub_id: int) -> None:
+    """Delete a sub-dimension and its questions; refused (``InUse``) when humans used them."""
+    _refuse_if_used("this sub-dimension's questions",
+                    human_work(db, "sub_dimension_id = ?", [sub_id]))
     db.execute("DELETE FROM sub_dimension WHERE id = ?", [sub_id])
 
 
@@ -118,7 +166,22 @@ def set_question_text(db: sqlite_utils.Database, qid: int, text: str) -> None:
 
 
 def delete_question(db: sqlite_utils.Database, qid: int) -> None:
+    """Delete a question; refused (``InUse``) when humans answered or reviewed it."""
+    _refuse_if_used(f"question #{qid}", human_work(db, "id = ?", [qid]))
     db.execute("DELETE FROM question WHERE id = ?", [qid])
+
+
+def add_seed(db: sqlite_utils.Database, tid: int, dim_id: int, sub_id: int, text: str,
+             author: str = "") -> tuple[int, bool]:
+    """Add a kept seed question unless the sub-dimension already has one with the same
+    (whitespace-normalised) text; ``(question id, created)`` — saving twice adds it once."""
+    r = db.execute("SELECT id FROM question WHERE task_id = ? AND sub_dimension_id = ? AND "
+                   "item_id IS NULL AND text = ? ORDER BY id LIMIT 1",
+                   [tid, sub_id, norm(text)]).fetchone()
+    if r:
+        return r[0], False
+    return add_question(db, tid, dim_id, sub_id, text, origin="seed", status="kept",
+                        author=author), True
 
 
 def move(db: sqlite_utils.Database, table: str, row_id: int, delta: int) -> None:

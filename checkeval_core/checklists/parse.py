@@ -3,7 +3,8 @@ not phrased so that "Yes" means better.
 
 Accepted: numbered lists (``1.``, ``2)``, ``(3)``, ``Q4:``), bullets (``-``, ``*``, ``•``), a
 JSON array of strings or of objects with ``question``/``text``, a JSON object holding such an
-array, and plain lines ending with ``?``. Lines that are neither (stray prose) and listed answer
+array, and plain lines ending with ``?``. Every step is linear in the text's length (model
+output is untrusted: no backtracking regex over the whole text, one JSON parse). Lines that are neither (stray prose) and listed answer
 options ("- Yes", "- No") are returned as *problems* so the user sees what was not used.
 """
 
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+
+from checkeval_core.safeio import json_depth_error
 
 _PREFIX = re.compile(r"^\s*(?:[-*•·]+|\(?\d{1,3}[.):]|\(?[A-Za-z][.)]|Q\d{1,3}[.):]?)\s*")
 _AUX = re.compile(r"^(is|are|does|do|did|has|have|had|can|could|will|would|was|were|should|"
@@ -28,30 +30,28 @@ _AVOID = re.compile(r"\b(avoid\w*|free of|free from|without|no(?:t)? (?:contain|
 
 
 def _from_json(text: str) -> list[str] | None:
+    """The JSON value starting at the first ``[``/``{`` (one linear parse; text after the
+    value is ignored), as a list of question texts, or None."""
     start = min([i for i in (text.find("["), text.find("{")) if i >= 0], default=-1)
-    if start < 0:
+    if start < 0 or json_depth_error(text[start:]) is not None:
         return None
-    for end in range(len(text), start, -1):
-        if text[end - 1] not in "]}":
-            continue
-        try:
-            data: Any = json.loads(text[start:end])
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            data = next((v for v in data.values() if isinstance(v, list)), None)
-        if not isinstance(data, list):
-            return None
-        out = []
-        for x in data:
-            if isinstance(x, str):
-                out.append(x)
-            elif isinstance(x, dict):
-                t = x.get("question") or x.get("text")
-                if isinstance(t, str):
-                    out.append(t)
-        return out
-    return None
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text, start)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if isinstance(data, dict):
+        data = next((v for v in data.values() if isinstance(v, list)), None)
+    if not isinstance(data, list):
+        return None
+    out = []
+    for x in data:
+        if isinstance(x, str):
+            out.append(x)
+        elif isinstance(x, dict):
+            t = x.get("question") or x.get("text")
+            if isinstance(t, str):
+                out.append(t)
+    return out
 
 
 def parse_questions(text: str | None) -> tuple[list[str], list[str]]:

@@ -41,10 +41,16 @@ def decide(db: sqlite_utils.Database, question_ids: list[int], annotator: str, d
             q = q[0]
             why = reason
             if decision == "edit":
-                new_id = add_question(db, q["task_id"], q["dimension_id"], q["sub_dimension_id"],
-                                      norm(new_text or ""), origin="edited", status="kept",
-                                      parent_id=qid, author=annotator, item_id=q["item_id"],
-                                      reason=reason)
+                # The same edit saved twice (double click, resubmitted form) reuses the
+                # question it created the first time instead of adding a duplicate.
+                same = db.execute("SELECT id FROM question WHERE parent_id = ? AND origin = "
+                                  "'edited' AND text = ? ORDER BY id LIMIT 1",
+                                  [qid, norm(new_text or "")]).fetchone()
+                new_id = same[0] if same else add_question(
+                    db, q["task_id"], q["dimension_id"], q["sub_dimension_id"],
+                    norm(new_text or ""), origin="edited", status="kept", parent_id=qid,
+                    author=annotator, item_id=q["item_id"], reason=reason,
+                    group_id=q.get("group_id") or "")
                 created.append(new_id)
                 why = (reason + " " if reason else "") + f"(edited into #{new_id})"
             db.execute(

@@ -1,7 +1,8 @@
 """Frozen checklist versions: immutable snapshots of the kept questions, with a content hash.
 
 The hash is sha256 over the canonical JSON of the sorted (dimension, sub-dimension, text,
-item) tuples of the kept questions: the same questions give the same hash whatever their ids
+item[, query group]) tuples of the kept questions (per-query checklists carry ``group_id``):
+the same questions give the same hash whatever their ids
 or order. Freezing content identical to an existing version of the task returns that version
 instead of creating a new one. Runs always point to a version.
 """
@@ -19,9 +20,15 @@ from checkeval_core.checklists.model import dimensions, questions
 from checkeval_core.store import NotFound, dumps, loads, now_iso, rows, task_id, transaction
 
 
+def _key(q: dict[str, Any]) -> tuple:
+    """A question's identity in a version; the query's group only when it has one, so the
+    hashes of versions without per-query questions are unchanged."""
+    k = (q["dimension"] or "", q["sub_dimension"] or "", q["text"], q["item_id"] or 0)
+    return (*k, q["group_id"]) if q.get("group_id") else k
+
+
 def content_hash(qs: list[dict[str, Any]]) -> str:
-    key = sorted((q["dimension"] or "", q["sub_dimension"] or "", q["text"], q["item_id"] or 0)
-                 for q in qs)
+    key = sorted(_key(q) for q in qs)
     return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
@@ -32,7 +39,8 @@ def build_content(db: sqlite_utils.Database, task: str, kind: str = "global") ->
                                 for s in d["sub_dimensions"]]} for d in dimensions(db, task)]
     return {"dimensions": dims, "questions": [
         {"id": q["id"], "dimension": q["dimension"], "sub_dimension": q["sub_dimension"],
-         "text": q["text"], "origin": q["origin"], "item_id": q["item_id"]} for q in kept]}
+         "text": q["text"], "origin": q["origin"], "item_id": q["item_id"],
+         **({"group_id": q["group_id"]} if q.get("group_id") else {})} for q in kept]}
 
 
 def freeze(db: sqlite_utils.Database, task: str, note: str = "",
@@ -107,10 +115,8 @@ def diff_versions(db: sqlite_utils.Database, task: str, a: int | str,
     question of ``a`` that is not in ``b``, or, failing that, one in the same sub-dimension
     whose text is at least 80 % similar to a removed one.
     """
-    qa = {(q["dimension"], q["sub_dimension"], q["text"], q["item_id"]): q
-          for q in get_version(db, task, a)["content"]["questions"]}
-    qb = {(q["dimension"], q["sub_dimension"], q["text"], q["item_id"]): q
-          for q in get_version(db, task, b)["content"]["questions"]}
+    qa = {_key(q): q for q in get_version(db, task, a)["content"]["questions"]}
+    qb = {_key(q): q for q in get_version(db, task, b)["content"]["questions"]}
     removed = {k: v for k, v in qa.items() if k not in qb}
     added = {k: v for k, v in qb.items() if k not in qa}
     removed_ids = {v["id"]: k for k, v in removed.items()}

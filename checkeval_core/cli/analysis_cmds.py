@@ -36,8 +36,22 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                 ensemble_mode: str = typer.Option("mean", "--ensemble-mode",
                                                   help="mean | stack (calibration on all "
                                                        "runs' answers) | stack_len"),
+                rankings: bool = typer.Option(False, "--rankings", help="list level: system "
+                                              "scores, ranks, τ/ρ vs reference ratings, Elo"),
+                pairs: bool = typer.Option(False, "--pairs", help="instance level: agreement "
+                                           "with human pairwise preferences"),
+                tie_margin: float = typer.Option(0.1, "--tie-margin",
+                                                 help="score gap below which two answers tie"),
+                reference: str | None = typer.Option(None, "--reference",
+                                                     help="reference rating source"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Correlation with human scores (sample / dataset / system level), agreement, stability."""
+    if rankings or pairs:
+        from checkeval_core.cli.ranking_cmds import analyze_rankings
+
+        analyze_rankings(run, aggregation, rankings, pairs, tie_margin, reference, bootstrap,
+                         as_json)
+        return
     from checkeval_core.analysis.external import MetricFileError, import_metric
     from checkeval_core.analysis.report import analyze_metric, analyze_runs
 
@@ -80,7 +94,8 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
 
 @bench_app.command("quality")
 def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
-                                                    help="summeval|topical_chat"),
+                                                    help="summeval|topical_chat|alpacaeval|"
+                                                         "mtbench_pairs|llmbar_natural"),
                       data: Path | None = typer.Option(None, "--data",
                                                        help="benchmark folder (default "
                                                             "../shared/benchmarks)"),
@@ -104,11 +119,31 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                                                      "reruns reuse it)"),
                       bootstrap: int = typer.Option(0, "--bootstrap",
                                                     help="resamples for CIs"),
-                      as_json: bool = typer.Option(False, "--json")) -> None:
+                      as_json: bool = typer.Option(False, "--json"),
+                      queries: int = typer.Option(8, "--queries", help="alpacaeval: first N "
+                                                  "queries; mtbench_pairs/llmbar_natural: pairs"),
+                      checklist: str = typer.Option("author", "--checklist", help="per-query "
+                                                    "checklists: author|generated|"
+                                                    "generated_ref|fixed"),
+                      checklist_judge: str = typer.Option("embedded:quality",
+                                                          "--checklist-judge")) -> None:
     """Run and analyse a benchmark subset in the papers' layout."""
-    from checkeval_core.analysis.quality_bench import bench_quality, format_table
+    from checkeval_core.analysis.quality_bench import RANKING_BENCHMARKS as RB
+    from checkeval_core.analysis.quality_bench import bench_quality, bench_rankings, format_table
     from checkeval_core.runs.options import parse_params
 
+    if benchmark in RB:  # issue 14: list level / pairwise (H5)
+        try:
+            res = bench_rankings(benchmark, data, judge or ["embedded"], queries=queries,
+                                 checklist=checklist, checklist_judge=checklist_judge,
+                                 db_file=db, n_boot=bootstrap, params=parse_params(param),
+                                 progress=True)
+        except (ValueError, NotFound, ImportError) as e:
+            fail(str(e))
+        from checkeval_core.analysis.quality_bench import format_rankings
+
+        typer.echo(json.dumps(_clean(res)) if as_json else format_rankings(res))
+        return
     try:
         members = []
         for m in member or []:

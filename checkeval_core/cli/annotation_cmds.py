@@ -26,7 +26,8 @@ def import_cmd(file: Path = typer.Argument(...), task: str = typer.Option(..., "
         res = import_annotations(open_db(), task, file)
     except (AnnotationFileError, NotFound) as e:
         fail(str(e))
-    typer.echo(f"imported {res['n_annotations']} answers by {', '.join(res['annotators'])}")
+    dup = f" ({res['n_duplicates']} repeated rows counted once)" if res["n_duplicates"] else ""
+    typer.echo(f"imported {res['n_annotations']} answers by {', '.join(res['annotators'])}{dup}")
 
 
 @ann_app.command("export")

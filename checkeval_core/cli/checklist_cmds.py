@@ -34,6 +34,7 @@ def export_cmd(task: str = typer.Option(..., "--task"),
                version: str | None = typer.Option(None, "--version", help="N or latest")) -> None:
     """Export the working checklist or a frozen version (JSON; YAML files into a folder)."""
     from checkeval_core.checklists.io import export_checklist, export_yaml_files
+    from checkeval_core.safeio import safe_join
 
     db = open_db()
     try:
@@ -45,12 +46,14 @@ def export_cmd(task: str = typer.Option(..., "--task"),
         else:
             if version is not None:
                 fail("YAML export writes the working checklist; use a .json --out for a version")
-            out.mkdir(parents=True, exist_ok=True)
             files = export_yaml_files(db, task)
+            # file names come from dimension names: prove every path stays inside --out
+            targets = {name: safe_join(out, name) for name in files}
+            out.mkdir(parents=True, exist_ok=True)
             for name, text in files.items():
-                (out / name).write_text(text, encoding="utf-8")
+                targets[name].write_text(text, encoding="utf-8")
             typer.echo(f"wrote {len(files)} YAML files to {out}")
-    except (NotFound, ValueError) as e:
+    except (NotFound, ValueError, OSError) as e:
         fail(str(e))
 
 
@@ -59,13 +62,19 @@ def augment_cmd(task: str = typer.Option(..., "--task"),
                 dimension: str = typer.Option(..., "--dimension"),
                 strategy: str = typer.Option(..., "--strategy", help="diversify|elaborate"),
                 judge: str = typer.Option("embedded", "--judge"),
-                n: int = typer.Option(4, "--n", help="questions asked per prompt"),
+                n: int = typer.Option(4, "--n", help="questions asked per sub-dimension "
+                                                      "(diversify) or per seed (elaborate)"),
+                mode: str | None = typer.Option(
+                    None, "--mode", help="list (one prompt, a numbered list) or single (one "
+                                         "question per generation; default for embedded)"),
+                fresh: bool = typer.Option(False, "--fresh",
+                                           help="ask afresh (new seeds) instead of the cache"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Generate questions from the seeds (proposed; review them before freezing)."""
     from checkeval_core.checklists.augment import augment
 
     try:
-        res = augment(open_db(), task, dimension, strategy, judge, n=n)
+        res = augment(open_db(), task, dimension, strategy, judge, n=n, mode=mode, fresh=fresh)
     except (NotFound, ValueError, ImportError) as e:
         fail(str(e))
     if as_json:
@@ -76,19 +85,24 @@ def augment_cmd(task: str = typer.Option(..., "--task"),
                    + (f"  (flags: {', '.join(q['flags'])})" if q["flags"] else ""))
     for p in res["problems"]:
         typer.echo(f"! {p}", err=True)
-    typer.echo(f"{len(res['added'])} questions proposed, {res['flagged']} flagged")
+    cache = (f"; {res['from_cache']} of {res['requests']} answers from the cache "
+             "(--fresh asks anew)" if res["from_cache"] else "")
+    typer.echo(f"{len(res['added'])} questions proposed, {res['flagged']} flagged{cache}")
 
 
 @checklist_app.command("filter")
 def filter_cmd(task: str = typer.Option(..., "--task"),
                dimension: str = typer.Option(..., "--dimension"),
                judge: str = typer.Option("embedded", "--judge"),
+               mode: str | None = typer.Option(
+                   None, "--mode", help="json (one prompt for the pool) or binary (Yes/No "
+                                        "checks per question; default for embedded)"),
                as_json: bool = typer.Option(False, "--json")) -> None:
     """Filter a dimension's pooled questions (alignment, consistency, redundancy)."""
     from checkeval_core.checklists.filtering import filter_dimension
 
     try:
-        res = filter_dimension(open_db(), task, dimension, judge)
+        res = filter_dimension(open_db(), task, dimension, judge, mode=mode)
     except (NotFound, ValueError, ImportError) as e:
         fail(str(e))
     if as_json:
@@ -159,14 +173,51 @@ def diff_cmd(task: str = typer.Option(..., "--task"), a: str = typer.Argument(..
 @checklist_app.command("instance")
 def instance_cmd(task: str = typer.Option(..., "--task"),
                  judge: str = typer.Option("embedded", "--judge"),
-                 limit: int | None = typer.Option(None, "--limit")) -> None:
-    """Write a 5–10 question checklist per item (RocketEval)."""
-    from checkeval_core.checklists.instance import generate_instance_checklists
+                 limit: int | None = typer.Option(None, "--limit", help="first N queries"),
+                 no_reference: bool = typer.Option(False, "--no-reference",
+                                                   help="write from the query alone"),
+                 fresh: bool = typer.Option(False, "--fresh", help="rewrite queries that "
+                                            "already have questions"),
+                 import_file: Path | None = typer.Option(None, "--import", help="import a "
+                                                         "JSONL file instead of generating"),
+                 fixed: bool = typer.Option(False, "--fixed", help="import RocketEval's "
+                                            "six-question Fixed checklist for every query"),
+                 as_json: bool = typer.Option(False, "--json")) -> None:
+    """Write (or import) one 5–10 question checklist per query (RocketEval)."""
+    from checkeval_core.checklists import instance as I
 
     try:
-        res = generate_instance_checklists(open_db(), task, judge, limit=limit)
+        if fixed or import_file is not None:
+            src = I.fixed_checklist_path() if fixed else import_file
+            res = I.import_group_checklists(open_db(), task, path=src)
+            res["problems"] = []
+        else:
+            res = I.generate_group_checklists(open_db(), task, judge, limit=limit,
+                                              include_reference=not no_reference, fresh=fresh)
     except (NotFound, ValueError, ImportError) as e:
         fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(res, ensure_ascii=False))
+        return
     for p in res["problems"]:
         typer.echo(f"! {p}", err=True)
-    typer.echo(f"{res['questions']} questions written for {res['items']} items")
+    typer.echo(f"{res['questions']} questions for {res['groups']} queries"
+               + (f" ({res['skipped']} already had questions; --fresh rewrites them)"
+                  if res.get("skipped") else ""))
+
+
+@checklist_app.command("instance-import")
+def instance_import_cmd(file: Path = typer.Argument(..., help="JSONL: {\"group_id\" | "
+                                                    "\"instruction_id\", \"questions\": [...]}"),
+                        task: str = typer.Option(..., "--task"),
+                        as_json: bool = typer.Option(False, "--json")) -> None:
+    """Import per-query checklists from JSONL (all or nothing; replaces a query's list)."""
+    from checkeval_core.checklists.instance import import_group_checklists
+
+    try:
+        res = import_group_checklists(open_db(), task, path=file)
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+    typer.echo(json.dumps(res, ensure_ascii=False) if as_json else
+               f"{res['questions']} questions for {res['groups']} queries from {res['file']}"
+               + (f" ({res['replaced']} older questions replaced)" if res["replaced"] else ""))

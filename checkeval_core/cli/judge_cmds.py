@@ -14,9 +14,13 @@ app.add_typer(judge_app, name="judge")
 
 
 def _load(spec: str):
+    """The judge for a test: its key from the saved judge (``--key-env``) or the defaults,
+    no response cache (a test must reach the backend)."""
+    from checkeval_core.store import open_db
+
     try:
         parse_spec(spec)
-        return get_judge(spec)
+        return get_judge(spec, db=open_db(), cache=False)
     except (JudgeSpecError, ValueError, ImportError) as e:
         fail(str(e))
 

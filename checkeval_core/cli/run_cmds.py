@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import typer
 
@@ -26,17 +25,13 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             quiet: bool = typer.Option(False, "--quiet", help="no progress bar")) -> None:
     """Run an evaluation headless (or resume one); progress on stderr."""
     from checkeval_core.judges.registry import JudgeSpecError
-    from checkeval_core.runs import create_run, execute_run, get_run
+    from checkeval_core.runs.jobs import create_run, execute_run, prepare_resume
 
     db = open_db()
     try:
         if resume is not None:
             run_id = resume
-            run = get_run(db, run_id)
-            if run["status"] == "running" and run["alive"] and run["pid"] != os.getpid():
-                fail(f"run {run_id} is still running (pid {run['pid']})")
-            db.execute("UPDATE run SET status = 'pending' WHERE id = ? AND status IN "
-                       "('failed', 'cancelled', 'running')", [run_id])
+            prepare_resume(db, run_id)  # re-asks judge errors, keeps unparsable answers
         else:
             if not task:
                 fail("give --task NAME (or --resume RUN_ID)")
@@ -73,7 +68,34 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
     else:
         typer.echo(f"run {run_id}: {run['status']}, {run['n_answers']} answers")
     if run["status"] != "completed":
+        if run.get("error"):
+            typer.echo(f"run {run_id} {run['status']}: {run['error']}", err=True)
         raise typer.Exit(1)
+
+
+@app.command("runs")
+def runs_cmd(task: str | None = typer.Option(None, "--task", help="only this task's runs"),
+             as_json: bool = typer.Option(False, "--json")) -> None:
+    """List runs, newest first: id, task, judge, method, status, progress, checklist version,
+    options."""
+    from checkeval_core.runs import list_runs
+    from checkeval_core.runs.options import options_text
+
+    db = open_db()
+    if task is not None and not db.execute("SELECT 1 FROM task WHERE name = ?",
+                                           [task]).fetchone():
+        fail(f"--task {task!r}: no such task")
+    out = [{"run": r["id"], "task": r["task"], "judge": r["judge_spec"], "method": r["method"],
+            "status": r["status"], "done": r["progress_done"], "total": r["progress_total"],
+            "n_errors": r["n_errors"], "checklist_version": r["checklist_version"],
+            "options": options_text(r["params"]), "error": r["error"],
+            "created_at": r["created_at"]} for r in list_runs(db, task)]
+    if as_json:
+        typer.echo(json.dumps(out, ensure_ascii=False))
+        return
+    for r in out:
+        typer.echo(f"{r['run']}\t{r['task']}\t{r['judge']}\t{r['method']}\t{r['status']}\t"
+                   f"{r['done']}/{r['total']}\tv{r['checklist_version']}\t{r['options']}")
 
 
 @bench_app.command("scale")
@@ -109,17 +131,24 @@ def bundle_export_cmd(run: int = typer.Option(..., "--run"),
 @bundle_app.command("import")
 def bundle_import_cmd(file: str = typer.Argument(...),
                       task: str | None = typer.Option(None, "--task")) -> None:
-    """Load a run bundle as a completed run (the task needs the same frozen checklist)."""
+    """Load a run bundle as a completed run (the task needs the same frozen checklist).
+    Atomic; the same content twice is imported once. Exit 2 with the row and field on a
+    malformed bundle (nothing written)."""
     from pathlib import Path
 
-    from checkeval_core.runs.bundle import import_bundle
+    from checkeval_core.runs.bundle import import_bundle_info, read_bundle_file
 
     p = Path(file)
-    if not p.exists():
+    if not p.is_file():
         fail(f"{file}: no such file")
     try:
-        rid = import_bundle(open_db(), json.loads(p.read_text(encoding="utf-8")), name=p.name,
-                            task=task)
-    except (NotFound, ValueError, KeyError) as e:
-        fail(f"{p.name}: {e}")
-    typer.echo(f"run {rid} imported from {p.name}")
+        res = import_bundle_info(open_db(), read_bundle_file(p), name=p.name, task=task)
+    except (NotFound, ValueError) as e:
+        msg = str(e)
+        fail(msg if msg.startswith(f"{p.name}:") else f"{p.name}: {msg}")
+    if res["created"]:
+        typer.echo(f"run {res['run']} imported from {p.name}")
+    else:
+        typer.echo(f"{p.name}: already imported as run {res['run']} (same content), not "
+                   "imported again" + (" — its missing scores were recomputed"
+                                       if res["repaired"] else ""))

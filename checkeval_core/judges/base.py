@@ -86,11 +86,21 @@ class GenerateRequest:
     # the judged text): a backend with prefix reuse evaluates them once. A hint only: it is
     # derived from the messages, so it is not part of the cache key.
     shared_parts: tuple[str, ...] = field(default=(), compare=False)
+    # A GBNF grammar the output must follow (the embedded backend enforces it; others ignore
+    # it and rely on the prompt), and a sampling seed (None = the backend's fixed seed). Both
+    # enter the cache key only when set, so older cache entries stay valid.
+    grammar: str = ""
+    seed: int | None = None
 
     def cache_payload(self) -> dict[str, Any]:
-        return {"messages": [list(m) for m in self.messages], "temperature": self.temperature,
-                "max_tokens": self.max_tokens, "json_mode": self.json_mode,
-                "top_logprobs": self.top_logprobs}
+        out = {"messages": [list(m) for m in self.messages], "temperature": self.temperature,
+               "max_tokens": self.max_tokens, "json_mode": self.json_mode,
+               "top_logprobs": self.top_logprobs}
+        if self.grammar:
+            out["grammar"] = self.grammar
+        if self.seed is not None:
+            out["seed"] = self.seed
+        return out
 
     @staticmethod
     def chat(system: str, user: str, **kw: Any) -> GenerateRequest:

@@ -1,8 +1,8 @@
 """What wraps every backend once: the response cache, the concurrency cap, accounting.
 
 * **Cache** — each request gets a deterministic id, sha256(backend spec, model, params,
-  request payload); answers are stored in ``llm_cache`` as they arrive, so a rerun or another
-  run asks the backend only for what is missing (like lm-evaluation-harness' CachingLM).
+  request payload); answers are stored in ``llm_cache`` as they arrive (with concurrent
+  requests: in arrival order, not request order), so a rerun or another run asks the backend only for what is missing (like lm-evaluation-harness' CachingLM).
   Errors are never cached.
 * **Concurrency** — remote backends get up to ``capabilities.max_concurrency`` requests in
   flight (a thread pool, one request per call); local backends get the whole batch at once
@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from checkeval_core.judges.base import (
@@ -133,11 +133,29 @@ class CachedJudge:
                     results[i] = res
                     self._account(kind, keys[i], res)
             else:
-                todo = [requests[i] for i in misses]
-                with ThreadPoolExecutor(self.capabilities.max_concurrency) as pool:
-                    for i, res in zip(misses, pool.map(lambda q: call([q])[0], todo)):
+                # each response is cached the moment it arrives (not in request order): a
+                # run killed while one slow request is pending keeps every answer that came
+                # back behind it. Writes stay on this (the calling) thread.
+                pool = ThreadPoolExecutor(self.capabilities.max_concurrency)
+                futures = {pool.submit(lambda q: call([q])[0], requests[i]): i for i in misses}
+                failure: BaseException | None = None
+                try:
+                    for fut in as_completed(futures):
+                        i = futures[fut]
+                        try:
+                            res = fut.result()
+                        except Exception as e:  # noqa: BLE001 - re-raised below
+                            if failure is None:  # drop the queued requests, keep the rest
+                                failure = e
+                                for f in futures:
+                                    f.cancel()
+                            continue
                         results[i] = res
                         self._account(kind, keys[i], res)
+                finally:
+                    pool.shutdown(wait=True, cancel_futures=True)
+                if failure is not None:
+                    raise failure
         return results
 
     def _account(self, kind: str, key: str, res: Any) -> None:

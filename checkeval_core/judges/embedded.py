@@ -17,6 +17,7 @@ One model per process, guarded by a lock: a ``Llama`` context is not thread-safe
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
@@ -268,7 +269,8 @@ class EmbeddedJudge:
                 t0 = time.perf_counter()
                 messages = [{"role": r, "content": c} for r, c in req.messages]
                 first: dict[str, float] | None = None
-                if req.shared_parts and not req.json_mode and req.temperature == 0 \
+                if req.shared_parts and not req.json_mode and not req.grammar \
+                        and req.temperature == 0 \
                         and req.max_tokens <= SHORT_ANSWER_TOKENS:
                     try:
                         out.append(self._short_greedy(eng, req))
@@ -289,12 +291,15 @@ class EmbeddedJudge:
                             tok = eng.llm.detokenize([int(t)]).decode("utf-8", "ignore")
                             first[tok] = max(first.get(tok, -1e9), float(lp[t]))
                     kw: dict[str, Any] = {}
-                    if req.json_mode:
+                    if req.grammar:
+                        kw["grammar"] = _grammar(req.grammar)
+                    elif req.json_mode:
                         kw["response_format"] = {"type": "json_object"}
                     eng.forget_kv()
                     resp = eng.llm.create_chat_completion(
                         messages=messages, temperature=req.temperature,
-                        max_tokens=req.max_tokens, seed=SEED, **kw)
+                        max_tokens=req.max_tokens,
+                        seed=SEED if req.seed is None else req.seed, **kw)
                     eng.forget_kv()
                     usage = resp.get("usage", {})
                     out.append(GenerateResult(
@@ -308,6 +313,14 @@ class EmbeddedJudge:
                     out.append(GenerateResult(error=f"embedded: {e}",
                                               latency_ms=(time.perf_counter() - t0) * 1000))
         return out
+
+
+@functools.lru_cache(maxsize=32)
+def _grammar(text: str) -> Any:
+    """A compiled GBNF grammar (compiling takes a few ms; prompts reuse a handful)."""
+    from llama_cpp import LlamaGrammar
+
+    return LlamaGrammar.from_string(text, verbose=False)
 
 
 def _split_system(messages: Sequence[tuple[str, str]]) -> tuple[str, str]:

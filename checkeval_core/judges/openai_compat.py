@@ -5,9 +5,10 @@ Binary questions ask for one token with ``logprobs``/``top_logprobs`` and read p
 the candidates (all spellings of yes/no summed); a server that refuses log-probabilities is
 remembered and asked in text mode from then on. Transient failures (429, 5xx, timeouts,
 connection errors) are retried with backoff here, once per request; anything else becomes an
-``error`` on the result. The API key comes from the environment (``OPENAI_API_KEY``,
-``CHECKEVAL_OPENAI_COMPAT_KEY``) or the caller, is never stored, and is scrubbed from every
-error message.
+``error`` on the result. The API key is passed in by ``registry.get_judge`` (resolved by
+``keys.resolve_key``: the saved judge's ``key_env``, then ``CHECKEVAL_OPENAI_KEY`` /
+``OPENAI_API_KEY`` or ``CHECKEVAL_OPENAI_COMPAT_KEY``), is never stored, and is scrubbed from
+every error message.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ class OpenAIJudge:
         if self.backend == "openai":
             key = api_key or os.environ.get("OPENAI_API_KEY")
             if not key:
-                raise ValueError("judge 'openai:...' needs an API key: set OPENAI_API_KEY in the "
+                raise ValueError("judge 'openai:...' needs an API key: set OPENAI_API_KEY (or the "
+                                 "variable named by the saved judge's --key-env) in the "
                                  "environment (or in .streamlit/secrets.toml for the app)")
         else:
             key = api_key or os.environ.get("CHECKEVAL_OPENAI_COMPAT_KEY") or "not-needed"
@@ -148,7 +150,8 @@ class OpenAIJudge:
             t0 = time.perf_counter()
             kw: dict[str, Any] = dict(
                 messages=[{"role": r, "content": c} for r, c in req.messages],
-                max_tokens=req.max_tokens, temperature=req.temperature, seed=SEED)
+                max_tokens=req.max_tokens, temperature=req.temperature,
+                seed=SEED if req.seed is None else req.seed)
             if req.json_mode:
                 kw["response_format"] = {"type": "json_object"}
             if req.top_logprobs > 0 and self.use_logprobs:

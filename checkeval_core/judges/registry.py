@@ -12,6 +12,7 @@ Spec strings (the same in the UI, CLI and config):
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,11 +97,22 @@ def load_backend(spec: str, **params: Any) -> Judge:
         else getattr(module, cls_name)(spec, **params)
 
 
-def get_judge(spec: str, db: Any = None, **params: Any) -> Judge:
+def get_judge(spec: str, db: Any = None, *, cache: bool = True, key_env: str | None = None,
+              secrets: Mapping[str, Any] | None = None, **params: Any) -> Judge:
     """The judge for ``spec`` wrapped once with caching (in ``db``), retries and concurrency.
 
-    Without ``db`` there is no response cache (retries and the concurrency cap still apply).
+    Without ``db`` (or with ``cache=False``) there is no response cache (retries and the
+    concurrency cap still apply). Remote backends get their API key from
+    :func:`checkeval_core.judges.keys.resolve_key` (the saved judge's ``key_env`` in ``db``,
+    then the default variables; ``secrets`` is an extra mapping such as ``st.secrets``)
+    unless the caller passes ``api_key``.
     """
     from checkeval_core.judges.cached import CachedJudge
+    from checkeval_core.judges.keys import needs_key, resolve_key
 
-    return CachedJudge(load_backend(spec, **params), db=db)
+    if needs_key(spec) and not params.get("api_key"):
+        params.pop("api_key", None)
+        key = resolve_key(db, spec, key_env=key_env, secrets=secrets, params=params)
+        if key:
+            params["api_key"] = key
+    return CachedJudge(load_backend(spec, **params), db=db if cache else None)

@@ -10,6 +10,7 @@ from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.judges.keys import check_key_env
 from checkeval_core.judges.registry import parse_spec
 from checkeval_core.store import now_iso, rows
 
@@ -20,19 +21,25 @@ def add_judge(db: sqlite_utils.Database, spec: str, label: str = "", key_env: st
               params: dict[str, Any] | None = None) -> int:
     """Save a judge (validating the spec); returns its id (existing id if already saved)."""
     spec = parse_spec(spec).spec
-    if key_env and not key_env.replace("_", "").isalnum():
-        raise ValueError(f"key source {key_env!r}: give the NAME of an environment variable, "
-                         "e.g. OPENAI_API_KEY (never the key itself)")
+    key_env = check_key_env(key_env)
     p = json.dumps(params or {}, sort_keys=True)
     if any(k.lower() in ("api_key", "key", "secret") for k in (params or {})):
         raise ValueError("keys are never stored: use an environment variable name instead")
-    db.execute("INSERT OR IGNORE INTO judge (spec, params, label, key_env, created_at) "
-               "VALUES (?, ?, ?, ?, ?)", [spec, p, label, key_env, now_iso()])
+    # saving again with a key source updates it (the same spec and params are one judge)
+    db.execute("INSERT INTO judge (spec, params, label, key_env, created_at) "
+               "VALUES (?, ?, ?, ?, ?) ON CONFLICT (spec, params) DO UPDATE SET "
+               "key_env = CASE WHEN excluded.key_env != '' THEN excluded.key_env "
+               "ELSE judge.key_env END, label = CASE WHEN excluded.label != '' "
+               "THEN excluded.label ELSE judge.label END",
+               [spec, p, label, key_env, now_iso()])
     return db.execute("SELECT id FROM judge WHERE spec = ? AND params = ?", [spec, p]).fetchone()[0]
 
 
 def ensure_default(db: sqlite_utils.Database) -> None:
     """The embedded judge is always there."""
+    if db.execute("SELECT 1 FROM judge WHERE spec = ? AND params = '{}'",
+                  [DEFAULT_SPEC]).fetchone():
+        return
     add_judge(db, DEFAULT_SPEC, label="Embedded Qwen2.5-Coder-0.5B (CPU, offline)")
 
 

@@ -59,11 +59,99 @@ Return a JSON object {{"decisions": [{{"id": <number>, "keep": true or false,
 "criterion": "alignment" | "consistency" | "redundancy" | "", "reason": "<short reason>",
 "duplicate_of": <number or null>}}]}} with one entry per question."""
 
+# Per-query (instance) checklists, RocketEval's setting: one list per query, shared by every
+# model's answer to it, so it is written from the query (and, optionally, a reference answer),
+# never from an answer being judged.
+INSTANCE_PROMPT_VERSION = "instance-v2"
+
 INSTANCE = """Here is a user's request to an AI assistant{with_reference}.
 
 Request:
 {input}
 {reference}
-Write between 5 and 10 yes/no questions that a grader should check in the assistant's answer to
-THIS request: each question specific to the request, answerable from the answer alone, and
-phrased so that "Yes" means a better answer."""
+Write between 5 and 10 yes/no questions that a grader will ask about ANY assistant's answer to
+THIS request. Each question checks one concrete point a good answer must get right (what to
+include, what to get correct, the requested format or length), is specific to this request,
+can be answered by reading the answer alone, and is phrased so that "Yes" means a better
+answer.{reference_hint}"""
+
+INSTANCE_REFERENCE_HINT = (
+    "\nUse the reference answer only to find the key points; do not ask whether the answer "
+    "matches the reference word for word.")
+
+# -- one question per generation, for small local judges (0.5–1.5B) -----------------------------
+# A small model asked for a list of n questions repeats the seed, lists "- Yes / - No" or drifts
+# off topic; asked for ONE question, with the output held to a question's shape by a grammar
+# and several samples drawn with different seeds, it stays on task. The wording names what is
+# judged (summary, response…) so a summary task never gets questions about "the answer".
+SINGLE_PROMPT_VERSION = "checklist-single-v1"
+
+SINGLE_SYSTEM = (
+    "You write one evaluation question at a time. The question is about a {noun} and can be "
+    "answered with Yes or No by reading the {noun}; 'Yes' means the {noun} is better. Write the "
+    "question only."
+)
+
+DIVERSIFY_ONE = """Quality dimension of the {noun}: {dimension}
+Definition: {definition}
+Aspect: {sub_dimension}
+
+Questions already asked about this aspect:
+{seeds}
+
+Write ONE new yes/no question about the {noun}'s {sub_dimension} that checks something the
+questions above do not check.
+Question:"""
+
+ELABORATE_ONE = """Example.
+Broad question: "Is the {noun} easy to read?"
+Specific question: Does the {noun} use complete sentences?
+
+Your task.
+Quality dimension of the {noun}: {dimension}
+Definition: {definition}
+Broad question: "{seed}"
+{written}Write ONE more specific yes/no question about the {noun} that helps answer the broad question
+by checking one concrete, observable property of the {noun}.
+Specific question:"""
+
+# Auxiliary verb, then the rest of the question on one line, then "?": a question's shape.
+QUESTION_GRAMMAR = r'''root ::= aux " " body "?"
+aux ::= "Does" | "Do" | "Is" | "Are" | "Has" | "Have" | "Can" | "Will" | "Would" | "Should" | "Was" | "Were" | "Did"
+body ::= [^?\n]{8,200}'''
+
+# A small model asked again with the same prompt copies the question it was shown (measured:
+# 4 of 4 copies, greedy or at temperature 1). The k-th generation is therefore made to start
+# with the k-th opening below (forced by its grammar), which steers it to another facet while
+# staying greedy, deterministic and cacheable.
+QUESTION_OPENINGS = (
+    "Does the {noun} ", "Is the {noun} ", "Are the sentences of the {noun} ",
+    "Does every sentence of the {noun} ", "Can a reader of the {noun} ", "Is each part of the {noun} ",
+    "Are all the ideas in the {noun} ", "Is the wording of the {noun} ", "Does the {noun} clearly ",
+    "Do the first and last sentences of the {noun} ", "Is the order of the {noun}'s ",
+    "Does the {noun} avoid ",
+)
+
+
+def opening_grammar(opening: str) -> str:
+    """A GBNF grammar: ``opening`` verbatim, then the rest of one question, then "?"."""
+    return ('root ::= "' + opening.replace("\\", "\\\\").replace('"', '\\"')
+            + '" [^?\\n]{4,200} "?"')
+
+# -- filtering by Yes/No checks, for small local judges ----------------------------------------
+# One small binary decision per question and criterion instead of one long JSON answer for the
+# whole pool (which a 0.5B model completes for one question in eight): every question gets a
+# decision, with the judge's p(Yes) as its confidence.
+FILTER_CONTEXT = """We are building a checklist of yes/no questions to evaluate the {dimension} of a {noun}.
+Definition of {dimension}: {definition}
+
+"""
+
+FILTER_ALIGNMENT = ('Candidate question: "{question}"\nIf a {noun} gets the answer "Yes" to this '
+                    "question, is that {noun} better in {dimension}?")
+
+FILTER_CONSISTENCY = ('Candidate question: "{question}"\nIs this question about the {dimension} '
+                      "of the {noun}, as defined above?")
+
+FILTER_REDUNDANT = ('Question A: "{a}"\nQuestion B: "{b}"\nDo questions A and B check the same '
+                    "thing, so that one of them is unnecessary?")

@@ -2,18 +2,26 @@
 text), so runs made elsewhere — or the demo's pre-computed embedded-judge runs — can be loaded
 into another database and analysed at once.
 
-Import is atomic and checks that the task holds a frozen checklist version with the same
-content hash as the bundle's; every answer is mapped to that version's questions by
-(dimension, sub-dimension, text) and to items by their ids. Scores are recomputed.
+Import is atomic (every row is checked first; the run, its answers and its scores are written
+in one transaction) and de-duplicated by the bundle's content hash, not its file name. It
+checks that the task holds a frozen checklist version with the same content hash as the
+bundle's; every answer is mapped to that version's questions by (dimension, sub-dimension,
+text) and to items by their ids; p(Yes) must be a finite number in [0, 1] or null. Errors
+name the row and field (``answers[1951].p_yes``). Scores are recomputed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
+from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
 from checkeval_core.runs.jobs import get_run
+from checkeval_core.runs.methods import METHODS
 from checkeval_core.runs.scoring import compute_scores
 from checkeval_core.store import NotFound, dumps, loads, now_iso, rows, task_id, transaction
 
@@ -34,24 +42,171 @@ def export_bundle(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
     units = rows(db, "SELECT i.item_id, u.dimension, u.unit, u.kind, u.text, u.position FROM "
                      "seal_unit u JOIN item i ON i.id = u.item_id WHERE u.run_id = ?", [run_id])
     return {"format": FORMAT, "task": run["task"], "judge_spec": run["judge_spec"],
-            "method": run["method"], "params": run["params"], "checklist_hash": v[0],
+            "method": run["method"],
+            "params": {k: x for k, x in run["params"].items() if k not in ("bundle", "bundle_hash")},
+            "checklist_hash": v[0],
             "scoring_mode": run["scoring_mode"], "tokens_in": run["tokens_in"],
             "tokens_out": run["tokens_out"], "started_at": run["started_at"],
             "finished_at": run["finished_at"], "answers": answers, "seal_units": units}
 
 
-def import_bundle(db: sqlite_utils.Database, bundle: dict[str, Any], name: str = "",
-                  task: str | None = None) -> int:
-    """Load a bundle as a completed run of ``task`` (default: the bundle's); returns its id.
-    A bundle already imported under ``name`` is not imported twice (its run id is returned)."""
+class BundleError(ValueError):
+    """A malformed bundle; the message names the file's part (row and field)."""
+
+
+MAX_ANSWERS = 5_000_000
+_VERDICTS = ("yes", "no", "invalid")
+
+
+def bundle_hash(bundle: dict[str, Any]) -> str:
+    """The bundle's content hash (canonical JSON): what de-duplicates imports."""
+    try:
+        blob = json.dumps(bundle, sort_keys=True, ensure_ascii=False, allow_nan=True)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise BundleError(f"cannot read the bundle's content ({type(e).__name__})") from None
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _number(v: Any, where: str, lo: float | None = None, hi: float | None = None) -> None:
+    if v is None:
+        return
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise BundleError(f"{where}: expected a finite number or null, got {_show(v)}")
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise BundleError(f"{where}: {v!r} is outside [{lo:g}, {hi:g}]")
+
+
+def _show(v: Any) -> str:
+    text = json.dumps(v) if isinstance(v, (str, int, float, bool)) or v is None \
+        else type(v).__name__
+    return text if len(text) <= 60 else text[:60] + "…"
+
+
+def _text(obj: dict[str, Any], key: str, where: str, nullable: bool = False,
+          required: bool = True) -> None:
+    if key not in obj:
+        if required:
+            raise BundleError(f"{where}: missing field {key!r}")
+        return
+    v = obj[key]
+    if v is None and nullable:
+        return
+    if not isinstance(v, str):
+        raise BundleError(f"{where}.{key}: expected text{' or null' if nullable else ''}, "
+                          f"got {_show(v)}")
+
+
+def validate_bundle(bundle: Any) -> None:
+    """Check a bundle's shape and values before anything is written: a :class:`BundleError`
+    naming the row (``answers[1951]``) and field otherwise."""
+    if not isinstance(bundle, dict):
+        raise BundleError(f"not a run bundle: the top level is {type(bundle).__name__}, "
+                          "expected an object")
     if bundle.get("format") != FORMAT:
-        raise ValueError(f"not a run bundle (format {bundle.get('format')!r}, expected {FORMAT})")
+        raise BundleError(f"not a run bundle (format {_show(bundle.get('format'))}, "
+                          f"expected {FORMAT})")
+    for key in ("task", "judge_spec", "method", "checklist_hash"):
+        _text(bundle, key, "bundle")
+    if bundle["method"] not in METHODS:
+        raise BundleError(f"bundle.method: {_show(bundle['method'])} is not one of "
+                          f"{', '.join(METHODS)}")
+    if not isinstance(bundle.get("params", {}) or {}, dict):
+        raise BundleError("bundle.params: expected an object")
+    for key in ("tokens_in", "tokens_out"):
+        v = bundle.get(key, 0)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            raise BundleError(f"bundle.{key}: expected a whole number ≥ 0, got {_show(v)}")
+    for key in ("scoring_mode", "started_at", "finished_at"):
+        _text(bundle, key, "bundle", nullable=True, required=False)
+    answers = bundle.get("answers")
+    if not isinstance(answers, list):
+        raise BundleError("bundle.answers: missing or not a list")
+    if len(answers) > MAX_ANSWERS:
+        raise BundleError(f"bundle.answers: {len(answers)} rows is more than {MAX_ANSWERS}")
+    for n, a in enumerate(answers):
+        where = f"answers[{n}]"
+        if not isinstance(a, dict):
+            raise BundleError(f"{where}: expected an object, got {type(a).__name__}")
+        for key in ("item_id", "dimension", "unit", "verdict", "mode"):
+            _text(a, key, where)
+        for key in ("sub_dimension", "question", "raw", "error"):
+            _text(a, key, where, nullable=True, required=key in ("question",))
+        if a["verdict"] not in _VERDICTS:
+            raise BundleError(f"{where}.verdict: {_show(a['verdict'])} is not one of "
+                              f"{', '.join(_VERDICTS)}")
+        _number(a.get("p_yes"), f"{where}.p_yes", 0.0, 1.0)
+        _number(a.get("value"), f"{where}.value")
+    units = bundle.get("seal_units", [])
+    if not isinstance(units, list):
+        raise BundleError("bundle.seal_units: expected a list")
+    for n, u in enumerate(units):
+        where = f"seal_units[{n}]"
+        if not isinstance(u, dict):
+            raise BundleError(f"{where}: expected an object, got {type(u).__name__}")
+        for key in ("item_id", "dimension", "unit", "kind", "text"):
+            _text(u, key, where)
+        pos = u.get("position")
+        if isinstance(pos, bool) or not isinstance(pos, int):
+            raise BundleError(f"{where}.position: expected a whole number, got {_show(pos)}")
+
+
+def read_bundle_file(path: str | Path) -> dict[str, Any]:
+    """Parse a bundle file (over the import size limit, not UTF-8, not JSON, too deeply
+    nested → :class:`BundleError` naming the file and, for JSON errors, the line)."""
+    from checkeval_core.safeio import InputError, decode_text, load_json_text, read_bytes
+
+    p = Path(path)
+    try:
+        data = read_bytes(p)
+    except InputError as e:
+        raise BundleError(str(e)) from None
+    try:
+        text = decode_text(data, p.name)
+    except InputError:
+        raise BundleError(f"{p.name}: not a UTF-8 text file") from None
+    if not text.strip():
+        raise BundleError(f"{p.name}: the file is empty")
+    try:
+        return load_json_text(text, p.name)
+    except InputError as e:
+        msg = str(e)
+        raise BundleError(msg if "nested" in msg else f"{p.name}: not JSON ({msg})") from None
+
+
+def _existing(db: sqlite_utils.Database, tid: int, digest: str) -> int | None:
+    for r in rows(db, "SELECT id, params FROM run WHERE task_id = ? AND params LIKE ?",
+                  [tid, f"%{digest}%"]):
+        if loads(r["params"], {}).get("bundle_hash") == digest:
+            return r["id"]
+    return None
+
+
+def import_bundle_info(db: sqlite_utils.Database, bundle: Any, name: str = "",
+                       task: str | None = None) -> dict[str, Any]:
+    """Load a bundle as a completed run of ``task`` (default: the bundle's), atomically.
+
+    Returns ``{"run": id, "created": bool, "repaired": bool}``. The same content (hash, not
+    file name) is imported once: a second import returns the first run (``created`` False),
+    and repairs it when it has answers but no scores (a process killed during an older,
+    non-atomic import). Every check runs before anything is written; answers, units, the run
+    and its scores are written in one transaction, so a bad row leaves nothing.
+    """
+    validate_bundle(bundle)
+    digest = bundle_hash(bundle)
     task = task or bundle["task"]
     tid = task_id(db, task)
-    if name:
-        for r in rows(db, "SELECT id, params FROM run WHERE task_id = ?", [tid]):
-            if loads(r["params"], {}).get("bundle") == name:
-                return r["id"]
+    old = _existing(db, tid, digest)
+    if old is not None:
+        repaired = False
+        n_scores = db.execute("SELECT COUNT(*) FROM score WHERE run_id = ?", [old]).fetchone()[0]
+        n_answers = db.execute("SELECT COUNT(*) FROM answer WHERE run_id = ?",
+                               [old]).fetchone()[0]
+        if n_scores == 0 and n_answers:
+            compute_scores(db, old)
+            repaired = True
+        if n_answers or not bundle["answers"]:
+            return {"run": old, "created": False, "repaired": repaired}
+        db.execute("DELETE FROM run WHERE id = ?", [old])  # an empty leftover: import again
     v = db.execute("SELECT id, content FROM checklist_version WHERE task_id = ? AND hash = ?",
                    [tid, bundle["checklist_hash"]]).fetchone()
     if v is None:
@@ -61,42 +216,62 @@ def import_bundle(db: sqlite_utils.Database, bundle: dict[str, Any], name: str =
             for q in loads(v[1])["questions"]}
     items = {r[0]: r[1] for r in db.execute("SELECT item_id, id FROM item WHERE task_id = ?",
                                             [tid])}
+    answer_rows: list[list[Any]] = []
+    seen_keys: set[tuple[int, int, str]] = set()
+    seen: set[int] = set()
+    for n, a in enumerate(bundle["answers"]):
+        if a["item_id"] not in items:
+            raise BundleError(f"answers[{n}].item_id: task {task!r} has no item "
+                              f"{_show(a['item_id'])}")
+        qid = 0
+        if a.get("question") is not None:
+            key = (a["dimension"], a.get("sub_dimension"), a["question"])
+            if key not in qmap:
+                raise BundleError(f"answers[{n}].question: not in the checklist: "
+                                  f"{_show(a['question'])}")
+            qid = qmap[key]
+        pk = items[a["item_id"]]
+        if (pk, qid, a["unit"]) in seen_keys:
+            raise BundleError(f"answers[{n}]: a second answer for item {_show(a['item_id'])}, "
+                              "the same question and unit")
+        seen_keys.add((pk, qid, a["unit"]))
+        seen.add(pk)
+        answer_rows.append([pk, qid, a["unit"], a["dimension"], a["verdict"], a.get("p_yes"),
+                            a.get("value"), a["mode"], a.get("raw") or "", a.get("error") or ""])
+    unit_rows = []
+    for n, u in enumerate(bundle.get("seal_units", [])):
+        if u["item_id"] not in items:
+            raise BundleError(f"seal_units[{n}].item_id: task {task!r} has no item "
+                              f"{_show(u['item_id'])}")
+        unit_rows.append([items[u["item_id"]], u["dimension"], u["unit"], u["kind"], u["text"],
+                          u["position"]])
     params = dict(bundle.get("params") or {})
+    params["bundle_hash"] = digest
     if name:
         params["bundle"] = name
+    now = now_iso()
     with transaction(db):
         rid = db.execute(
             "INSERT INTO run (task_id, checklist_version_id, judge_spec, method, params, "
             "item_ids, status, progress_done, progress_total, tokens_in, tokens_out, "
             "scoring_mode, created_at, started_at, finished_at) VALUES "
-            "(?, ?, ?, ?, ?, '[]', 'completed', 0, 0, ?, ?, ?, ?, ?, ?)",
+            "(?, ?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?, ?, ?, ?, ?)",
             [tid, v[0], bundle["judge_spec"], bundle["method"], dumps(params),
-             bundle.get("tokens_in", 0), bundle.get("tokens_out", 0),
-             bundle.get("scoring_mode", ""), now_iso(), bundle.get("started_at"),
-             bundle.get("finished_at")]).lastrowid
-        seen: set[int] = set()
-        for a in bundle["answers"]:
-            if a["item_id"] not in items:
-                raise NotFound(f"bundle answer for unknown item {a['item_id']!r}")
-            qid = 0
-            if a.get("question") is not None:
-                key = (a["dimension"], a["sub_dimension"], a["question"])
-                if key not in qmap:
-                    raise NotFound(f"bundle question not in the checklist: {a['question']!r}")
-                qid = qmap[key]
-            pk = items[a["item_id"]]
-            seen.add(pk)
-            db.execute("INSERT INTO answer (run_id, item_id, question_id, unit, dimension, "
-                       "verdict, p_yes, value, mode, raw, error, cached, created_at) VALUES "
-                       "(?,?,?,?,?,?,?,?,?,?,?,1,?)",
-                       [rid, pk, qid, a["unit"], a["dimension"], a["verdict"], a["p_yes"],
-                        a["value"], a["mode"], a["raw"] or "", a["error"] or "", now_iso()])
-        for u in bundle.get("seal_units", []):
-            db.execute("INSERT INTO seal_unit (run_id, item_id, dimension, unit, kind, text, "
-                       "position) VALUES (?,?,?,?,?,?,?)",
-                       [rid, items[u["item_id"]], u["dimension"], u["unit"], u["kind"],
-                        u["text"], u["position"]])
-        db.execute("UPDATE run SET item_ids = ?, progress_done = ?, progress_total = ? "
-                   "WHERE id = ?", [dumps(sorted(seen)), len(seen), len(seen), rid])
-    compute_scores(db, rid)
-    return rid
+             dumps(sorted(seen)), len(seen), len(seen), bundle.get("tokens_in") or 0,
+             bundle.get("tokens_out") or 0, bundle.get("scoring_mode") or "", now,
+             bundle.get("started_at"), bundle.get("finished_at")]).lastrowid
+        db.conn.executemany(
+            "INSERT INTO answer (run_id, item_id, question_id, unit, dimension, verdict, p_yes, "
+            "value, mode, raw, error, cached, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,1,?)",
+            [[rid, *r, now] for r in answer_rows])
+        db.conn.executemany(
+            "INSERT INTO seal_unit (run_id, item_id, dimension, unit, kind, text, position) "
+            "VALUES (?,?,?,?,?,?,?)", [[rid, *u] for u in unit_rows])
+        compute_scores(db, rid)  # joins this transaction: no run without its scores
+    return {"run": rid, "created": True, "repaired": False}
+
+
+def import_bundle(db: sqlite_utils.Database, bundle: Any, name: str = "",
+                  task: str | None = None) -> int:
+    """:func:`import_bundle_info`, returning only the run id."""
+    return import_bundle_info(db, bundle, name=name, task=task)["run"]

@@ -22,6 +22,7 @@ import sqlite_utils
 from checkeval_core.config import cache_dir
 from checkeval_core.judges.registry import get_judge, parse_spec
 from checkeval_core.runs import methods as M
+from checkeval_core.runs.options import check_params, max_error_share
 from checkeval_core.runs.scoring import compute_scores
 from checkeval_core.store import (
     NotFound,
@@ -45,6 +46,9 @@ def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: st
 
     if method not in M.METHODS:
         raise ValueError(f"--method {method!r}: use one of {', '.join(M.METHODS)}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"--limit {limit}: give a positive number of items (or no limit)")
+    check_params(method, dict(params or {}))
     spec = parse_spec(judge_spec).spec
     tid = task_id(db, task)
     version = get_version(db, task, checklist)
@@ -90,6 +94,38 @@ def list_runs(db: sqlite_utils.Database, task: str | None = None) -> list[dict[s
         sql += " WHERE t.name = ?"
         params.append(task)
     return rows(db, sql + " ORDER BY r.id DESC", params)
+
+
+class RunBusy(ValueError):
+    """The run's worker is still alive: it cannot be resumed twice."""
+
+
+def prepare_resume(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
+    """Make a run resumable — what the CLI's ``--resume`` and the Run page's *Resume* both do.
+
+    A completed run is left alone (``{"status": "completed", "reasked": 0}``). Otherwise, in
+    one transaction: the answers that carry a judge error (transport/HTTP failures, never
+    cached) are deleted so the resumed run asks them again — unparsable answers are real
+    answers and are kept — and the run goes back to ``pending``. Raises :class:`RunBusy` when
+    another live process is running it, :class:`NotFound` for an unknown run.
+    """
+    run = get_run(db, run_id)
+    if run["status"] == "completed":
+        return {"run": run_id, "status": "completed", "reasked": 0}
+    if run["status"] == "running" and run["alive"] and run["pid"] != os.getpid():
+        raise RunBusy(f"run {run_id} is still running (pid {run['pid']})")
+    with transaction(db):
+        n = db.execute("DELETE FROM answer WHERE run_id = ? AND error != ''", [run_id]).rowcount
+        db.execute("UPDATE run SET status = 'pending', error = '', finished_at = NULL, "
+                   "n_errors = MAX(0, n_errors - ?) WHERE id = ?", [n, run_id])
+    return {"run": run_id, "status": "pending", "reasked": n}
+
+
+def error_share(db: sqlite_utils.Database, run_id: int) -> tuple[int, int]:
+    """(answers with a judge error, all answers) of a run."""
+    r = db.execute("SELECT COALESCE(SUM(error != ''), 0), COUNT(*) FROM answer WHERE run_id = ?",
+                   [run_id]).fetchone()
+    return int(r[0]), int(r[1])
 
 
 def cancel_run(db: sqlite_utils.Database, run_id: int) -> None:
@@ -197,6 +233,17 @@ def execute_run(path: str | Path, run_id: int,
                        [done, now_iso(), getattr(j, "cost", 0.0), run_id])
             if progress:
                 progress(done, len(its))
+        n_err, n_all = error_share(db, run_id)
+        limit = max_error_share(run["params"])
+        if n_all and n_err / n_all > limit:
+            first = db.execute("SELECT error FROM answer WHERE run_id = ? AND error != '' "
+                               "ORDER BY id LIMIT 1", [run_id]).fetchone()[0]
+            msg = (f"{n_err} of {n_all} answers ({n_err / n_all:.0%}) are judge errors, above "
+                   f"max_error_share={limit:g}; first error: {first[:300]} — fix the judge and "
+                   f"resume (checkeval run --resume {run_id}) to ask them again")
+            db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, "
+                       "pid = NULL WHERE id = ?", [msg, now_iso(), run_id])
+            return get_run(db, run_id)
         compute_scores(db, run_id)
         mode = "logprob" if modes == {"logprob"} else ("text" if modes == {"text"} else
                                                        "mixed" if modes else "")
@@ -290,4 +337,4 @@ def wait_for(db_file: str | Path, run_id: int, timeout: float = 600) -> dict[str
 
 
 __all__ = ["create_run", "execute_run", "start_background", "cancel_run", "get_run",
-           "list_runs", "wait_for", "db_path"]
+           "list_runs", "wait_for", "db_path", "prepare_resume", "RunBusy", "error_share"]

@@ -6,7 +6,8 @@ answers are already stored, sends the rest to the judge, and stores the parsed a
 
 * ``checkeval`` — questions grouped by sub-dimension, several per prompt (generate); the
   numbered answer lines are parsed per question (:func:`parse_grouped`).
-* ``rocketeval`` — one binary request per question, the question last (prefix reuse).
+* ``rocketeval`` — one binary request per question, the question last (prefix reuse); with
+  a per-query checklist each item is asked its query's questions.
 * ``seal`` — units per dimension (sentences, adjacent sentence pairs, facts, or the whole
   response for dialogue) × sub-dimensions, one binary verification each.
 * ``geval`` — a 1–5 Likert score per dimension (generate), probability-weighted when the
@@ -157,14 +158,26 @@ def _shared(item: dict[str, Any], kind: str, label: str) -> tuple[str, ...]:
     return (_material(item, kind), f"{label} to evaluate:\n{item['output']}\n\n")
 
 
-def _qs_for_item(content: dict[str, Any], item_pk: int) -> list[dict[str, Any]]:
-    return [q for q in content["questions"] if q.get("item_id") in (None, item_pk)]
+def _qs_for_item(content: dict[str, Any], item: dict[str, Any] | int) -> list[dict[str, Any]]:
+    """The questions that apply to an item: global ones, its own (legacy per-item lists) and
+    its query's (per-query lists: ``group_id`` = the item's group, RocketEval's setting)."""
+    from checkeval_core.checklists.instance import group_key
+
+    if isinstance(item, int):  # an item's internal id only: no per-query questions
+        item = {"id": item}
+    g = group_key(item)
+    return [q for q in content["questions"] if q.get("item_id") in (None, item["id"])
+            and q.get("group_id", "") in ("", g)]
 
 
 def plan_rocketeval(item: dict[str, Any], ctx: dict[str, Any]) -> list[Work]:
+    """One binary request per question of the item (global, its own or its query's). The
+    prompt holds the query first, then the answer, then the question: the items of a query
+    (asked together, see ``jobs.execute_run``) share the query's prefix, so a prefix-reusing
+    judge evaluates a query once for all the models' answers to it."""
     out = []
     defs = ctx["definitions"]
-    for q in _qs_for_item(ctx["content"], item["id"]):
+    for q in _qs_for_item(ctx["content"], item):
         req = binary_request_for_item(
             item, q["text"], ctx["kind"], definition=defs.get(q["dimension"]) if
             ctx["params"].get("include_definition") else None, dimension=q["dimension"],
@@ -184,7 +197,7 @@ def _binary_parser(qid: int, unit: str, dim: str) -> Callable[[Any], list[dict[s
 
 def plan_checkeval(item: dict[str, Any], ctx: dict[str, Any]) -> list[Work]:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for q in _qs_for_item(ctx["content"], item["id"]):
+    for q in _qs_for_item(ctx["content"], item):
         groups.setdefault((q["dimension"], q["sub_dimension"]), []).append(q)
     label = OUTPUT_LABEL.get(ctx["kind"], "Output")
     out = []

@@ -6,9 +6,14 @@ Prompt layout (``rocketeval``; the other methods keep their fixed layouts):
 * ``include_reference`` — add the item's reference (e.g. SummEval's human summary) after the
   source; items without a reference are unchanged.
 
-Method options: ``aggregation`` (the run's primary aggregation), ``seal_units`` (SEAL: a
-dimension → ``sentence|pair|fact|whole`` override), ``seal_uniform_weights`` (SEAL: skip the
-weight request, weigh sub-dimensions equally), ``instance`` (set for instance checklists).
+Method options: ``aggregation`` (the run's primary aggregation; one of :data:`AGGREGATIONS`
+for the run's method), ``seal_units`` (SEAL: a dimension → ``sentence|pair|fact|whole``
+override), ``seal_uniform_weights`` (SEAL: skip the weight request, weigh sub-dimensions
+equally), ``instance`` (set for instance checklists).
+
+Integrity: ``max_error_share`` (a number in [0, 1], default :data:`DEFAULT_MAX_ERROR_SHARE`,
+or ``$CHECKEVAL_MAX_ERROR_SHARE``) — a run whose share of answers with a judge error
+(transport/HTTP failures, not unparsable answers) is above it ends ``failed``.
 Values given as text on the command line are read as JSON when they parse (``true``, ``3``,
 ``{"fluency": "sentence"}``), else kept as strings.
 """
@@ -16,6 +21,7 @@ Values given as text on the command line are read as JSON when they parse (``tru
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 RUN_OPTIONS: dict[str, type] = {
@@ -25,9 +31,60 @@ RUN_OPTIONS: dict[str, type] = {
     "seal_units": dict,
     "seal_uniform_weights": bool,
     "instance": bool,
+    "max_error_share": float,
 }
 # written by the run itself, ignored when comparing the options two runs were asked with
-DERIVED = ("aggregation", "seal_weights", "bundle")
+DERIVED = ("aggregation", "seal_weights", "bundle", "bundle_hash")
+
+# the aggregations each method's scores hold (see runs/scoring.py); the primary one must be one
+AGGREGATIONS: dict[str, tuple[str, ...]] = {
+    "checkeval": ("share_yes", "mean_p_yes", "linear", "calibrated", "calibrated_len"),
+    "rocketeval": ("mean_p_yes", "share_yes", "supervised", "linear", "calibrated",
+                   "calibrated_len"),
+    "seal": ("weighted", "share_yes", "weighted_p_yes", "mean_p_yes"),
+    "geval": ("likert", "likert_prob"),
+}
+
+DEFAULT_MAX_ERROR_SHARE = 0.5
+MAX_ERROR_SHARE_ENV = "CHECKEVAL_MAX_ERROR_SHARE"
+
+
+def _share(value: Any, where: str) -> float:
+    """A number in [0, 1] (bools refused), else a ValueError naming ``where``."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(str(value).strip())
+        except ValueError:
+            raise ValueError(f"{where}: expected a number between 0 and 1") from None
+    value = float(value)
+    if not math.isfinite(value) or not 0 <= value <= 1:
+        raise ValueError(f"{where}: expected a number between 0 and 1")
+    return value
+
+
+def max_error_share(params: dict[str, Any]) -> float:
+    """The run's error threshold: its ``max_error_share`` param, else the environment, else
+    the default."""
+    if "max_error_share" in params:
+        return _share(params["max_error_share"], "--param max_error_share")
+    env = os.environ.get(MAX_ERROR_SHARE_ENV, "").strip()
+    if env:
+        return _share(env, f"${MAX_ERROR_SHARE_ENV}")
+    return DEFAULT_MAX_ERROR_SHARE
+
+
+def check_params(method: str, params: dict[str, Any]) -> None:
+    """Refuse options that would make a run silently useless (ValueError naming the option):
+    an aggregation the method does not compute, a bad error threshold."""
+    agg = params.get("aggregation")
+    valid = AGGREGATIONS.get(method, ())
+    if agg is not None and agg not in valid:
+        raise ValueError(f"--param aggregation={agg}: method {method} has no such aggregation "
+                         f"(valid: {', '.join(valid)})")
+    if "max_error_share" in params:
+        _share(params["max_error_share"], "--param max_error_share")
 
 
 def parse_params(pairs: list[str] | None) -> dict[str, Any]:
@@ -44,7 +101,9 @@ def parse_params(pairs: list[str] | None) -> dict[str, Any]:
             val = json.loads(v)
         except ValueError:
             val = v
-        if not isinstance(val, RUN_OPTIONS[k]):
+        if RUN_OPTIONS[k] is float:
+            val = _share(val, f"--param {k}={v}")
+        elif not isinstance(val, RUN_OPTIONS[k]):
             raise ValueError(f"--param {k}={v}: expected {RUN_OPTIONS[k].__name__}")
         out[k] = val
     return out
@@ -61,4 +120,4 @@ def options_text(params: str | dict[str, Any] | None) -> str:
     if isinstance(params, str):
         params = json.loads(params or "{}")
     return ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted((params or {}).items())
-                     if k not in ("seal_weights", "bundle"))
+                     if k not in ("seal_weights", "bundle", "bundle_hash"))

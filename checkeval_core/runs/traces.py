@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.store import rows
+from checkeval_core.store import loads, rows
 
 
 def item_trace(db: sqlite_utils.Database, item_pk: int, run_ids: list[int]) -> dict[str, Any]:
@@ -17,8 +17,10 @@ def item_trace(db: sqlite_utils.Database, item_pk: int, run_ids: list[int]) -> d
         return {"item": item[0] if item else None, "runs": [], "answers": [], "scores": [],
                 "units": [], "human": {}, "annotations": []}
     marks = ",".join("?" * len(run_ids))
-    runs = rows(db, f"SELECT id, judge_spec, method FROM run WHERE id IN ({marks}) ORDER BY id",
-                run_ids)
+    runs = rows(db, f"SELECT id, judge_spec, method, params FROM run WHERE id IN ({marks}) "
+                    "ORDER BY id", run_ids)
+    for r in runs:
+        r["aggregation"] = loads(r.pop("params"), {}).get("aggregation", "share_yes")
     answers = rows(db, "SELECT a.run_id, a.question_id, a.unit, a.dimension, a.verdict, a.p_yes, "
                        "a.value, a.raw, a.error, q.text AS question, s.name AS sub_dimension "
                        "FROM answer a LEFT JOIN question q ON q.id = a.question_id "
@@ -87,3 +89,128 @@ def items_by_gap(db: sqlite_utils.Database, run_id: int, dimension: str,
                     "system_id": r["system_id"], "judge": r["value"], "human": hs.get(k),
                     "gap": abs(s[k] - h[k]) if k in h else None})
     return sorted(out, key=lambda r: -(r["gap"] if r["gap"] is not None else -1))
+
+
+# -- what the Traces page shows (the page only renders these) ---------------------------------
+VERDICT_MARKS = {"yes": "✓", "no": "✗"}
+
+
+def run_label(run: dict[str, Any]) -> str:
+    """``#12 fake · checkeval`` (plus the status when the run is not completed)."""
+    label = f"#{run['id']} {run['judge_spec']} · {run['method']}"
+    return label + (f" · {run['status']}" if run.get("status") not in (None, "", "completed")
+                    else "")
+
+
+def run_column(run_id: int) -> str:
+    """The short column header of a run in decision tables (the full label goes in its help)."""
+    return f"#{run_id}"
+
+
+def verdict_cell(verdict: str, p_yes: float | None = None, value: float | None = None) -> str:
+    """A compact cell: ``✓ 0.82`` / ``✗ 0.10`` / ``invalid``; a Likert answer shows its value."""
+    if value is not None:
+        return f"{value:g}" + (f" ({p_yes:.2f})" if p_yes is not None else "")
+    if verdict not in VERDICT_MARKS:
+        return "invalid"
+    mark = VERDICT_MARKS[verdict]
+    return f"{mark} {p_yes:.2f}" if p_yes is not None else f"{mark} {verdict}"
+
+
+def run_dimensions(db: sqlite_utils.Database, run_id: int) -> list[str]:
+    """Dimensions this run has scores for."""
+    return [r[0] for r in db.execute("SELECT DISTINCT dimension FROM score WHERE run_id = ? "
+                                     "ORDER BY dimension", [run_id])]
+
+
+def item_listing(db: sqlite_utils.Database, run_id: int, dimension: str | None
+                 ) -> list[dict[str, Any]]:
+    """The items to pick from: by |judge − human| on ``dimension`` when the run has scores,
+    else every item the run answered (gap ``None``)."""
+    listing = items_by_gap(db, run_id, dimension) if dimension else []
+    if listing:
+        return listing
+    return [{"item_pk": r["id"], "item_id": r["item_id"], "group_id": r["group_id"],
+             "system_id": r["system_id"], "judge": None, "human": None, "gap": None}
+            for r in rows(db, "SELECT id, item_id, group_id, system_id FROM item WHERE id IN "
+                              "(SELECT DISTINCT item_id FROM answer WHERE run_id = ?) "
+                              "ORDER BY position, id", [run_id])]
+
+
+def deep_link_task(db: sqlite_utils.Database, run_ids: list[int]) -> str | None:
+    """The task of the first existing run among ``run_ids`` (so a link opens on its task)."""
+    for rid in run_ids:
+        r = db.execute("SELECT t.name FROM run r JOIN task t ON t.id = r.task_id WHERE r.id = ?",
+                       [rid]).fetchone()
+        if r:
+            return r[0]
+    return None
+
+
+SHOW_FILTERS = ("all questions", "judges disagree", "disagree with humans or judges")
+
+
+def decision_rows(trace: dict[str, Any], show: str = "all questions") -> list[dict[str, Any]]:
+    """One row per question (or SEAL unit / Likert dimension) with one compact cell per run
+    (column :func:`run_column`), filtered by ``show`` (one of :data:`SHOW_FILTERS`).
+
+    Row keys: ``dimension``, ``sub-dimension``, ``question``, ``question_id``, ``unit``,
+    ``raw`` (``{run column: the judge's raw answer}``) and the run columns."""
+    if show not in SHOW_FILTERS:
+        raise ValueError(f"show must be one of {SHOW_FILTERS}")
+    dis = disagreements(trace["answers"], trace["annotations"]
+                        if show == SHOW_FILTERS[2] else None)
+    table: dict[tuple, dict[str, Any]] = {}
+    for a in trace["answers"]:
+        unit = a["unit"] or ""
+        sub = a["sub_dimension"] or (unit.split("|")[1] if "|" in unit else "")
+        key = (a["question_id"], unit)
+        row = table.setdefault(key, {"dimension": a["dimension"], "sub-dimension": sub,
+                                     "question": a["question"] or unit,
+                                     "question_id": a["question_id"], "unit": unit, "raw": {}})
+        col = run_column(a["run_id"])
+        row[col] = verdict_cell(a["verdict"], a["p_yes"], a["value"])
+        row["raw"][col] = a["error"] or a["raw"] or ""
+    return [row for key, row in table.items() if show == SHOW_FILTERS[0] or key in dis]
+
+
+def unit_rows(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """SEAL units with their sub-dimension verdicts as coloured squares, per run."""
+    verdicts: dict[tuple, list[str]] = {}
+    for a in trace["answers"]:
+        if "|" in (a["unit"] or ""):
+            dim, _sub, idx = a["unit"].split("|", 2)
+            verdicts.setdefault((a["run_id"], dim, idx), []).append(a["verdict"])
+    out = []
+    for u in trace["units"]:
+        v = verdicts.get((u["run_id"], u["dimension"], u["unit"]), [])
+        out.append({"run": run_column(u["run_id"]), "dimension": u["dimension"],
+                    "kind": u["kind"], "unit": u["text"],
+                    "verdicts": "🟩" * v.count("yes") + "🟥" * v.count("no")
+                    + "🟨" * v.count("invalid")})
+    return out
+
+
+def score_rows(trace: dict[str, Any], all_aggregations: bool = False) -> list[dict[str, Any]]:
+    """Per dimension: the human score and each run's score in its own (primary) aggregation
+    (run columns); with ``all_aggregations`` one row per (dimension, aggregation)."""
+    primary = {r["id"]: r["aggregation"] for r in trace["runs"]}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    if not all_aggregations:
+        for s in trace["scores"]:
+            if s["aggregation"] == primary.get(s["run_id"]):
+                row = out.setdefault((s["dimension"], ""), {
+                    "dimension": s["dimension"], "human": trace["human"].get(s["dimension"])})
+                row[run_column(s["run_id"])] = s["value"]
+        for dim, v in trace["human"].items():
+            out.setdefault((dim, ""), {"dimension": dim, "human": v})
+        return [out[k] for k in sorted(out)]
+    for s in trace["scores"]:
+        row = out.setdefault((s["dimension"], s["aggregation"]),
+                             {"dimension": s["dimension"], "aggregation": s["aggregation"],
+                              "human": trace["human"].get(s["dimension"])})
+        row[run_column(s["run_id"])] = s["value"]
+    for dim, v in trace["human"].items():
+        if not any(k[0] == dim for k in out):
+            out[(dim, "")] = {"dimension": dim, "aggregation": "", "human": v}
+    return [out[k] for k in sorted(out)]

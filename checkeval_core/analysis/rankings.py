@@ -1,0 +1,660 @@
+"""Ranking models with a checklist judge, against human preferences (RocketEval's setting).
+
+List level (many systems answer the same queries):
+
+* **system score** = mean over queries (groups) of the system's answer scores in that query,
+  for one aggregation of the run (an item's score is its ``overall`` dimension score, or the
+  mean over its dimensions when the checklist has several);
+* **rank** 1 = best (ties share the smallest rank);
+* **Kendall τ-b and Spearman ρ** (``scipy.stats``) between system scores and a reference
+  rating (e.g. Chatbot Arena Elo), with a percentile bootstrap interval that resamples
+  *queries* with replacement;
+* **RocketEval's Elo**: per query, every two systems' answer scores become a match (tie when
+  ``|Δ| < tie_margin``, default 0.1); a Bradley–Terry model is fitted by maximum likelihood
+  (ties = half a win for each side) and expressed on the Elo scale:
+  ``rating = 1000 + 400/ln 10 · (θ − mean θ)`` — the mean rating is 1000 and 400 points are a
+  10:1 odds ratio (Chatbot Arena's convention). When the match graph is not strongly connected
+  (a system that never wins or never loses) the MLE is infinite; a weak Gaussian prior
+  (``REG_FALLBACK`` on θ) keeps the ratings finite and the result says ``regularised``.
+  Intervals: bootstrap over queries. The same fit runs on human pairwise preferences.
+
+Instance level (human votes between two answers to one query): the judge prefers the higher
+score (tie when ``|Δ| < tie_margin``); **accuracy** over pairs whose gold is not a tie, counting
+a judge tie as a miss; **tie rate** = share of all judged pairs the judge calls a tie;
+**three-way agreement** (a/b/tie) when the gold has ties; the 3×3 confusion table.
+
+Edge cases (every undefined number is ``NaN`` with a ``reason``): no reference ratings, fewer
+than 3 systems with both a score and a reference, constant scores or constant references,
+fewer than 2 queries (no interval), no preferences, gold without ties (no three-way number).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import sqlite_utils
+from scipy import stats
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+from checkeval_core.store import NotFound, loads, rows
+
+NAN = float("nan")
+ELO_SCALE = 400.0 / math.log(10.0)
+ELO_MEAN = 1000.0
+REG_FALLBACK = 0.01
+DEFAULT_TIE_MARGIN = 0.1
+OUTCOMES = ("a", "b", "tie")
+
+
+# -- pure functions ------------------------------------------------------------------------------
+def outcome_value(w: str | float) -> float:
+    """``a`` → 1, ``b`` → 0, ``tie`` → 0.5 (numbers in [0, 1] pass through)."""
+    if isinstance(w, str):
+        try:
+            return {"a": 1.0, "b": 0.0, "tie": 0.5}[w]
+        except KeyError:
+            raise ValueError(f"unknown match outcome {w!r}; use a, b or tie") from None
+    x = float(w)
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"match outcome {w!r} is not in [0, 1]")
+    return x
+
+
+def judge_outcome(score_a: float, score_b: float, tie_margin: float = DEFAULT_TIE_MARGIN) -> str:
+    """``a`` / ``b`` / ``tie`` from two scores (tie when ``|Δ| < tie_margin``)."""
+    d = score_a - score_b
+    if abs(d) < tie_margin:
+        return "tie"
+    return "a" if d > 0 else "b"
+
+
+def win_matrix(matches: Iterable[tuple[str, str, str | float]],
+               players: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
+    """``W[i, j]`` = wins of i over j, ties counting half for each side."""
+    ms = [(a, b, outcome_value(w)) for a, b, w in matches]
+    names = list(players) if players is not None else sorted({p for a, b, _ in ms for p in (a, b)})
+    index = {p: i for i, p in enumerate(names)}
+    w = np.zeros((len(names), len(names)))
+    for a, b, s in ms:
+        if a == b:
+            continue
+        w[index[a], index[b]] += s
+        w[index[b], index[a]] += 1.0 - s
+    return names, w
+
+
+def strongly_connected(w: np.ndarray) -> bool:
+    """Whether every player beat (or tied) someone who beat them, transitively: the
+    condition for a finite Bradley–Terry MLE (Zermelo / Ford)."""
+    if len(w) <= 1:
+        return True
+    n, _ = connected_components(csr_matrix(w > 0), directed=True, connection="strong")
+    return n == 1
+
+
+def _objective(w: np.ndarray, theta: np.ndarray, reg: float) -> float:
+    d = theta[:, None] - theta[None, :]
+    return float(-(w * np.logaddexp(0.0, -d)).sum() - 0.5 * reg * theta @ theta)
+
+
+def fit_bt(w: np.ndarray, reg: float = 0.0, max_iter: int = 200) -> tuple[np.ndarray, bool]:
+    """Bradley–Terry log-strengths θ (centred) by maximum likelihood; ``reg`` = L2 prior on θ.
+
+    Newton's method on the concave log-likelihood (its Hessian is a weighted graph
+    Laplacian; the constant direction is pinned by centring) with step halving. With
+    ``reg == 0`` and a match graph that is not strongly connected, the MLE does not exist;
+    ``REG_FALLBACK`` is used instead. Returns ``(θ, regularised)``."""
+    n = len(w)
+    if n == 0:
+        return np.zeros(0), False
+    regularised = reg > 0
+    if reg == 0 and not strongly_connected(w):
+        reg, regularised = REG_FALLBACK, True
+    games = w + w.T
+    theta = np.zeros(n)
+    f = _objective(w, theta, reg)
+    ones = np.full((n, n), 1.0 / n)
+    for _ in range(max_iter):
+        p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+        grad = (w - games * p).sum(axis=1) - reg * theta
+        c = games * p * (1.0 - p)
+        hess = np.diag(c.sum(axis=1)) - c + reg * np.eye(n) + ones  # −Hessian, + pin
+        step = np.linalg.solve(hess, grad)
+        t = 1.0
+        while True:
+            cand = theta + t * step
+            fc = _objective(w, cand, reg)
+            if fc >= f - 1e-12:
+                break
+            t /= 2
+            if t < 1e-8:  # no ascent left: at the optimum up to rounding
+                return theta, regularised
+        theta, f = cand - cand.mean(), fc
+        if np.max(np.abs(t * step)) < 1e-10:
+            break
+    return theta, regularised
+
+
+def to_elo(theta: np.ndarray) -> np.ndarray:
+    """Log-strengths → Elo scale (mean 1000, 400 points per factor 10 in odds), rounded to
+    1e-6 so systems with identical records tie exactly instead of by rounding noise."""
+    return np.round(ELO_MEAN + ELO_SCALE * (np.asarray(theta) - np.mean(theta)), 6)
+
+
+def bradley_terry(matches: Iterable[tuple[str, str, str | float]], reg: float = 0.0
+                  ) -> dict[str, float]:
+    """Elo-scale Bradley–Terry ratings from matches ``(player_a, player_b, outcome)``
+    (outcome ``a``/``b``/``tie`` or a number: 1 = a wins, 0.5 = tie)."""
+    names, w = win_matrix(matches)
+    if not names:
+        return {}
+    theta, _ = fit_bt(w, reg)
+    return dict(zip(names, to_elo(theta).tolist()))
+
+
+def score_matches(table: pd.DataFrame, tie_margin: float = DEFAULT_TIE_MARGIN
+                  ) -> list[tuple[str, str, str]]:
+    """Matches from a queries × systems score table: in each query, every two systems with a
+    score meet once (RocketEval's match simulator)."""
+    out = []
+    cols = list(table.columns)
+    for _, row in table.iterrows():
+        for i in range(len(cols)):
+            for j in range(i + 1, len(cols)):
+                a, b = row.iloc[i], row.iloc[j]
+                if pd.notna(a) and pd.notna(b):
+                    out.append((cols[i], cols[j], judge_outcome(float(a), float(b), tie_margin)))
+    return out
+
+
+def rank_of(scores: pd.Series) -> pd.Series:
+    """1 = highest; equal scores share the smallest rank; NaN stays NaN."""
+    return scores.rank(ascending=False, method="min")
+
+
+def rank_correlation(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
+    """Spearman ρ and Kendall τ-b of two aligned vectors, with a reason when undefined."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    ok = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[ok], y[ok]
+    n = int(len(x))
+    reason = None
+    if n < 3:
+        reason = f"needs ≥ 3 systems with both a score and a reference rating (have {n})"
+    elif len(set(x.tolist())) <= 1:
+        reason = "the judge gives every system the same score"
+    elif len(set(y.tolist())) <= 1:
+        reason = "the reference rating is the same for every system"
+    if reason:
+        return {"spearman": NAN, "kendall": NAN, "n": n, "reason": reason}
+    return {"spearman": float(stats.spearmanr(x, y)[0]),
+            "kendall": float(stats.kendalltau(x, y, variant="b")[0]), "n": n, "reason": None}
+
+
+def batch_rank_correlation(x: np.ndarray, y: Sequence[float]) -> dict[str, np.ndarray]:
+    """:func:`rank_correlation` for every row of ``x`` against ``y`` at once (bootstrap
+    resamples): Spearman as the Pearson correlation of average ranks, Kendall τ-b from the
+    signs of all pairwise differences. Rows with a missing value use :func:`rank_correlation`;
+    undefined values are NaN."""
+    x = np.atleast_2d(np.asarray(x, dtype=float))
+    y = np.asarray(y, dtype=float)
+    keep = ~np.isnan(y)
+    x, y = x[:, keep], y[keep]
+    b, k = x.shape
+    rho, tau = np.full(b, NAN), np.full(b, NAN)
+    if k < 3 or len(set(y.tolist())) <= 1:
+        return {"spearman": rho, "kendall": tau}
+    full = ~np.isnan(x).any(axis=1)
+    for r in np.flatnonzero(~full):
+        rc = rank_correlation(x[r], y)
+        rho[r], tau[r] = rc["spearman"], rc["kendall"]
+    xs = x[full]
+    rx = stats.rankdata(xs, axis=1)
+    ry = stats.rankdata(y)
+    rx_c = rx - rx.mean(axis=1, keepdims=True)
+    ry_c = ry - ry.mean()
+    den = np.sqrt((rx_c ** 2).sum(axis=1) * (ry_c ** 2).sum())
+    i, j = np.triu_indices(k, 1)
+    dx = np.sign(xs[:, i] - xs[:, j])
+    dy = np.sign(y[i] - y[j])
+    n0 = len(i)
+    tden = np.sqrt((n0 - (dx == 0).sum(axis=1)) * (n0 - (dy == 0).sum()))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho[full] = np.where(den > 0, (rx_c * ry_c).sum(axis=1) / den, NAN)
+        tau[full] = np.where(tden > 0, (dx * dy).sum(axis=1) / tden, NAN)
+    return {"spearman": rho, "kendall": tau}
+
+
+def percentile_ci(values: Sequence[float], alpha: float = 0.05) -> list[float]:
+    v = np.asarray([x for x in values if x is not None and not math.isnan(x)], dtype=float)
+    if len(v) < 2:
+        return [NAN, NAN]
+    return [float(np.quantile(v, alpha / 2)), float(np.quantile(v, 1 - alpha / 2))]
+
+
+def _boot_index(n_groups: int, n_boot: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, n_groups, size=(n_boot, n_groups))
+
+
+def _nanmean0(a: np.ndarray, axis: int) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=RuntimeWarning)
+        return np.nanmean(a, axis=axis)
+
+
+def list_level(table: pd.DataFrame, reference: dict[str, float], n_boot: int = 1000,
+               seed: int = 0) -> dict[str, Any]:
+    """System scores (mean over queries), ranks and their agreement with ``reference``.
+
+    ``table``: queries × systems, one score per cell (NaN = no answer). Returns
+    ``{"systems": DataFrame(system, score, ci_low, ci_high, rank, n_queries),
+    "spearman": {...}, "kendall": {...}}`` where each coefficient is
+    ``{"value", "ci", "n", "reason"}`` (bootstrap over queries)."""
+    vals = table.to_numpy(dtype=float)
+    systems = list(table.columns)
+    score = _nanmean0(vals, 0) if len(vals) else np.full(len(systems), NAN)
+    ref = np.array([reference.get(s, NAN) for s in systems], dtype=float)
+    point = rank_correlation(score, ref)
+    ci_reason = None
+    if len(table) < 2:
+        ci_reason = "needs ≥ 2 queries to resample"
+        boot_scores = np.full((0, len(systems)), NAN)
+    else:
+        idx = _boot_index(len(table), n_boot, seed)
+        boot_scores = _nanmean0(vals[idx], 1)
+    sys_ci = [percentile_ci(boot_scores[:, k]) for k in range(len(systems))]
+    coefs: dict[str, Any] = {}
+    boots = batch_rank_correlation(boot_scores, ref) if point["reason"] is None else {}
+    for c in ("spearman", "kendall"):
+        ci = percentile_ci(boots[c]) if boots else [NAN, NAN]
+        coefs[c] = {"value": point[c], "ci": ci, "n": point["n"],
+                    "reason": point["reason"] or (ci_reason if math.isnan(ci[0]) and ci_reason
+                                                  else None)}
+    df = pd.DataFrame({"system": systems, "score": score,
+                       "ci_low": [c[0] for c in sys_ci], "ci_high": [c[1] for c in sys_ci],
+                       "n_queries": table.notna().sum(axis=0).to_numpy()})
+    df["rank"] = rank_of(df["score"])
+    return {"systems": df, **coefs}
+
+
+def elo_fit(group_matches: dict[str, list[tuple[str, str, str | float]]],
+            players: Sequence[str] | None = None, n_boot: int = 1000, seed: int = 0
+            ) -> dict[str, Any]:
+    """Bradley–Terry Elo from matches grouped by query, with bootstrap CIs over queries.
+
+    Returns ``{"ratings": {p: r}, "ci": {p: [lo, hi]}, "n_matches", "n_ties",
+    "regularised", "reason", "boot": {p: resampled ratings}}``."""
+    all_m = [m for ms in group_matches.values() for m in ms]
+    names = list(players) if players is not None else sorted(
+        {p for a, b, _ in all_m for p in (a, b)})
+    n_ties = sum(1 for _, _, w in all_m if outcome_value(w) == 0.5)
+    base = {"n_matches": len(all_m), "n_ties": n_ties, "n_queries": len(group_matches)}
+    if len(names) < 2 or not all_m:
+        return {**base, "ratings": {}, "ci": {}, "regularised": False, "boot": {},
+                "reason": "needs matches between ≥ 2 systems"}
+    per_group = np.stack([win_matrix(ms, names)[1] for ms in group_matches.values()])
+    theta, regularised = fit_bt(per_group.sum(axis=0))
+    elo = to_elo(theta)
+    ci: dict[str, list[float]] = {p: [NAN, NAN] for p in names}
+    boots: dict[str, np.ndarray] = {}
+    reason = None
+    if len(per_group) >= 2 and n_boot > 0:
+        idx = _boot_index(len(per_group), n_boot, seed)
+        boot = np.array([to_elo(fit_bt(per_group[i].sum(axis=0))[0]) for i in idx])
+        ci = {p: percentile_ci(boot[:, k]) for k, p in enumerate(names)}
+        boots = {p: boot[:, k] for k, p in enumerate(names)}
+    elif len(per_group) < 2:
+        reason = "needs ≥ 2 queries for an interval"
+    return {**base, "ratings": dict(zip(names, elo.tolist())), "ci": ci,
+            "regularised": regularised, "reason": reason, "boot": boots}
+
+
+def pair_agreement(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Any]:
+    """Agreement of judge outcomes with gold outcomes (each ``a``/``b``/``tie``).
+
+    ``accuracy``: over pairs whose gold is ``a``/``b``, share the judge got right (a judge tie
+    is a miss); ``tie_rate``: share of all pairs the judge calls a tie; ``three_way``: share of
+    all pairs with the same outcome, only when the gold has ties; ``confusion[gold][pred]``."""
+    if len(gold) != len(pred):
+        raise ValueError("gold and pred differ in length")
+    conf = {g: {p: 0 for p in OUTCOMES} for g in OUTCOMES}
+    for g, p in zip(gold, pred):
+        conf[g][p] += 1
+    n = len(gold)
+    decisive = [(g, p) for g, p in zip(gold, pred) if g != "tie"]
+    gold_ties = n - len(decisive)
+    out: dict[str, Any] = {"n_pairs": n, "n_decisive": len(decisive), "n_gold_ties": gold_ties,
+                           "confusion": conf, "reasons": {}}
+    if decisive:
+        out["accuracy"] = sum(g == p for g, p in decisive) / len(decisive)
+    else:
+        out["accuracy"] = NAN
+        out["reasons"]["accuracy"] = ("no pairs" if n == 0 else
+                                      "every gold label is a tie")
+    out["tie_rate"] = (sum(p == "tie" for p in pred) / n) if n else NAN
+    if n == 0:
+        out["reasons"]["tie_rate"] = "no pairs"
+    if gold_ties:
+        out["three_way"] = sum(g == p for g, p in zip(gold, pred)) / n
+    else:
+        out["three_way"] = NAN
+        out["reasons"]["three_way"] = ("no pairs" if n == 0 else
+                                       "the gold has no ties (two-way accuracy applies)")
+    return out
+
+
+# -- from the store ------------------------------------------------------------------------------
+def _run(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
+    r = rows(db, "SELECT r.id, r.task_id, t.name AS task, r.judge_spec, r.method, r.params, "
+                 "r.status FROM run r JOIN task t ON t.id = r.task_id WHERE r.id = ?", [run_id])
+    if not r:
+        raise NotFound(f"no run {run_id}")
+    run = r[0]
+    run["params"] = loads(run["params"], {})
+    return run
+
+
+def item_scores(db: sqlite_utils.Database, run_id: int) -> pd.DataFrame:
+    """One row per (item, aggregation): item_pk, item_id, group, system, aggregation, score."""
+    df = pd.DataFrame(rows(db, "SELECT s.item_id AS item_pk, i.item_id, i.group_id AS "
+                               '"group", i.system_id AS system, s.dimension, s.aggregation, '
+                               "s.value FROM score s JOIN item i ON i.id = s.item_id WHERE "
+                               "s.run_id = ? AND s.value IS NOT NULL", [run_id]),
+                      columns=["item_pk", "item_id", "group", "system", "dimension",
+                               "aggregation", "value"])
+    cols = ["item_pk", "item_id", "group", "system", "aggregation", "score"]
+    if df.empty:
+        return pd.DataFrame(columns=cols)
+    has_overall = df.assign(o=df["dimension"] == "overall").groupby(
+        ["item_pk", "aggregation"])["o"].transform("any")
+    df = df[~has_overall | (df["dimension"] == "overall")]
+    out = df.groupby(["item_pk", "item_id", "group", "system", "aggregation"],
+                     as_index=False)["value"].mean()
+    return out.rename(columns={"value": "score"})[cols]
+
+
+def _aggregation(run: dict[str, Any], scores: pd.DataFrame, aggregation: str | None) -> str:
+    available = sorted(scores["aggregation"].unique().tolist())
+    if not available:
+        raise ValueError(f"run {run['id']} has no scores yet (status {run['status']})")
+    agg = aggregation or run["params"].get("aggregation")
+    if agg not in available:
+        if aggregation:
+            raise ValueError(f"run {run['id']} has no aggregation {aggregation!r}; it has "
+                             f"{', '.join(available)}")
+        agg = "mean_p_yes" if "mean_p_yes" in available else available[0]
+    return agg
+
+
+def score_table(scores: pd.DataFrame, aggregation: str) -> pd.DataFrame:
+    """Queries × systems: mean score of the system's answer(s) in each query."""
+    part = scores[scores["aggregation"] == aggregation]
+    return part.groupby(["group", "system"])["score"].mean().unstack("system").sort_index()
+
+
+def system_scores(db: sqlite_utils.Database, run_id: int, aggregation: str | None = None
+                  ) -> pd.DataFrame:
+    """Per aggregation (all of the run's, or one) and system: score = mean over queries, rank,
+    n_queries, n_items."""
+    sc = item_scores(db, run_id)
+    if aggregation is not None:
+        sc = sc[sc["aggregation"] == aggregation]
+    out = []
+    for agg, part in sc.groupby("aggregation"):
+        t = score_table(part, agg)
+        df = pd.DataFrame({"aggregation": agg, "system": t.columns,
+                           "score": t.mean(axis=0).to_numpy(),
+                           "n_queries": t.notna().sum(axis=0).to_numpy()})
+        df["n_items"] = df["system"].map(part.groupby("system").size())
+        df["rank"] = rank_of(df["score"])
+        out.append(df.sort_values(["rank", "system"]))
+    cols = ["aggregation", "system", "score", "rank", "n_queries", "n_items"]
+    return pd.concat(out, ignore_index=True)[cols] if out else pd.DataFrame(columns=cols)
+
+
+def _reference(db: sqlite_utils.Database, run: dict[str, Any], source: str | None
+               ) -> tuple[str | None, dict[str, dict[str, Any]]]:
+    srcs = [r[0] for r in db.execute("SELECT DISTINCT source FROM system_rating WHERE "
+                                     "task_id = ?", [run["task_id"]])]
+    srcs.sort(key=lambda s: (s != "arena_elo", s))
+    if source is None:
+        if not srcs:
+            return None, {}
+        source = srcs[0]
+    elif source not in srcs:
+        raise ValueError(f"task {run['task']!r} has no reference ratings {source!r}"
+                         + (f"; it has {', '.join(srcs)}" if srcs else ""))
+    ref = {r["system_id"]: r for r in rows(
+        db, "SELECT system_id, rating, lower, upper FROM system_rating WHERE task_id = ? AND "
+            "source = ?", [run["task_id"], source])}
+    return source, ref
+
+
+def _human_matches(db: sqlite_utils.Database, task_id: int, systems: set[str] | None = None
+                   ) -> dict[str, list[tuple[str, str, str]]]:
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for r in db.execute("SELECT p.group_id, ia.system_id, ib.system_id, p.winner FROM "
+                        "preference p JOIN item ia ON ia.id = p.item_a JOIN item ib ON "
+                        "ib.id = p.item_b WHERE p.task_id = ?", [task_id]):
+        if not r[1] or not r[2] or r[1] == r[2]:
+            continue
+        if systems is not None and (r[1] not in systems or r[2] not in systems):
+            continue
+        out.setdefault(r[0], []).append((r[1], r[2], r[3]))
+    return out
+
+
+def _coef(value: float, ci: list[float], n: int, reason: str | None) -> dict[str, Any]:
+    return {"value": value, "ci": ci, "n": n, "reason": reason}
+
+
+def _elo_block(fit: dict[str, Any], ref_values: dict[str, float], no_ref: str | None
+               ) -> dict[str, Any]:
+    names = sorted(fit["ratings"], key=lambda p: -fit["ratings"][p])
+    ranks = rank_of(pd.Series(fit["ratings"], dtype=float))
+    systems = [{"system": p, "rating": fit["ratings"][p], "ci": fit["ci"][p],
+                "rank": int(ranks[p])} for p in names]
+    rc = rank_correlation([fit["ratings"][p] for p in names],
+                          [ref_values.get(p, NAN) for p in names])
+    reason = no_ref or rc["reason"]
+    ci = {"spearman": [NAN, NAN], "kendall": [NAN, NAN]}
+    if reason is None and fit["boot"]:
+        bc = batch_rank_correlation(np.column_stack([fit["boot"][p] for p in names]),
+                                    [ref_values.get(p, NAN) for p in names])
+        ci = {c: percentile_ci(bc[c]) for c in ci}
+    return {"systems": systems, "n_matches": fit["n_matches"], "n_ties": fit["n_ties"],
+            "n_queries": fit["n_queries"], "regularised": fit["regularised"],
+            "reason": fit["reason"],
+            "spearman": _coef(rc["spearman"], ci["spearman"], rc["n"], reason),
+            "kendall": _coef(rc["kendall"], ci["kendall"], rc["n"], reason)}
+
+
+def rankings_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None = None,
+                    tie_margin: float = DEFAULT_TIE_MARGIN, n_boot: int = 1000, seed: int = 0,
+                    reference_source: str | None = None) -> dict[str, Any]:
+    """The list-level report of one run (the ``analyze --rankings --json`` output)."""
+    if tie_margin < 0:
+        raise ValueError("--tie-margin must be ≥ 0")
+    run = _run(db, run_id)
+    sc = item_scores(db, run_id)
+    agg = _aggregation(run, sc, aggregation)
+    table = score_table(sc, agg)
+    source, ref = _reference(db, run, reference_source)
+    ref_values = {s: float(r["rating"]) for s, r in ref.items()}
+    no_ref = None if ref else ("no reference ratings for this task (import them with "
+                               "`checkeval ratings import FILE --task NAME`)")
+    if ref and not set(ref) & set(table.columns):
+        no_ref = "no system of this run has a reference rating (check the system ids)"
+    ll = list_level(table, ref_values, n_boot=n_boot, seed=seed)
+    group_m = {str(g): score_matches(table.loc[[g]], tie_margin) for g in table.index}
+    fit = elo_fit(group_m, list(table.columns), n_boot=n_boot, seed=seed)
+    elo = {**_elo_block(fit, ref_values, no_ref), "tie_margin": tie_margin}
+    human = _human_matches(db, run["task_id"])
+    if human:
+        hfit = elo_fit(human, n_boot=n_boot, seed=seed)
+        human_elo = _elo_block(hfit, ref_values, no_ref)
+        judge = [ll["systems"].set_index("system")["score"].get(s["system"], NAN)
+                 for s in human_elo["systems"]]
+        rc = rank_correlation(judge, [s["rating"] for s in human_elo["systems"]])
+        human_elo["judge_vs_human"] = {"spearman": rc["spearman"], "kendall": rc["kendall"],
+                                       "n": rc["n"], "reason": rc["reason"]}
+    else:
+        human_elo = {"systems": [], "n_matches": 0,
+                     "reason": "no human pairwise preferences between systems for this task "
+                               "(import them with `checkeval preferences import FILE --task "
+                               "NAME`)"}
+    systems = []
+    for r in ll["systems"].sort_values(["rank", "system"]).to_dict("records"):
+        s = r["system"]
+        rf = ref.get(s, {})
+        systems.append({
+            "system": s, "score": r["score"], "rank": None if math.isnan(r["rank"]) else
+            int(r["rank"]), "ci": [r["ci_low"], r["ci_high"]], "n_queries": int(r["n_queries"]),
+            "reference": rf.get("rating", NAN) if rf else NAN,
+            "reference_lower": rf.get("lower") if rf else None,
+            "reference_upper": rf.get("upper") if rf else None,
+            "elo": fit["ratings"].get(s, NAN), "elo_ci": fit["ci"].get(s, [NAN, NAN])})
+    ref_ranks = rank_of(pd.Series({s["system"]: s["reference"] for s in systems}, dtype=float))
+    for s in systems:
+        v = ref_ranks.get(s["system"], NAN)
+        s["reference_rank"] = None if math.isnan(v) else int(v)
+    per_agg = {}
+    for a in sorted(sc["aggregation"].unique()):
+        t = score_table(sc, a)
+        rc = rank_correlation(t.mean(axis=0).to_numpy(),
+                              [ref_values.get(s, NAN) for s in t.columns])
+        per_agg[a] = {"spearman": rc["spearman"], "kendall": rc["kendall"], "n": rc["n"],
+                      "reason": no_ref or rc["reason"]}
+    return {"run": run_id, "task": run["task"], "judge": run["judge_spec"],
+            "method": run["method"], "aggregation": agg, "tie_margin": tie_margin,
+            "n_boot": n_boot, "seed": seed, "reference_source": source,
+            "n_queries": int(len(table)), "n_systems": int(len(table.columns)),
+            "systems": systems,
+            "spearman": {**ll["spearman"], "reason": no_ref or ll["spearman"]["reason"]},
+            "kendall": {**ll["kendall"], "reason": no_ref or ll["kendall"]["reason"]},
+            "elo": elo, "human_elo": human_elo, "aggregations": per_agg}
+
+
+def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None = None,
+                 tie_margin: float = DEFAULT_TIE_MARGIN) -> dict[str, Any]:
+    """Instance-level agreement of a run with the task's human pairwise preferences (the
+    ``analyze --pairs --json`` output); ``pairs`` lists every judged pair."""
+    if tie_margin < 0:
+        raise ValueError("--tie-margin must be ≥ 0")
+    run = _run(db, run_id)
+    sc = item_scores(db, run_id)
+    agg = _aggregation(run, sc, aggregation)
+    score = sc[sc["aggregation"] == agg].set_index("item_pk")["score"].to_dict()
+    prefs = rows(db, "SELECT p.id, p.group_id, p.item_a, p.item_b, ia.item_id AS item_a_id, "
+                     "ib.item_id AS item_b_id, ia.system_id AS system_a, ib.system_id AS "
+                     "system_b, p.winner, p.source, p.annotator FROM preference p JOIN item ia "
+                     "ON ia.id = p.item_a JOIN item ib ON ib.id = p.item_b WHERE p.task_id = ? "
+                     "ORDER BY p.id", [run["task_id"]])
+    pairs, skipped = [], 0
+    for p in prefs:
+        a, b = score.get(p["item_a"]), score.get(p["item_b"])
+        if a is None or b is None:
+            skipped += 1
+            continue
+        pred = judge_outcome(a, b, tie_margin)
+        pairs.append({**p, "score_a": a, "score_b": b, "delta": a - b, "judge": pred,
+                      "gold": p["winner"], "correct": pred == p["winner"]})
+    ag = pair_agreement([p["gold"] for p in pairs], [p["judge"] for p in pairs])
+    if not prefs:
+        msg = ("no human pairwise preferences for this task (import them with `checkeval "
+               "preferences import FILE --task NAME`)")
+        ag["reasons"] = {k: msg for k in ("accuracy", "tie_rate", "three_way")}
+    elif not pairs:
+        msg = "the run scored none of the preference pairs' answers"
+        ag["reasons"] = {k: msg for k in ("accuracy", "tie_rate", "three_way")}
+    return {"run": run_id, "task": run["task"], "judge": run["judge_spec"],
+            "method": run["method"], "aggregation": agg, "tie_margin": tie_margin,
+            "n_preferences": len(prefs), "n_skipped": skipped, **ag, "pairs": pairs}
+
+
+def _item(db: sqlite_utils.Database, task_id: int, ref: int | str) -> dict[str, Any]:
+    if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit() and not rows(
+            db, "SELECT 1 FROM item WHERE task_id = ? AND item_id = ?", [task_id, ref])):
+        r = rows(db, "SELECT * FROM item WHERE task_id = ? AND id = ?", [task_id, int(ref)])
+    else:
+        r = rows(db, "SELECT * FROM item WHERE task_id = ? AND item_id = ?", [task_id, ref])
+    if not r:
+        raise NotFound(f"the run's task has no item {ref!r}")
+    return r[0]
+
+
+def pair_detail(db: sqlite_utils.Database, run_id: int, item_a: int | str, item_b: int | str,
+                aggregation: str | None = None) -> dict[str, Any]:
+    """Two answers of one run side by side: each checklist question's verdict and p(Yes) for
+    A and for B, and which questions differ (the ones that decided the comparison).
+
+    ``item_a``/``item_b``: internal ids (int) or the user's item ids (str)."""
+    run = _run(db, run_id)
+    a, b = _item(db, run["task_id"], item_a), _item(db, run["task_id"], item_b)
+    sc = item_scores(db, run_id)
+    agg = _aggregation(run, sc, aggregation) if not sc.empty else aggregation
+    sc_agg = sc[sc["aggregation"] == agg].set_index("item_pk")["score"].to_dict()
+    ans = rows(db, "SELECT a.item_id, a.question_id, a.unit, a.dimension, a.verdict, a.p_yes, "
+                   "q.text, q.position FROM answer a LEFT JOIN question q ON q.id = "
+                   "a.question_id WHERE a.run_id = ? AND a.item_id IN (?, ?) ORDER BY "
+                   "q.position, a.question_id, a.unit", [run_id, a["id"], b["id"]])
+    qs: dict[tuple[int, str], dict[str, Any]] = {}
+    for r in ans:
+        key = (r["question_id"], r["unit"])
+        q = qs.setdefault(key, {"question_id": r["question_id"], "unit": r["unit"],
+                                "dimension": r["dimension"], "text": r["text"] or "",
+                                "verdict_a": None, "p_yes_a": None, "verdict_b": None,
+                                "p_yes_b": None})
+        side = "a" if r["item_id"] == a["id"] else "b"
+        q[f"verdict_{side}"], q[f"p_yes_{side}"] = r["verdict"], r["p_yes"]
+    questions = list(qs.values())
+    for q in questions:
+        q["differs"] = (q["verdict_a"] is not None and q["verdict_b"] is not None
+                        and q["verdict_a"] != q["verdict_b"])
+        pa, pb = q["p_yes_a"], q["p_yes_b"]
+        q["p_yes_delta"] = (pa - pb) if pa is not None and pb is not None else None
+
+    def side(it: dict[str, Any]) -> dict[str, Any]:
+        return {"item_pk": it["id"], "item_id": it["item_id"], "group_id": it["group_id"],
+                "system": it["system_id"], "output": it["output"],
+                "score": sc_agg.get(it["id"])}
+
+    pref = rows(db, "SELECT winner, source, annotator, item_a FROM preference WHERE task_id = ? "
+                    "AND ((item_a = ? AND item_b = ?) OR (item_a = ? AND item_b = ?))",
+                [run["task_id"], a["id"], b["id"], b["id"], a["id"]])
+    human = []
+    for p in pref:
+        w = p["winner"]
+        if p["item_a"] != a["id"] and w != "tie":
+            w = "b" if w == "a" else "a"
+        human.append({"winner": w, "source": p["source"], "annotator": p["annotator"]})
+    return {"run": run_id, "aggregation": agg, "query": a["source"],
+            "same_query": a["group_id"] == b["group_id"], "a": side(a), "b": side(b),
+            "questions": questions, "n_differ": sum(q["differs"] for q in questions),
+            "human": human}
+
+
+def query_answers(db: sqlite_utils.Database, run_id: int, aggregation: str | None = None
+                  ) -> pd.DataFrame:
+    """Every scored answer of the run: item_pk, item_id, group, query (the item's source
+    text), system, score (one aggregation), sorted by query then score — for picking a query
+    and two systems."""
+    run = _run(db, run_id)
+    sc = item_scores(db, run_id)
+    if sc.empty:
+        return pd.DataFrame(columns=["item_pk", "item_id", "group", "query", "system", "score"])
+    agg = _aggregation(run, sc, aggregation)
+    part = sc[sc["aggregation"] == agg].drop(columns=["aggregation"])
+    src = {r[0]: r[1] for r in db.execute("SELECT id, source FROM item WHERE task_id = ?",
+                                          [run["task_id"]])}
+    part = part.assign(query=part["item_pk"].map(src).fillna(""))
+    part = part[["item_pk", "item_id", "group", "query", "system", "score"]]
+    return part.sort_values(["group", "score"], ascending=[True, False]).reset_index(drop=True)

@@ -1,0 +1,126 @@
+"""CLI for RocketEval's ranking setting: ``preferences import`` and ``ratings import``.
+
+The analysis itself is ``checkeval analyze --run ID --rankings|--pairs`` (in
+``analysis_cmds``), which calls :mod:`checkeval_core.analysis.rankings`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from checkeval_core.cli import app, fail
+from checkeval_core.store import NotFound, open_db
+
+pref_app = typer.Typer(no_args_is_help=True, help="Human pairwise preferences between answers.")
+app.add_typer(pref_app, name="preferences")
+ratings_app = typer.Typer(no_args_is_help=True,
+                          help="Reference ratings of systems (e.g. Chatbot Arena Elo).")
+app.add_typer(ratings_app, name="ratings")
+
+
+@pref_app.command("import")
+def preferences_import_cmd(
+        file: Path = typer.Argument(..., help="CSV / JSONL / JSON"),
+        task: str = typer.Option(..., "--task"),
+        annotator: str = typer.Option("", "--annotator",
+                                      help="annotator name for rows without one"),
+        as_json: bool = typer.Option(False, "--json")) -> None:
+    """Import votes: item ids (group_id, item_a, item_b, winner a/b/tie) or self-contained
+    pairs (input, output_1, output_2, label 1/2), which create the items."""
+    from checkeval_core.preferences import PreferenceError, import_preferences
+
+    if not file.exists():
+        fail(f"{file}: no such file")
+    try:
+        res = import_preferences(open_db(), task, path=file, annotator=annotator)
+    except (PreferenceError, NotFound) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(res))
+        return
+    w = res["winners"]
+    typer.echo(f"imported {res['n_preferences']} preferences ({w['a']} a, {w['b']} b, "
+               f"{w['tie']} ties) over {res['n_groups']} queries into task {res['task']!r} "
+               f"(source {res['source']!r}; {res['n_items_created']} items created)")
+
+
+@ratings_app.command("import")
+def ratings_import_cmd(
+        file: Path = typer.Argument(..., help="CSV / JSON / JSONL"),
+        task: str = typer.Option(..., "--task"),
+        field: str | None = typer.Option(None, "--field",
+                                         help="numeric column to use as the rating (default "
+                                              "rating, or arena_elo in models.json)"),
+        source: str | None = typer.Option(None, "--source",
+                                          help="name of this reference (default: arena_elo, "
+                                               "the --field or the file name)"),
+        as_json: bool = typer.Option(False, "--json")) -> None:
+    """Import reference ratings per system (system_id, rating, optional lower/upper; or the
+    models.json shape with arena_elo, arena_elo_lower, arena_elo_upper)."""
+    from checkeval_core.preferences import PreferenceError, import_ratings
+
+    if not file.exists():
+        fail(f"{file}: no such file")
+    try:
+        res = import_ratings(open_db(), task, path=file, rating_field=field, source=source)
+    except (PreferenceError, NotFound) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(res))
+        return
+    typer.echo(f"imported {res['n_ratings']} ratings (source {res['source']!r}) into task "
+               f"{res['task']!r}: {len(res['matched'])} systems of the task"
+               + (f", {len(res['unmatched'])} not in the task" if res["unmatched"] else ""))
+
+
+def _num(x: object, fmt: str = ".3f") -> str:
+    return "—" if x is None else format(x, fmt)
+
+
+def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: bool,
+                     pairs: bool, tie_margin: float, reference: str | None, bootstrap: int,
+                     as_json: bool) -> None:
+    """``checkeval analyze --run ID --rankings|--pairs [--json]`` (called by ``analyze``)."""
+    from checkeval_core.analysis.rankings import pairs_report, rankings_report
+    from checkeval_core.cli.analysis_cmds import _clean
+
+    if not run or len(run) != 1:
+        fail("--rankings / --pairs analyse one run: give exactly one --run RUN_ID")
+    db = open_db()
+    try:
+        rep = rankings_report(db, run[0], aggregation, tie_margin=tie_margin, n_boot=bootstrap,
+                              reference_source=reference) if rankings else None
+        prs = pairs_report(db, run[0], aggregation, tie_margin=tie_margin) if pairs else None
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+    if rep is not None and prs is not None:
+        out = {**rep, "instance": prs}
+    else:
+        out = rep if rep is not None else prs
+    out = _clean(out)
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    if rep is not None:
+        r = out
+        typer.echo(f"== run {r['run']} {r['judge']} {r['method']} · {r['aggregation']} · "
+                   f"{r['n_systems']} systems × {r['n_queries']} queries · reference "
+                   f"{r['reference_source'] or '—'}")
+        typer.echo(f"{'rank':>4}  {'system':<40} {'score':>6}  {'95% CI':<15} {'ref':>8} "
+                   f"{'elo':>7}")
+        for s in r["systems"]:
+            ci = f"[{_num(s['ci'][0])}, {_num(s['ci'][1])}]"
+            typer.echo(f"{s['rank'] or '—':>4}  {s['system'][:40]:<40} {_num(s['score']):>6}  "
+                       f"{ci:<15} {_num(s['reference'], '.1f'):>8} {_num(s['elo'], '.0f'):>7}")
+        for c in ("spearman", "kendall"):
+            v = r[c]
+            typer.echo(f"{c:>8}: {_num(v['value'])} [{_num(v['ci'][0])}, {_num(v['ci'][1])}] "
+                       f"n={v['n']}" + (f"  ({v['reason']})" if v["reason"] else ""))
+    if prs is not None:
+        p = out if rep is None else out["instance"]
+        typer.echo(f"pairs: n={p['n_pairs']} accuracy={_num(p['accuracy'])} "
+                   f"tie_rate={_num(p['tie_rate'])} three_way={_num(p['three_way'])}"
+                   + "".join(f"  ({k}: {v})" for k, v in p["reasons"].items()))

@@ -1,0 +1,117 @@
+"""Decisions in view at 1440×900: on Traces every run's verdict column, on Data every human
+score column, sits inside the viewport without scrolling sideways (real browser)."""
+
+from __future__ import annotations
+
+import pytest
+
+from checkeval_core.demo import load_demo
+from checkeval_core.runs import create_run, execute_run
+from checkeval_core.store import open_db
+
+# Geometry of every st.dataframe on the page: its box, its header names (from the grid's
+# accessibility layer) and whether its grid scrolls sideways.
+TABLES_JS = """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')]
+  .filter(df => df.getBoundingClientRect().width > 0)
+  .map(df => {
+    const sc = df.querySelector('.dvn-scroller');
+    const r = df.getBoundingClientRect();
+    return {left: r.left, right: r.right, top: r.top,
+            heads: [...df.querySelectorAll('[role="columnheader"]')].map(h => h.innerText),
+            scrollWidth: sc ? sc.scrollWidth : null, clientWidth: sc ? sc.clientWidth : null};
+  })"""
+
+
+@pytest.fixture
+def screen(browser):
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    pg = ctx.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    ctx.close()
+
+
+def _table_with(pg, columns: list[str]) -> dict:
+    """The visible table with a header starting with each of ``columns``."""
+    for c in columns:  # the grid's header layer is filled once the grid has drawn
+        pg.locator('[role="columnheader"]', has_text=c).first.wait_for(state="attached")
+    tables = pg.evaluate(TABLES_JS)
+    return next(t for t in tables
+                if all(any(h.startswith(c) for h in t["heads"]) for c in columns))
+
+
+def _selected(pg, label: str) -> str:
+    """The shown value of the selectbox labelled ``label``."""
+    box = pg.get_by_test_id("stSelectbox").filter(
+        has=pg.get_by_text(label, exact=True))
+    box.first.wait_for()
+    return box.first.locator("input").first.input_value()
+
+
+def _assert_in_view(table: dict) -> None:
+    # the grid does not scroll sideways, and its box is inside the 1440 px viewport: every
+    # column, the decision columns included, is visible as the page opens
+    assert table["scrollWidth"] is not None
+    assert table["scrollWidth"] <= table["clientWidth"] + 1, table
+    assert 0 <= table["left"] and table["right"] <= 1440, table
+
+
+@pytest.mark.browser
+def test_decisions_in_view_at_1440(app_server, screen):
+    db = open_db(app_server.db_path)
+    load_demo(db)
+    runs = []
+    for m in ("rocketeval", "checkeval"):
+        rid = create_run(db, "summeval-demo", "fake", m, limit=16)
+        execute_run(app_server.db_path, rid)
+        runs.append(rid)
+    pk = db.execute("SELECT MIN(item_id) FROM answer WHERE run_id = ?", [runs[0]]).fetchone()[0]
+    db.close()
+    screen.goto(f"{app_server.url}/traces?runs={runs[0]},{runs[1]}&item={pk}")
+    screen.get_by_text("Yes/No decisions").first.wait_for()
+    screen.wait_for_timeout(1500)
+    cols = [f"#{r}" for r in runs]
+    screen.screenshot(path="/tmp/h6-traces-1440.png")
+    table = _table_with(screen, ["question", *cols])
+    _assert_in_view(table)
+    assert table["top"] < 900  # the decisions start on the first screen
+    # selecting a row shows its full question and each judge's raw answer below the table
+    screen.mouse.click(table["left"] + 17, table["top"] + 35 + 17)
+    screen.get_by_text(f"#{runs[1]} fake · checkeval — ").first.wait_for()
+    # Data: the human score columns come before the long output
+    screen.get_by_test_id("stSidebarNav").get_by_text("Data", exact=True).click()
+    screen.get_by_text("Browse & export").first.wait_for()
+    dims = ["coherence", "consistency", "fluency", "relevance"]  # the human score columns
+    table = _table_with(screen, dims)
+    screen.wait_for_timeout(1000)
+    assert table["heads"].index("output") > max(table["heads"].index(d) for d in dims)
+    screen.screenshot(path="/tmp/h6-data-1440.png")
+    _assert_in_view(table)
+
+
+@pytest.mark.browser
+def test_bar_click_moves_the_selectors_and_the_trace_link_keeps_them(app_server, screen):
+    db = open_db(app_server.db_path)
+    load_demo(db)
+    rid = create_run(db, "topical-chat-demo", "fake", "rocketeval", limit=24)
+    execute_run(app_server.db_path, rid)
+    db.close()
+    # a deep link to the second task's run opens on that task (sets the shared task)
+    screen.goto(f"{app_server.url}/traces?runs={rid}")
+    screen.get_by_text("Yes/No decisions").first.wait_for()
+    screen.get_by_test_id("stSidebarNav").get_by_text("Analysis", exact=True).click()
+    bars = screen.locator(".js-plotly-plot .point path")
+    bars.first.wait_for()
+    screen.wait_for_load_state("networkidle")
+    screen.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
+    # dimensions in alphabetical order: coherence, engagingness, groundedness, naturalness
+    box = bars.nth(2).bounding_box()
+    screen.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    screen.get_by_text(f"#{rid} fake · rocketeval · groundedness:").wait_for()
+    assert _selected(screen, "dimension") == "groundedness"
+    screen.screenshot(path="/tmp/h6-analysis-click-1440.png")
+    link = screen.get_by_role("link", name="Open the Yes/No trace of")
+    assert "dim=groundedness" in link.get_attribute("href")
+    link.click()
+    screen.get_by_text("Yes/No decisions").first.wait_for()
+    assert _selected(screen, "Items sorted by gap on") == "groundedness"

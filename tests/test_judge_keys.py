@@ -1,0 +1,223 @@
+"""One key resolver for every entry point (issue 13, items 7 and 13).
+
+A judge saved with ``--key-env MYKEY`` must send ``Bearer <$MYKEY>`` from ``checkeval judge
+test``, ``checkeval run`` and the Run page's background worker (``start_background`` →
+``execute_run``); the key never reaches the database, the run's params, logs or outputs.
+Key-shaped strings are refused as key sources and never stored.
+
+``ScriptedServer`` (a local OpenAI-compatible server recording every request's
+Authorization header) is shared with the other run-integrity tests.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from checkeval_core.judges.keys import resolve_key
+from checkeval_core.judges.saved import add_judge
+from checkeval_core.store import open_db
+
+SECRET = "sk-MYKEY-secret-0123456789abcdef"
+
+
+def completion(content: str, top: dict[str, float] | None = None) -> dict:
+    choice = {"index": 0, "finish_reason": "stop",
+              "message": {"role": "assistant", "content": content}}
+    if top is not None:
+        choice["logprobs"] = {"content": [{
+            "token": content, "logprob": max(top.values()), "bytes": None,
+            "top_logprobs": [{"token": t, "logprob": lp, "bytes": None}
+                             for t, lp in top.items()]}]}
+    return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [choice], "usage": {"prompt_tokens": 5, "completion_tokens": 1,
+                                           "total_tokens": 6}}
+
+
+class ScriptedServer:
+    """OpenAI-compatible chat completions on 127.0.0.1. ``mode``: ``ok`` (Yes, with
+    log-probabilities), ``401`` (every request refused: a wrong key), ``maybe`` (an answer
+    that is neither yes nor no). A request whose user message contains ``block_marker`` waits
+    for ``release`` before it is answered."""
+
+    def __init__(self) -> None:
+        self.mode = "ok"
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+        self.block_marker: str | None = None
+        self.release = threading.Event()
+        self.blocked = threading.Event()
+        srv = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                user = body["messages"][-1]["content"]
+                with srv.lock:
+                    srv.requests.append({"auth": self.headers.get("Authorization"),
+                                         "user": user})
+                if srv.block_marker and srv.block_marker in user:
+                    srv.blocked.set()
+                    srv.release.wait(60)
+                if srv.mode == "401":
+                    return self._send(401, {"error": {"message": "invalid api key",
+                                                      "type": "invalid_request_error"}})
+                if srv.mode == "maybe":
+                    return self._send(200, completion("Maybe", {"Maybe": -0.1}))
+                self._send(200, completion("Yes", {"Yes": math.log(0.7), "No": math.log(0.3)}))
+
+            def _send(self, code, obj):
+                data = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.spec = f"openai-compat:{self.url}#m"
+
+    def auths(self) -> set[str | None]:
+        with self.lock:
+            return {r["auth"] for r in self.requests}
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server():
+    s = ScriptedServer()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def clean_keys(monkeypatch, tmp_path):
+    """No default key variables; MYKEY holds the secret; logs in a temp cache dir."""
+    for k in ("CHECKEVAL_OPENAI_COMPAT_KEY", "CHECKEVAL_OPENAI_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("MYKEY", SECRET)
+    monkeypatch.setenv("CHECKEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CHECKEVAL_DEMO_RUNS", "0")
+
+
+def cli(db_path, *args, env=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), *args],
+                          capture_output=True, text=True, timeout=timeout,
+                          env=env or dict(os.environ))
+
+
+def assert_secret_nowhere(tmp_path, *texts):
+    for t in texts:
+        assert SECRET not in t
+    for p in tmp_path.rglob("*"):
+        if p.is_file():
+            assert SECRET.encode() not in p.read_bytes(), p
+
+
+def test_resolve_key_order(db, monkeypatch, clean_keys):
+    spec = "openai-compat:http://h/v1#m"
+    assert resolve_key(db, spec) is None  # nothing configured
+    monkeypatch.setenv("CHECKEVAL_OPENAI_COMPAT_KEY", "default-key")
+    assert resolve_key(db, spec) == "default-key"
+    add_judge(db, spec, key_env="MYKEY")
+    assert resolve_key(db, spec) == SECRET  # the saved judge's variable wins
+    monkeypatch.setenv("OTHER", "other-key")
+    assert resolve_key(db, spec, key_env="OTHER") == "other-key"  # explicit wins
+    # a variable only in the app's secrets (the Judges page passes st.secrets)
+    monkeypatch.delenv("MYKEY")
+    assert resolve_key(db, spec, secrets={"MYKEY": "from-secrets"}) == "from-secrets"
+    assert resolve_key(db, spec) == "default-key"  # MYKEY unset: falls back to the default
+    assert resolve_key(db, "fake") is None
+    monkeypatch.setenv("OPENAI_API_KEY", "oa")
+    assert resolve_key(db, "openai:gpt-4o") == "oa"
+    monkeypatch.setenv("CHECKEVAL_OPENAI_KEY", "ce")
+    assert resolve_key(db, "openai:gpt-4o") == "ce"
+    # saving the judge again with a key source updates it (not silently ignored)
+    add_judge(db, spec, key_env="OTHER")
+    assert resolve_key(db, spec) == "other-key"
+
+
+def test_judge_test_and_run_send_the_saved_key(server, db_path, tmp_path, clean_keys):
+    r = cli(db_path, "judge", "add", server.spec, "--key-env", "MYKEY")
+    assert r.returncode == 0, r.stderr
+    r = cli(db_path, "judge", "test", "--judge", server.spec, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["verdict"] == "yes"
+    assert server.auths() == {f"Bearer {SECRET}"}
+    n_test = len(server.requests)
+    assert cli(db_path, "demo").returncode == 0
+    r = cli(db_path, "run", "--task", "topical-chat-demo", "--judge", server.spec, "--method",
+            "rocketeval", "--limit", "1", "--json", "--quiet")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["status"] == "completed" and out["n_answers"] > 50
+    assert len(server.requests) - n_test == out["n_answers"]
+    assert server.auths() == {f"Bearer {SECRET}"}  # old code: "Bearer not-needed"
+    d = open_db(db_path)
+    d.conn.execute("PRAGMA wal_checkpoint(FULL)")
+    assert_secret_nowhere(tmp_path, r.stdout, r.stderr,
+                          cli(db_path, "export", "--run", str(out["run"]), "--what", "answers",
+                              "--format", "jsonl", "--out", str(tmp_path / "a.jsonl")).stderr)
+
+
+def test_background_worker_sends_the_saved_key(server, db, db_path, tmp_path, clean_keys):
+    from checkeval_core.demo import load_demo
+    from checkeval_core.runs.jobs import create_run, start_background, wait_for
+
+    load_demo(db)
+    add_judge(db, server.spec, key_env="MYKEY")
+    rid = create_run(db, "topical-chat-demo", server.spec, "rocketeval", limit=1)
+    start_background(db_path, rid)  # what the Run page's Start/Resume do
+    run = wait_for(db_path, rid, timeout=240)
+    assert run["status"] == "completed", run["error"]
+    assert len(server.requests) == run["n_answers"] > 50
+    assert server.auths() == {f"Bearer {SECRET}"}
+    assert "MYKEY" not in json.dumps(run["params"]) and SECRET not in json.dumps(run["params"])
+    db.conn.execute("PRAGMA wal_checkpoint(FULL)")
+    assert_secret_nowhere(tmp_path)  # database files and the worker's log
+
+
+@pytest.mark.parametrize("bad", ["sk-proj-abc123", "sk_live_abc123", "my key", "mykey",
+                                 "1ABC", "A-B"])
+def test_key_shaped_key_env_refused_and_never_stored(db_path, bad, clean_keys):
+    r = cli(db_path, "judge", "add", "openai-compat:http://h/v1#m", "--key-env", bad)
+    assert r.returncode == 2
+    assert "NAME of an environment variable" in r.stderr and bad not in r.stderr
+    d = open_db(db_path)
+    assert d.execute("SELECT COUNT(*) FROM judge WHERE spec LIKE 'openai-compat%'"
+                     ).fetchone()[0] == 0
+    assert bad not in json.dumps([list(x) for x in d.execute("SELECT * FROM judge")])
+
+
+def test_judges_page_test_button_sends_the_saved_key(server, db, clean_keys):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    add_judge(db, server.spec, key_env="MYKEY")
+    app = str(Path(__file__).resolve().parent.parent / "app.py")
+    at = AppTest.from_file(app, default_timeout=120).run()
+    at.switch_page("pages/judges.py").run()
+    at.selectbox(key="test_spec").select(server.spec).run()
+    at.button(key="test_run").click().run()
+    assert not at.exception and not at.error
+    assert {m.label: m.value for m in at.metric}["Verdict"] == "yes"
+    assert server.auths() == {f"Bearer {SECRET}"}
+    assert all(SECRET not in str(e.value) for e in at.markdown)

@@ -1,0 +1,79 @@
+"""AppTest of the Rankings page on a fake-judge run: leaderboard, correlation, Elo, pairwise
+agreement, two answers side by side with each question's decision; the empty states."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from tests.test_rankings import build_ranking_task
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def _df(at: AppTest, column: str):
+    """The first table that has ``column`` (only selectable tables carry their key)."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def _open() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    at.switch_page("pages/rankings.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_rankings_page(db):
+    build_ranking_task(db)
+    at = _open()
+    board = at.dataframe(key="rk_board").value
+    assert list(board["system"]) == ["sys-best", "sys-mid", "sys-low"]
+    assert list(board["rank"]) == [1, 2, 3]
+    assert list(board["reference"]) == [1200, 1100, 1000]
+    assert (board["CI low"] <= board["score"]).all() and (board["score"] <= board["CI high"]).all()
+    assert any("Spearman ρ = 1.00" in m.value and "n = 3 systems" in m.value for m in at.markdown)
+    assert len(at.get("plotly_chart")) == 1
+    elo = _df(at, "human Elo")
+    assert set(elo["system"]) == {"sys-best", "sys-mid", "sys-low"}
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Pairs"] == "4" and "Three-way agreement" in labels
+    conf = _df(at, "judge: tie")
+    assert int(conf.to_numpy().sum()) == 4
+    assert len(at.dataframe(key="rk_pairs").value) == 4
+    # two answers side by side, as text, with each question's Yes/No and p(Yes)
+    codes = [c.value for c in at.code]
+    assert codes[0].startswith("apples bananas cherries grapes") and "(sys-mid)" in codes[1]
+    qs = _df(at, "p(Yes) A")
+    assert list(qs["question"]) == ["Does it mention apples?", "Does it mention bananas?",
+                                    "Does it mention cherries?", "Does it mention grapes?"]
+    assert set(qs["A"]) <= {"yes", "no"} and qs["p(Yes) B"].notna().all()
+    assert (qs["decided"] == "◆").sum() == sum(qs["A"] != qs["B"])
+    # pick another query and system: the detail follows
+    at.selectbox(key="rk_query").select("g3").run()
+    at.selectbox(key="rk_sys_b").select("sys-low").run()
+    assert not at.exception, at.exception
+    codes = [c.value for c in at.code]
+    assert codes[0].startswith("plums quinces") and codes[1].startswith("nothing relevant")
+    assert "Does it mention plums?" in set(_df(at, "p(Yes) A")["question"])
+    # a huge tie margin: the judge calls every pair a tie
+    at.number_input(key="rk_tie").set_value(1.0).run()
+    assert {m.label: m.value for m in at.metric}["Judge tie rate"] == "100.0%"
+
+
+def test_rankings_page_empty_states(db):
+    from checkeval_core.datasets import import_file
+
+    import_file(db, None, "empty", kind="instruction", filename="x.csv",
+                data=b"id,group_id,system_id,input,output\n1,g,s,q,a\n")
+    at = _open()
+    assert any("No completed run" in i.value for i in at.info)
+
+
+def test_rankings_page_without_reference_or_votes(db):
+    build_ranking_task(db, prefs=False, ratings=False)
+    at = _open()
+    infos = " ".join(i.value for i in at.info)
+    assert "No reference ratings" in infos and "no human pairwise preferences" in infos
+    assert len(at.dataframe(key="rk_board").value) == 3
+    assert len(at.get("plotly_chart")) == 0
