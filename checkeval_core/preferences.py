@@ -411,3 +411,10 @@ def preferences(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
                     "ib.system_id AS system_b, p.winner, p.source, p.annotator FROM preference p "
                     "JOIN item ia ON ia.id = p.item_a JOIN item ib ON ib.id = p.item_b "
                     "WHERE p.task_id = ? ORDER BY p.id", [tid])
+
+
+def human_data_stamp(db: sqlite_utils.Database) -> str:
+    """Changes whenever preferences or ratings are imported (a page's cache key)."""
+    return str(db.execute("SELECT (SELECT COUNT(*) FROM preference) || ':' || (SELECT COUNT(*) "
+                          "FROM system_rating) || ':' || (SELECT COALESCE(MAX(created_at), '') "
+                          "FROM system_rating)").fetchone()[0])

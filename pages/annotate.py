@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.annotation import jobs as J
-from checkeval_core.store import open_db, rows
+from checkeval_core.store import open_db
 from checkeval_core.tasks import items
 from checkeval_core.textsafe import md_escape
 from studio_ui.widgets import current_user
@@ -19,9 +19,7 @@ who, why_not = current_user("ann_name", "Your name")
 if not who:
     st.info(why_not or "Enter your name to see your queue.")
     st.stop()
-mine = [j for j in J.list_jobs(db) if rows(db, "SELECT 1 FROM annotation_assignment WHERE "
-                                               "job_id = ? AND annotator = ? LIMIT 1",
-                                           [j["id"], who])]
+mine = J.jobs_for(db, who)
 if not mine:
     st.info(f"No annotation job assigns items to {md_escape(who)}. A coordinator creates "
             "jobs on the Annotation jobs page.")
@@ -98,26 +96,10 @@ with right:
 
 if entry["status"] == "done" or J.queue(db, job, who)[pos]["status"] == "done":
     st.subheader("Your answers beside the judges'")
-    vid = next(j for j in mine if j["id"] == job)["checklist_version_id"]
-    runs = rows(db, "SELECT id, judge_spec, method FROM run WHERE checklist_version_id = ? "
-                    "AND method IN ('rocketeval', 'checkeval') ORDER BY id", [vid])
-    mine_now = J.answers_of(db, job, who, item["id"])
-    table = []
-    for qq in questions:
-        row = {"question": qq["text"], "you": mine_now.get(qq["id"], "")}
-        for r in runs:
-            a = db.execute("SELECT verdict FROM answer WHERE run_id = ? AND item_id = ? AND "
-                           "question_id = ? AND unit = ''", [r["id"], item["id"], qq["id"]]
-                           ).fetchone()
-            row[f"#{r['id']} {r['judge_spec']} {r['method']}"] = a[0] if a else ""
-        others = {v for k, v in row.items() if k not in ("question", "you") and v in ("yes",
-                                                                                      "no")}
-        row["disagree"] = "⚠️" if row["you"] in ("yes", "no") and others and \
-            others != {row["you"]} else ""
-        table.append(row)
+    table, runs = J.judge_comparison(db, job, who, item["id"], questions)
     if runs:
         st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
     else:
-        st.caption("No judge run on this checklist version yet.")
+        st.caption("No completed judge run on this checklist version yet.")
 else:
     st.caption("Judges' answers are hidden until you submit this item (blind annotation).")

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.checklists import model as M
-from checkeval_core.checklists.augment import augment
+from checkeval_core.checklists.augment import augment, default_mode, generation_judge
 from checkeval_core.checklists.filtering import filter_dimension
 from checkeval_core.checklists.io import ChecklistError, export_checklist, import_checklist
 from checkeval_core.config import data_dir
@@ -166,18 +166,32 @@ st.caption("Diversification and elaboration both start from the seeds (never fro
            "Generated questions are *proposed*: review them on the Checklist review page. "
            "The embedded judge works offline but a stronger one writes better questions.")
 c1, c2, c3 = st.columns([2, 1, 1])
-judge = c1.text_input("Judge spec", "embedded", key="gen_judge")
-n = c2.number_input("Questions per prompt", 1, 10, 4, key="gen_n")
+judge = c1.text_input("Judge spec", generation_judge(), key="gen_judge",
+                      help="embedded:quality (the 1.5B model) is preselected when installed")
+n = c2.number_input("Questions asked", 1, 10, 4, key="gen_n",
+                    help="per sub-dimension (diversify) or per seed question (elaborate)")
 strategy = c3.selectbox("Strategy", ["diversify", "elaborate"], key="gen_strategy")
-b1, b2 = st.columns(2)
-if b1.button("Generate questions", type="primary", key="gen_run"):
+st.caption(f"Mode for this judge: **{default_mode(judge.strip() or 'embedded')}** — "
+           "`single` asks one question per generation (small local judges), `list` a "
+           "numbered list.")
+b1, b3, b2 = st.columns(3)
+again = b3.button("Generate again (new samples)", key="gen_again",
+                  help="Bypass the cache: sample new questions instead of the answers stored "
+                       "for the same request.")
+if b1.button("Generate questions", type="primary", key="gen_run") or again:
     try:
         with st.spinner("Asking the judge…"):
-            res = augment(db, task, dim["name"], strategy, judge, n=int(n))
+            res = augment(db, task, dim["name"], strategy, judge.strip(), n=int(n),
+                          fresh=again)
     except (ValueError, ImportError) as e:
         st.error(str(e))
     else:
-        st.success(f"{len(res['added'])} questions proposed ({res['flagged']} flagged)")
+        st.success(f"{len(res['added'])} questions proposed ({res['flagged']} flagged) from "
+                   f"{res['requests']} request(s)")
+        if res["from_cache"]:
+            st.info(f"{res['from_cache']} of {res['requests']} answers came from the cache "
+                    "(the same request was asked before), so nothing new may appear: press "
+                    "*Generate again (new samples)* to ask afresh.")
         if res["added"]:
             st.dataframe(pd.DataFrame(res["added"]), hide_index=True, width="stretch")
         if res["problems"]:
@@ -186,7 +200,7 @@ if b1.button("Generate questions", type="primary", key="gen_run"):
 if b2.button("Filter this dimension", key="filter_run"):
     try:
         with st.spinner("Filtering…"):
-            res = filter_dimension(db, task, dim["name"], judge)
+            res = filter_dimension(db, task, dim["name"], judge.strip())
     except (ValueError, ImportError) as e:
         st.error(str(e))
     else:

@@ -16,6 +16,7 @@ from checkeval_core.analysis.rankings import (
 )
 from checkeval_core.preferences import (
     PreferenceError,
+    human_data_stamp,
     import_preferences,
     import_ratings,
     rating_sources,
@@ -89,9 +90,7 @@ def compute(db_file: str, run: int, aggregation: str, margin: float, source: str
             pairs_report(d, run, aggregation, tie_margin=margin))
 
 
-stamp = str(db.execute("SELECT (SELECT COUNT(*) FROM preference) || ':' || (SELECT COUNT(*) "
-                       "FROM system_rating) || ':' || (SELECT COALESCE(MAX(created_at), '') "
-                       "FROM system_rating)").fetchone()[0])
+stamp = human_data_stamp(db)
 try:
     rep, prs = compute(db_path(db), run_id, agg, float(tie), ref_src, stamp)
 except ValueError as e:

@@ -13,7 +13,7 @@ from checkeval_core.runs.dedupe import create_run_once
 from checkeval_core.runs.defaults import recommended
 from checkeval_core.runs.jobs import prepare_resume
 from checkeval_core.runs.methods import METHODS
-from checkeval_core.runs.options import options_text
+from checkeval_core.runs.options import AGGREGATIONS, options_text
 from checkeval_core.store import db_path, open_db
 from checkeval_core.tasks import list_tasks
 from studio_ui.widgets import task_picker
@@ -49,8 +49,7 @@ with st.form("new_run"):
                               key="run_include_definition")
         inc_ref = st.checkbox("Include the item's reference text (when it has one)",
                               key="run_include_reference")
-        agg_choices = ["(method default)", "mean_p_yes", "share_yes", "supervised", "linear",
-                       "calibrated", "calibrated_len"]
+        agg_choices = ["(method default)", *AGGREGATIONS["rocketeval"]]
         primary = st.selectbox("Primary aggregation", agg_choices,
                                index=agg_choices.index(rec["aggregation"]),
                                key="run_aggregation",
@@ -68,7 +67,7 @@ if submitted:
             try:
                 opts = {k: True for k, on in (("include_definition", inc_def),
                                                ("include_reference", inc_ref)) if on}
-                if primary != "(method default)" and m in ("rocketeval", "checkeval"):
+                if primary != "(method default)" and primary in AGGREGATIONS[m]:
                     opts["aggregation"] = primary
                 # Enter in a field and a click on Start both submit the form: an identical
                 # run still pending/running is reused, never started twice.

@@ -42,3 +42,19 @@ def test_review_reject_and_freeze(db):
     assert status[qid] == "rejected"
     at.button(key="rv_freeze").click().run()
     assert any("Version 2: 121 questions" in s.value for s in at.success)
+
+
+def test_generate_twice_says_cache_and_generate_again_asks_anew(db):
+    load_demo(db)
+    at = open_page("pages/dimensions.py")
+    assert at.text_input(key="gen_judge").value in ("embedded", "embedded:quality")
+    at.text_input(key="gen_judge").input("fake").run()
+    at.button(key="gen_run").click().run()
+    assert not any("from the cache" in i.value for i in at.info)
+    n1 = len(questions(db, "summeval-demo"))
+    at.button(key="gen_run").click().run()  # the same request again: served by the cache
+    assert any("came from the cache" in i.value and "Generate again" in i.value for i in at.info)
+    assert len(questions(db, "summeval-demo")) == n1
+    at.button(key="gen_again").click().run()
+    assert not at.exception
+    assert not any("from the cache" in i.value for i in at.info)

@@ -234,3 +234,21 @@ def test_recommended_configuration(db, monkeypatch):
     db.execute("DELETE FROM human_score")
     tc = defaults.recommended(db, "topical-chat-demo", "dialogue")
     assert tc["aggregation"] == "mean_p_yes" and "this task has 0" in tc["why"]
+
+
+def test_registry_matches_what_scoring_computes(db):
+    """Every aggregation a method's scores hold is registered for it, and its primary is there."""
+    from checkeval_core.demo import load_demo
+    from checkeval_core.runs import create_run, execute_run
+    from checkeval_core.runs.registry import AGGREGATIONS, METHODS
+    from checkeval_core.store import db_path as path_of
+
+    load_demo(db)
+    for name, m in METHODS.items():
+        rid = create_run(db, "summeval-demo", "fake", name, limit=2)
+        execute_run(path_of(db), rid)
+        got = {r[0] for r in db.execute("SELECT DISTINCT aggregation FROM score WHERE run_id = ?",
+                                         [rid])}
+        assert m.primary in got, name
+        assert got <= set(m.aggregations), (name, got - set(m.aggregations))
+        assert set(m.aggregations) <= set(AGGREGATIONS)

@@ -33,6 +33,7 @@ from checkeval_core.config import cache_dir
 from checkeval_core.datasets import import_file
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.options import requested
+from checkeval_core.runs.registry import AGGREGATIONS as AGGREGATION_TABLE
 from checkeval_core.runs.scoring import compute_scores
 from checkeval_core.store import db_path, dumps, loads, open_db, rows, task_id
 
@@ -44,8 +45,7 @@ BENCHMARKS = {
                      "dialogue", "level": "dataset_level", "coefs": ("spearman", "pearson"),
                      "group": "context_id"},
 }
-AGGREGATIONS = ("share_yes", "mean_p_yes", "supervised", "linear", "calibrated",
-                "calibrated_len", "weighted", "weighted_p_yes", "likert", "likert_prob")
+AGGREGATIONS = tuple(AGGREGATION_TABLE)  # every aggregation the registry knows
 
 
 def default_data_dir() -> Path:

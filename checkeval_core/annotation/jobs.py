@@ -112,6 +112,43 @@ def list_jobs(db: sqlite_utils.Database, task: str | None = None) -> list[dict[s
     return out
 
 
+def jobs_for(db: sqlite_utils.Database, annotator: str) -> list[dict[str, Any]]:
+    """The jobs that assign at least one item to ``annotator``."""
+    assigned = {r[0] for r in db.execute(
+        "SELECT DISTINCT job_id FROM annotation_assignment WHERE annotator = ?", [annotator])}
+    return [j for j in list_jobs(db) if j["id"] in assigned]
+
+
+def judge_comparison(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int,
+                     questions: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The annotator's answers beside every *completed* Yes/No judge run on the job's
+    checklist version (cancelled or failed runs are left out): rows ``question, you, <run
+    label>…, disagree`` (⚠️ when a judge said the other of yes/no), and the run labels."""
+    vid = db.execute("SELECT checklist_version_id FROM annotation_job WHERE id = ?",
+                     [job_id]).fetchone()[0]
+    runs = rows(db, "SELECT id, judge_spec, method FROM run WHERE checklist_version_id = ? "
+                    "AND status = 'completed' AND method IN ('rocketeval', 'checkeval') "
+                    "ORDER BY id", [vid])
+    labels = [f"#{r['id']} {r['judge_spec']} {r['method']}" for r in runs]
+    verdicts: dict[tuple[int, int], str] = {}
+    if runs:
+        for r in db.execute(
+                f"SELECT run_id, question_id, verdict FROM answer WHERE item_id = ? AND unit = '' "
+                f"AND run_id IN ({','.join('?' * len(runs))})", [item_pk, *[r["id"] for r in runs]]):
+            verdicts[(r[0], r[1])] = r[2]
+    mine = answers_of(db, job_id, annotator, item_pk)
+    table = []
+    for q in questions:
+        row = {"question": q["text"], "you": mine.get(q["id"], "")}
+        for r, label in zip(runs, labels):
+            row[label] = verdicts.get((r["id"], q["id"]), "")
+        others = {row[lb] for lb in labels if row[lb] in ("yes", "no")}
+        row["disagree"] = "⚠️" if row["you"] in ("yes", "no") and others and \
+            others != {row["you"]} else ""
+        table.append(row)
+    return table, labels
+
+
 def job_questions(db: sqlite_utils.Database, job_id: int, item_pk: int) -> list[dict[str, Any]]:
     v = db.execute("SELECT v.content FROM annotation_job j JOIN checklist_version v ON v.id = "
                    "j.checklist_version_id WHERE j.id = ?", [job_id]).fetchone()

@@ -43,6 +43,14 @@ def default_mode(judge: str) -> str:
     return "single" if judge.split(":", 1)[0] == "embedded" else "list"
 
 
+def generation_judge() -> str:
+    """The judge preselected for writing questions: the 1.5B embedded model when its package
+    is installed (it writes clearly better questions), else the 0.5B one."""
+    from checkeval_core.runs.defaults import quality_model_installed
+
+    return "embedded:quality" if quality_model_installed() else "embedded"
+
+
 def subject_noun(kind: str) -> str:
     """What a task of this kind judges, as a noun for prompts: summary, response, output."""
     return OUTPUT_LABEL.get(kind, "Output").lower()

@@ -35,10 +35,10 @@ from checkeval_core.prompts.judge import (
     binary_request_for_item,
     source_parts,
 )
+from checkeval_core.runs.registry import METHODS as REGISTRY
 
-METHODS = ("checkeval", "rocketeval", "seal", "geval")
-PRIMARY = {"checkeval": "share_yes", "rocketeval": "mean_p_yes", "seal": "weighted",
-           "geval": "likert"}
+METHODS = tuple(REGISTRY)  # names, in the registry's order
+PRIMARY = {name: m.primary for name, m in REGISTRY.items()}
 
 
 @dataclass

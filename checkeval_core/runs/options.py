@@ -24,6 +24,8 @@ import json
 import os
 from typing import Any
 
+from checkeval_core.runs.registry import METHODS as METHOD_TABLE
+
 RUN_OPTIONS: dict[str, type] = {
     "include_definition": bool,
     "include_reference": bool,
@@ -37,13 +39,8 @@ RUN_OPTIONS: dict[str, type] = {
 DERIVED = ("aggregation", "seal_weights", "bundle", "bundle_hash")
 
 # the aggregations each method's scores hold (see runs/scoring.py); the primary one must be one
-AGGREGATIONS: dict[str, tuple[str, ...]] = {
-    "checkeval": ("share_yes", "mean_p_yes", "linear", "calibrated", "calibrated_len"),
-    "rocketeval": ("mean_p_yes", "share_yes", "supervised", "linear", "calibrated",
-                   "calibrated_len"),
-    "seal": ("weighted", "share_yes", "weighted_p_yes", "mean_p_yes"),
-    "geval": ("likert", "likert_prob"),
-}
+# the aggregations each method's scores hold (the registry's table; the primary must be one)
+AGGREGATIONS: dict[str, tuple[str, ...]] = {m.name: m.aggregations for m in METHOD_TABLE.values()}
 
 DEFAULT_MAX_ERROR_SHARE = 0.5
 MAX_ERROR_SHARE_ENV = "CHECKEVAL_MAX_ERROR_SHARE"
