@@ -75,7 +75,7 @@ def main() -> None:
                         rows.append({"task": name, "dimension": dim, "step": strategy,
                                      "mode": mode, "asked": args.n, "proposed": len(texts),
                                      "usable": sum(usable(t, noun) for t in texts),
-                                     "examples": texts[:3], "problems": len(res["problems"]),
+                                     "questions": texts, "problems": len(res["problems"]),
                                      "wall_s": round(time.perf_counter() - t0, 1),
                                      "cpu_s": round(cpu() - c0, 1)})
                         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)

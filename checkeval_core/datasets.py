@@ -223,6 +223,26 @@ def _as_score(value: Any, loc: str, field: str, errors: list[str]) -> float | No
     return x
 
 
+def file_columns(name: str, data: bytes) -> list[str]:
+    """The columns a file offers for mapping: from a full parse when it succeeds, else the
+    CSV header alone (a file whose default mapping fails may still be mapped); [] when
+    unreadable (the import then says why)."""
+    try:
+        return parse_rows(Path(name), {}, data=data)["columns"]
+    except DatasetError:
+        pass
+    if not name.lower().endswith(".csv"):
+        return []
+    import csv
+    import io
+
+    try:
+        first = data.split(b"\n", 1)[0].decode("utf-8-sig")
+        return next(csv.reader(io.StringIO(first)), [])
+    except (UnicodeDecodeError, csv.Error):
+        return []
+
+
 def parse_rows(path: Path, mapping: dict[str, str] | None = None,
                data: bytes | None = None) -> dict[str, Any]:
     """Read and validate a file without touching the database.

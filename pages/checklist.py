@@ -174,7 +174,8 @@ if vs:
     st.dataframe(pd.DataFrame(vs).drop(columns=["id"]), hide_index=True, width="stretch")
     nums = [v["version"] for v in vs]
     d1, d2 = st.columns(2)
-    va = d1.selectbox("Diff from", nums, index=0, key="rv_da")
+    va = d1.selectbox("Diff from", nums, index=max(0, len(nums) - 2), key="rv_da",
+                      help="the version before the latest, by default")
     vb = d2.selectbox("to", nums, index=len(nums) - 1, key="rv_db")
     d = diff_versions(db, task, va, vb)
     st.write(f"{len(d['added'])} added, {len(d['removed'])} removed, {len(d['edited'])} edited")

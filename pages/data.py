@@ -5,12 +5,21 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from checkeval_core.datasets import KINDS, TEXT_FIELDS, DatasetError, import_file, parse_rows
+from checkeval_core.datasets import (
+    KINDS,
+    TEXT_FIELDS,
+    DatasetError,
+    file_columns,
+    import_file,
+    parse_rows,
+)
 from checkeval_core.export import rows_to_csv, rows_to_jsonl
 from checkeval_core.store import open_db
-from checkeval_core.tasks import export_rows, groups, items, list_tasks
+from checkeval_core.tasks import count_items, export_rows, groups, items, list_tasks
 from checkeval_core.textsafe import truncate
 from studio_ui.tables import order, table_config
+
+PAGE_SIZE = 100
 
 st.title("Data")
 db = open_db()
@@ -29,18 +38,7 @@ with tab_import:
     kind = st.selectbox("Task kind", KINDS, index=KINDS.index("custom"), key="import_kind")
     if up is not None:
         data = up.getvalue()
-        columns: list[str] = []
-        try:
-            columns = parse_rows(Path(up.name), {}, data=data)["columns"]
-        except DatasetError:
-            # Columns may still be readable when only the default mapping fails.
-            try:
-                import csv
-                import io
-                if up.name.lower().endswith(".csv"):
-                    columns = next(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
-            except Exception:  # noqa: BLE001 - unreadable file: the import shows why
-                columns = []
+        columns = file_columns(up.name, data)
         mapping: dict[str, str] = {}
         if columns:
             st.caption("Map the file's columns to fields (defaults: same name).")
@@ -54,8 +52,10 @@ with tab_import:
                                                else 0, key=f"map_{field}")
                 if choice and choice != field:
                     mapping[field] = choice
+        ok = False
         try:
             preview = parse_rows(Path(up.name), mapping, data=data)
+            ok = True
             st.write(f"{len(preview['items'])} items, {len(preview['scores'])} human scores "
                      f"(dimensions: {', '.join(preview['dimensions']) or 'none'})")
             st.dataframe(pd.DataFrame([{k: truncate(v, 80) if isinstance(v, str) else v
@@ -64,7 +64,9 @@ with tab_import:
         except DatasetError as e:
             st.error("This file cannot be imported:")
             st.code("\n".join(e.errors), language=None)
-        if st.button("Import", type="primary", key="do_import", disabled=not target.strip()):
+        if st.button("Import", type="primary", key="do_import",
+                     disabled=not (ok and target.strip()),
+                     help=None if ok else "Fix the problems listed above first"):
             try:
                 res = import_file(db, up.name, target, kind=kind, mapping=mapping, data=data,
                                   filename=up.name)
@@ -90,7 +92,13 @@ with tab_browse:
                    "human scores)")
         gs = groups(db, task)
         group = st.selectbox("Group (source document / context)", ["(all)", *gs], key="group")
-        its = items(db, task, group_id=None if group == "(all)" else group)
+        gid = None if group == "(all)" else group
+        n_rows = count_items(db, task, group_id=gid)
+        n_pages = max(1, -(-n_rows // PAGE_SIZE))
+        page = st.number_input(f"Page (of {n_pages}; {PAGE_SIZE} items a page, {n_rows} in all)",
+                               1, n_pages, 1, key=f"page_{task}_{group}")
+        # one page read from the store: a 100,000-item task never loads whole
+        its = items(db, task, group_id=gid, limit=PAGE_SIZE, offset=(int(page) - 1) * PAGE_SIZE)
         table = pd.DataFrame([{
             "id": it["item_id"], "group": it["group_id"], "system": it["system_id"],
             "output": truncate(it["output"], 160),
@@ -106,7 +114,8 @@ with tab_browse:
                          labels={c: c[6:] for c in score_cols},
                          long={"output": "The output, truncated: pick the item below to read "
                                          "it in full"}, long_width="medium"))
-        pick = st.selectbox("Show one item in full", [it["item_id"] for it in its], key="one")
+        pick = st.selectbox("Show one item of this page in full", [it["item_id"] for it in its],
+                            key="one")
         one = next((it for it in its if it["item_id"] == pick), None)
         if one:
             for field in ("source", "context", "fact", "reference", "output"):
@@ -114,10 +123,16 @@ with tab_browse:
                     st.markdown(f"**{field}**")
                     st.text(one[field])
         st.subheader("Export")
-        c1, c2, c3, c4 = st.columns(4)
-        item_rows, score_rows = export_rows(db, task, "items"), export_rows(db, task, "scores")
-        c1.download_button("Items (CSV)", rows_to_csv(item_rows), f"{task}-items.csv", "text/csv")
-        c2.download_button("Items (JSONL)", rows_to_jsonl(item_rows), f"{task}-items.jsonl")
-        c3.download_button("Scores (CSV)", rows_to_csv(score_rows), f"{task}-scores.csv",
-                           "text/csv")
-        c4.download_button("Scores (JSONL)", rows_to_jsonl(score_rows), f"{task}-scores.jsonl")
+        # the whole task is read only when asked for (never on every widget change)
+        if st.toggle(f"Prepare the export files of all {info['n_items']} items", key="exp_on"):
+            c1, c2, c3, c4 = st.columns(4)
+            item_rows = export_rows(db, task, "items")
+            score_rows = export_rows(db, task, "scores")
+            c1.download_button("Items (CSV)", rows_to_csv(item_rows), f"{task}-items.csv",
+                               "text/csv", on_click="ignore")
+            c2.download_button("Items (JSONL)", rows_to_jsonl(item_rows), f"{task}-items.jsonl",
+                               on_click="ignore")
+            c3.download_button("Scores (CSV)", rows_to_csv(score_rows), f"{task}-scores.csv",
+                               "text/csv", on_click="ignore")
+            c4.download_button("Scores (JSONL)", rows_to_jsonl(score_rows),
+                               f"{task}-scores.jsonl", on_click="ignore")

@@ -60,6 +60,7 @@ with st.form("add_dim", clear_on_submit=True):
     new_def = c2.text_input("Definition")
     if st.form_submit_button("Add dimension") and new_name.strip():
         M.ensure_dimension(db, tid, new_name.strip(), new_def)
+        st.session_state["dim_pick"] = new_name.strip()  # the editor opens on the new one
         st.rerun()
 if not dims:
     st.info("No dimension yet: add one, or use a preset above.")

@@ -7,13 +7,15 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.checklists.versions import list_versions
+from checkeval_core.judges.registry import spec_problems
 from checkeval_core.judges.saved import list_judges
 from checkeval_core.runs import cancel_run, get_run, list_runs, start_background
 from checkeval_core.runs.dedupe import create_run_once
 from checkeval_core.runs.defaults import recommended
 from checkeval_core.runs.jobs import prepare_resume
 from checkeval_core.runs.methods import METHODS
-from checkeval_core.runs.options import AGGREGATIONS, options_text
+from checkeval_core.runs.options import AGGREGATIONS
+from checkeval_core.runs.progress import run_eta, run_table
 from checkeval_core.store import db_path, open_db
 from checkeval_core.tasks import list_tasks
 from studio_ui.widgets import task_picker
@@ -61,6 +63,11 @@ with st.form("new_run"):
     submitted = st.form_submit_button("Start", type="primary")
 if submitted:
     chosen = judges + ([extra.strip()] if extra.strip() else [])
+    bad = spec_problems(chosen)
+    if bad:  # nothing starts when one judge spec is wrong (not the others without it)
+        for b in bad:
+            st.error(b)
+        st.stop()
     started = []
     for spec in chosen:
         for m in methods:
@@ -97,13 +104,9 @@ def progress_panel() -> None:
     for r in active:
         run = get_run(open_db(), r["id"])
         frac = r["progress_done"] / max(1, r["progress_total"])
-        eta = ""
-        if r["started_at"] and r["progress_done"]:
-            from datetime import datetime
-
-            spent = (datetime.now(datetime.fromisoformat(r["started_at"]).tzinfo) -
-                     datetime.fromisoformat(r["started_at"])).total_seconds()
-            eta = f" · ETA {spent / r['progress_done'] * (r['progress_total'] - r['progress_done']):.0f} s"
+        left = run_eta(r)
+        eta = "" if left is None else (f" · about {left:.0f} s left" if left > 0 else
+                                       " · finishing the current item")
         st.progress(frac, text=f"Run {r['id']} · {r['judge_spec']} · {r['method']} · "
                                f"{r['progress_done']}/{r['progress_total']} items · "
                                f"{run['n_answers']} answers · {r['tokens_in']} tokens in · "
@@ -114,12 +117,7 @@ def progress_panel() -> None:
         if r["status"] not in ("pending", "running"):
             st.caption(f"Run {r['id']} · {r['judge_spec']} · {r['method']} — {r['status']}"
                        + (f": {r['error']}" if r["error"] else ""))
-    table = pd.DataFrame([{k: r[k] for k in ("id", "judge_spec", "method", "status",
-                                              "progress_done", "progress_total", "tokens_in",
-                                              "cost", "n_errors", "scoring_mode",
-                                              "checklist_version", "error")}
-                          | {"options": options_text(r["params"])} for r in rs])
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(run_table(rs)), hide_index=True, width="stretch")
     if not active and st.session_state.get("run_watch"):
         st.session_state.pop("run_watch")
 
@@ -127,7 +125,12 @@ def progress_panel() -> None:
 st.subheader("Runs")
 progress_panel()
 c1, c2, c3 = st.columns([1, 1, 2])
-rid = c1.number_input("Run id", min_value=1, step=1, key="run_pick")
+this_task = [r["id"] for r in list_runs(db, task)]
+if not this_task:
+    st.stop()
+rid = c1.selectbox("Run of this task", this_task, key=f"run_pick_{task}",
+                   help="Cancel stops a run after its current item; Resume restarts a "
+                        "cancelled, failed or killed one.")
 if c2.button("Cancel", key="run_cancel"):
     cancel_run(db, int(rid))
     st.toast(f"Run {int(rid)} will stop after the current item")

@@ -179,3 +179,14 @@ def test_concurrent_requests_and_generate(server):
     assert len(res) == 12 and all(r.verdict == "yes" for r in res)
     g = j.generate([GenerateRequest.chat("sys", "hello", max_tokens=5)])[0]
     assert g.text == "Yes" and g.tokens_in == 11
+
+
+def test_connection_error_names_the_url():
+    from checkeval_core.judges.base import BinaryRequest
+    from checkeval_core.judges.registry import load_backend
+    from tests.conftest import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    j = load_backend(f"openai-compat:{url}#m", attempts=1, timeout=5)
+    res = j.binary([BinaryRequest("s", ("ctx",), "Is it?")])[0]
+    assert res.verdict == "invalid" and f"cannot connect to {url}" in res.error

@@ -26,7 +26,14 @@ def test_data_page_browses_items(db):
     assert not at.exception
     assert at.selectbox(key="browse_task").value == "summeval-demo"
     df = at.dataframe[0].value
-    assert len(df) == 192 and "human coherence" in df.columns
+    # one page of 100 items read from the store, the rest on page 2 (192 in all)
+    assert len(df) == 100 and "human coherence" in df.columns
+    page = next(n for n in at.number_input if n.key and n.key.startswith("page_"))
+    page.set_value(2).run()
+    assert len(at.dataframe[0].value) == 92
+    assert not at.get("download_button")  # the whole task is read for export only on request
+    at.toggle(key="exp_on").set_value(True).run()
+    assert len(at.get("download_button")) == 4
     at.selectbox(key="browse_task").select("topical-chat-demo").run()
     assert len(at.dataframe[0].value) == 72
     # the full item texts are rendered as plain text elements

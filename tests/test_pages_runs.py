@@ -53,3 +53,22 @@ def test_traces_page_shows_answers_side_by_side(db):
     at.radio(key="tr_filter").set_value("judges disagree").run()
     assert not at.exception
     assert len(next(d.value for d in at.dataframe if "sub-dimension" in d.value.columns)) < 122
+
+
+def test_run_page_bad_extra_spec_starts_nothing_and_lists_only_this_tasks_runs(db):
+    from checkeval_core.runs import create_run, list_runs
+
+    load_demo(db)
+    other = create_run(db, "topical-chat-demo", "fake", "rocketeval", limit=1)
+    mine = create_run(db, "summeval-demo", "fake", "geval", limit=1)
+    at = open_page("pages/run.py")
+    at.selectbox(key="run_task").select("summeval-demo").run()
+    # Cancel / Resume offer this task's runs only
+    assert at.selectbox(key="run_pick_summeval-demo").options == [str(mine)]
+    assert other != mine
+    at.multiselect(key="run_judges").set_value(["fake"])
+    at.text_input(key="run_extra").input("openai-compat:nohash")
+    at.button[0].click().run()  # the form's Start button
+    assert any("openai-compat" in e.value for e in at.error)
+    # the valid "fake" judge did not start either
+    assert [r["id"] for r in list_runs(db, "summeval-demo")] == [mine]

@@ -170,7 +170,8 @@ def test_run_page_resume_reasks_errors(db, db_path, tmp_path, monkeypatch):
     n_err, n_all = error_share(db, rid)
     assert n_err > 0
     at = open_app_page("pages/run.py")
-    at.number_input(key="run_pick").set_value(rid)
+    at.selectbox(key="run_task").select("summeval-demo").run()
+    at.selectbox(key="run_pick_summeval-demo").select(rid)
     at.button(key="run_resume").click().run()
     assert not at.exception and not at.error
     assert any(f"{n_err} with a judge error asked again" in s.value for s in at.success)

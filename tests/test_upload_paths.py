@@ -148,3 +148,14 @@ def test_importers_take_bytes_and_never_open_the_name(db, tmp_path, monkeypatch)
     res = import_metric(db, "t", "../../rouge.csv", data=b"item_id,coherence\n1,0.5\n")
     assert res["metric"] == "rouge" and res["n_scores"] == 1
     assert files_under(tmp_path) == before
+
+
+def test_data_page_import_is_disabled_for_a_rejected_file(db, monkeypatch):
+    use_upload(monkeypatch, "upload", FakeUpload("bad.csv", b"id,output\n7,seven\n7,again\n"))
+    at = open_app_page("pages/data.py")
+    at.text_input(key="import_task").input("t").run()
+    assert any("cannot be imported" in e.value for e in at.error)
+    assert at.button(key="do_import").disabled
+    use_upload(monkeypatch, "upload", FakeUpload("good.csv", b"id,output\n7,seven\n8,eight\n"))
+    at.run()
+    assert not at.button(key="do_import").disabled

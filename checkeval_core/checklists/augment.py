@@ -137,6 +137,9 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
             jobs.append((sub_id, parent, req))
             results.append(res)
     existing = {q["text"] for q in questions(db, task, dimension=dimension)}
+    # the prompt's worked example, which a small model likes to copy
+    example = {P.ELABORATE_EXAMPLE_BROAD.format(noun=noun),
+               P.ELABORATE_EXAMPLE_SPECIFIC.format(noun=noun)} if mode == "single" else set()
     added, problems, flagged = [], [], 0
     for (sub_id, parent, _), res in zip(jobs, results):
         where = subs[sub_id] + (f" / seed #{parent}" if parent else "")
@@ -153,7 +156,7 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
             text = norm(text)
             if text in existing:
                 continue
-            if mode == "single" and _near_copy(text, existing):
+            if mode == "single" and _near_copy(text, existing | example):
                 problems.append(f"{where}: repeats an existing question: {text}")
                 continue
             flags = question_flags(text)

@@ -100,11 +100,16 @@ def runs_cmd(task: str | None = typer.Option(None, "--task", help="only this tas
 
 @bench_app.command("scale")
 def bench_scale_cmd(answers: int = typer.Option(1_000_000, "--answers"),
+                    task_items: int = typer.Option(
+                        0, "--task-items", help="instead: the Data page's and a small run's "
+                                                "reads on a task of N items"),
                     as_json: bool = typer.Option(False, "--json")) -> None:
     """Time the pages' queries on a scratch database with N synthetic answers."""
-    from checkeval_core.runs.bench_scale import bench_scale
+    from checkeval_core.runs.bench_scale import bench_scale, bench_task_pages
 
-    res = bench_scale(answers)
+    if answers < 1 or task_items < 0:
+        fail("--answers must be ≥ 1 and --task-items ≥ 0")
+    res = bench_task_pages(task_items) if task_items else bench_scale(answers)
     typer.echo(json.dumps(res) if as_json else "\n".join(f"{k}: {v}" for k, v in res.items()))
 
 

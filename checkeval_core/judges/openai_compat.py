@@ -14,6 +14,7 @@ every error message.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -84,7 +85,8 @@ class OpenAIJudge:
             except o.APITimeoutError:
                 raise TransientError(f"timed out after {self.timeout:g} s") from None
             except o.APIConnectionError as e:
-                raise TransientError(self._scrub(f"connection error: {e}")) from None
+                raise TransientError(self._scrub(
+                    f"cannot connect to {self._where()}: {e}")) from None
             except o.APIStatusError as e:
                 if e.status_code >= 500:
                     raise TransientError(self._scrub(f"server error {e.status_code}: "
@@ -92,6 +94,11 @@ class OpenAIJudge:
                 raise
 
         return with_retries(once, attempts=self.attempts)
+
+    def _where(self) -> str:
+        """The server's URL (no credentials) for connection errors."""
+        url = str(getattr(self.client, "base_url", "") or "the OpenAI API")
+        return re.sub(r"//[^/@]*@", "//", url)
 
     def _error(self, e: Exception) -> str:
         return self._scrub(f"{type(e).__name__}: {_short(e)}")

@@ -83,6 +83,18 @@ def parse_spec(spec: str) -> JudgeSpec:
     return JudgeSpec(backend)
 
 
+def spec_problems(specs: list[str]) -> list[str]:
+    """Why each malformed spec in ``specs`` cannot be used (empty when all parse): checked
+    before a batch of runs starts, so one bad spec starts nothing."""
+    out = []
+    for spec in specs:
+        try:
+            parse_spec(spec)
+        except JudgeSpecError as e:
+            out.append(str(e))
+    return out
+
+
 def load_backend(spec: str, **params: Any) -> Judge:
     """Instantiate the raw backend for ``spec`` (no cache, retries or concurrency around it)."""
     parsed = parse_spec(spec)

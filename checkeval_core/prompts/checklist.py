@@ -103,6 +103,9 @@ Write ONE new yes/no question about the {noun}'s {sub_dimension} that checks som
 questions above do not check.
 Question:"""
 
+ELABORATE_EXAMPLE_BROAD = "Is the {noun} easy to read?"
+ELABORATE_EXAMPLE_SPECIFIC = "Does the {noun} use complete sentences?"
+
 ELABORATE_ONE = """Example.
 Broad question: "Is the {noun} easy to read?"
 Specific question: Does the {noun} use complete sentences?

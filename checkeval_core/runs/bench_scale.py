@@ -96,3 +96,44 @@ def bench_scale(n_answers: int = 1_000_000, path: str | None = None) -> dict[str
     }
     db.close()
     return out
+
+
+def bench_task_pages(n_items: int = 100_000, path: str | None = None) -> dict[str, Any]:
+    """The Data page's and a small run's reads on a task of ``n_items`` items (~600-character
+    outputs, 4 human scores each): one page of 100 by offset, the count, a 2-item pick by
+    internal id — against reading the whole task, as the pages did before. Peak memory is read
+    before and after the whole-task read, so the ratio of the two costs is measured in one run.
+    """
+    from checkeval_core.tasks import count_items, items
+
+    tmp = tempfile.mkdtemp() if path is None else None
+    db = open_db(path or Path(tmp) / "task.db")
+    now = now_iso()
+    text = "lorem ipsum dolor sit amet " * 22
+    conn = db.conn
+    t0 = time.perf_counter()
+    conn.execute("BEGIN")
+    conn.execute("INSERT INTO task (name, kind, created_at) VALUES ('big', 'summarization', ?)",
+                 [now])
+    conn.executemany("INSERT INTO item (task_id, item_id, group_id, system_id, output, position) "
+                     "VALUES (1, ?, ?, ?, ?, ?)",
+                     [(f"i{i}", f"g{i // 16}", f"M{i % 16}", text, i) for i in range(n_items)])
+    conn.executemany("INSERT INTO human_score (item_id, dimension, value) VALUES (?, ?, ?)",
+                     [(i, d, (i * 7 + k) % 5 + 1) for i in range(1, n_items + 1)
+                      for k, d in enumerate(DIMS)])
+    conn.execute("COMMIT")
+    fill_s = time.perf_counter() - t0
+    mid = n_items // 2
+    rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # noqa: E731
+    out: dict[str, Any] = {
+        "items": n_items, "fill_s": round(fill_s, 1),
+        "count_s": round(_timed(lambda: count_items(db, "big")), 4),
+        "page_of_100_s": round(_timed(lambda: items(db, "big", limit=100, offset=mid)), 4),
+        "two_items_by_pk_s": round(_timed(lambda: items(db, "big", pks=[3, mid])), 4),
+    }
+    out["max_rss_mb_before_whole_read"] = round(rss(), 1)
+    out["whole_task_s"] = round(_timed(lambda: items(db, "big"), repeat=1), 3)
+    out["max_rss_mb_after_whole_read"] = round(rss(), 1)
+    out["whole_over_page_ratio"] = round(out["whole_task_s"] / max(out["page_of_100_s"], 1e-6))
+    db.close()
+    return out

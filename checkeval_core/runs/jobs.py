@@ -86,7 +86,8 @@ def get_run(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
 def list_runs(db: sqlite_utils.Database, task: str | None = None) -> list[dict[str, Any]]:
     sql = ("SELECT r.id, t.name AS task, r.judge_spec, r.method, r.status, r.progress_done, "
            "r.progress_total, r.tokens_in, r.tokens_out, r.cost, r.n_errors, r.scoring_mode, "
-           "r.created_at, r.started_at, r.finished_at, r.error, r.pid, r.params, v.version AS "
+           "r.created_at, r.started_at, r.finished_at, r.progress_at, r.error, r.pid, r.params, "
+           "v.version AS "
            "checklist_version FROM run r JOIN task t ON t.id = r.task_id LEFT JOIN "
            "checklist_version v ON v.id = r.checklist_version_id")
     params: list[Any] = []
@@ -193,7 +194,7 @@ def execute_run(path: str | Path, run_id: int,
                " heartbeat_at = ?, error = '' WHERE id = ?", [os.getpid(), now_iso(), now_iso(),
                                                               run_id])
     j = judge or get_judge(run["judge_spec"], db=db)
-    its = [i for i in items(db, run["task"]) if i["id"] in set(run["item_ids"])]
+    its = items(db, run["task"], pks=list(run["item_ids"]))  # only the run's items
     its.sort(key=lambda i: (i["group_id"], i["position"]))
     done = 0
     modes: set[str] = set()
@@ -229,8 +230,10 @@ def execute_run(path: str | Path, run_id: int,
                                 sum(r.tokens_out for r in results if not r.cached), now_iso(),
                                 run_id])
             done += 1
-            db.execute("UPDATE run SET progress_done = ?, heartbeat_at = ?, cost = ? WHERE id = ?",
-                       [done, now_iso(), getattr(j, "cost", 0.0), run_id])
+            stamp = now_iso()
+            db.execute("UPDATE run SET progress_done = ?, heartbeat_at = ?, progress_at = ?, "
+                       "cost = ? WHERE id = ?", [done, stamp, stamp, getattr(j, "cost", 0.0),
+                                                 run_id])
             if progress:
                 progress(done, len(its))
         n_err, n_all = error_share(db, run_id)
