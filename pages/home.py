@@ -26,7 +26,8 @@ c3.markdown("**SEAL** — split outputs into semantic units (sentences, pairs, f
 db = open_db()
 st.subheader("Demo")
 st.caption("SummEval (12 documents × 16 systems) and Topical-Chat (12 contexts × 6 responses) "
-           "subsets with human scores, plus the CheckEval authors' published checklists. "
+           "subsets with human scores and the CheckEval authors' published checklists; "
+           "AlpacaEval (8 queries × 12 LLMs) with per-query checklists and Chatbot Arena Elo. "
            "No internet and no API key needed.")
 if demo_loaded(db):
     st.success("The demo tasks are loaded: " + ", ".join(t[0] for t in DEMO_TASKS))
@@ -45,22 +46,28 @@ else:
     st.info("No task yet: load the demo above or import a dataset on the Data page.")
 
 st.subheader("Where to start")
-st.page_link("pages/data.py", label="Data — import a dataset, browse items and human scores")
-st.page_link("pages/judges.py", label="Judges — the embedded judge, OpenAI or any "
-             "OpenAI-compatible server")
-
-
-st.page_link("pages/dimensions.py", label="Dimensions — dimensions, sub-dimensions, seed "
-             "questions; generate and filter with a judge")
-st.page_link("pages/checklist.py", label="Checklist review — keep / reject / edit, freeze "
-             "versions")
-st.page_link("pages/run.py", label="Run — CheckEval, RocketEval, SEAL, G-Eval with one or "
-             "more judges, as background jobs")
-st.page_link("pages/traces.py", label="Traces — every Yes/No decision behind a score")
-st.page_link("pages/analysis.py", label="Analysis — correlation with humans, agreement, "
-             "stability, question diagnostics")
-st.page_link("pages/annotate.py", label="Annotate — answer checklists yourself (blind to the "
-             "judges)")
-st.page_link("pages/annotation_jobs.py", label="Annotation jobs — assign items to annotators, "
-             "agreement, adjudication")
+st.caption("The path a newcomer follows, in order (the demo tasks already have a frozen "
+           "checklist and pre-computed runs, so steps 4–6 show real content at once).")
+for n, (page, label) in enumerate([
+        ("pages/data.py", "Data — import a dataset (or pick a demo task); browse items and "
+                          "their human scores"),
+        ("pages/dimensions.py", "Dimensions — define dimensions and seed Yes/No questions; "
+                                "generate and filter more with a judge"),
+        ("pages/checklist.py", "Checklist review — keep, reject or edit the proposals; freeze a "
+                               "version"),
+        ("pages/run.py", "Run — pick judges and a method; runs work in the background"),
+        ("pages/traces.py", "Traces — every Yes/No decision behind a score, judges side by "
+                            "side"),
+        ("pages/analysis.py", "Analysis — correlation with human scores, agreement, question "
+                              "diagnostics"),
+        ("pages/rankings.py", "Rankings — rank LLMs on instructions against human preferences "
+                              "(RocketEval's setting)"),
+], 1):
+    st.page_link(page, label=f"{n}. {label}")
+st.caption("Also: **Judges** (the embedded judge, OpenAI or any OpenAI-compatible server) — "
+           "and for human annotation, **Annotation jobs** (a coordinator assigns items) then "
+           "**Annotate** (each annotator answers the checklist, blind to the judges).")
+st.page_link("pages/judges.py", label="Judges")
+st.page_link("pages/annotation_jobs.py", label="Annotation jobs")
+st.page_link("pages/annotate.py", label="Annotate")
 st.caption(f"Database: `{os.environ.get('CHECKEVAL_DB') or 'default location'}`")

@@ -122,3 +122,18 @@ def test_cli_mode_fresh_and_cache_note(db, db_path, tmp_path) -> None:
     f = CliRunner().invoke(app, ["checklist", "filter", "--task", t, "--dimension", "coherence",
                                  "--judge", "fake", "--mode", "binary", "--json"])
     assert f.exit_code == 0 and '"mode": "binary"' in f.output
+
+
+def test_binary_filter_uses_the_pools_ranking_of_p_yes() -> None:
+    from checkeval_core.checklists.filtering import _fails, _pool_medians
+    from checkeval_core.judges.base import BinaryResult
+
+    # the probe's alignment p(Yes): every verdict "no", the two bad questions lowest
+    ps = [0.449, 0.492, 0.415, 0.463, 0.4146]
+    res = [BinaryResult("no", p) for p in ps]
+    keys = [("alignment", i, None) for i in range(5)]
+    med = _pool_medians(keys, res)["alignment"]
+    assert [_fails("alignment", r, med) for r in res] == [False, False, True, False, True]
+    assert _fails("alignment", BinaryResult("no", None), None)  # no p(Yes): the verdict
+    assert _fails("redundancy", BinaryResult("yes", 0.6), None)
+    assert _pool_medians(keys[:2], res[:2]) == {}  # fewer than 3: no ranking

@@ -115,13 +115,14 @@ def _binary_decisions(j: Any, pool: list[dict[str, Any]], dimension: str, defini
     failed: dict[int, tuple[str, str, int | None]] = {}
     answered: set[int] = set()
     problems: list[str] = []
+    medians = _pool_medians(keys, results)
     for (crit, i, other), res in zip(keys, results):
         if res.verdict == "invalid":
             problems.append(f"question {i + 1} ({crit}): no readable Yes/No"
                             + (f" ({res.error})" if res.error else ""))
             continue
         answered.add(i)
-        fails = res.verdict == "yes" if crit == "redundancy" else res.verdict == "no"
+        fails = _fails(crit, res, medians.get(crit))
         if fails and i not in failed:
             conf = f" (p(Yes) {res.p_yes:.2f})" if res.p_yes is not None else ""
             reason = {"alignment": f"a Yes would not mean a better {noun}",
@@ -138,6 +139,34 @@ def _binary_decisions(j: Any, pool: list[dict[str, Any]], dimension: str, defini
             decisions.append({"id": i + 1, "keep": True, "criterion": "",
                               "reason": "passed the Yes/No checks", "duplicate_of": None})
     return decisions, problems
+
+
+# how far below the pool's median p(Yes) a question must fall to fail a check
+RELATIVE_MARGIN = 0.03
+
+
+def _pool_medians(keys: list[tuple[str, int, int | None]], results: list[Any]) -> dict[str, float]:
+    """Median p(Yes) per per-question criterion over the pool (when the judge gives p(Yes))."""
+    import statistics
+
+    by: dict[str, list[float]] = {}
+    for (crit, _, _), res in zip(keys, results):
+        if crit != "redundancy" and res.verdict != "invalid" and res.p_yes is not None:
+            by.setdefault(crit, []).append(float(res.p_yes))
+    return {c: statistics.median(v) for c, v in by.items() if len(v) >= 3}
+
+
+def _fails(crit: str, res: Any, median: float | None) -> bool:
+    """Whether one check fails. Redundancy: the judge says Yes ("the same thing"). Alignment
+    and consistency: with p(Yes) over a pool of ≥ 3 questions, p(Yes) clearly below the pool's
+    median — a small judge's p(Yes) is poorly calibrated (probe with the 0.5B model: 0.41–0.49
+    for alignment on five questions, the two bad ones lowest, all verdicts "no"), so its
+    ranking is used, not its 0.5 cut; otherwise the verdict "no"."""
+    if crit == "redundancy":
+        return res.verdict == "yes"
+    if median is not None and res.p_yes is not None:
+        return float(res.p_yes) < median - RELATIVE_MARGIN
+    return res.verdict == "no"
 
 
 def _apply(db: sqlite_utils.Database, pool: list[dict[str, Any]],
