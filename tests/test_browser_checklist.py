@@ -28,7 +28,7 @@ def test_checklist_flow_in_browser(app_server, page):
     seed.press("Enter")
     page.get_by_role("button", name="Save seed questions").first.click()
     page.get_by_text("Seed questions saved").wait_for()
-    judge = page.get_by_label("Judge spec")
+    judge = page.get_by_role("textbox", name="Judge spec")
     judge.fill("fake")
     judge.press("Enter")
     page.get_by_role("button", name="Generate questions").click()

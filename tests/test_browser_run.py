@@ -30,6 +30,8 @@ def test_run_and_trace_in_browser(app_server, page):
     page.goto(app_server.url + "/traces?runs=1")
     page.get_by_text("Yes/No decisions").wait_for()
     page.get_by_text("(122 shown)").wait_for()
+    # the source article sits in an expander under the judged text
+    page.get_by_text("Source, context, reference and every aggregation's score").click()
     page.locator("[data-testid='stText']").filter(
         has_text="Paul Merson has restarted his row").first.wait_for()
     page.screenshot(path=str(app_server.db_path.parent / "trace.png"))
