@@ -10,7 +10,7 @@ from checkeval_core.annotation.store import export_annotations
 from checkeval_core.checklists.versions import list_versions
 from checkeval_core.store import open_db
 from checkeval_core.tasks import list_tasks
-from studio_ui.widgets import csv_download, current_user
+from studio_ui.widgets import csv_download, current_user, task_picker
 
 st.title("Annotation jobs")
 db = open_db()
@@ -18,10 +18,7 @@ tasks = list_tasks(db)
 if not tasks:
     st.info("No task yet: load the demo on the Home page.")
     st.stop()
-names = [t["name"] for t in tasks]
-cur = st.session_state.get("task_name")
-task = st.selectbox("Task", names, index=names.index(cur) if cur in names else 0, key="aj_task")
-st.session_state["task_name"] = task
+task = task_picker(db, "aj_task")
 info = next(t for t in tasks if t["name"] == task)
 versions = list_versions(db, task)
 

@@ -15,7 +15,7 @@ from checkeval_core.datasets import (
 )
 from checkeval_core.export import rows_to_csv, rows_to_jsonl
 from checkeval_core.store import open_db
-from checkeval_core.tasks import count_items, export_rows, groups, items, list_tasks
+from checkeval_core.tasks import count_items, default_task, export_rows, groups, items, list_tasks
 from checkeval_core.textsafe import truncate
 from studio_ui.tables import order, table_config
 
@@ -82,7 +82,7 @@ with tab_browse:
     if not names:
         st.info("No task yet: load the demo on the Home page or import a file.")
     else:
-        current = st.session_state.get("task_name")
+        current = st.session_state.get("task_name") or default_task(db)
         task = st.selectbox("Task", names, index=names.index(current) if current in names else 0,
                             key="browse_task")
         st.session_state["task_name"] = task

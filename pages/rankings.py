@@ -33,7 +33,7 @@ st.caption("Rank the systems (models) of a task by a run's checklist scores, com
            "votes, and open any two answers to see which questions decided between them.")
 db = open_db()
 task = task_picker(db, "rk_task", "No task yet: load the demo on the Home page or import "
-                                  "queries × models on the Data page.")
+                                  "queries × models on the Data page.", prefer_kind="instruction")
 
 with st.expander("Import human preferences or reference ratings"):
     c1, c2 = st.columns(2)

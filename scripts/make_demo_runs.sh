@@ -5,7 +5,8 @@
 #                 published 122-question checklist (about 10 minutes on 2 CPU cores);
 #  * alpacaeval — RocketEval on the instruction-following demo (issue 14): 8 AlpacaEval queries
 #                 × 12 models, each answer asked its query's author-written checklist (the
-#                 frozen instance checklist of alpacaeval-demo; about 10–20 minutes).
+#                 frozen instance checklist of alpacaeval-demo; 456 answers, 87 min on 2 cores
+#                 shared with other work on 2026-11-23, roughly 10–15 min on a free machine).
 # Usage: bash scripts/make_demo_runs.sh [all|summeval|alpacaeval]   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."

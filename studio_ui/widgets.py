@@ -11,18 +11,20 @@ import streamlit as st
 
 from checkeval_core.export import rows_to_csv
 from checkeval_core.identity import identity_mode, resolve_annotator
-from checkeval_core.tasks import list_tasks
+from checkeval_core.tasks import default_task, list_tasks
 from checkeval_core.textsafe import md_escape
 
 
 def task_picker(db: sqlite_utils.Database, key: str,
-                empty: str = "No task yet: load the demo on the Home page.") -> str:
-    """A task selectbox that remembers the choice across pages; stops the page if none."""
+                empty: str = "No task yet: load the demo on the Home page.",
+                prefer_kind: str | None = None) -> str:
+    """A task selectbox that remembers the choice across pages; stops the page if none.
+    Before any choice it opens on :func:`checkeval_core.tasks.default_task`."""
     names = [t["name"] for t in list_tasks(db)]
     if not names:
         st.info(empty)
         st.stop()
-    cur = st.session_state.get("task_name")
+    cur = st.session_state.get("task_name") or default_task(db, prefer_kind)
     task = st.selectbox("Task", names, index=names.index(cur) if cur in names else 0, key=key)
     st.session_state["task_name"] = task
     return task

@@ -212,10 +212,12 @@ def import_bundle_info(db: sqlite_utils.Database, bundle: Any, name: str = "",
     if v is None:
         raise NotFound(f"task {task!r} has no checklist version with hash "
                        f"{bundle['checklist_hash'][:12]}… (the bundle's checklist)")
-    qmap = {(q["dimension"], q["sub_dimension"], q["text"]): q["id"]
+    # a per-query question is found within its item's query (two queries may share a text)
+    qmap = {(q["dimension"], q["sub_dimension"], q["text"], q.get("group_id") or ""): q["id"]
             for q in loads(v[1])["questions"]}
-    items = {r[0]: r[1] for r in db.execute("SELECT item_id, id FROM item WHERE task_id = ?",
-                                            [tid])}
+    items, group_of = {}, {}
+    for r in db.execute("SELECT item_id, id, group_id FROM item WHERE task_id = ?", [tid]):
+        items[r[0]], group_of[r[0]] = r[1], r[2]
     answer_rows: list[list[Any]] = []
     seen_keys: set[tuple[int, int, str]] = set()
     seen: set[int] = set()
@@ -225,11 +227,11 @@ def import_bundle_info(db: sqlite_utils.Database, bundle: Any, name: str = "",
                               f"{_show(a['item_id'])}")
         qid = 0
         if a.get("question") is not None:
-            key = (a["dimension"], a.get("sub_dimension"), a["question"])
-            if key not in qmap:
+            base = (a["dimension"], a.get("sub_dimension"), a["question"])
+            qid = qmap.get((*base, group_of[a["item_id"]])) or qmap.get((*base, ""))
+            if qid is None:
                 raise BundleError(f"answers[{n}].question: not in the checklist: "
                                   f"{_show(a['question'])}")
-            qid = qmap[key]
         pk = items[a["item_id"]]
         if (pk, qid, a["unit"]) in seen_keys:
             raise BundleError(f"answers[{n}]: a second answer for item {_show(a['item_id'])}, "
