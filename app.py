@@ -13,23 +13,23 @@ st.set_page_config(page_title="CheckEval Studio",
 
 PAGES = {
     "Start": [
-        st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-        st.Page("pages/data.py", title="Data", icon=":material/table:"),
-        st.Page("pages/judges.py", title="Judges", icon=":material/gavel:"),
+        st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
+        st.Page("app_pages/data.py", title="Data", icon=":material/table:"),
+        st.Page("app_pages/judges.py", title="Judges", icon=":material/gavel:"),
     ],
     "Checklists": [
-        st.Page("pages/dimensions.py", title="Dimensions", icon=":material/explore:"),
-        st.Page("pages/checklist.py", title="Checklist review", icon=":material/checklist:"),
+        st.Page("app_pages/dimensions.py", title="Dimensions", icon=":material/explore:"),
+        st.Page("app_pages/checklist.py", title="Checklist review", icon=":material/checklist:"),
     ],
     "Evaluate": [
-        st.Page("pages/run.py", title="Run", icon=":material/play_arrow:"),
-        st.Page("pages/traces.py", title="Traces", icon=":material/search:"),
-        st.Page("pages/analysis.py", title="Analysis", icon=":material/insights:"),
-        st.Page("pages/rankings.py", title="Rankings", icon=":material/leaderboard:"),
+        st.Page("app_pages/run.py", title="Run", icon=":material/play_arrow:"),
+        st.Page("app_pages/traces.py", title="Traces", icon=":material/search:"),
+        st.Page("app_pages/analysis.py", title="Analysis", icon=":material/insights:"),
+        st.Page("app_pages/rankings.py", title="Rankings", icon=":material/leaderboard:"),
     ],
     "Annotate": [
-        st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:"),
-        st.Page("pages/annotation_jobs.py", title="Annotation jobs", icon=":material/groups:"),
+        st.Page("app_pages/annotate.py", title="Annotate", icon=":material/edit_note:"),
+        st.Page("app_pages/annotation_jobs.py", title="Annotation jobs", icon=":material/groups:"),
     ],
 }
 

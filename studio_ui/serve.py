@@ -1,12 +1,8 @@
 """Start the app: ``python -m studio_ui.serve [streamlit options]`` (what scripts/demo.sh runs).
 
-Same as ``streamlit run app.py``, except that
+Same as ``streamlit run app.py`` (the pages live in ``app_pages/``, per Streamlit's
+multipage guide, so no legacy ``pages/``-folder mode can start), except that
 
-* Streamlit's legacy ``pages/``-folder mode is switched off before the server starts.
-  Streamlit decides that mode once per server from the folder's existence and only leaves it
-  when ``st.navigation`` runs, so with plain ``streamlit run`` a first visitor arriving on a
-  deep link (``/traces``) would get that page alone, with the legacy sidebar; with this
-  launcher every URL goes through ``app.py``;
 * it runs from the repository root, so Streamlit reads the shipped ``.streamlit/config.toml``
   (Streamlit looks for it in the current directory);
 * the safety settings that must hold whatever config is found are passed as flags first
@@ -30,14 +26,12 @@ SAFE_FLAGS = ["--client.disableDataExport", "true",
 
 def main(argv: list[str] | None = None) -> None:
     from streamlit import config
-    from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web import cli
 
     if "client.disableDataExport" not in config._config_options_template:
         sys.exit("studio_ui.serve: this Streamlit has no client.disableDataExport option; "
                  "install the version in requirements.txt (`bash scripts/setup.sh`)")
     os.chdir(ROOT)
-    PagesManager.uses_pages_directory = False
     sys.argv = ["streamlit", "run", str(APP), *SAFE_FLAGS,
                 *(sys.argv[1:] if argv is None else argv)]
     cli.main()

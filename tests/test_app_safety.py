@@ -95,7 +95,7 @@ def test_core_refuses_to_delete_annotated_dimension(db, tmp_path):
 def test_page_delete_needs_confirmation_and_is_refused_with_annotations(db, tmp_path):
     chat_task(db, tmp_path)
     annotate_quality(db)
-    at = app("pages/dimensions.py")
+    at = app("app_pages/dimensions.py")
     at.selectbox(key="dim_task").select("chat").run()
     at.selectbox(key="dim_pick").select("style").run()
     at.button(key="dim_delete").click().run()
@@ -134,7 +134,7 @@ def test_run_page_enter_then_start_makes_one_run(db, tmp_path, monkeypatch):
     started = []
     monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
     chat_task(db, tmp_path)
-    at = app("pages/run.py")
+    at = app("app_pages/run.py")
     at.selectbox(key="run_task").select("chat").run()
     at.multiselect(key="run_judges").set_value([])
     at.text_input(key="run_extra").input("fake")
@@ -151,7 +151,7 @@ def test_run_page_enter_then_start_makes_one_run(db, tmp_path, monkeypatch):
 def test_review_reason_stays_with_its_decision_and_edit_once(db, tmp_path):
     chat_task(db, tmp_path, frozen=False)
     qs = [q["id"] for q in M.questions(db, "chat")]
-    at = app("pages/checklist.py")
+    at = app("app_pages/checklist.py")
     at.selectbox(key="rv_task").select("chat").run()
     at.text_input(key="rv_annotator").input("alice").run()
     at.multiselect(key="rv_status").set_value(["proposed", "kept", "filtered", "rejected"]).run()
@@ -191,7 +191,7 @@ def test_decide_same_edit_twice_core(db, tmp_path):
 
 def test_save_seed_twice_adds_once(db, tmp_path):
     chat_task(db, tmp_path, frozen=False)
-    at = app("pages/dimensions.py")
+    at = app("app_pages/dimensions.py")
     at.selectbox(key="dim_task").select("chat").run()
     at.selectbox(key="dim_pick").select("quality").run()
     sub = M.dimensions(db, "chat")[0]["sub_dimensions"][0]["id"]
@@ -207,7 +207,7 @@ def test_save_seed_twice_adds_once(db, tmp_path):
 
 def test_create_job_twice_makes_one_job(db, tmp_path):
     chat_task(db, tmp_path)
-    at = app("pages/annotation_jobs.py")
+    at = app("app_pages/annotation_jobs.py")
     at.selectbox(key="aj_task").select("chat").run()
     at.text_input(key="aj_annotators").input("a, b")
     at.number_input(key="aj_n").set_value(2)
@@ -224,7 +224,7 @@ def test_create_job_twice_makes_one_job(db, tmp_path):
 def test_annotate_switching_annotator_leaks_nothing(db, tmp_path):
     chat_task(db, tmp_path)
     jid = J.create_job(db, "chat", ["alice", "bob"], 2, n_items=2)
-    at = app("pages/annotate.py")
+    at = app("app_pages/annotate.py")
     at.text_input(key="ann_name").input("alice").run()
     n_q = len(at.radio)
     assert n_q == 4
@@ -278,7 +278,7 @@ def test_annotation_jobs_downloads_are_formula_safe(db, tmp_path, monkeypatch):
         return real(label, data, *a, **kw)
 
     monkeypatch.setattr(streamlit, "download_button", spy)
-    at = app("pages/annotation_jobs.py")
+    at = app("app_pages/annotation_jobs.py")
     at.selectbox(key="aj_task").select("chat").run()
     assert not at.exception
     assert {"aj_dl_progress", "aj_dl_answers", "aj_dl_dis"} <= set(got)
@@ -314,7 +314,7 @@ def test_traces_decisions_download_is_formula_safe(db, tmp_path, monkeypatch):
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["task_name"] = "chat"
     at.run()
-    at.switch_page("pages/traces.py").run()
+    at.switch_page("app_pages/traces.py").run()
     assert not at.exception, at.exception
     cells = [c for r in csv.reader(io.StringIO(got["tr_dl_dec"])) for c in r]
     assert "'" + EVIL + " Is it polite?" in cells

@@ -86,7 +86,7 @@ def test_annotate_page_uses_login_not_typed_name(db, tmp_path, monkeypatch):
     at = AppTest.from_file(APP, default_timeout=120)
     at.user = {"is_logged_in": True, "name": "carol", "email": "c@example.org"}
     at.run()
-    at.switch_page("pages/annotate.py").run()
+    at.switch_page("app_pages/annotate.py").run()
     assert not at.exception
     assert not [t for t in at.text_input if t.key == "ann_name"]  # no name field to type
     assert any("Signed in as" in c.value and "carol" in c.value for c in at.caption)
@@ -101,7 +101,7 @@ def test_annotate_page_login_configured_but_logged_out(db, tmp_path, monkeypatch
     at = AppTest.from_file(APP, default_timeout=120)
     at.user = {"is_logged_in": False}
     at.run()
-    at.switch_page("pages/annotate.py").run()
+    at.switch_page("app_pages/annotate.py").run()
     assert not at.exception
     assert not at.radio and not [t for t in at.text_input if t.key == "ann_name"]
     assert any("Log in" in i.value for i in at.info)
@@ -117,7 +117,7 @@ def test_coordinator_name_follows_login(db, tmp_path, monkeypatch):
     at = AppTest.from_file(APP, default_timeout=120)
     at.user = {"is_logged_in": True, "name": "boss"}
     at.run()
-    at.switch_page("pages/annotation_jobs.py").run()
+    at.switch_page("app_pages/annotation_jobs.py").run()
     at.selectbox(key="aj_task").select("chat").run()
     assert not [t for t in at.text_input if t.key == "aj_coord"]
     at.button(key="aj_settle").click().run()

@@ -235,7 +235,7 @@ def test_checklist_page_per_query_block(db, tmp_path):
     from tests.conftest import open_app_page
 
     make_task(db, tmp_path, name="pq")
-    at = open_app_page("pages/checklist.py")
+    at = open_app_page("app_pages/checklist.py")
     if at.selectbox(key="rv_task").value != "pq":
         at.selectbox(key="rv_task").select("pq").run()
     at.text_input(key="pq_judge").input("fake").run()
@@ -247,3 +247,13 @@ def test_checklist_page_per_query_block(db, tmp_path):
     assert not at.exception
     assert sorted({q["prompt_version"] for q in live(db, "pq")}) == \
         ["import:rocketeval_fixed.jsonl"]
+
+
+def test_deeply_nested_line_is_refused_with_its_line():
+    import pytest
+
+    from checkeval_core.checklists.instance import InstanceChecklistError, parse_group_file
+
+    text = '{"group_id": "g1", "questions": ["Is it?"]}\n' + "[" * 100_000 + "]" * 100_000 + "\n"
+    with pytest.raises(InstanceChecklistError, match="x.jsonl:2: JSON nested more than"):
+        parse_group_file(text, "x.jsonl", {"g1"})

@@ -214,7 +214,7 @@ def test_judges_page_test_button_sends_the_saved_key(server, db, clean_keys):
     add_judge(db, server.spec, key_env="MYKEY")
     app = str(Path(__file__).resolve().parent.parent / "app.py")
     at = AppTest.from_file(app, default_timeout=120).run()
-    at.switch_page("pages/judges.py").run()
+    at.switch_page("app_pages/judges.py").run()
     at.selectbox(key="test_spec").select(server.spec).run()
     at.button(key="test_run").click().run()
     assert not at.exception and not at.error

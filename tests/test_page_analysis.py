@@ -13,7 +13,7 @@ def analysis_page(task: str = "summeval-demo") -> AppTest:
     at = AppTest.from_file(APP, default_timeout=180)
     at.session_state["task_name"] = task
     at.run()
-    at.switch_page("pages/analysis.py").run()
+    at.switch_page("app_pages/analysis.py").run()
     assert not at.exception, at.exception
     return at
 

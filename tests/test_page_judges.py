@@ -9,7 +9,7 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 def open_judges():
     at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("pages/judges.py").run()
+    at.switch_page("app_pages/judges.py").run()
     assert not at.exception
     return at
 

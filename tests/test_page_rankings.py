@@ -19,7 +19,7 @@ def _df(at: AppTest, column: str):
 
 def _open() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=180).run()
-    at.switch_page("pages/rankings.py").run()
+    at.switch_page("app_pages/rankings.py").run()
     assert not at.exception, at.exception
     return at
 

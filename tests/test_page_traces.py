@@ -29,7 +29,7 @@ def test_decision_rows_one_column_per_run(db):
 
 
 def _traces(at: AppTest) -> AppTest:
-    at.switch_page("pages/traces.py").run()
+    at.switch_page("app_pages/traces.py").run()
     assert not at.exception, at.exception
     return at
 

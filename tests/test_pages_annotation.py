@@ -36,7 +36,7 @@ def test_annotate_blind_until_submit(db, tmp_path):
     execute_run(db_path(db), create_run(db, "chat", "fake", "rocketeval"))
     jid = J.create_job(db, "chat", ["alice"], 1, n_items=2)
     at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("pages/annotate.py").run()
+    at.switch_page("app_pages/annotate.py").run()
     at.text_input(key="ann_name").input("alice").run()
     assert not at.exception
     assert len(at.radio) == 3
@@ -57,7 +57,7 @@ def test_annotate_blind_until_submit(db, tmp_path):
 def test_jobs_page_create_and_settle(db, tmp_path):
     small_task(db, tmp_path)
     at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("pages/annotation_jobs.py").run()
+    at.switch_page("app_pages/annotation_jobs.py").run()
     at.selectbox(key="aj_task").select("chat").run()
     at.text_input(key="aj_annotators").input("a, b")
     at.number_input(key="aj_n").set_value(4)

@@ -7,7 +7,7 @@ from tests.conftest import open_app_page as open_page
 
 def test_dimensions_edit_seed_generate_filter(db):
     load_demo(db)
-    at = open_page("pages/dimensions.py")
+    at = open_page("app_pages/dimensions.py")
     assert at.selectbox(key="dim_pick").value == "coherence"
     seed = next(t for t in at.text_input if t.key and t.key.startswith("seed_"))
     qid = int(seed.key.split("_")[1])
@@ -28,7 +28,7 @@ def test_dimensions_edit_seed_generate_filter(db):
 
 def test_review_reject_and_freeze(db):
     load_demo(db)
-    at = open_page("pages/checklist.py")
+    at = open_page("app_pages/checklist.py")
     at.text_input(key="rv_annotator").input("alice").run()
     first = at.multiselect(key="rv_selected").options[0]
     qid = int(first.split("]")[0].split("#")[1].split()[0])
@@ -46,7 +46,7 @@ def test_review_reject_and_freeze(db):
 
 def test_generate_twice_says_cache_and_generate_again_asks_anew(db):
     load_demo(db)
-    at = open_page("pages/dimensions.py")
+    at = open_page("app_pages/dimensions.py")
     assert at.text_input(key="gen_judge").value in ("embedded", "embedded:quality")
     at.text_input(key="gen_judge").input("fake").run()
     at.button(key="gen_run").click().run()

@@ -22,7 +22,7 @@ def test_home_loads_demo(db):
 def test_data_page_browses_items(db):
     load_demo(db)
     at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     assert not at.exception
     assert at.selectbox(key="browse_task").value == "summeval-demo"
     df = at.dataframe[0].value

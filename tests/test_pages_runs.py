@@ -9,7 +9,7 @@ from tests.conftest import open_app_page as open_page
 
 def test_run_page_starts_background_run(db):
     load_demo(db)
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     # the recommended configuration is preselected, with its reason
     from checkeval_core.runs.defaults import recommended
     rec = recommended(db, "summeval-demo", "summarization")
@@ -45,7 +45,7 @@ def test_traces_page_shows_answers_side_by_side(db):
     for r in (r1, r2):
         execute_run(db_path(db), r)
     assert get_run(db, r2)["status"] == "completed"
-    at = open_page("pages/traces.py")
+    at = open_page("app_pages/traces.py")
     at.multiselect(key="tr_runs").set_value([r1, r2]).run()
     assert not at.exception
     decisions = next(d.value for d in at.dataframe if "sub-dimension" in d.value.columns)
@@ -61,7 +61,7 @@ def test_run_page_bad_extra_spec_starts_nothing_and_lists_only_this_tasks_runs(d
     load_demo(db)
     other = create_run(db, "topical-chat-demo", "fake", "rocketeval", limit=1)
     mine = create_run(db, "summeval-demo", "fake", "geval", limit=1)
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     at.selectbox(key="run_task").select("summeval-demo").run()
     # Cancel / Resume offer this task's runs only
     assert at.selectbox(key="run_pick_summeval-demo").options == [str(mine)]

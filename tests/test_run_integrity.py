@@ -169,7 +169,7 @@ def test_run_page_resume_reasks_errors(db, db_path, tmp_path, monkeypatch):
     assert execute_run(db_path, rid, judge=CachedJudge(Flaky(), db=db))["status"] == "failed"
     n_err, n_all = error_share(db, rid)
     assert n_err > 0
-    at = open_app_page("pages/run.py")
+    at = open_app_page("app_pages/run.py")
     at.selectbox(key="run_task").select("summeval-demo").run()
     at.selectbox(key="run_pick_summeval-demo").select(rid)
     at.button(key="run_resume").click().run()

@@ -92,7 +92,7 @@ def test_dimensions_page_upload_writes_nothing(db, tmp_path, deep_tmp, monkeypat
     before = prepare(db, tmp_path)
     use_upload(monkeypatch, "ck_upload",
                FakeUpload(hostile_names(tmp_path)[which], json.dumps(CHECKLIST).encode()))
-    at = open_app_page("pages/dimensions.py")
+    at = open_app_page("app_pages/dimensions.py")
     at.button(key="ck_import").click().run()
     assert not at.exception, at.exception
     assert any("Imported 2 questions" in s.value for s in at.success)
@@ -106,7 +106,7 @@ def test_data_page_upload_writes_nothing(db, tmp_path, deep_tmp, monkeypatch, wh
     before = prepare(db, tmp_path)
     name = hostile_names(tmp_path)[which].replace(".json", ".csv")
     use_upload(monkeypatch, "upload", FakeUpload(name, b"id,output\n7,seven\n8,eight\n"))
-    at = open_app_page("pages/data.py")
+    at = open_app_page("app_pages/data.py")
     at.text_input(key="import_task").input("up").run()
     at.button(key="do_import").click().run()
     assert not at.exception, at.exception
@@ -121,7 +121,7 @@ def test_analysis_page_metric_upload_writes_nothing(db, tmp_path, deep_tmp, monk
     before = prepare(db, tmp_path)
     name = hostile_names(tmp_path)[which].replace(".json", ".csv")
     use_upload(monkeypatch, "an_metric_file", FakeUpload(name, b"item_id,c\n1,0.5\n"))
-    at = open_app_page("pages/analysis.py")
+    at = open_app_page("app_pages/analysis.py")
     at.button(key="an_metric_import").click().run()
     assert not at.exception, at.exception
     assert any("Imported 1 scores" in s.value for s in at.success)
@@ -152,7 +152,7 @@ def test_importers_take_bytes_and_never_open_the_name(db, tmp_path, monkeypatch)
 
 def test_data_page_import_is_disabled_for_a_rejected_file(db, monkeypatch):
     use_upload(monkeypatch, "upload", FakeUpload("bad.csv", b"id,output\n7,seven\n7,again\n"))
-    at = open_app_page("pages/data.py")
+    at = open_app_page("app_pages/data.py")
     at.text_input(key="import_task").input("t").run()
     assert any("cannot be imported" in e.value for e in at.error)
     assert at.button(key="do_import").disabled

@@ -31,6 +31,7 @@ from checkeval_core.judges.base import GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator
 from checkeval_core.judges.registry import get_judge
 from checkeval_core.prompts import checklist as P
+from checkeval_core.safeio import LIMITS, json_depth_error
 from checkeval_core.store import rows, task_id, transaction
 
 DIMENSION = "overall"
@@ -162,6 +163,10 @@ def parse_group_file(text: str, name: str, known: set[str]) -> dict[str, list[st
         if not line.strip():
             continue
         loc = f"{name}:{n}"
+        if json_depth_error(line) is not None:
+            errors.append(f"{loc}: JSON nested more than {LIMITS['json_depth']} levels deep "
+                          "(the limit)")
+            continue
         try:
             row = json.loads(line)
         except ValueError as e:

@@ -49,25 +49,25 @@ st.subheader("Where to start")
 st.caption("The path a newcomer follows, in order (the demo tasks already have a frozen "
            "checklist and pre-computed runs, so steps 4–6 show real content at once).")
 for n, (page, label) in enumerate([
-        ("pages/data.py", "Data — import a dataset (or pick a demo task); browse items and "
+        ("app_pages/data.py", "Data — import a dataset (or pick a demo task); browse items and "
                           "their human scores"),
-        ("pages/dimensions.py", "Dimensions — define dimensions and seed Yes/No questions; "
+        ("app_pages/dimensions.py", "Dimensions — define dimensions and seed Yes/No questions; "
                                 "generate and filter more with a judge"),
-        ("pages/checklist.py", "Checklist review — keep, reject or edit the proposals; freeze a "
+        ("app_pages/checklist.py", "Checklist review — keep, reject or edit the proposals; freeze a "
                                "version"),
-        ("pages/run.py", "Run — pick judges and a method; runs work in the background"),
-        ("pages/traces.py", "Traces — every Yes/No decision behind a score, judges side by "
+        ("app_pages/run.py", "Run — pick judges and a method; runs work in the background"),
+        ("app_pages/traces.py", "Traces — every Yes/No decision behind a score, judges side by "
                             "side"),
-        ("pages/analysis.py", "Analysis — correlation with human scores, agreement, question "
+        ("app_pages/analysis.py", "Analysis — correlation with human scores, agreement, question "
                               "diagnostics"),
-        ("pages/rankings.py", "Rankings — rank LLMs on instructions against human preferences "
+        ("app_pages/rankings.py", "Rankings — rank LLMs on instructions against human preferences "
                               "(RocketEval's setting)"),
 ], 1):
     st.page_link(page, label=f"{n}. {label}")
 st.caption("Also: **Judges** (the embedded judge, OpenAI or any OpenAI-compatible server) — "
            "and for human annotation, **Annotation jobs** (a coordinator assigns items) then "
            "**Annotate** (each annotator answers the checklist, blind to the judges).")
-st.page_link("pages/judges.py", label="Judges")
-st.page_link("pages/annotation_jobs.py", label="Annotation jobs")
-st.page_link("pages/annotate.py", label="Annotate")
+st.page_link("app_pages/judges.py", label="Judges")
+st.page_link("app_pages/annotation_jobs.py", label="Annotation jobs")
+st.page_link("app_pages/annotate.py", label="Annotate")
 st.caption(f"Database: `{os.environ.get('CHECKEVAL_DB') or 'default location'}`")

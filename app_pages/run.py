@@ -147,4 +147,4 @@ if c3.button("Resume", key="run_resume"):
             time.sleep(0.2)
             st.success(f"Run {int(rid)} resumed: only missing answers are asked "
                        f"({r['reasked']} with a judge error asked again)")
-st.page_link("pages/traces.py", label="Read every Yes/No decision on the Traces page")
+st.page_link("app_pages/traces.py", label="Read every Yes/No decision on the Traces page")

@@ -181,7 +181,7 @@ if run_keys and dims:
                      labels={"item_id": "item", "metric": "judge score",
                              "human": "human score", "gap": "rank gap"}))
     if len(part):
-        st.page_link("pages/traces.py", label=f"Open the Yes/No trace of {part.iloc[0]['item_id']}",
+        st.page_link("app_pages/traces.py", label=f"Open the Yes/No trace of {part.iloc[0]['item_id']}",
                      query_params={"runs": pick_run, "item": str(int(part.iloc[0]["item_pk"])),
                                    "dim": pick_dim})
 
