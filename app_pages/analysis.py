@@ -49,7 +49,8 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 st.title("Analysis")
 db = open_db()
-task = task_picker(db, "an_task", "No task yet: load the demo on the Home page.")
+task = task_picker(db, "an_task", "No task yet: load the demo on the Home page.",
+                   with_human_scores=True)
 if st.session_state.get("an_task_seen") != task:
     if "an_task_seen" in st.session_state:
         for k in TASK_STATE:
@@ -118,11 +119,11 @@ note = correlation_chart_note(per_run, level, coef)
 if note:
     st.info(note)
 else:
+    ci_note = interval_note(per_run, level, coef)
+    if ci_note:  # before the chart: a bar without an interval is read with this in mind
+        st.warning(ci_note)
     event = st.plotly_chart(charts.correlation_bars(per_run, level, coef), key="an_bars",
                             on_select="rerun", selection_mode="points")
-    ci_note = interval_note(per_run, level, coef)
-    if ci_note:
-        st.caption(ci_note)
 st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch",
              column_config=table_config(
                  keys={"dimension": ""},

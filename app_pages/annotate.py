@@ -8,6 +8,7 @@ from checkeval_core.annotation import jobs as J
 from checkeval_core.store import open_db
 from checkeval_core.tasks import items
 from checkeval_core.textsafe import md_escape
+from studio_ui.tables import order, table_config
 from studio_ui.widgets import current_user
 
 st.title("Annotate")
@@ -98,7 +99,13 @@ if entry["status"] == "done" or J.queue(db, job, who)[pos]["status"] == "done":
     st.subheader("Your answers beside the judges'")
     table, runs = J.judge_comparison(db, job, who, item["id"], questions)
     if runs:
-        st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+        # yours, each judge's and the ⚠️ first, narrow; the question last
+        st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch",
+                     column_order=order(["you", *runs, "disagree"], ["question"]),
+                     column_config=table_config(
+                         decisions={"you": "Your answer", "disagree": "⚠️ when a judge said "
+                                    "the other of yes/no", **{r: f"Run {r}" for r in runs}},
+                         long={"question": "The checklist question"}, long_width="medium"))
     else:
         st.caption("No completed judge run on this checklist version yet.")
 else:

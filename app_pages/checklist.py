@@ -12,6 +12,7 @@ from checkeval_core.checklists.model import questions
 from checkeval_core.checklists.review import decide, review_agreement
 from checkeval_core.checklists.versions import diff_versions, freeze, list_versions
 from checkeval_core.store import open_db
+from studio_ui.tables import order, table_config
 from studio_ui.widgets import current_user, task_picker
 
 st.title("Checklist review")
@@ -86,7 +87,23 @@ table = pd.DataFrame([{
     "criterion": q["filter_criterion"], "filter reason": q["filter_reason"],
     "reason": q["reason"], "item": q["item_id"], "query": q["group_id"]} for q in shown])
 st.caption(f"{len(shown)} of {len(qs)} questions")
-st.dataframe(table, hide_index=True, width="stretch")
+# the filter's verdict and the flags sit right after the id, narrow; the texts come last
+st.dataframe(table, hide_index=True, width="stretch",
+             column_order=order(["id", "status", "filter", "criterion", "flags", "dimension",
+                                 "sub-dimension"], ["question", "filter reason", "reason"],
+                                ["origin", "parent", "query", "item"]),
+             column_config=table_config(
+                 keys={"id": "", "dimension": "", "sub-dimension": "", "origin":
+                       "seed, diversification, elaboration, instance, edited",
+                       "query": "The query (group) of a per-query question"},
+                 decisions={"status": "proposed / kept / filtered / rejected",
+                            "filter": "The LLM filter's verdict: keep or remove",
+                            "criterion": "The criterion a removed question failed",
+                            "flags": "not_yes_no: not a Yes/No question; negative: a Yes "
+                                     "would mean worse"},
+                 long={"question": "The question; select it below to act on it",
+                       "filter reason": "The filter's reason", "reason": "A reviewer's reason"},
+                 long_width="medium"))
 labels = {q["id"]: f"#{q['id']} [{q['status']}] {q['text']}" for q in shown}
 st.session_state["rv_selected"] = [i for i in st.session_state.get("rv_selected", [])
                                    if i in labels]

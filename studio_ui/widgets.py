@@ -17,14 +17,14 @@ from checkeval_core.textsafe import md_escape
 
 def task_picker(db: sqlite_utils.Database, key: str,
                 empty: str = "No task yet: load the demo on the Home page.",
-                prefer_kind: str | None = None) -> str:
+                prefer_kind: str | None = None, with_human_scores: bool = False) -> str:
     """A task selectbox that remembers the choice across pages; stops the page if none.
     Before any choice it opens on :func:`checkeval_core.tasks.default_task`."""
     names = [t["name"] for t in list_tasks(db)]
     if not names:
         st.info(empty)
         st.stop()
-    cur = st.session_state.get("task_name") or default_task(db, prefer_kind)
+    cur = st.session_state.get("task_name") or default_task(db, prefer_kind, with_human_scores)
     task = st.selectbox("Task", names, index=names.index(cur) if cur in names else 0, key=key)
     st.session_state["task_name"] = task
     return task

@@ -115,3 +115,29 @@ def test_bar_click_moves_the_selectors_and_the_trace_link_keeps_them(app_server,
     link.click()
     screen.get_by_text("Yes/No decisions").first.wait_for()
     assert _selected(screen, "Items sorted by gap on") == "groundedness"
+
+
+@pytest.mark.browser
+def test_checklist_review_verdicts_in_view_at_1440(app_server, screen):
+    from checkeval_core.checklists.augment import augment
+    from checkeval_core.checklists.filtering import filter_dimension
+
+    db = open_db(app_server.db_path)
+    load_demo(db)
+    augment(db, "summeval-demo", "coherence", "diversify", "fake")
+    filter_dimension(db, "summeval-demo", "coherence", "fake")
+    db.close()
+    screen.goto(f"{app_server.url}/checklist")
+    screen.locator('[data-testid="stDataFrame"]').first.wait_for()
+    screen.wait_for_timeout(1500)
+    table = _table_with(screen, ["id", "status", "filter", "criterion", "question"])
+    screen.screenshot(path="/tmp/review-1440.png")
+    # the decisions (status, the filter's verdict and criterion, flags) come first and sit
+    # inside the table's visible width; only trailing text columns may need a sideways scroll
+    heads = table["heads"]
+    assert heads[:5] == ["id", "status", "filter", "criterion", "flags"], heads
+    from studio_ui.tables import DECISION_WIDTH, KEY_WIDTH
+
+    # the grid draws on a canvas: its visible width must hold the id and the four decisions
+    assert table["left"] >= 0 and table["right"] <= 1440
+    assert KEY_WIDTH + 4 * DECISION_WIDTH < table["clientWidth"], table

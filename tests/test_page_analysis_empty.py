@@ -38,6 +38,8 @@ def test_one_document_one_run(db):
     assert (dims["95% CI"] == "no interval: needs ≥ 2 documents (n=1)").all()
     assert ("4 of 4 bars have no error bar — no interval: needs ≥ 2 documents (n=1)"
             in _texts(at))
+    # said before the chart, as a warning: such a value may have its sign by chance
+    assert any("its sign may be chance" in w.value for w in at.warning)
     text = _texts(at)
     assert "Agreement across judges needs ≥ 2 runs" in text
     assert "Stability across judges needs ≥ 2 runs of the same method" in text

@@ -34,3 +34,21 @@ def test_pick_by_ids_beyond_sqlite_parameter_limit(db, tmp_path) -> None:
     assert all(r["scores"] for r in got)
     pks = [got[3]["pk"], got[0]["pk"]]
     assert [r["item_id"] for r in items(db, "big", pks=pks)] == ["i00000", "i00006"]
+
+
+def test_default_task_prefers_content(db, tmp_path) -> None:
+    from checkeval_core.tasks import default_task
+
+    assert default_task(db) is None
+    _task(db, tmp_path, n=3)  # "big": human scores
+    p = tmp_path / "a.jsonl"
+    p.write_text('{"id": "x", "output": "y", "group_id": "q"}\n')
+    import_file(db, p, "aaa", "instruction")  # first by name, no human scores
+    assert default_task(db) == "aaa"
+    assert default_task(db, prefer_kind="instruction") == "aaa"
+    for name, rid in (("big", 1), ("aaa", 2)):
+        db.execute("INSERT INTO run (id, task_id, judge_spec, method, status, created_at) "
+                   "VALUES (?, (SELECT id FROM task WHERE name = ?), 'fake', 'rocketeval', "
+                   "'completed', '')", [rid, name])
+    assert default_task(db) == "aaa"  # the latest completed run's task
+    assert default_task(db, with_human_scores=True) == "big"

@@ -192,7 +192,7 @@ def quality_rows(per_run: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def interval_note(per_run: dict[str, Any], level: str, coef: str) -> str | None:
-    """Under the chart: how many bars have no error bar, and why (None if all have one)."""
+    """Above the chart: how many bars have no error bar, and why (None if all have one)."""
     missing, total, why = 0, 0, []
     for r in per_run.values():
         for d in r["dimensions"].values():
@@ -206,8 +206,9 @@ def interval_note(per_run: dict[str, Any], level: str, coef: str) -> str | None:
     if not missing:
         return None
     return (f"{missing} of {total} bars have no error bar — no interval: "
-            f"{'; '.join(dict.fromkeys(why))}. The intervals resample documents: include items "
-            "from more documents in the run.")
+            f"{'; '.join(dict.fromkeys(why))}. A value without an interval rests on too few "
+            "documents to mean much on its own (its sign may be chance): the intervals resample "
+            "documents, so include items from more documents in the run (Run page).")
 
 
 def correlation_chart_note(per_run: dict[str, Any], level: str, coef: str) -> str | None:
