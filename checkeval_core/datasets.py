@@ -206,7 +206,9 @@ def _as_text(value: Any, loc: str, field: str, errors: list[str]) -> str:
     return text
 
 
-def _as_score(value: Any, loc: str, field: str, errors: list[str]) -> float | None:
+def as_number(value: Any, loc: str, field: str, errors: list[str]) -> float | None:
+    """A finite number from a cell; None for an empty cell; a problem naming ``loc`` and the
+    field appended to ``errors`` (and None) for anything else (bools, text, NaN, inf)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, bool):
@@ -302,11 +304,11 @@ def parse_rows(path: Path, mapping: dict[str, str] | None = None,
                               f'{{"coherence": 4.3}}, got {type(obj).__name__}')
             else:
                 for dim, v in obj.items():
-                    x = _as_score(v, loc, f"scores.{dim}", errors)
+                    x = as_number(v, loc, f"scores.{dim}", errors)
                     if x is not None:
                         row_scores[str(dim)] = x
         for dim, c in score_cols.items():
-            x = _as_score(_get(r, c), loc, c, errors)
+            x = as_number(_get(r, c), loc, c, errors)
             if x is not None:
                 row_scores[dim] = x
         for dim, x in row_scores.items():

@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.datasets import MAX_ERRORS, DatasetError, _decode, _read_records
+from checkeval_core.datasets import MAX_ERRORS, DatasetError, _decode, _read_records, as_number
 from checkeval_core.safeio import InputError, check_count, check_size, load_json_text, read_bytes
 from checkeval_core.store import dumps, now_iso, rows, task_id, transaction
 
@@ -303,19 +302,10 @@ def _import_pairs(db: sqlite_utils.Database, task: str, name: str,
 # -- reference ratings ------------------------------------------------------------------------
 def _num(rec: dict[str, Any], key: str, loc: str, errors: list[str],
          required: bool) -> float | None:
-    v = rec.get(key)
-    if v is None or (isinstance(v, str) and not v.strip()):
-        if required:
-            errors.append(f"{loc}, field {key!r}: missing")
-        return None
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        errors.append(f"{loc}, field {key!r}: {v!r} is not a number")
-        return None
-    if not math.isfinite(x):
-        errors.append(f"{loc}, field {key!r}: {v!r} is not a finite number")
-        return None
+    x = as_number(rec.get(key), loc, key, errors)
+    if x is None and required and not any(e.startswith(f"{loc}, field {key!r}")
+                                           for e in errors):
+        errors.append(f"{loc}, field {key!r}: missing")
     return x
 
 

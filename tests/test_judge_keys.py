@@ -24,21 +24,10 @@ import pytest
 from checkeval_core.judges.keys import resolve_key
 from checkeval_core.judges.saved import add_judge
 from checkeval_core.store import open_db
+from tests.test_judge_openai_compat import completion
 
 SECRET = "sk-MYKEY-secret-0123456789abcdef"
 
-
-def completion(content: str, top: dict[str, float] | None = None) -> dict:
-    choice = {"index": 0, "finish_reason": "stop",
-              "message": {"role": "assistant", "content": content}}
-    if top is not None:
-        choice["logprobs"] = {"content": [{
-            "token": content, "logprob": max(top.values()), "bytes": None,
-            "top_logprobs": [{"token": t, "logprob": lp, "bytes": None}
-                             for t, lp in top.items()]}]}
-    return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [choice], "usage": {"prompt_tokens": 5, "completion_tokens": 1,
-                                           "total_tokens": 6}}
 
 
 class ScriptedServer:
