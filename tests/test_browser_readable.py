@@ -141,3 +141,31 @@ def test_checklist_review_verdicts_in_view_at_1440(app_server, screen):
     # the grid draws on a canvas: its visible width must hold the id and the four decisions
     assert table["left"] >= 0 and table["right"] <= 1440
     assert KEY_WIDTH + 4 * DECISION_WIDTH < table["clientWidth"], table
+
+
+@pytest.mark.browser
+def test_annotate_judge_comparison_in_view_at_1440(app_server, screen):
+    from checkeval_core.annotation import jobs as J
+
+    db = open_db(app_server.db_path)
+    load_demo(db)
+    runs = []
+    for m in ("rocketeval", "checkeval"):
+        rid = create_run(db, "summeval-demo", "fake", m, limit=2)
+        execute_run(app_server.db_path, rid)
+        runs.append(rid)
+    jid = J.create_job(db, "summeval-demo", ["alice"], 1, n_items=1)
+    item = J.queue(db, jid, "alice")[0]["item_pk"]
+    for q in J.job_questions(db, jid, item)[:10]:
+        J.save_answer(db, jid, "alice", item, q["id"], "yes")
+    J.set_status(db, jid, "alice", item, "done")
+    db.close()
+    screen.goto(f"{app_server.url}/annotate")
+    box = screen.get_by_label("Your name")
+    box.fill("alice")
+    box.press("Enter")
+    screen.get_by_text("Your answers beside the judges'").wait_for()
+    screen.wait_for_timeout(1500)
+    table = _table_with(screen, ["you", "#", "disagree", "question"])
+    screen.screenshot(path="/tmp/annotate-1440.png")
+    _assert_in_view(table)
