@@ -2,7 +2,8 @@
 
 * **Cache** — each request gets a deterministic id, sha256(backend spec, model, params,
   request payload); answers are stored in ``llm_cache`` as they arrive (with concurrent
-  requests: in arrival order, not request order), so a rerun or another run asks the backend only for what is missing (like lm-evaluation-harness' CachingLM).
+  requests: in arrival order, not request order), so a rerun or another run asks the backend
+  only for what is missing (like lm-evaluation-harness' CachingLM).
   Errors are never cached.
 * **Concurrency** — remote backends get up to ``capabilities.max_concurrency`` requests in
   flight (a thread pool, one request per call); local backends get the whole batch at once

@@ -60,6 +60,8 @@ def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: st
         raise ValueError(f"task {task!r} has no item(s) {', '.join(missing)}")
     p = dict(params or {})
     p.setdefault("aggregation", M.PRIMARY[method])
+    if version.get("kind") == "instance":  # per-query checklists: supervised fits within a query
+        p.setdefault("instance", True)
     return db.execute(
         "INSERT INTO run (task_id, checklist_version_id, judge_spec, method, params, item_ids, "
         "status, progress_total, created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
