@@ -28,10 +28,11 @@ import pandas as pd
 
 from checkeval_core.analysis.report import correlation_report, run_frame
 from checkeval_core.checklists.io import import_checklist
-from checkeval_core.checklists.versions import freeze
+from checkeval_core.checklists.versions import freeze, get_version
 from checkeval_core.config import cache_dir
 from checkeval_core.datasets import import_file
 from checkeval_core.runs import create_run, execute_run
+from checkeval_core.runs.jobs import run_params
 from checkeval_core.runs.options import requested
 from checkeval_core.runs.registry import AGGREGATIONS as AGGREGATION_TABLE
 from checkeval_core.runs.scoring import compute_scores
@@ -129,6 +130,9 @@ def _baselines(db: Any, task: str, rows_: list[dict], b: dict[str, Any]) -> dict
 
 
 def _find_run(db: Any, task: str, judge: str, method: str, params: dict[str, Any]) -> int | None:
+    """The latest run of ``task`` by ``judge`` asked with the same options (compared as
+    :func:`create_run` stores them on the task's latest checklist)."""
+    params = run_params(method, get_version(db, task, "latest"), params)
     for r in rows(db, "SELECT r.id, r.judge_spec, r.method, r.params, r.status FROM run r JOIN "
                       "task t ON t.id = r.task_id WHERE t.name = ? ORDER BY r.id DESC", [task]):
         if r["judge_spec"] == judge and r["method"] == method and \

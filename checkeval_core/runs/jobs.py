@@ -38,6 +38,18 @@ from checkeval_core.store import (
 from checkeval_core.tasks import get_task, items
 
 
+def run_params(method: str, version: dict[str, Any],
+               params: dict[str, Any] | None) -> dict[str, Any]:
+    """The options a run on ``version`` is stored with: the ones asked for, plus the method's
+    primary aggregation and, on a per-query checklist set, ``instance`` (supervised scores fit
+    within a query) unless the user chose otherwise."""
+    p = dict(params or {})
+    p.setdefault("aggregation", M.PRIMARY[method])
+    if version.get("kind") == "instance":
+        p.setdefault("instance", True)
+    return p
+
+
 def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: str,
                checklist: str | int = "latest", limit: int | None = None,
                item_ids: list[str] | None = None, params: dict[str, Any] | None = None) -> int:
@@ -58,10 +70,7 @@ def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: st
     if item_ids is not None and len(chosen) != len(set(item_ids)):
         missing = sorted(set(item_ids) - {i["item_id"] for i in chosen})
         raise ValueError(f"task {task!r} has no item(s) {', '.join(missing)}")
-    p = dict(params or {})
-    p.setdefault("aggregation", M.PRIMARY[method])
-    if version.get("kind") == "instance":  # per-query checklists: supervised fits within a query
-        p.setdefault("instance", True)
+    p = run_params(method, version, params)
     return db.execute(
         "INSERT INTO run (task_id, checklist_version_id, judge_spec, method, params, item_ids, "
         "status, progress_total, created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
