@@ -6,6 +6,7 @@ import json
 import pandas as pd
 import streamlit as st
 
+from checkeval_core.checklists.augment import default_mode, generation_judge
 from checkeval_core.checklists.filtering import similar_pairs
 from checkeval_core.checklists.io import export_checklist
 from checkeval_core.checklists.model import questions
@@ -31,10 +32,16 @@ with st.expander("Per-query checklists (RocketEval: one list per query, shared b
     st.caption("Generate 5–10 Yes/No questions per query with a judge, or import a JSONL file "
                '(`{"group_id" | "instruction_id": ..., "questions": [...]}`). They appear '
                "below (origin instance), then freeze them with *Freeze instance checklists*.")
-    g1, g2, g3 = st.columns(3)
-    pq_judge = g1.text_input("Judge spec", "embedded", key="pq_judge")
-    pq_ref = g2.checkbox("Give the judge the reference answer", True, key="pq_ref")
-    pq_fresh = g3.checkbox("Rewrite queries that have a list", False, key="pq_fresh")
+    g1, g2, g3, g4 = st.columns(4)
+    pq_judge = g1.text_input("Judge spec", generation_judge(), key="pq_judge")
+    pq_mode = g2.selectbox(
+        "How to ask", ["single", "list"], index=["single", "list"].index(default_mode(pq_judge)),
+        key=f"pq_mode_{default_mode(pq_judge)}",
+        format_func={"single": "one question per generation (small local judges)",
+                     "list": "the whole list in one answer (large judges)"}.get)
+    pq_ref = g3.checkbox("Give the judge the reference answer", True, key="pq_ref")
+    pq_fresh = g4.checkbox("Rewrite queries that have a list (asked afresh)", False,
+                           key="pq_fresh")
     pq_file = st.file_uploader("Per-query checklist file (JSONL)", type=["jsonl", "json"],
                                key="pq_file")
     b_gen, b_imp, b_fix = st.columns(3)
@@ -42,13 +49,16 @@ with st.expander("Per-query checklists (RocketEval: one list per query, shared b
         if b_gen.button("Generate per-query checklists", key="pq_gen"):
             with st.spinner("The judge is writing one checklist per query…"):
                 r = inst.generate_group_checklists(db, task, pq_judge, fresh=pq_fresh,
-                                                   include_reference=pq_ref)
-            st.session_state["rv_flash"] = (f"{r['questions']} questions for {r['groups']} "
-                                            f"queries ({r['skipped']} skipped)")
-            for p in r["problems"][:20]:
-                st.warning(p)
+                                                   include_reference=pq_ref, mode=pq_mode)
+            st.session_state["rv_flash"] = (
+                f"{r['questions']} questions for {r['groups']} queries ({r['skipped']} "
+                f"skipped; {r['from_cache']} of {r['requests']} answers from the cache — tick "
+                "*Rewrite* to ask afresh)")
             if not r["problems"]:
                 st.rerun()
+            st.success(st.session_state.pop("rv_flash"))  # shown with the problems below it
+            for p in r["problems"][:20]:
+                st.warning(p)
         if b_imp.button("Import the file", key="pq_imp", disabled=pq_file is None):
             r = inst.import_group_checklists(db, task, data=pq_file.getvalue(),
                                              filename=pq_file.name)

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from checkeval_core.analysis.quality_bench import bench_rankings, default_data_dir, format_rankings
+from checkeval_core.analysis.quality_bench import (
+    EMPTY_ANSWER,
+    _alpaca_rows,
+    bench_rankings,
+    default_data_dir,
+    format_rankings,
+)
 from checkeval_core.store import open_db
 
 SRC = default_data_dir()
@@ -61,6 +67,25 @@ def test_alpacaeval_generated_and_fixed_checklists(tmp_path):
                                    "t.id = q.task_id WHERE t.name = ?", [gen["task"]])}
     assert pv == {"instance-v2+reference"}
     assert fixed["runs"][0]["n_answers"] == 2 * 12 * 6
+    # single mode: its own task (the list-mode one is kept), one question per generation
+    one = bench_rankings("alpacaeval", None, "fake", queries=2, checklist="generated",
+                         checklist_judge="fake", checklist_mode="single", db_file=f)
+    assert one["task"] == "alpacaeval-2-generated-fake-single"
+    assert one["checklist_mode"] == "single" and gen["checklist_mode"] == "list"
+    pv = [r[0] for r in db.execute("SELECT q.prompt_version FROM question q JOIN task t ON "
+                                   "t.id = q.task_id WHERE t.name = ?", [one["task"]])]
+    assert set(pv) == {"instance-single-v1"} and len(pv) >= 2 * 5
+
+
+def test_alpacaeval_all_queries_every_answer_judged():
+    """All 50 queries × 12 test models: the two answers gemma-2b-it left empty are judged as
+    an explicit empty answer (the importer refuses an empty output; dropping them would rank
+    the model on its other queries only)."""
+    items, models, author = _alpaca_rows(SRC, 50)
+    assert len(models) == 12 and len(author) == 50 and len(items) == 600
+    empty = [i["id"] for i in items if i["output"] == EMPTY_ANSWER]
+    assert empty == ["ae409:gemma-2b-it", "ae708:gemma-2b-it"]
+    assert all(i["output"].strip() for i in items)
 
 
 def test_pairwise_accuracy_and_length_baseline(tmp_path):
@@ -89,6 +114,8 @@ def test_pairwise_accuracy_and_length_baseline(tmp_path):
     ({"benchmark": "mtbench_pairs", "checklist": "author"}, "no author-written"),
     ({"benchmark": "alpacaeval", "checklist": "best"}, "--checklist 'best'"),
     ({"benchmark": "alpacaeval", "queries": 0}, "--queries 0"),
+    ({"benchmark": "alpacaeval", "checklist": "generated", "checklist_judge": "fake",
+      "checklist_mode": "bulk"}, "--checklist-mode 'bulk'"),
 ])
 def test_bad_options_refused_before_the_database(tmp_path, kwargs, msg):
     f = tmp_path / "b.db"

@@ -13,8 +13,14 @@ from checkeval_core.checklists import instance as I
 from checkeval_core.checklists.model import questions
 from checkeval_core.checklists.versions import content_hash, freeze, get_version
 from checkeval_core.datasets import import_file
+from checkeval_core.judges.base import GenerateResult
 from checkeval_core.judges.fake import FakeJudge
-from checkeval_core.prompts.checklist import INSTANCE_PROMPT_VERSION
+from checkeval_core.prompts.checklist import (
+    INSTANCE_OPENINGS,
+    INSTANCE_PROMPT_VERSION,
+    INSTANCE_SINGLE_PROMPT_VERSION,
+    opening_grammar,
+)
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path as path_of
 
@@ -228,6 +234,14 @@ def test_cli_instance_generate_import_and_fixed(db, db_path, tmp_path):
     fx = r.invoke(app, ["--db", str(db_path), "checklist", "instance", "--task", task,
                         "--fixed", "--json"])
     assert fx.exit_code == 0 and json.loads(fx.stdout)["questions"] == 12
+    one = r.invoke(app, ["--db", str(db_path), "checklist", "instance", "--task", task,
+                         "--judge", "fake", "--mode", "single", "--fresh", "--limit", "1",
+                         "--json"])
+    got = json.loads(one.stdout)
+    assert one.exit_code == 0 and got["mode"] == "single" and got["requests"] == I.SINGLE_N
+    bad_mode = r.invoke(app, ["--db", str(db_path), "checklist", "instance", "--task", task,
+                              "--judge", "fake", "--mode", "all"])
+    assert bad_mode.exit_code == 2 and "--mode 'all'" in bad_mode.output
 
 
 def test_checklist_page_per_query_block(db, tmp_path):
@@ -239,10 +253,20 @@ def test_checklist_page_per_query_block(db, tmp_path):
     if at.selectbox(key="rv_task").value != "pq":
         at.selectbox(key="rv_task").select("pq").run()
     at.text_input(key="pq_judge").input("fake").run()
+    assert at.selectbox(key="pq_mode_list").value == "list"  # a non-embedded judge: one list
     at.button(key="pq_gen").click().run()
     assert not at.exception
     qs = live(db, "pq")
     assert {q["group_id"] for q in qs} == {"q1", "q2"} and all(q["model"] == "fake" for q in qs)
+    assert {q["prompt_version"] for q in qs} == {INSTANCE_PROMPT_VERSION + "+reference"}
+    # one question per generation, asked afresh: the lists are replaced
+    at.selectbox(key="pq_mode_list").select("single").run()
+    at.checkbox(key="pq_fresh").check().run()
+    at.button(key="pq_gen").click().run()
+    assert not at.exception
+    assert {q["prompt_version"] for q in live(db, "pq")} == \
+        {INSTANCE_SINGLE_PROMPT_VERSION + "+reference"}
+    assert any("from the cache" in s.value for s in at.success), [w.value for w in at.warning]
     at.button(key="pq_fix").click().run()
     assert not at.exception
     assert sorted({q["prompt_version"] for q in live(db, "pq")}) == \
@@ -257,3 +281,61 @@ def test_deeply_nested_line_is_refused_with_its_line():
     text = '{"group_id": "g1", "questions": ["Is it?"]}\n' + "[" * 100_000 + "]" * 100_000 + "\n"
     with pytest.raises(InstanceChecklistError, match="x.jsonl:2: JSON nested more than"):
         parse_group_file(text, "x.jsonl", {"g1"})
+
+
+class Scripted(Recorder):
+    """Answers the one-question generations from a script (the same question twice, ...)."""
+
+    def __init__(self, texts):
+        super().__init__()
+        self.texts = list(texts)
+
+    def generate(self, requests):
+        self.generated += list(requests)
+        return [GenerateResult(text=self.texts.pop(0)) for _ in requests]
+
+
+def test_single_mode_asks_one_question_at_a_time(db, tmp_path):
+    task = make_task(db, tmp_path)
+    rec = Recorder()
+    res = I.generate_group_checklists(db, task, "fake", judge_obj=rec, mode="single", n=6)
+    assert res["mode"] == "single" and res["requests"] == 12 and res["groups"] == 2
+    q1 = rec.generated[:6]
+    # the k-th generation is held to the k-th opening; its prompt lists the questions so far
+    assert [r.grammar for r in q1] == [opening_grammar(o) for o in INSTANCE_OPENINGS[:6]]
+    assert all(r.max_tokens <= 80 and r.purpose == "instance_question" for r in q1)
+    assert "already written" not in q1[0].messages[-1][1]
+    assert q1[3].messages[-1][1].count("\n- ") == 3
+    assert "reference for q1" in q1[0].messages[-1][1]
+    qs = live(db, task)
+    assert sum(q["group_id"] == "q1" for q in qs) == 6
+    assert all(q["prompt_version"] == INSTANCE_SINGLE_PROMPT_VERSION + "+reference"
+               and q["model"] == "fake" for q in qs)
+    # greedy: asking again (fresh) without sampling would return the cached questions, so
+    # fresh samples with a seed per generation
+    rec2 = Recorder()
+    I.generate_group_checklists(db, task, "fake", judge_obj=rec2, mode="single", n=5,
+                                fresh=True, limit=1)
+    assert all(r.temperature > 0 and r.seed for r in rec2.generated)
+    assert len({r.seed for r in rec2.generated}) == 5
+
+
+def test_single_mode_drops_near_copies_and_reports_them(db, tmp_path):
+    task = make_task(db, tmp_path)
+    script = ["Does the response include a haiku?", "Does the response include a haiku ?",
+              "Does the response have three lines?", "Is the response about autumn?",
+              "Does the response mention leaves?", "Is the syllable count 5-7-5?"]
+    res = I.generate_group_checklists(db, task, "fake", judge_obj=Scripted(script), mode="single",
+                                      n=6, limit=1)
+    got = [q["text"] for q in live(db, task)]
+    assert got == [script[0]] + script[2:]
+    assert res["questions"] == 5 and any("repeats a question" in p for p in res["problems"])
+
+
+def test_generation_mode_and_count_are_checked(db, tmp_path):
+    task = make_task(db, tmp_path)
+    with pytest.raises(ValueError, match="--mode 'many'"):
+        I.generate_group_checklists(db, task, "fake", mode="many")
+    with pytest.raises(ValueError, match="--n 50"):
+        I.generate_group_checklists(db, task, "fake", mode="single", n=50)
+    assert live(db, task) == []

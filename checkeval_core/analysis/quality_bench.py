@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from checkeval_core.analysis.report import correlation_report, run_frame
+from checkeval_core.checklists.augment import MODES, default_mode
 from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.versions import freeze, get_version
 from checkeval_core.config import cache_dir
@@ -299,8 +300,15 @@ def _slug(spec: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in spec)
 
 
+# What the judge reads for an answer the model left empty (two of gemma-2b-it's answers in the
+# shared sample): the importer refuses an empty output, and leaving the answer out would rank
+# the model on its other queries only, as if it had answered well.
+EMPTY_ANSWER = "(no answer: the model returned an empty response)"
+
+
 def _alpaca_rows(src: Path, n: int) -> tuple[list[dict], list[dict], list[dict]]:
-    """(items, test models, author checklist rows) of the first ``n`` queries."""
+    """(items, test models, author checklist rows) of the first ``n`` queries; an empty
+    answer becomes ``EMPTY_ANSWER``."""
     base = src / "alpacaeval"
     ins = [json.loads(x) for x in (base / "instructions.jsonl").read_text("utf-8").splitlines()]
     ins = {i["instruction_id"]: i for i in ins[:n]}
@@ -314,7 +322,8 @@ def _alpaca_rows(src: Path, n: int) -> tuple[list[dict], list[dict], list[dict]]
             q = ins[r["instruction_id"]]
             items.append({"id": r["id"], "group_id": r["instruction_id"],
                           "system_id": r["system_id"], "input": q["instruction"],
-                          "reference": q["reference"], "output": r["output"]})
+                          "reference": q["reference"],
+                          "output": r["output"] if r["output"].strip() else EMPTY_ANSWER})
     ck = [json.loads(x) for x in (base / "checklists_author.jsonl").read_text("utf-8")
           .splitlines()]
     return items, models, [c for c in ck if c["instruction_id"] in ins]
@@ -326,7 +335,7 @@ def _pair_rows(src: Path, b: dict[str, Any], n: int) -> list[dict]:
 
 
 def _ensure_checklist(db: Any, task: str, checklist: str, checklist_judge: str,
-                      author_rows: list[dict] | None) -> dict[str, Any]:
+                      author_rows: list[dict] | None, mode: str | None = None) -> dict[str, Any]:
     """Fill the queries' checklists (missing ones only: generation resumes) and freeze them."""
     from checkeval_core.checklists import instance as inst
     from checkeval_core.checklists.versions import list_versions
@@ -342,11 +351,13 @@ def _ensure_checklist(db: Any, task: str, checklist: str, checklist_judge: str,
     elif checklist == "fixed":
         inst.import_group_checklists(db, task, path=inst.fixed_checklist_path())
     else:
-        res = inst.generate_group_checklists(db, task, checklist_judge,
+        res = inst.generate_group_checklists(db, task, checklist_judge, mode=mode,
                                              include_reference=checklist == "generated_ref")
         problems = res["problems"]
+        mode = res["mode"]
     freeze(db, task, kind="instance", note=f"bench checklist: {checklist}"
-           + (f" by {checklist_judge}" if checklist.startswith("generated") else ""))
+           + (f" by {checklist_judge} ({mode} mode)" if checklist.startswith("generated")
+              else ""))
     return {"seconds": round(time.perf_counter() - t0, 1),
             "cpu_s": round(time.process_time() - c0, 1), "problems": problems}
 
@@ -356,11 +367,14 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
                    checklist_judge: str = "embedded:quality",
                    db_file: str | Path | None = None, n_boot: int = 0,
                    params: dict[str, Any] | None = None, progress: bool = False,
-                   tie_margin: float = 0.1) -> dict[str, Any]:
+                   tie_margin: float = 0.1, checklist_mode: str | None = None
+                   ) -> dict[str, Any]:
     """RocketEval's own setting on a benchmark subset, cached and resumable like
     :func:`bench_quality`: per-query checklists (``author`` file, ``generated`` by
     ``checklist_judge`` from the query, ``generated_ref`` with the reference answer, or the
     paper's ``fixed`` six questions), the ``rocketeval`` method per judge, then
+    (``checklist_mode``: how generated checklists are asked, ``list`` or ``single`` — see
+    :func:`generate_group_checklists`; a ``single`` task's name ends in ``-single``)
 
     * ``alpacaeval`` — the first ``queries`` queries × the 12 test models: Spearman ρ and
       Kendall τ of the system scores against Arena Elo for every aggregation, RocketEval's
@@ -394,12 +408,16 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
                                 ([judge] if isinstance(judge, str) else judge)))
     if checklist.startswith("generated"):
         checklist_judge = parse_spec(checklist_judge).spec
+        checklist_mode = checklist_mode or default_mode(checklist_judge)
+        if checklist_mode not in MODES:
+            raise ValueError(f"--checklist-mode {checklist_mode!r}: use list or single")
     params = dict(params or {})
     path = Path(db_file) if db_file else default_db()
     path.parent.mkdir(parents=True, exist_ok=True)
     db = open_db(path)
     task = f"{benchmark}-{queries}-{checklist}" + (
-        f"-{_slug(checklist_judge)}" if checklist.startswith("generated") else "")
+        f"-{_slug(checklist_judge)}" + ("-single" if checklist_mode == "single" else "")
+        if checklist.startswith("generated") else "")
     author = None
     if b["level"] == "list":
         items, models, author = _alpaca_rows(src, queries)
@@ -416,7 +434,7 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
             import_preferences(db, task, data="".join(json.dumps(r, ensure_ascii=False) + "\n"
                                                       for r in pairs).encode(),
                                filename=Path(b["file"]).name)
-    gen = _ensure_checklist(db, task, checklist, checklist_judge, author)
+    gen = _ensure_checklist(db, task, checklist, checklist_judge, author, checklist_mode)
     results = []
     for j in judges:
         rid = _find_run(db, task, j, "rocketeval", params)
@@ -451,6 +469,8 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
         results.append(row)
     out: dict[str, Any] = {"benchmark": benchmark, "level": b["level"], "queries": queries,
                            "checklist": checklist, "checklist_judge": checklist_judge
+                           if checklist.startswith("generated") else None,
+                           "checklist_mode": checklist_mode
                            if checklist.startswith("generated") else None,
                            "checklist_generation": gen, "params": params, "db": str(path),
                            "task": task, "tie_margin": tie_margin, "runs": results}

@@ -156,7 +156,7 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
             text = norm(text)
             if text in existing:
                 continue
-            if mode == "single" and _near_copy(text, existing | example):
+            if mode == "single" and near_copy(text, existing | example):
                 problems.append(f"{where}: repeats an existing question: {text}")
                 continue
             flags = question_flags(text)
@@ -174,7 +174,7 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
             "seed": base_seed}
 
 
-def _near_copy(text: str, existing: set[str], threshold: float = 0.9) -> bool:
+def near_copy(text: str, existing: set[str], threshold: float = 0.9) -> bool:
     """True when ``text`` is an almost verbatim copy of a question already there."""
     from difflib import SequenceMatcher
 

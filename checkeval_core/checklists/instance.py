@@ -19,11 +19,13 @@ Items without a ``group_id`` are each their own query (the key is their ``item_i
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.checklists.augment import MODES, SAMPLE_TEMPERATURE, default_mode, near_copy
 from checkeval_core.checklists.model import add_question, ensure_dimension, ensure_sub, norm
 from checkeval_core.checklists.parse import parse_questions, question_flags
 from checkeval_core.config import data_dir
@@ -37,6 +39,7 @@ from checkeval_core.store import rows, task_id, transaction
 DIMENSION = "overall"
 SUB = "instance checklist"
 MIN_QUESTIONS, MAX_QUESTIONS = 5, 10
+SINGLE_N = 8  # questions asked per query in single mode (near-copies are dropped)
 MAX_IMPORT_QUESTIONS = 30  # an imported list longer than this is refused (not cut)
 MAX_ERRORS = 20
 FIXED_FILE = "checklists/rocketeval_fixed.jsonl"
@@ -92,47 +95,103 @@ def _bucket(db: sqlite_utils.Database, tid: int) -> tuple[int, int]:
                                                "shared by every answer to it")
 
 
-def instance_request(query: str, reference: str = "") -> GenerateRequest:
+def instance_request(query: str, reference: str = "", sampling: dict[str, Any] | None = None
+                     ) -> GenerateRequest:
     """The generation request for one query's checklist (reference optional)."""
     return GenerateRequest.chat(P.GEN_SYSTEM, P.INSTANCE.format(
         input=query, with_reference=" and a reference answer" if reference else "",
         reference=f"\nReference answer:\n{reference}\n" if reference else "",
         reference_hint=P.INSTANCE_REFERENCE_HINT if reference else ""),
-        max_tokens=500, purpose="instance_checklist", payload={"input": query})
+        max_tokens=500, purpose="instance_checklist", payload={"input": query},
+        **(sampling or {}))
+
+
+def _single_group(j: Any, query: str, reference: str, n: int, base_seed: int,
+                  fresh: bool) -> list[tuple[GenerateRequest, Any]]:
+    """``n`` one-question generations for one query, one after the other: each prompt lists
+    the questions written so far and the k-th answer is held by a grammar to start with the
+    k-th of ``INSTANCE_OPENINGS`` (a small model asked for a list enumerates one pattern —
+    "Does it include a song? … an album? … a film?"). Greedy and cached unless ``fresh``."""
+    out: list[tuple[GenerateRequest, Any]] = []
+    written: list[str] = []
+    ref = P.INSTANCE_ONE_REFERENCE.format(reference=reference) if reference else ""
+    for i in range(n):
+        user = P.INSTANCE_ONE.format(input=query, reference=ref, written=P.INSTANCE_ONE_WRITTEN
+                                     .format(questions="\n".join(f"- {t}" for t in written))
+                                     if written else "")
+        opening = P.INSTANCE_OPENINGS[(base_seed + i) % len(P.INSTANCE_OPENINGS)]
+        req = GenerateRequest.chat(
+            P.INSTANCE_ONE_SYSTEM, user, max_tokens=80, grammar=P.opening_grammar(opening),
+            purpose="instance_question", payload={"input": query, "i": base_seed + i},
+            **({"temperature": SAMPLE_TEMPERATURE, "seed": base_seed + i + 1} if fresh else {}))
+        res = j.generate([req])[0]
+        out.append((req, res))
+        if not res.error and res.text.strip():
+            written.append(" ".join(res.text.split())[:300])
+    return out
 
 
 def generate_group_checklists(db: sqlite_utils.Database, task: str, judge: str,
                               limit: int | None = None, include_reference: bool = True,
-                              judge_obj: Any = None, fresh: bool = False) -> dict[str, Any]:
+                              judge_obj: Any = None, fresh: bool = False,
+                              mode: str | None = None, n: int = SINGLE_N) -> dict[str, Any]:
     """Write one 5–10 question checklist per query with ``judge``.
 
-    Queries that already have live questions are skipped unless ``fresh`` (their old
-    questions are then marked rejected, reason "regenerated"). ``limit``: the first N queries.
-    Returns ``{"groups", "items", "questions", "skipped", "problems"}``.
+    ``mode``: ``list`` asks for the whole list in one answer (a large judge); ``single`` asks
+    ``n`` times for one question (:func:`_single_group`, the default for the small embedded
+    judges), dropping near-copies. Queries that already have live questions are skipped unless
+    ``fresh``: their old questions are then marked rejected (reason "regenerated") and the
+    judge is asked afresh with a new sampling seed, not served from the cache. ``limit``: the
+    first N queries. Returns ``{"groups", "items", "questions", "skipped", "problems", "mode",
+    "requests", "from_cache"}``.
     """
+    mode = mode or default_mode(judge)
+    if mode not in MODES:
+        raise ValueError(f"--mode {mode!r}: use list or single")
+    if not MIN_QUESTIONS <= n <= MAX_QUESTIONS:
+        raise ValueError(f"--n {n}: ask for {MIN_QUESTIONS} to {MAX_QUESTIONS} questions")
     tid = task_id(db, task)
     groups = query_groups(db, task)
     chosen = list(groups.items())[:limit] if limit is not None else list(groups.items())
     have = _groups_with_questions(db, tid)
     todo = [(g, info) for g, info in chosen if fresh or g not in have]
     skipped = len(chosen) - len(todo)
+    done = {"groups": 0, "items": 0, "questions": 0, "skipped": skipped, "problems": [],
+            "mode": mode, "requests": 0, "from_cache": 0}
     if not todo:
-        return {"groups": 0, "items": 0, "questions": 0, "skipped": skipped, "problems": []}
-    reqs = [instance_request(info["input"], info["reference"] if include_reference else "")
-            for _, info in todo]
+        return done
+    base_seed = random.SystemRandom().randrange(1, 2**31) if fresh else 0
     j = judge_obj or get_judge(judge, db=db)
     spec = getattr(j, "spec", judge) or judge
-    results = j.generate(reqs)
-    n, problems, written = 0, [], []
+    refs = [info["reference"] if include_reference else "" for _, info in todo]
+    answers: list[list[Any]] = []  # per query: its judge results
+    if mode == "list":
+        sampling = {"temperature": SAMPLE_TEMPERATURE, "seed": base_seed} if fresh else {}
+        answers = [[r] for r in j.generate([instance_request(info["input"], ref, sampling)
+                                            for (_, info), ref in zip(todo, refs)])]
+    else:
+        answers = [[res for _, res in _single_group(j, info["input"], ref, n, base_seed, fresh)]
+                   for (_, info), ref in zip(todo, refs)]
+    version = (P.INSTANCE_PROMPT_VERSION if mode == "list" else P.INSTANCE_SINGLE_PROMPT_VERSION)
+    n_q, problems, written = 0, [], []
     with transaction(db):
         dim_id, sub_id = _bucket(db, tid)
-        for (g, info), res in zip(todo, results):
-            if res.error:
-                problems.append(f"query {g}: the judge failed: {res.error}")
-                continue
-            qs, probs = parse_questions(res.text)
-            qs = list(dict.fromkeys(norm(q) for q in qs))
-            problems += [f"query {g}: {p}" for p in probs]
+        for (g, _), ref, results in zip(todo, refs, answers):
+            qs: list[str] = []
+            for res in results:
+                if res.error:
+                    problems.append(f"query {g}: the judge failed: {res.error}")
+                    continue
+                got, probs = parse_questions(res.text)
+                problems += [f"query {g}: {p}" for p in probs]
+                for q in (got if mode == "list" else got[:1]):
+                    q = norm(q)
+                    if q in qs:
+                        continue
+                    if mode == "single" and near_copy(q, set(qs)):
+                        problems.append(f"query {g}: repeats a question already written: {q}")
+                        continue
+                    qs.append(q)
             if not qs:
                 problems.append(f"query {g}: no question in the judge's answer (nothing stored)")
                 continue
@@ -144,13 +203,15 @@ def generate_group_checklists(db: sqlite_utils.Database, task: str, judge: str,
                 _retire(db, tid, [g], "regenerated")
             for text in qs[:MAX_QUESTIONS]:
                 add_question(db, tid, dim_id, sub_id, text, origin="instance", status="kept",
-                             author="llm", model=spec, prompt_version=P.INSTANCE_PROMPT_VERSION
-                             + ("+reference" if include_reference and info["reference"]
-                                else ""), flags=question_flags(text), group_id=g)
-                n += 1
+                             author="llm", model=spec, prompt_version=version
+                             + ("+reference" if ref else ""), flags=question_flags(text),
+                             group_id=g)
+                n_q += 1
             written.append(g)
-    return {"groups": len(written), "items": sum(groups[g]["n_items"] for g in written),
-            "questions": n, "skipped": skipped, "problems": problems}
+    flat = [r for results in answers for r in results]
+    return {**done, "groups": len(written), "items": sum(groups[g]["n_items"] for g in written),
+            "questions": n_q, "problems": problems, "requests": len(flat),
+            "from_cache": sum(bool(getattr(r, "cached", False)) for r in flat)}
 
 
 def parse_group_file(text: str, name: str, known: set[str]) -> dict[str, list[str]]:
@@ -306,4 +367,18 @@ def _fake_instance(req: GenerateRequest) -> str:
     return "Checklist:\n" + "\n".join(lines)
 
 
+def _fake_instance_one(req: GenerateRequest) -> str:
+    """The ``i``-th question about the request's long words (same request, same text)."""
+    words = [w.strip(".,;:?!") for w in req.payload.get("input", "").split() if len(w) > 4]
+    words = words or ["request"]
+    i = int(req.payload.get("i", 0))
+    stems = ("Does the response mention '{w}'?", "Is '{w}' used correctly in the response?",
+             "Does the response explain why '{w}' matters?",
+             "Is the part about '{w}' accurate and complete?",
+             "Does the response keep '{w}' in the requested format?",
+             "Would a reader of the response understand '{w}' afterwards?")
+    return stems[i % len(stems)].format(w=words[i % len(words)])
+
+
 register_fake_generator("instance_checklist", _fake_instance)
+register_fake_generator("instance_question", _fake_instance_one)

@@ -126,7 +126,10 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                                                     "checklists: author|generated|"
                                                     "generated_ref|fixed"),
                       checklist_judge: str = typer.Option("embedded:quality",
-                                                          "--checklist-judge")) -> None:
+                                                          "--checklist-judge"),
+                      checklist_mode: str | None = typer.Option(
+                          None, "--checklist-mode", help="generated checklists: list|single "
+                          "(default: single for embedded judges, else list)")) -> None:
     """Run and analyse a benchmark subset in the papers' layout."""
     from checkeval_core.analysis.quality_bench import RANKING_BENCHMARKS as RB
     from checkeval_core.analysis.quality_bench import bench_quality, bench_rankings, format_table
@@ -136,7 +139,7 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
         try:
             res = bench_rankings(benchmark, data, judge or ["embedded"], queries=queries,
                                  checklist=checklist, checklist_judge=checklist_judge,
-                                 db_file=db, n_boot=bootstrap, params=parse_params(param),
+                                 checklist_mode=checklist_mode, db_file=db, n_boot=bootstrap, params=parse_params(param),
                                  progress=True)
         except (ValueError, NotFound, ImportError) as e:
             fail(str(e))

@@ -177,7 +177,12 @@ def instance_cmd(task: str = typer.Option(..., "--task"),
                  no_reference: bool = typer.Option(False, "--no-reference",
                                                    help="write from the query alone"),
                  fresh: bool = typer.Option(False, "--fresh", help="rewrite queries that "
-                                            "already have questions"),
+                                            "already have questions (asked afresh, not from "
+                                            "the cache)"),
+                 mode: str | None = typer.Option(None, "--mode", help="list (one answer per "
+                                                 "query) or single (one question per "
+                                                 "generation); default: single for embedded "
+                                                 "judges, else list"),
                  import_file: Path | None = typer.Option(None, "--import", help="import a "
                                                          "JSONL file instead of generating"),
                  fixed: bool = typer.Option(False, "--fixed", help="import RocketEval's "
@@ -193,7 +198,8 @@ def instance_cmd(task: str = typer.Option(..., "--task"),
             res["problems"] = []
         else:
             res = I.generate_group_checklists(open_db(), task, judge, limit=limit,
-                                              include_reference=not no_reference, fresh=fresh)
+                                              include_reference=not no_reference, fresh=fresh,
+                                              mode=mode)
     except (NotFound, ValueError, ImportError) as e:
         fail(str(e))
     if as_json:

@@ -79,6 +79,34 @@ INSTANCE_REFERENCE_HINT = (
     "\nUse the reference answer only to find the key points; do not ask whether the answer "
     "matches the reference word for word.")
 
+# One question per generation for a per-query checklist (small local judges; see below): the
+# request (and reference) once, the questions written so far, and an opening forced by a grammar
+# (``INSTANCE_OPENINGS``) so each generation checks another point instead of enumerating one.
+INSTANCE_SINGLE_PROMPT_VERSION = "instance-single-v1"
+
+INSTANCE_ONE_SYSTEM = (
+    "You write one evaluation question at a time about an AI assistant's response to a user's "
+    "request. The question can be answered with Yes or No by reading the response; 'Yes' means "
+    "the response is better. Write the question only."
+)
+
+INSTANCE_ONE = """Request:
+{input}
+{reference}{written}
+Write ONE yes/no question that checks a concrete point a good response to THIS request must get
+right: content it must include, a fact it must get correct, or the requested format or length.
+Question:"""
+
+INSTANCE_ONE_REFERENCE = "\nReference answer (use it only to find the key points):\n{reference}\n"
+INSTANCE_ONE_WRITTEN = "\nQuestions already written (check something else):\n{questions}\n"
+
+INSTANCE_OPENINGS = (
+    "Does the response ", "Does the response correctly ", "Is the response ",
+    "Does the response include ", "Does the response explain ", "Does the response follow ",
+    "Is the information in the response ", "Does the response give ", "Is the response's ",
+    "Does the response avoid ",
+)
+
 # -- one question per generation, for small local judges (0.5–1.5B) -----------------------------
 # A small model asked for a list of n questions repeats the seed, lists "- Yes / - No" or drifts
 # off topic; asked for ONE question, with the output held to a question's shape by a grammar
