@@ -17,6 +17,7 @@ elaboration files repeat their seeds) becomes ONE question recording every origi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -120,30 +121,31 @@ def _yaml_spec(name: str, data: bytes) -> tuple[str, str, dict[str, list[dict[st
                  True), definition, out
 
 
+def _named_objects(value: Any, where: str, field: str, sep: str,
+                   kind: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """Each object of the list ``field`` with its location and its name: a value that is not a
+    list, an entry that is not an object, or a name given twice is refused with its place."""
+    if not isinstance(value, list):
+        raise ChecklistError(f"{where}, field '{field}': expected a list")
+    seen: set[str] = set()
+    for i, obj in enumerate(value):
+        w = f"{where}{sep}{field}[{i}]"
+        if not isinstance(obj, dict):
+            raise ChecklistError(f"{w}: expected an object, got {type(obj).__name__}")
+        n = _text(obj.get("name"), f"{w}, field 'name'", MAX_NAME_CHARS, True)
+        if n in seen:
+            raise ChecklistError(f"{w}, field 'name': {kind} {n!r} is listed twice")
+        seen.add(n)
+        yield w, n, obj
+
+
 def _project_spec(name: str, data: dict[str, Any]) -> dict[str, Any]:
-    dims = data.get("dimensions")
-    if not isinstance(dims, list):
-        raise ChecklistError(f"{name}, field 'dimensions': expected a list")
     spec: dict[str, Any] = {}
-    for i, d in enumerate(dims):
-        w = f"{name}, dimensions[{i}]"
-        if not isinstance(d, dict):
-            raise ChecklistError(f"{w}: expected an object, got {type(d).__name__}")
-        dn = _text(d.get("name"), f"{w}, field 'name'", MAX_NAME_CHARS, True)
-        if dn in spec:
-            raise ChecklistError(f"{w}, field 'name': dimension {dn!r} is listed twice")
-        subs_in = d.get("sub_dimensions", [])
-        if not isinstance(subs_in, list):
-            raise ChecklistError(f"{w}, field 'sub_dimensions': expected a list")
+    for w, dn, d in _named_objects(data.get("dimensions"), name, "dimensions", ", ",
+                                   "dimension"):
         subs: dict[str, Any] = {}
-        for j, s in enumerate(subs_in):
-            ws = f"{w}.sub_dimensions[{j}]"
-            if not isinstance(s, dict):
-                raise ChecklistError(f"{ws}: expected an object, got {type(s).__name__}")
-            sn = _text(s.get("name"), f"{ws}, field 'name'", MAX_NAME_CHARS, True)
-            if sn in subs:
-                raise ChecklistError(f"{ws}, field 'name': sub-dimension {sn!r} is listed "
-                                     "twice")
+        for ws, sn, s in _named_objects(d.get("sub_dimensions", []), w, "sub_dimensions", ".",
+                                        "sub-dimension"):
             qs_in = s.get("questions", [])
             if not isinstance(qs_in, list):
                 raise ChecklistError(f"{ws}, field 'questions': expected a list")
