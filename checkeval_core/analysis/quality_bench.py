@@ -142,6 +142,29 @@ def _find_run(db: Any, task: str, judge: str, method: str, params: dict[str, Any
     return None
 
 
+def _bench_run(db: Any, task: str, judge: str, method: str, params: dict[str, Any],
+               progress: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Reuse (or create) the run of ``judge`` on ``task`` asked with ``params``, finish what it
+    lacks, refresh its scores (cheap; a reused run gains aggregations added since). Returns the
+    run and a result row's common fields: ``run``, ``judge``, ``n_answers``, ``wall_s``,
+    ``cpu_s``, ``run_wall_s``."""
+    rid = _find_run(db, task, judge, method, params)
+    if rid is None:
+        rid = create_run(db, task, judge, method, params=params)
+    t0, c0 = time.perf_counter(), time.process_time()
+
+    def tick(done: int, total: int) -> None:
+        if progress:
+            print(f"[{judge} {method}] {done}/{total} items, {time.perf_counter() - t0:.0f} s",
+                  file=sys.stderr, flush=True)
+
+    run = execute_run(db_path(db), rid, progress=tick)
+    compute_scores(db, rid)
+    return run, {"run": rid, "judge": judge, "n_answers": run["n_answers"],
+                 "wall_s": round(time.perf_counter() - t0, 1),
+                 "cpu_s": round(time.process_time() - c0, 1), "run_wall_s": _run_seconds(run)}
+
+
 def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str], method: str,
                   docs: int = 2, questions: str = "seed", db_file: str | Path | None = None,
                   n_boot: int = 0, params: dict[str, Any] | None = None,
@@ -186,30 +209,15 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
     results = []
     for j, extra in plan:
         variant = loads(extra, {})
-        run_params = {**params, **variant}
-        rid = _find_run(db, task, j, method, run_params)
-        if rid is None:
-            rid = create_run(db, task, j, method, params=run_params)
-        t0, c0 = time.perf_counter(), time.process_time()
-
-        def tick(done: int, total: int, j: str = j, t0: float = t0) -> None:
-            if progress:
-                print(f"[{j} {method}] {done}/{total} items, {time.perf_counter() - t0:.0f} s",
-                      file=sys.stderr, flush=True)
-
-        run = execute_run(db_path(db), rid, progress=tick)
-        compute_scores(db, rid)  # cheap; a reused run gains aggregations added since
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        run, row = _bench_run(db, task, j, method, {**params, **variant}, progress)
+        rid = row["run"]
         per_agg = {}
         for agg in AGGREGATIONS:
             df, _ = run_frame(db, rid, agg)
             if not df.empty and df["metric"].notna().any():
                 per_agg[agg] = _tables(df, b, n_boot)
         primary = run["params"].get("aggregation")
-        results.append({"run": rid, "judge": j, "variant": variant,
-                        "n_answers": run["n_answers"],
-                        "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-                        "run_wall_s": _run_seconds(run), "primary_aggregation": primary,
+        results.append({**row, "variant": variant, "primary_aggregation": primary,
                         "table": per_agg.get(primary, {}),
                         "aggregations": per_agg})
     out = {"benchmark": benchmark, "method": method, "docs": len(groups), "skip": skip,
@@ -437,21 +445,8 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
     gen = _ensure_checklist(db, task, checklist, checklist_judge, author, checklist_mode)
     results = []
     for j in judges:
-        rid = _find_run(db, task, j, "rocketeval", params)
-        if rid is None:
-            rid = create_run(db, task, j, "rocketeval", params=params)
-        t0, c0 = time.perf_counter(), time.process_time()
-
-        def tick(done: int, total: int, j: str = j, t0: float = t0) -> None:
-            if progress:
-                print(f"[{j} rocketeval] {done}/{total} items, {time.perf_counter() - t0:.0f} s",
-                      file=sys.stderr, flush=True)
-
-        run = execute_run(db_path(db), rid, progress=tick)
-        compute_scores(db, rid)
-        row = {"run": rid, "judge": j, "n_answers": run["n_answers"],
-               "wall_s": round(time.perf_counter() - t0, 1),
-               "cpu_s": round(time.process_time() - c0, 1), "run_wall_s": _run_seconds(run)}
+        _, row = _bench_run(db, task, j, "rocketeval", params, progress)
+        rid = row["run"]
         if b["level"] == "list":
             rep = rankings_report(db, rid, n_boot=n_boot, tie_margin=tie_margin)
             row.update({"aggregation": rep["aggregation"],
