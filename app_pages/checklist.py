@@ -32,13 +32,14 @@ with st.expander("Per-query checklists (RocketEval: one list per query, shared b
     st.caption("Generate 5–10 Yes/No questions per query with a judge, or import a JSONL file "
                '(`{"group_id" | "instruction_id": ..., "questions": [...]}`). They appear '
                "below (origin instance), then freeze them with *Freeze instance checklists*.")
-    g1, g2, g3, g4 = st.columns(4)
+    g1, g2 = st.columns(2)
     pq_judge = g1.text_input("Judge spec", generation_judge(), key="pq_judge")
     pq_mode = g2.selectbox(
         "How to ask", ["single", "list"], index=["single", "list"].index(default_mode(pq_judge)),
         key=f"pq_mode_{default_mode(pq_judge)}",
         format_func={"single": "one question per generation (small local judges)",
                      "list": "the whole list in one answer (large judges)"}.get)
+    g3, g4 = st.columns(2)
     pq_ref = g3.checkbox("Give the judge the reference answer", True, key="pq_ref")
     pq_fresh = g4.checkbox("Rewrite queries that have a list (asked afresh)", False,
                            key="pq_fresh")
