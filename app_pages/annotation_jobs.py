@@ -6,7 +6,7 @@ import streamlit as st
 
 from checkeval_core.annotation import jobs as J
 from checkeval_core.annotation.agreement_report import agreement_report
-from checkeval_core.annotation.store import export_annotations
+from checkeval_core.annotation.files import export_annotations
 from checkeval_core.checklists.versions import list_versions
 from checkeval_core.store import open_db
 from checkeval_core.tasks import list_tasks

@@ -7,9 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.checklists.augment import default_mode, generation_judge
+from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.filtering import similar_pairs
 from checkeval_core.checklists.io import export_checklist
-from checkeval_core.checklists.model import questions
 from checkeval_core.checklists.review import decide, review_agreement
 from checkeval_core.checklists.versions import diff_versions, freeze, list_versions
 from checkeval_core.store import open_db

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from checkeval_core.checklists import model as M
+from checkeval_core.checklists import editing as M
 from checkeval_core.checklists.augment import augment, default_mode, generation_judge
 from checkeval_core.checklists.filtering import filter_dimension
 from checkeval_core.checklists.io import ChecklistError, export_checklist, import_checklist

@@ -14,7 +14,7 @@ from checkeval_core.analysis.rankings import (
     query_answers,
     rankings_report,
 )
-from checkeval_core.preferences import (
+from checkeval_core.annotation.preferences import (
     PreferenceError,
     human_data_stamp,
     import_preferences,

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from checkeval_core.annotation.agreement_report import agreement_report
-from checkeval_core.annotation.store import (
+from checkeval_core.annotation.files import (
     AnnotationFileError,
     export_annotations,
     import_annotations,

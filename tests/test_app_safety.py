@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from checkeval_core.annotation import jobs as J
-from checkeval_core.checklists import model as M
+from checkeval_core.checklists import editing as M
 from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.review import decide
 from checkeval_core.checklists.versions import freeze

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from checkeval_core.analysis.quality_bench import (
+from checkeval_core.bench.quality import (
     EMPTY_ANSWER,
     _alpaca_rows,
     bench_rankings,

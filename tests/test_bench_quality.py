@@ -53,7 +53,7 @@ def test_bench_quality_fake(tmp_path):
 def test_format_table_shows_undefined_cells_as_dash():
     # a judge that answers Yes to everything has a constant share_yes: its correlation is
     # undefined (None in the JSON) and the text table must still print
-    from checkeval_core.analysis.quality_bench import format_table
+    from checkeval_core.bench.quality import format_table
 
     cell = {"spearman": 0.5, "kendall": 0.25}
     res = {"benchmark": "summeval", "method": "rocketeval", "docs": 2, "items": 4,
@@ -100,7 +100,7 @@ def test_bench_quality_member_with_its_own_options(tmp_path):
 
 def test_bench_quality_skip_holds_out_the_first_documents(tmp_path):
     """``--skip N``: a confirmation set disjoint from the first N documents, in its own task."""
-    from checkeval_core.analysis.quality_bench import BENCHMARKS, _load_rows
+    from checkeval_core.bench.quality import BENCHMARKS, _load_rows
 
     src = _bench_folder(tmp_path)
     _, g1 = _load_rows(src, BENCHMARKS["summeval"], 3)

@@ -3,7 +3,7 @@
 import pytest
 
 from checkeval_core.checklists.augment import augment
-from checkeval_core.checklists.model import add_question, ensure_dimension, ensure_sub, questions
+from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub, questions
 from checkeval_core.datasets import import_file
 
 

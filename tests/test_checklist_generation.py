@@ -1,9 +1,9 @@
 """Parsing messy LLM output; augmentation, filtering and instance checklists with provenance."""
 
 from checkeval_core.checklists.augment import augment
+from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.filtering import filter_dimension, parse_decisions, similar_pairs
 from checkeval_core.checklists.instance import generate_instance_checklists
-from checkeval_core.checklists.model import questions
 from checkeval_core.checklists.parse import parse_questions, question_flags
 from checkeval_core.judges.base import GenerateResult
 from checkeval_core.prompts.checklist import PROMPT_VERSION

@@ -6,13 +6,13 @@ import sys
 
 import pytest
 
+from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.io import (
     ChecklistError,
     export_checklist,
     import_checklist,
     split_questions,
 )
-from checkeval_core.checklists.model import questions
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.config import data_dir
 from checkeval_core.datasets import import_file

@@ -4,9 +4,9 @@ generation under a grammar, task-kind wording, "generate again", and Yes/No filt
 from __future__ import annotations
 
 from checkeval_core.checklists.augment import augment, default_mode, usable, wrong_subject
+from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.filtering import default_mode as filter_mode
 from checkeval_core.checklists.filtering import filter_dimension
-from checkeval_core.checklists.model import questions
 from checkeval_core.judges.registry import get_judge
 from checkeval_core.prompts.checklist import SINGLE_PROMPT_VERSION
 from tests.test_checklist_generation import import_checklist_seeds

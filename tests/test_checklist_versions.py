@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from checkeval_core.checklists.model import questions
+from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.review import decide, review_agreement
 from checkeval_core.checklists.versions import diff_versions, freeze, get_version
 from tests.test_checklist_generation import import_checklist_seeds

@@ -10,7 +10,7 @@ import pytest
 from checkeval_core.checklists.instance import group_questions
 from checkeval_core.config import data_dir
 from checkeval_core.demo import load_demo
-from checkeval_core.demo_instruction import TASK
+from checkeval_core.demo.instruction import TASK
 from checkeval_core.store import task_id
 
 BUNDLE = data_dir() / "demo_runs" / "alpacaeval-embedded-rocketeval.json"

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from checkeval_core.checklists import instance as I
-from checkeval_core.checklists.model import questions
+from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.versions import content_hash, freeze, get_version
 from checkeval_core.datasets import import_file
 from checkeval_core.judges.base import GenerateResult

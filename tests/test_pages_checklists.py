@@ -1,6 +1,6 @@
 """AppTest of the Dimensions and Checklist review pages."""
 
-from checkeval_core.checklists.model import questions
+from checkeval_core.checklists.editing import questions
 from checkeval_core.demo import load_demo
 from tests.conftest import open_app_page as open_page
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from checkeval_core.datasets import import_file
-from checkeval_core.preferences import (
+from checkeval_core.annotation.preferences import (
     PreferenceError,
     group_id_for_input,
     import_preferences,
@@ -18,6 +17,7 @@ from checkeval_core.preferences import (
     rating_sources,
     ratings,
 )
+from checkeval_core.datasets import import_file
 
 SHARED = Path("/work/shared/benchmarks")
 

@@ -36,10 +36,10 @@ def build_ranking_task(db, prefs: bool = True, ratings: bool = True) -> int:
     """Task ``rank-demo`` (kind instruction): 4 queries × 3 systems whose answers mention 4, 2
     or 0 of the words the query's checklist asks about; a per-query checklist imported with
     the issue-14 API and frozen; one finished ``fake`` rocketeval run. Returns the run id."""
+    from checkeval_core.annotation.preferences import import_preferences, import_ratings
     from checkeval_core.checklists.instance import import_group_checklists
     from checkeval_core.checklists.versions import freeze
     from checkeval_core.datasets import import_file
-    from checkeval_core.preferences import import_preferences, import_ratings
     from checkeval_core.runs import create_run, execute_run
     from checkeval_core.store import db_path
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from checkeval_core import safeio
+from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub
 from checkeval_core.checklists.io import ChecklistError, import_checklist, split_questions
-from checkeval_core.checklists.model import add_question, ensure_dimension, ensure_sub
 from checkeval_core.checklists.parse import parse_questions
 from checkeval_core.datasets import import_file
 from checkeval_core.jsontext import find_json

@@ -17,9 +17,9 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from checkeval_core.analysis.external import import_metric
-from checkeval_core.annotation.store import import_annotations
+from checkeval_core.annotation.files import import_annotations
+from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.io import import_checklist
-from checkeval_core.checklists.model import questions
 from checkeval_core.datasets import import_file
 from tests.conftest import open_app_page
 

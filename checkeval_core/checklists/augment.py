@@ -22,7 +22,7 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.checklists.model import add_question, norm, questions
+from checkeval_core.checklists.editing import add_question, norm, questions
 from checkeval_core.checklists.parse import parse_questions, question_flags
 from checkeval_core.judges.base import GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator, stable_unit

@@ -23,7 +23,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.checklists.augment import subject_noun
-from checkeval_core.checklists.model import questions
+from checkeval_core.checklists.editing import questions
 from checkeval_core.jsontext import find_json
 from checkeval_core.judges.base import BinaryRequest, GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator, stable_unit

@@ -26,7 +26,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.checklists.augment import MODES, SAMPLE_TEMPERATURE, default_mode, near_copy
-from checkeval_core.checklists.model import add_question, ensure_dimension, ensure_sub, norm
+from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub, norm
 from checkeval_core.checklists.parse import parse_questions, question_flags
 from checkeval_core.config import data_dir
 from checkeval_core.judges.base import GenerateRequest

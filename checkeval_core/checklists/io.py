@@ -24,7 +24,7 @@ from typing import Any
 import sqlite_utils
 import yaml
 
-from checkeval_core.checklists.model import add_question, ensure_dimension, ensure_sub, norm
+from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub, norm
 from checkeval_core.safeio import (
     LIMITS,
     InputError,
@@ -379,7 +379,7 @@ def export_checklist(db: sqlite_utils.Database, task: str,
                          "sub_dimensions": subs})
         return {"format": FORMAT, "task": task, "version": v["version"], "hash": v["hash"],
                 "dimensions": dims}
-    from checkeval_core.checklists.model import dimensions, questions
+    from checkeval_core.checklists.editing import dimensions, questions
 
     qs = questions(db, task)
     dims = []
@@ -400,7 +400,7 @@ def export_yaml_files(db: sqlite_utils.Database, task: str) -> dict[str, str]:
 
     File names come from dimension names through :func:`safe_filename` (no ``/``, no ``..``),
     so they stay inside the folder they are written to."""
-    from checkeval_core.checklists.model import dimensions, questions
+    from checkeval_core.checklists.editing import dimensions, questions
 
     qs = [q for q in questions(db, task) if q["status"] == "kept"]
     files: dict[str, str] = {}

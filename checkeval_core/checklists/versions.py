@@ -16,7 +16,7 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.checklists.model import dimensions, questions
+from checkeval_core.checklists.editing import dimensions, questions
 from checkeval_core.store import NotFound, dumps, loads, now_iso, rows, task_id, transaction
 
 

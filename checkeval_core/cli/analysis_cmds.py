@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
-from typing import Any
 
 import typer
 
-from checkeval_core.cli import app, bench_app, fail
+from checkeval_core.cli.app import app, bench_app, clean_json, fail
 from checkeval_core.store import NotFound, open_db
-
-
-def _clean(x: Any) -> Any:
-    """NaN → null for JSON."""
-    if isinstance(x, float) and math.isnan(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    return x
 
 
 @app.command("analyze")
@@ -75,7 +62,7 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             fail("give --run RUN_ID (repeatable) or --task NAME --metric-file FILE.csv")
     except (NotFound, MetricFileError, ValueError) as e:
         fail(str(e))
-    out = _clean(out)
+    out = clean_json(out)
     if as_json:
         typer.echo(json.dumps(out))
         return
@@ -131,8 +118,8 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                           None, "--checklist-mode", help="generated checklists: list|single "
                           "(default: single for embedded judges, else list)")) -> None:
     """Run and analyse a benchmark subset in the papers' layout."""
-    from checkeval_core.analysis.quality_bench import RANKING_BENCHMARKS as RB
-    from checkeval_core.analysis.quality_bench import bench_quality, bench_rankings, format_table
+    from checkeval_core.bench.quality import RANKING_BENCHMARKS as RB
+    from checkeval_core.bench.quality import bench_quality, bench_rankings, format_table
     from checkeval_core.runs.options import parse_params
 
     if benchmark in RB:  # issue 14: list level / pairwise (H5)
@@ -143,9 +130,9 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                                  progress=True)
         except (ValueError, NotFound, ImportError) as e:
             fail(str(e))
-        from checkeval_core.analysis.quality_bench import format_rankings
+        from checkeval_core.bench.quality import format_rankings
 
-        typer.echo(json.dumps(_clean(res)) if as_json else format_rankings(res))
+        typer.echo(json.dumps(clean_json(res)) if as_json else format_rankings(res))
         return
     try:
         members = []
@@ -161,5 +148,5 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                             skip=skip)
     except (ValueError, NotFound, ImportError) as e:
         fail(str(e))
-    res = _clean(res)
+    res = clean_json(res)
     typer.echo(json.dumps(res) if as_json else format_table(res))

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import typer
 
-from checkeval_core.cli import app, fail
-from checkeval_core.cli.analysis_cmds import _clean
+from checkeval_core.cli.app import app, clean_json, fail
 from checkeval_core.store import NotFound, open_db
 
 ann_app = typer.Typer(no_args_is_help=True, help="Human checklist answers.")
@@ -18,7 +17,7 @@ app.add_typer(ann_app, name="annotations")
 @ann_app.command("import")
 def import_cmd(file: Path = typer.Argument(...), task: str = typer.Option(..., "--task")) -> None:
     """Import annotator answers (CSV or JSONL: annotator, item_id, question, answer)."""
-    from checkeval_core.annotation.store import AnnotationFileError, import_annotations
+    from checkeval_core.annotation.files import AnnotationFileError, import_annotations
 
     if not file.exists():
         fail(f"{file}: no such file")
@@ -34,7 +33,7 @@ def import_cmd(file: Path = typer.Argument(...), task: str = typer.Option(..., "
 def export_cmd(task: str = typer.Option(..., "--task"), out: Path = typer.Option(..., "--out"),
                fmt: str = typer.Option("csv", "--format", help="csv|jsonl")) -> None:
     """Export annotations with timestamps."""
-    from checkeval_core.annotation.store import export_annotations
+    from checkeval_core.annotation.files import export_annotations
     from checkeval_core.export import write_rows
 
     try:
@@ -57,7 +56,7 @@ def agreement_cmd(task: str = typer.Option(..., "--task"),
         rep = agreement_report(open_db(), task, list(run) if run else None)
     except NotFound as e:
         fail(str(e))
-    out = _clean({"human_human": rep["human_human"], "human_judge": {
+    out = clean_json({"human_human": rep["human_human"], "human_judge": {
         k: {kk: v[kk] for kk in ("cohen_kappa", "krippendorff_alpha", "n_units")}
         for k, v in rep["human_judge"].items()}})
     typer.echo(json.dumps(out) if as_json else json.dumps(out, indent=2))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from checkeval_core.cli import app, fail
+from checkeval_core.cli.app import app, fail
 from checkeval_core.store import NotFound, open_db
 
 checklist_app = typer.Typer(no_args_is_help=True, help="Build, review and freeze checklists.")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from checkeval_core.cli import app, fail
+from checkeval_core.cli.app import app, fail
 from checkeval_core.datasets import KINDS, DatasetError, import_file, parse_mapping
 from checkeval_core.export import write_rows
 from checkeval_core.store import NotFound, open_db

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from checkeval_core.cli import app, bench_app, fail
+from checkeval_core.cli.app import app, bench_app, fail
 from checkeval_core.judges.registry import JudgeSpecError, get_judge, parse_spec
 
 judge_app = typer.Typer(no_args_is_help=True, help="Configure and test judges.")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from checkeval_core.cli import app, fail
+from checkeval_core.cli.app import app, clean_json, fail
 from checkeval_core.store import NotFound, open_db
 
 pref_app = typer.Typer(no_args_is_help=True, help="Human pairwise preferences between answers.")
@@ -30,7 +30,7 @@ def preferences_import_cmd(
         as_json: bool = typer.Option(False, "--json")) -> None:
     """Import votes: item ids (group_id, item_a, item_b, winner a/b/tie) or self-contained
     pairs (input, output_1, output_2, label 1/2), which create the items."""
-    from checkeval_core.preferences import PreferenceError, import_preferences
+    from checkeval_core.annotation.preferences import PreferenceError, import_preferences
 
     if not file.exists():
         fail(f"{file}: no such file")
@@ -60,7 +60,7 @@ def ratings_import_cmd(
         as_json: bool = typer.Option(False, "--json")) -> None:
     """Import reference ratings per system (system_id, rating, optional lower/upper; or the
     models.json shape with arena_elo, arena_elo_lower, arena_elo_upper)."""
-    from checkeval_core.preferences import PreferenceError, import_ratings
+    from checkeval_core.annotation.preferences import PreferenceError, import_ratings
 
     if not file.exists():
         fail(f"{file}: no such file")
@@ -85,7 +85,6 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
                      as_json: bool) -> None:
     """``checkeval analyze --run ID --rankings|--pairs [--json]`` (called by ``analyze``)."""
     from checkeval_core.analysis.rankings import pairs_report, rankings_report
-    from checkeval_core.cli.analysis_cmds import _clean
 
     if not run or len(run) != 1:
         fail("--rankings / --pairs analyse one run: give exactly one --run RUN_ID")
@@ -100,7 +99,7 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
         out = {**rep, "instance": prs}
     else:
         out = rep if rep is not None else prs
-    out = _clean(out)
+    out = clean_json(out)
     if as_json:
         typer.echo(json.dumps(out))
         return

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from checkeval_core.cli import app, bench_app, fail
+from checkeval_core.cli.app import app, bench_app, fail
 from checkeval_core.store import NotFound, db_path, open_db
 
 
@@ -105,7 +105,7 @@ def bench_scale_cmd(answers: int = typer.Option(1_000_000, "--answers"),
                                                 "reads on a task of N items"),
                     as_json: bool = typer.Option(False, "--json")) -> None:
     """Time the pages' queries on a scratch database with N synthetic answers."""
-    from checkeval_core.runs.bench_scale import bench_scale, bench_task_pages
+    from checkeval_core.bench.scale import bench_scale, bench_task_pages
 
     if answers < 1 or task_items < 0:
         fail("--answers must be ≥ 1 and --task-items ≥ 0")

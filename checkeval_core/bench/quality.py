@@ -395,8 +395,8 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
     import tempfile
 
     from checkeval_core.analysis.rankings import pairs_report, rank_correlation, rankings_report
+    from checkeval_core.annotation.preferences import import_preferences, import_ratings
     from checkeval_core.judges.registry import parse_spec
-    from checkeval_core.preferences import import_preferences, import_ratings
 
     if benchmark not in RANKING_BENCHMARKS:
         raise ValueError(f"--benchmark {benchmark!r}: use one of {', '.join(RANKING_BENCHMARKS)}")

@@ -1,4 +1,4 @@
-"""The instruction-following demo (issue 14): RocketEval's own setting, ready on a fresh machine.
+"""The instruction-following demo: RocketEval's own setting, ready on a fresh machine.
 
 Task ``alpacaeval-demo`` (kind ``instruction``): 8 AlpacaEval queries × the 12 test models of
 RocketEval's list-level benchmark (items ``<instruction_id>:<system_id>``, group = the query),
@@ -18,6 +18,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.config import data_dir
+from checkeval_core.demo.runs import demo_runs
 from checkeval_core.store import task_id
 
 TASK = "alpacaeval-demo"
@@ -36,10 +37,10 @@ def enabled() -> bool:
 
 def load_instruction_demo(db: sqlite_utils.Database) -> dict[str, Any]:
     """Create whatever part of the ``alpacaeval-demo`` task is missing; returns what was done."""
+    from checkeval_core.annotation.preferences import import_ratings
     from checkeval_core.checklists.instance import import_group_checklists
     from checkeval_core.checklists.versions import freeze
     from checkeval_core.datasets import import_file
-    from checkeval_core.preferences import import_ratings
 
     entry: dict[str, Any] = {}
     if db.execute("SELECT 1 FROM task WHERE name = ?", [TASK]).fetchone():
@@ -62,6 +63,4 @@ def load_instruction_demo(db: sqlite_utils.Database) -> dict[str, Any]:
 def _runs(db: sqlite_utils.Database) -> list[int]:
     """The shipped run bundles of this task, loaded the way every demo task's are
     (``CHECKEVAL_DEMO_RUNS=0`` skips them)."""
-    from checkeval_core.demo import _demo_runs
-
-    return _demo_runs(db, TASK)
+    return demo_runs(db, TASK)

@@ -2,7 +2,7 @@
 filtering decides on — list/JSON prompts vs the small-judge modes (one question per
 generation under a grammar; Yes/No filtering), on the demo tasks' seed questions.
 
-    .venv/bin/python bench/checklist_generation.py --judge embedded [--dims 2] [--out FILE.json]
+    .venv/bin/python -m checkeval_core.bench.checklist_generation --judge embedded [--dims 2] [--out FILE.json]
 
 For each demo task and each of its first ``--dims`` dimensions (first sub-dimension, its
 first seed): diversify and elaborate with ``--n`` questions asked (default 10), in ``list``
@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 
 from checkeval_core.checklists.augment import augment, subject_noun, usable
+from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.filtering import filter_dimension
 from checkeval_core.checklists.io import import_checklist
-from checkeval_core.checklists.model import questions
 from checkeval_core.config import data_dir
 from checkeval_core.datasets import import_file
 from checkeval_core.store import open_db

@@ -1,7 +1,7 @@
 """Render bench/out/*.json (from bench/quality_sweep.sh) as the Markdown rows of the quality
 table in docs/benchmarks.md: one row per judge × aggregation, ensembles, baselines.
 
-    .venv/bin/python bench/quality_table.py bench/out/tc-05b-rocketeval.json ...
+    .venv/bin/python -m checkeval_core.bench.quality_table bench/out/tc-05b-rocketeval.json ...
 """
 
 from __future__ import annotations

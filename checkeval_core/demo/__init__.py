@@ -1,0 +1,5 @@
+"""The bundled demo: tasks, checklists and pre-computed runs a fresh machine opens on."""
+
+from checkeval_core.demo.load import DEMO_TASKS, demo_loaded, load_demo
+
+__all__ = ["DEMO_TASKS", "demo_loaded", "load_demo"]
