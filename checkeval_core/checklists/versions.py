@@ -32,8 +32,15 @@ def content_hash(qs: list[dict[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def build_content(db: sqlite_utils.Database, task: str, kind: str = "global") -> dict[str, Any]:
-    kept = [q for q in questions(db, task, status="kept", instance=(kind == "instance"))]
+def build_content(db: sqlite_utils.Database, task: str, kind: str = "global",
+                  origins: list[str] | None = None,
+                  exclude: list[int] | None = None) -> dict[str, Any]:
+    """The kept questions of ``kind`` (optionally only those with one of ``origins``, and
+    without the question ids in ``exclude``) and the task's dimensions, as a version holds
+    them. The working checklist is not changed: a version can be a subset of it."""
+    kept = [q for q in questions(db, task, status="kept", instance=(kind == "instance"))
+            if (not origins or {q["origin"], *(q.get("origins") or [])} & set(origins))
+            and q["id"] not in set(exclude or ())]
     dims = [{"name": d["name"], "definition": d["definition"],
              "sub_dimensions": [{"name": s["name"], "description": s["description"]}
                                 for s in d["sub_dimensions"]]} for d in dimensions(db, task)]
@@ -44,12 +51,15 @@ def build_content(db: sqlite_utils.Database, task: str, kind: str = "global") ->
 
 
 def freeze(db: sqlite_utils.Database, task: str, note: str = "",
-           kind: str = "global") -> dict[str, Any]:
-    """Freeze the kept questions; returns ``{"id", "version", "hash", "n_questions", "new"}``."""
+           kind: str = "global", origins: list[str] | None = None,
+           exclude: list[int] | None = None) -> dict[str, Any]:
+    """Freeze the kept questions (all, or those of ``origins`` without ``exclude``, see
+    :func:`build_content`); returns ``{"id", "version", "hash", "n_questions", "new"}``."""
     tid = task_id(db, task)
-    content = build_content(db, task, kind)
+    content = build_content(db, task, kind, origins=origins, exclude=exclude)
     if not content["questions"]:
-        raise ValueError(f"task {task!r} has no kept {kind} questions to freeze")
+        what = f" of origin {', '.join(origins)}" if origins else ""
+        raise ValueError(f"task {task!r} has no kept {kind} questions{what} to freeze")
     h = content_hash(content["questions"])
     with transaction(db):
         same = db.execute("SELECT id, version, n_questions FROM checklist_version WHERE "

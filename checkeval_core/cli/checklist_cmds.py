@@ -120,12 +120,18 @@ def filter_cmd(task: str = typer.Option(..., "--task"),
 def freeze_cmd(task: str = typer.Option(..., "--task"), note: str = typer.Option("", "--note"),
                instance: bool = typer.Option(False, "--instance",
                                              help="freeze the instance checklists"),
+               origin: list[str] | None = typer.Option(
+                   None, "--origin", help="only kept questions of this origin (repeat): seed, "
+                                          "diversification, elaboration, edited, import…"),
+               exclude: list[int] | None = typer.Option(
+                   None, "--exclude", help="leave out this question id (repeat)"),
                as_json: bool = typer.Option(False, "--json")) -> None:
-    """Freeze the kept questions as an immutable version."""
+    """Freeze the kept questions (or a subset of them) as an immutable version."""
     from checkeval_core.checklists.versions import freeze
 
     try:
-        v = freeze(open_db(), task, note=note, kind="instance" if instance else "global")
+        v = freeze(open_db(), task, note=note, kind="instance" if instance else "global",
+                   origins=origin or None, exclude=exclude or None)
     except (NotFound, ValueError) as e:
         fail(str(e))
     if as_json:
