@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.annotation import jobs as J
-from checkeval_core.annotation.agreement_report import agreement_report
+from checkeval_core.annotation.agreement_report import agreement_view
 from checkeval_core.annotation.store import export_annotations
 from checkeval_core.checklists.versions import list_versions
 from checkeval_core.store import open_db
@@ -73,21 +73,19 @@ with d2:
                  "All human answers of this task (CSV)")
 
 st.subheader("Agreement")
-rep = agreement_report(db, task)
-hh = rep["human_human"]
-st.write(f"Among annotators ({hh['n_units']} units answered Yes/No by two or more): "
-         f"Krippendorff α = {hh['krippendorff_alpha']:.3f}, Fleiss κ = {hh['fleiss_kappa']:.3f}")
-if rep["human_judge"]:
-    st.dataframe(pd.DataFrame([{"judge": k, **v} for k, v in rep["human_judge"].items()]),
-                 hide_index=True)
-
-if rep["per_question"]:
+view = agreement_view(db, task)
+st.write(view["summary"])
+if view["judges"]:
+    st.markdown("**Annotators (majority answer) vs each completed judge run**")
+    st.dataframe(pd.DataFrame(view["judges"]), hide_index=True, width="stretch")
+if view["per_question"]:
     st.markdown("**Per question** (units answered Yes/No by two or more annotators)")
-    st.dataframe(pd.DataFrame(rep["per_question"]), hide_index=True)
-if rep["likert"]:
-    st.markdown("**Human checklist scores vs the benchmark's Likert scores** (CheckEval Table 5)")
-    st.dataframe(pd.DataFrame([{"dimension": d, **v} for d, v in rep["likert"].items()]),
-                 hide_index=True)
+    st.dataframe(pd.DataFrame(view["per_question"]), hide_index=True, width="stretch")
+st.markdown("**Human checklist scores vs the benchmark's Likert scores** (CheckEval Table 5)")
+if view["likert"]:
+    st.dataframe(pd.DataFrame(view["likert"]), hide_index=True, width="stretch")
+else:
+    st.caption(view["likert_note"])
 
 st.subheader("Disagreements to settle")
 dis = J.disagreements(db, job)
