@@ -44,8 +44,7 @@ if c2.button("Next →", key="ann_next", disabled=pos >= len(q) - 1):
     st.session_state[pos_key] = pos + 1
     st.rerun()
 entry = q[pos]
-c3.markdown(f"Item **{pos + 1} / {len(q)}** · `{md_escape(entry['item_id'])}` · status: "
-            f"`{entry['status']}`")
+c3.markdown(f"{md_escape(entry['item_id'])} · status: `{entry['status']}`")
 item = items(db, next(j for j in mine if j["id"] == job)["task"],
              item_ids=[entry["item_id"]])[0]
 # only this item's checklist: on a per-query checklist, its query's questions

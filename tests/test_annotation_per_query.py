@@ -98,7 +98,7 @@ def test_agreement_view_says_why_numbers_are_undefined(db, tmp_path):
     assert "every answer on the 2 shared units is 'yes'" in v["summary"]
     assert [r["question"] for r in v["per_question"]] == GROUP_QS["g0"]
     assert v["per_question"][0]["Fleiss κ"] == "undefined"
-    assert "same answer" in v["per_question"][0]["note"]
+    assert v["per_question"][0]["note"] == "all answers the same: undefined"
 
 
 def test_queue_progress_and_next_position():

@@ -53,18 +53,15 @@ def _human_note(human: dict[tuple[int, int], dict[str, str]],
 def _pair_note(human: list[str], judge: list[str]) -> str:
     """Why humans-vs-judge κ/α are undefined or 0 by construction ('' when neither)."""
     if not human:
-        return ("no (item, question) with both a human majority answer and this run's Yes/No "
-                "(annotate items this run answered)")
+        return "no shared unit: annotate items this run answered"
     agree = f"raw agreement {sum(a == b for a, b in zip(human, judge))}/{len(human)}"
     hs, js = set(human), set(judge)
     if len(hs | js) == 1:
-        return (f"every answer is {next(iter(hs))!r} on both sides: chance agreement is 1, "
-                f"κ and α undefined; {agree}")
+        return f"all answers {next(iter(hs))!r}: undefined (chance agreement is 1); {agree}"
     if len(js) == 1 or len(hs) == 1:
         who = "the judge" if len(js) == 1 else "the humans"
         val = next(iter(js if len(js) == 1 else hs))
-        return (f"{who} answered {val!r} on all {len(human)} units: κ is 0 by construction "
-                f"(no better than chance whatever the other side said); {agree}")
+        return f"{who} always {val!r}: κ = 0 by construction; {agree}"
     return ""
 
 
@@ -180,9 +177,8 @@ def agreement_view(db: sqlite_utils.Database, task: str) -> dict[str, Any]:
                      "agreement": f"{r['percent_agreement']:.0%}",
                      "Fleiss κ": stat_text(r["fleiss_kappa"]),
                      "note": "" if not math.isnan(r["fleiss_kappa"]) else
-                     "every annotator gave the same answer on every unit: κ undefined"
-                     if r["percent_agreement"] == 1 else
-                     "needs units answered by the same number of annotators with both answers"}
+                     "all answers the same: undefined" if r["percent_agreement"] == 1 else
+                     "needs equally many annotators per unit"}
                     for r in rep["per_question"]]
     has_scores = db.execute("SELECT 1 FROM human_score hs JOIN item i ON i.id = hs.item_id "
                             "WHERE i.task_id = ? AND hs.annotator = '' LIMIT 1",
@@ -190,8 +186,8 @@ def agreement_view(db: sqlite_utils.Database, task: str) -> dict[str, Any]:
     likert = [{"dimension": d, "items": v["n"], "Spearman ρ": stat_text(v["spearman"]),
                "Pearson r": stat_text(v["pearson"]),
                "note": "" if not math.isnan(v["spearman"]) else
-               f"needs ≥ 2 annotated items with a human score that differ on both sides "
-               f"({v['n']} items)"} for d, v in rep["likert"].items()]
+               f"needs ≥ 2 annotated items with a human score ({v['n']} so far)" if v["n"] < 2
+               else f"one side constant over the {v['n']} items: undefined"} for d, v in rep["likert"].items()]
     likert_note = ""
     if not has_scores:
         likert, likert_note = [], ("This task has no human scores (benchmark Likert ratings), "
