@@ -56,13 +56,18 @@ def test_job_shows_only_the_query_questions_and_agreement_counts_only_them(db, t
     for ann, vals in (("a", ["yes", "yes", "no", "no"]), ("b", ["yes", "no", "no", "no"])):
         for (item, q), v in zip([(r0, q1), (r0, q2), (r1, q1), (r1, q2)], vals):
             J.save_answer(db, jid, ann, item, q, v)
-    # answers to the other query's questions (as stored before they were refused): one
-    # "no/no" pair and one yes/no disagreement; neither is the item's question
+    # answers to the other query's questions are refused ...
     off1, off2 = qid(db, GROUP_QS["g1"][0]), qid(db, GROUP_QS["g1"][1])
-    for ann, v in (("a", "no"), ("b", "no")):
-        J.save_answer(db, jid, ann, r0, off1, v)
-    J.save_answer(db, jid, "a", r0, off2, "yes")
-    J.save_answer(db, jid, "b", r0, off2, "no")
+    with pytest.raises(ValueError, match="not on this item's checklist"):
+        J.save_answer(db, jid, "a", r0, off1, "no")
+    # ... and those stored before that (one "no/no" pair, one yes/no disagreement) are not
+    # counted
+    for ann, q, v in (("a", off1, "no"), ("b", off1, "no"), ("a", off2, "yes"),
+                      ("b", off2, "no")):
+        db.execute("INSERT INTO annotation (task_id, annotator, kind, item_id, question_id, "
+                   "value, job_id, created_at, updated_at) SELECT task_id, ?, 'answer', ?, ?, "
+                   "?, ?, '', '' FROM annotation_job WHERE id = ?", [ann, r0, q, v, jid, jid])
+    assert db.execute("SELECT COUNT(*) FROM annotation").fetchone()[0] == 12
     rep = agreement_report(db, "pq")
     hh = rep["human_human"]
     # by hand: units (1,1) (1,0) (0,0) (0,0); coincidences o11=2, o10=o01=1, o00=4, n=8

@@ -222,6 +222,9 @@ def save_answer(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk:
     """Upsert one answer at once (nothing is lost on refresh or crash)."""
     if value not in ("yes", "no", "unsure"):
         raise ValueError(f"answer {value!r}: use yes, no or unsure")
+    if question_id not in {q["id"] for q in job_questions(db, job_id, item_pk)}:
+        raise ValueError(f"question #{question_id} is not on this item's checklist in job "
+                         f"#{job_id}")
     now = now_iso()
     tid = db.execute("SELECT task_id FROM annotation_job WHERE id = ?", [job_id]).fetchone()[0]
     db.execute("INSERT INTO annotation (task_id, annotator, kind, item_id, question_id, value, "
