@@ -29,12 +29,13 @@ job = st.selectbox("Job", [j["id"] for j in mine], key="ann_job",
                    format_func=lambda i: next(f"#{j['id']} {j['name']}" for j in mine
                                               if j["id"] == i))
 q = J.queue(db, job, who)
-done = sum(x["status"] != "todo" for x in q)
-st.progress(done / len(q), text=f"{md_escape(who)}: {done} of {len(q)} items done or skipped")
 pos_key = f"ann_pos|{job}|{who}"
 if pos_key not in st.session_state:
     st.session_state[pos_key] = next((i for i, x in enumerate(q) if x["status"] == "todo"), 0)
 pos = min(st.session_state[pos_key], len(q) - 1)
+share, where, counts = J.progress_label(q, pos)
+st.subheader(where)
+st.progress(share, text=f"{md_escape(who)}: {counts}")
 c1, c2, c3 = st.columns([1, 1, 4])
 if c1.button("← Previous", key="ann_prev", disabled=pos == 0):
     st.session_state[pos_key] = pos - 1
@@ -43,10 +44,12 @@ if c2.button("Next →", key="ann_next", disabled=pos >= len(q) - 1):
     st.session_state[pos_key] = pos + 1
     st.rerun()
 entry = q[pos]
-c3.markdown(f"Item **{pos + 1} / {len(q)}** · status: `{entry['status']}`")
+c3.markdown(f"{md_escape(entry['item_id'])} · status: `{entry['status']}`")
 item = items(db, next(j for j in mine if j["id"] == job)["task"],
              item_ids=[entry["item_id"]])[0]
+# only this item's checklist: on a per-query checklist, its query's questions
 questions = J.job_questions(db, job, item["id"])
+notes = J.dimension_notes(db, job)
 saved = J.answers_of(db, job, who, item["id"])
 
 left, right = st.columns([2, 3])
@@ -72,6 +75,11 @@ with right:
         head = (qq["dimension"], qq["sub_dimension"])
         if head != current:
             st.markdown(f"**{md_escape(qq['dimension'])}** · {md_escape(qq['sub_dimension'])}")
+            note = notes.get(qq["dimension"], {})
+            if note.get("definition"):
+                st.caption(f"{md_escape(qq['dimension'])}: {md_escape(note['definition'])}")
+            if note.get("subs", {}).get(qq["sub_dimension"]):
+                st.caption(md_escape(note["subs"][qq["sub_dimension"]]))
             current = head
         # Keyed by (job, item, question, annotator): the next person on a shared browser gets
         # fresh widgets (nothing of the previous annotator pre-selected, every click saved).
@@ -79,25 +87,36 @@ with right:
         st.radio(qq["text"], OPTIONS, index=OPTIONS.index(saved[qq["id"]])
                  if qq["id"] in saved else None, horizontal=True, key=key,
                  on_change=_save, args=(job, who, item["id"], qq["id"], key))
-    answered = len(J.answers_of(db, job, who, item["id"]))
+    mine_now = J.answers_of(db, job, who, item["id"])
+    answered = sum(qq["id"] in mine_now for qq in questions)
     st.caption(f"{answered} of {len(questions)} answered")
     b1, b2 = st.columns(2)
     if b1.button("Submit item", type="primary", key="ann_submit",
                  disabled=answered < len(questions)):
-        J.set_status(db, job, who, item["id"], "done")
-        st.rerun()
+        try:
+            J.submit_item(db, job, who, item["id"])
+            # on to the next item still to do; the submitted one's judge answers are shown
+            st.session_state[f"ann_last|{job}|{who}"] = (item["id"], item["item_id"])
+            st.session_state[pos_key] = J.next_position(J.queue(db, job, who), pos)
+            st.rerun()
+        except ValueError as e:
+            st.error(str(e))
     reason = b2.text_input("Skip reason", key=f"ann_skip_reason|{job}|{item['id']}|{who}")
     if b2.button("Skip item", key="ann_skip"):
         try:
             J.set_status(db, job, who, item["id"], "skipped", reason)
-            st.session_state[pos_key] = min(pos + 1, len(q) - 1)
+            st.session_state[pos_key] = J.next_position(J.queue(db, job, who), pos)
             st.rerun()
         except ValueError as e:
             st.error(str(e))
 
-if entry["status"] == "done" or J.queue(db, job, who)[pos]["status"] == "done":
-    st.subheader("Your answers beside the judges'")
-    table, runs = J.judge_comparison(db, job, who, item["id"], questions)
+last = st.session_state.get(f"ann_last|{job}|{who}")
+shown = (item["id"], item["item_id"]) if entry["status"] == "done" else \
+    (last if last and last[0] != item["id"] else None)
+if shown:
+    st.subheader("Your answers beside the judges'" + (
+        "" if shown[0] == item["id"] else f" on the item you submitted ({shown[1]})"))
+    table, runs = J.judge_comparison(db, job, who, shown[0], J.job_questions(db, job, shown[0]))
     if runs:
         # yours, each judge's and the ⚠️ first, narrow; the question last
         st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch",
@@ -108,5 +127,5 @@ if entry["status"] == "done" or J.queue(db, job, who)[pos]["status"] == "done":
                          long={"question": "The checklist question"}, long_width="medium"))
     else:
         st.caption("No completed judge run on this checklist version yet.")
-else:
+if entry["status"] != "done":
     st.caption("Judges' answers are hidden until you submit this item (blind annotation).")

@@ -5,11 +5,12 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.annotation import jobs as J
-from checkeval_core.annotation.agreement_report import agreement_report
+from checkeval_core.annotation.agreement_report import agreement_view
 from checkeval_core.annotation.files import export_annotations
 from checkeval_core.checklists.versions import list_versions
 from checkeval_core.store import open_db
 from checkeval_core.tasks import list_tasks
+from studio_ui.tables import table_config
 from studio_ui.widgets import csv_download, current_user, task_picker
 
 st.title("Annotation jobs")
@@ -73,21 +74,34 @@ with d2:
                  "All human answers of this task (CSV)")
 
 st.subheader("Agreement")
-rep = agreement_report(db, task)
-hh = rep["human_human"]
-st.write(f"Among annotators ({hh['n_units']} units answered Yes/No by two or more): "
-         f"Krippendorff α = {hh['krippendorff_alpha']:.3f}, Fleiss κ = {hh['fleiss_kappa']:.3f}")
-if rep["human_judge"]:
-    st.dataframe(pd.DataFrame([{"judge": k, **v} for k, v in rep["human_judge"].items()]),
-                 hide_index=True)
-
-if rep["per_question"]:
+view = agreement_view(db, task)
+st.write(view["summary"])
+if view["judges"]:
+    st.markdown("**Annotators (majority answer) vs each completed judge run**")
+    st.dataframe(pd.DataFrame(view["judges"]), hide_index=True, width="stretch",
+                 column_config=table_config(
+                     keys={"judge": "", "method": "The run's method"},
+                     counts={"run": "Run id", "units": "(item, question) units compared"},
+                     decisions={"Cohen κ": "undefined: see the note",
+                                "Krippendorff α": "undefined: see the note"},
+                     long={"note": "Why a value is undefined or 0 by construction"}))
+if view["per_question"]:
     st.markdown("**Per question** (units answered Yes/No by two or more annotators)")
-    st.dataframe(pd.DataFrame(rep["per_question"]), hide_index=True)
-if rep["likert"]:
-    st.markdown("**Human checklist scores vs the benchmark's Likert scores** (CheckEval Table 5)")
-    st.dataframe(pd.DataFrame([{"dimension": d, **v} for d, v in rep["likert"].items()]),
-                 hide_index=True)
+    st.dataframe(pd.DataFrame(view["per_question"]), hide_index=True, width="stretch",
+                 column_config=table_config(
+                     counts={"units": "Items answered by two or more annotators"},
+                     decisions={"agreement": "Units where all annotators agreed",
+                                "Fleiss κ": "undefined: see the note"},
+                     long={"question": "The checklist question", "note": "Why κ is undefined"},
+                     widths={"note": "medium"}))
+st.markdown("**Human checklist scores vs the benchmark's Likert scores** (CheckEval Table 5)")
+if view["likert"]:
+    st.dataframe(pd.DataFrame(view["likert"]), hide_index=True, width="stretch",
+                 column_config=table_config(
+                     counts={"items": "Annotated items with a human Likert score"},
+                     long={"note": "Why a correlation is undefined"}))
+else:
+    st.caption(view["likert_note"])
 
 st.subheader("Disagreements to settle")
 dis = J.disagreements(db, job)

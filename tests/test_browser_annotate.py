@@ -70,10 +70,11 @@ def test_two_annotators_and_a_run(app_server, browser, tmp_path):
                             raise
                 idle(pg)
             pg.get_by_role("button", name="Submit item").click()
+            # Submit shows the submitted item beside the judges and moves on to the next
+            pg.get_by_text(f"{step + 1} of 2 done").wait_for()
             pg.get_by_text("Your answers beside the judges'").wait_for()
             if step == 0:
-                pg.get_by_role("button", name="Next →").click()
-                pg.get_by_text("Item **2 / 2**".replace("**", "")).wait_for()
+                pg.get_by_text("Item 2 of 2", exact=True).wait_for()
     run.wait(180)
     assert run.returncode == 0
     rows = db.execute("SELECT annotator, COUNT(*), SUM(value = 'yes') FROM annotation WHERE "
@@ -85,3 +86,71 @@ def test_two_annotators_and_a_run(app_server, browser, tmp_path):
     assert db.execute("SELECT COUNT(*) FROM answer").fetchone()[0] == 4 * 122
     for pg in pages.values():
         pg.context.close()
+
+
+@pytest.mark.browser
+def test_per_query_checklist_shows_only_the_item_questions(app_server, browser):
+    """On the AlpacaEval demo's per-query checklist, each item lists its own query's questions
+    (not every query's), Submit needs only those and moves on; screenshot at 1440×900."""
+    from checkeval_core.annotation.jobs import create_job, job_questions, queue, sample_items
+    from checkeval_core.demo.instruction import TASK, load_instruction_demo
+
+    db = open_db(app_server.db_path)
+    load_instruction_demo(db)
+    n_all = db.execute("SELECT n_questions FROM checklist_version WHERE kind = 'instance'"
+                       ).fetchone()[0]
+    def group(pk):
+        return db.execute("SELECT group_id FROM item WHERE id = ?", [pk]).fetchone()[0]
+
+    # a sample whose first two items answer different queries
+    seed = next(s for s in range(50) if len({group(pk) for pk in
+                                             sample_items(db, TASK, 3, seed=s)[:2]}) == 2)
+    jid = create_job(db, TASK, ["alice"], 1, n_items=3, seed=seed)
+    q = queue(db, jid, "alice")
+    own = [[x["text"] for x in job_questions(db, jid, e["item_pk"])] for e in q]
+    assert own[0] != own[1]
+    assert 0 < len(own[0]) < n_all
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    pg = ctx.new_page()
+    pg.set_default_timeout(30_000)
+    pg.goto(app_server.url + "/annotate")
+    box = pg.get_by_label("Your name")
+    box.fill("alice")
+    box.press("Enter")
+    pg.get_by_text("Item 1 of 3", exact=True).wait_for()
+    pg.get_by_text("Judges' answers are hidden").wait_for()  # the end of the page
+    pg.get_by_role("radiogroup", name=own[0][-1], exact=True).wait_for()  # not a skeleton
+    idle(pg)
+    groups = pg.get_by_role("radiogroup")
+    assert groups.count() == len(own[0])
+    for i, text in enumerate(own[0]):
+        group = pg.get_by_role("radiogroup", name=text, exact=True)
+        assert group.count() == 1
+        for attempt in range(3):  # a click during a rerun can be swallowed: retry
+            group.get_by_text("yes", exact=True).click()
+            try:
+                pg.get_by_text(f"{i + 1} of {len(own[0])} answered").wait_for(timeout=10_000)
+                break
+            except Exception:  # noqa: BLE001 - playwright timeout
+                if attempt == 2:
+                    raise
+        idle(pg)
+    pg.get_by_text("Item 1 of 3", exact=True).scroll_into_view_if_needed()
+    pg.screenshot(path="/tmp/annotate_per_query_1440.png")
+    pg.get_by_role("button", name="Submit item").click()
+    pg.get_by_text("Item 2 of 3", exact=True).wait_for()
+    pg.get_by_text("Judges' answers are hidden").wait_for()
+    pg.get_by_role("radiogroup", name=own[1][-1], exact=True).wait_for()
+    pg.get_by_role("radiogroup", name=own[0][0], exact=True).wait_for(state="detached")
+    idle(pg)
+    assert pg.get_by_role("radiogroup").count() == len(own[1])
+    for text in own[1]:
+        assert pg.get_by_role("radiogroup", name=text, exact=True).count() == 1
+    pg.get_by_text("Item 2 of 3", exact=True).scroll_into_view_if_needed()
+    pg.screenshot(path="/tmp/annotate_per_query_1440_next.png")
+    status = db.execute("SELECT status FROM annotation_assignment WHERE job_id = ? ORDER BY "
+                        "position", [jid]).fetchall()
+    assert [s[0] for s in status] == ["done", "todo", "todo"]
+    assert db.execute("SELECT COUNT(*) FROM annotation WHERE job_id = ?", [jid]
+                      ).fetchone()[0] == len(own[0])
+    ctx.close()

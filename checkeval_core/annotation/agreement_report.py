@@ -4,7 +4,8 @@ A *unit* is one (item, question) answered Yes/No (``unsure`` is excluded). Among
 Krippendorff's α (nominal) and Fleiss' κ (units with the most common number of annotators).
 Humans vs a judge: the human side of a unit is the majority answer of its annotators (a tie
 is left out; a coordinator's settled answer replaces it); Cohen's κ and α between that and
-the run's verdicts.
+the run's verdicts. Only answers to questions on the item's own checklist count (on a
+per-query checklist, another query's questions are not the item's).
 """
 
 from __future__ import annotations
@@ -17,16 +18,59 @@ import numpy as np
 import sqlite_utils
 
 from checkeval_core.analysis.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
-from checkeval_core.store import task_id
+from checkeval_core.checklists.instance import question_applies
+from checkeval_core.store import rows, task_id
+
+
+def _own_answers(db: sqlite_utils.Database, tid: int) -> list[dict[str, Any]]:
+    """The task's human Yes/No answers to questions on their item's own checklist (an answer
+    to another query's question, stored before that was refused, is left out)."""
+    out = rows(db, "SELECT a.annotator, a.item_id AS item_pk, i.item_id, i.group_id, "
+                   "a.question_id, q.item_id AS q_item, q.group_id AS q_group, "
+                   "d.name AS dimension, a.value FROM annotation a JOIN item i ON "
+                   "i.id = a.item_id JOIN question q ON q.id = a.question_id JOIN dimension d "
+                   "ON d.id = q.dimension_id WHERE a.task_id = ? AND a.kind = 'answer' AND "
+                   "a.value IN ('yes', 'no')", [tid])
+    return [r for r in out if question_applies(
+        {"item_id": r["q_item"], "group_id": r["q_group"]},
+        {"id": r["item_pk"], "item_id": r["item_id"], "group_id": r["group_id"]})]
+
+
+def _human_note(human: dict[tuple[int, int], dict[str, str]],
+                multi: list[tuple[int, int]]) -> str:
+    """Why α/κ among annotators are undefined ('' when they are defined)."""
+    if not multi:
+        n_ans = sum(len(v) for v in human.values())
+        return ("no (item, question) has Yes/No answers from two or more annotators yet "
+                f"({n_ans} answers so far): α and κ need items shared by annotators (overlap ≥ 2)")
+    values = {x for u in multi for x in human[u].values()}
+    if len(values) == 1:
+        return (f"every answer on the {len(multi)} shared units is {next(iter(values))!r}: "
+                "chance agreement is 1, so α and κ are undefined")
+    return ""
+
+
+def _pair_note(human: list[str], judge: list[str]) -> str:
+    """Why humans-vs-judge κ/α are undefined or 0 by construction ('' when neither)."""
+    if not human:
+        return "no shared unit: annotate items this run answered"
+    agree = f"raw agreement {sum(a == b for a, b in zip(human, judge))}/{len(human)}"
+    hs, js = set(human), set(judge)
+    if len(hs | js) == 1:
+        return f"all answers {next(iter(hs))!r}: undefined (chance agreement is 1); {agree}"
+    if len(js) == 1 or len(hs) == 1:
+        who = "the judge" if len(js) == 1 else "the humans"
+        val = next(iter(js if len(js) == 1 else hs))
+        return f"{who} always {val!r}: κ = 0 by construction; {agree}"
+    return ""
 
 
 def agreement_report(db: sqlite_utils.Database, task: str,
                      run_ids: list[int] | None = None) -> dict[str, Any]:
     tid = task_id(db, task)
     human: dict[tuple[int, int], dict[str, str]] = defaultdict(dict)
-    for r in db.execute("SELECT annotator, item_id, question_id, value FROM annotation WHERE "
-                        "task_id = ? AND kind = 'answer' AND value IN ('yes', 'no')", [tid]):
-        human[(r[1], r[2])][r[0]] = r[3]
+    for r in _own_answers(db, tid):
+        human[(r["item_pk"], r["question_id"])][r["annotator"]] = r["value"]
     annotators = sorted({a for v in human.values() for a in v})
     multi = [u for u, v in human.items() if len(v) >= 2]
     code = {"yes": 1.0, "no": 0.0}
@@ -49,9 +93,11 @@ def agreement_report(db: sqlite_utils.Database, task: str,
     if runs is None:
         runs = [r[0] for r in db.execute("SELECT id FROM run WHERE task_id = ? AND status = "
                                          "'completed' ORDER BY id", [tid])]
-    specs = {r[0]: r[1] for r in db.execute(
-        f"SELECT id, judge_spec FROM run WHERE id IN ({','.join('?' * len(runs))})", runs)} \
-        if runs else {}
+    specs, methods = {}, {}
+    if runs:
+        for r in db.execute(f"SELECT id, judge_spec, method FROM run WHERE id IN "
+                            f"({','.join('?' * len(runs))})", runs):
+            specs[r[0]], methods[r[0]] = r[1], r[2]
     dup = {s for s in specs.values() if list(specs.values()).count(s) > 1}
     for rid in runs:
         judge = {(r[0], r[1]): r[2] for r in db.execute(
@@ -63,20 +109,25 @@ def agreement_report(db: sqlite_utils.Database, task: str,
         key = specs.get(rid, str(rid))
         if key in dup:
             key = f"run {rid}: {key}"
-        hj[key] = {"run": rid, "cohen_kappa": cohen_kappa(h, j),
+        hj[key] = {"run": rid, "method": methods.get(rid, ""), "cohen_kappa": cohen_kappa(h, j),
                    "krippendorff_alpha": krippendorff_alpha([[code[x] for x in h],
                                                              [code[x] for x in j]])
-                   if common else math.nan, "n_units": len(common)}
+                   if common else math.nan, "n_units": len(common),
+                   "note": _pair_note(h, j)}
     per_question = []
     by_q: dict[int, list[list[str]]] = defaultdict(list)
     for u in multi:
         by_q[u[1]].append(list(human[u].values()))
+    texts = {r[0]: r[1] for r in db.execute("SELECT id, text FROM question WHERE task_id = ?",
+                                            [tid])}
     for qid, units in sorted(by_q.items()):
-        per_question.append({"question_id": qid, "n_units": len(units),
+        per_question.append({"question_id": qid, "question": texts.get(qid, ""),
+                             "n_units": len(units),
                              "percent_agreement": float(np.mean([len(set(x)) == 1
                                                                  for x in units])),
                              "fleiss_kappa": fleiss_from_labels(units)[0]})
-    return {"human_human": hh, "human_judge": hj, "annotators": annotators,
+    return {"human_human": hh, "human_note": _human_note(human, multi),
+            "human_judge": hj, "annotators": annotators,
             "per_question": per_question, "likert": human_vs_likert(db, tid)}
 
 
@@ -87,11 +138,8 @@ def human_vs_likert(db: sqlite_utils.Database, tid: int) -> dict[str, Any]:
     from checkeval_core.analysis.correlation import corr
 
     share: dict[tuple[int, str], list[int]] = defaultdict(list)
-    for r in db.execute("SELECT a.item_id, d.name, a.value FROM annotation a JOIN question q ON "
-                        "q.id = a.question_id JOIN dimension d ON d.id = q.dimension_id WHERE "
-                        "a.task_id = ? AND a.kind = 'answer' AND a.value IN ('yes', 'no')",
-                        [tid]):
-        share[(r[0], r[1])].append(r[2] == "yes")
+    for r in _own_answers(db, tid):
+        share[(r["item_pk"], r["dimension"])].append(r["value"] == "yes")
     likert = {(r[0], r[1]): r[2] for r in db.execute(
         "SELECT hs.item_id, hs.dimension, hs.value FROM human_score hs JOIN item i ON "
         "i.id = hs.item_id WHERE i.task_id = ? AND hs.annotator = ''", [tid])}
@@ -103,3 +151,48 @@ def human_vs_likert(db: sqlite_utils.Database, tid: int) -> dict[str, Any]:
         out[dim] = {"spearman": corr(x, y, "spearman"), "pearson": corr(x, y, "pearson"),
                     "n": len(keys)}
     return out
+
+
+def stat_text(value: float | None) -> str:
+    """A κ/α/ρ for display: three decimals, or ``undefined`` (the row's note says why)."""
+    return "undefined" if value is None or math.isnan(value) else f"{value:.3f}"
+
+
+def agreement_view(db: sqlite_utils.Database, task: str) -> dict[str, Any]:
+    """What the Annotation jobs page shows, every number with its sample size and every
+    undefined one with its reason: ``summary`` (a sentence), ``judges``, ``per_question``
+    and ``likert`` (rows) and ``likert_note`` (why there is no Likert comparison, or '')."""
+    rep = agreement_report(db, task)
+    hh = rep["human_human"]
+    summary = (f"Among {len(rep['annotators'])} annotators, {hh['n_units']} (item, question) "
+               f"units answered Yes/No by two or more: Krippendorff α = "
+               f"{stat_text(hh['krippendorff_alpha'])}, Fleiss κ = "
+               f"{stat_text(hh['fleiss_kappa'])}" + (f" — {rep['human_note']}"
+                                                   if rep["human_note"] else ""))
+    judges = [{"judge": k, "method": v["method"], "run": v["run"], "units": v["n_units"],
+               "Cohen κ": stat_text(v["cohen_kappa"]),
+               "Krippendorff α": stat_text(v["krippendorff_alpha"]), "note": v["note"]}
+              for k, v in rep["human_judge"].items()]
+    per_question = [{"question": r["question"], "units": r["n_units"],
+                     "agreement": f"{r['percent_agreement']:.0%}",
+                     "Fleiss κ": stat_text(r["fleiss_kappa"]),
+                     "note": "" if not math.isnan(r["fleiss_kappa"]) else
+                     "all answers the same: undefined" if r["percent_agreement"] == 1 else
+                     "needs equally many annotators per unit"}
+                    for r in rep["per_question"]]
+    has_scores = db.execute("SELECT 1 FROM human_score hs JOIN item i ON i.id = hs.item_id "
+                            "WHERE i.task_id = ? AND hs.annotator = '' LIMIT 1",
+                            [task_id(db, task)]).fetchone() is not None
+    likert = [{"dimension": d, "items": v["n"], "Spearman ρ": stat_text(v["spearman"]),
+               "Pearson r": stat_text(v["pearson"]),
+               "note": "" if not math.isnan(v["spearman"]) else
+               f"needs ≥ 2 annotated items with a human score ({v['n']} so far)" if v["n"] < 2
+               else f"one side constant over the {v['n']} items: undefined"} for d, v in rep["likert"].items()]
+    likert_note = ""
+    if not has_scores:
+        likert, likert_note = [], ("This task has no human scores (benchmark Likert ratings), "
+                                   "so the human checklist scores cannot be compared with them.")
+    elif not likert:
+        likert_note = "No human checklist answers yet to compare with the human scores."
+    return {"summary": summary, "judges": judges, "per_question": per_question,
+            "likert": likert, "likert_note": likert_note}

@@ -3,7 +3,9 @@
 File columns: ``annotator``, ``item_id`` (the item's user id), ``question`` (the exact text or
 the question's id) and ``answer`` (``yes`` / ``no`` / ``unsure``). Imports are atomic: every
 row is checked first and any problem (unknown item or question, bad answer, missing field) is
-reported with the file, line and field; nothing is written then. Uploads are parsed from
+reported with the file, line and field; nothing is written then. A question must be on the
+item's own checklist: on a per-query checklist, an answer to another query's question is
+refused. Uploads are parsed from
 memory (``data=``); sizes and JSON nesting are bounded by :mod:`checkeval_core.safeio`.
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.checklists.instance import group_key, question_applies
 from checkeval_core.safeio import (
     LIMITS,
     InputError,
@@ -121,9 +124,10 @@ def import_annotations(db: sqlite_utils.Database, task: str, path: str | Path,
     if not recs:
         raise AnnotationFileError(f"{name}: no annotation rows")
     tid = task_id(db, task)
-    items = {r[0]: r[1] for r in db.execute("SELECT item_id, id FROM item WHERE task_id = ?",
-                                            [tid])}
-    qs = rows(db, "SELECT id, text, item_id FROM question WHERE task_id = ?", [tid])
+    item_rows = {r["item_id"]: r for r in rows(db, "SELECT id, item_id, group_id FROM item "
+                                                   "WHERE task_id = ?", [tid])}
+    items = {k: r["id"] for k, r in item_rows.items()}
+    qs = rows(db, "SELECT id, text, item_id, group_id FROM question WHERE task_id = ?", [tid])
     by_text: dict[str, list[dict]] = {}
     for q in qs:
         by_text.setdefault(" ".join(q["text"].split()), []).append(q)
@@ -140,10 +144,18 @@ def import_annotations(db: sqlite_utils.Database, task: str, path: str | Path,
             errors.append(f"{loc}, field 'annotator': missing")
         if iid not in items:
             errors.append(f"{loc}, field 'item_id': unknown item {iid[:60]!r} in task {task!r}")
-        cand = by_text.get(qv) or ([by_id[qv]] if qv in by_id else [])
-        cand = [q for q in cand if q["item_id"] in (None, items.get(iid))]
-        if not cand:
+        found = by_text.get(qv) or ([by_id[qv]] if qv in by_id else [])
+        # only a question on the item's own checklist (a per-query checklist holds every
+        # query's questions; an answer to another query's question is refused)
+        cand = [q for q in found if iid in item_rows and question_applies(q, item_rows[iid])]
+        if not found:
             errors.append(f"{loc}, field 'question': no question {qv[:60]!r} in task {task!r}")
+        elif iid in item_rows and not cand:
+            g = found[0]["group_id"]
+            owner = f"query {g[:60]!r}" if g else "another item"
+            errors.append(f"{loc}, field 'question': {qv[:60]!r} is not on the checklist of "
+                          f"item {iid[:60]!r} (it belongs to {owner}; the item answers query "
+                          f"{group_key(item_rows[iid])[:60]!r})")
         if av not in ANSWERS:
             errors.append(f"{loc}, field 'answer': {av[:30]!r} is not yes, no or unsure")
         if ann and iid in items and cand and av in ANSWERS:

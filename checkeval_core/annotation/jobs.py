@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
+from checkeval_core.checklists.instance import question_applies, questions_of_item
 from checkeval_core.checklists.versions import get_version
 from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
 from checkeval_core.tasks import items
@@ -149,11 +150,64 @@ def judge_comparison(db: sqlite_utils.Database, job_id: int, annotator: str, ite
     return table, labels
 
 
-def job_questions(db: sqlite_utils.Database, job_id: int, item_pk: int) -> list[dict[str, Any]]:
+def _content(db: sqlite_utils.Database, job_id: int) -> dict[str, Any]:
     v = db.execute("SELECT v.content FROM annotation_job j JOIN checklist_version v ON v.id = "
                    "j.checklist_version_id WHERE j.id = ?", [job_id]).fetchone()
-    content = loads(v[0])
-    return [q for q in content["questions"] if q.get("item_id") in (None, item_pk)]
+    if v is None:
+        raise ValueError(f"no annotation job #{job_id}")
+    return loads(v[0])
+
+
+def _item(db: sqlite_utils.Database, item_pk: int) -> dict[str, Any]:
+    found = rows(db, "SELECT id, item_id, group_id FROM item WHERE id = ?", [item_pk])
+    if not found:
+        raise ValueError(f"no item with internal id {item_pk}")
+    return found[0]
+
+
+def job_questions(db: sqlite_utils.Database, job_id: int, item_pk: int) -> list[dict[str, Any]]:
+    """The item's checklist in the job's version: the global questions, its own and its
+    query's — never another query's (a per-query checklist holds every query's questions)."""
+    return questions_of_item(_content(db, job_id)["questions"], _item(db, item_pk))
+
+
+def dimension_notes(db: sqlite_utils.Database, job_id: int) -> dict[str, dict[str, Any]]:
+    """``{dimension: {"definition", "subs": {sub-dimension: description}}}`` of the job's
+    checklist version (what an annotator reads before answering)."""
+    return {d["name"]: {"definition": d.get("definition") or "",
+                        "subs": {s["name"]: s.get("description") or ""
+                                 for s in d.get("sub_dimensions", [])}}
+            for d in _content(db, job_id).get("dimensions", [])}
+
+
+def submit_item(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int) -> None:
+    """Mark the item done once every question of ITS checklist has an answer."""
+    qs = job_questions(db, job_id, item_pk)
+    mine = answers_of(db, job_id, annotator, item_pk)
+    missing = [q for q in qs if q["id"] not in mine]
+    if missing:
+        raise ValueError(f"{len(missing)} of {len(qs)} questions of this item have no answer "
+                         f"yet (first: {missing[0]['text'][:80]!r})")
+    set_status(db, job_id, annotator, item_pk, "done")
+
+
+def next_position(queue_rows: list[dict[str, Any]], pos: int) -> int:
+    """Where to go after finishing the item at ``pos``: the next item still to do after it,
+    else the first one still to do before it, else the next item (the last stays put)."""
+    after = [i for i in range(pos + 1, len(queue_rows)) if queue_rows[i]["status"] == "todo"]
+    before = [i for i in range(pos) if queue_rows[i]["status"] == "todo"]
+    if after or before:
+        return (after or before)[0]
+    return min(pos + 1, len(queue_rows) - 1)
+
+
+def progress_label(queue_rows: list[dict[str, Any]], pos: int) -> tuple[float, str, str]:
+    """``(fraction finished, "Item 3 of 20", "7 of 20 done · 1 skipped · 12 to do")``."""
+    n = len(queue_rows)
+    done = sum(x["status"] == "done" for x in queue_rows)
+    skipped = sum(x["status"] == "skipped" for x in queue_rows)
+    return ((done + skipped) / n if n else 0.0, f"Item {pos + 1} of {n}",
+            f"{done} of {n} done · {skipped} skipped · {n - done - skipped} to do")
 
 
 def queue(db: sqlite_utils.Database, job_id: int, annotator: str) -> list[dict[str, Any]]:
@@ -168,6 +222,9 @@ def save_answer(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk:
     """Upsert one answer at once (nothing is lost on refresh or crash)."""
     if value not in ("yes", "no", "unsure"):
         raise ValueError(f"answer {value!r}: use yes, no or unsure")
+    if question_id not in {q["id"] for q in job_questions(db, job_id, item_pk)}:
+        raise ValueError(f"question #{question_id} is not on this item's checklist in job "
+                         f"#{job_id}")
     now = now_iso()
     tid = db.execute("SELECT task_id FROM annotation_job WHERE id = ?", [job_id]).fetchone()[0]
     db.execute("INSERT INTO annotation (task_id, annotator, kind, item_id, question_id, value, "
@@ -199,8 +256,10 @@ def progress(db: sqlite_utils.Database, job_id: int) -> list[dict[str, Any]]:
 
 
 def disagreements(db: sqlite_utils.Database, job_id: int) -> list[dict[str, Any]]:
-    """(item, question) pairs where annotators gave both yes and no, with any settled answer."""
-    return rows(db, "SELECT a.item_id AS item_pk, i.item_id, a.question_id, q.text AS question, "
+    """(item, question) pairs where annotators gave both yes and no, with any settled answer
+    (only questions on the item's own checklist)."""
+    out = rows(db, "SELECT a.item_id AS item_pk, i.item_id, i.group_id, q.item_id AS q_item, "
+                    "q.group_id AS q_group, a.question_id, q.text AS question, "
                     "GROUP_CONCAT(a.annotator || '=' || a.value, ', ') AS answers, "
                     "adj.value AS settled FROM annotation a JOIN item i ON i.id = a.item_id "
                     "JOIN question q ON q.id = a.question_id LEFT JOIN adjudication adj ON "
@@ -208,6 +267,12 @@ def disagreements(db: sqlite_utils.Database, job_id: int) -> list[dict[str, Any]
                     "a.question_id WHERE a.job_id = ? AND a.kind = 'answer' AND a.value IN "
                     "('yes', 'no') GROUP BY a.item_id, a.question_id HAVING "
                     "COUNT(DISTINCT a.value) > 1 ORDER BY i.position, a.question_id", [job_id])
+    keep = []
+    for r in out:
+        item = {"id": r["item_pk"], "item_id": r["item_id"], "group_id": r.pop("group_id")}
+        if question_applies({"item_id": r.pop("q_item"), "group_id": r.pop("q_group")}, item):
+            keep.append(r)
+    return keep
 
 
 def adjudicate(db: sqlite_utils.Database, job_id: int, item_pk: int, question_id: int,

@@ -60,6 +60,21 @@ def group_key(item: dict[str, Any]) -> str:
     return item.get("group_id") or item.get("item_id") or ""
 
 
+def question_applies(q: dict[str, Any], item: dict[str, Any]) -> bool:
+    """Whether ``q`` is on ``item``'s checklist: a global question (no item, no query), the
+    item's own (legacy per-item lists: ``item_id`` = the item's internal id) or its query's
+    (``group_id`` = :func:`group_key` of the item). ``item`` needs ``id``, ``item_id`` and
+    ``group_id``; ``q`` needs ``item_id`` and (on per-query questions) ``group_id``."""
+    return q.get("item_id") in (None, item.get("id")) and \
+        (q.get("group_id") or "") in ("", group_key(item))
+
+
+def questions_of_item(qs: list[dict[str, Any]], item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The questions of ``qs`` on ``item``'s checklist (:func:`question_applies`), in order:
+    the one rule used by runs, annotation jobs, agreement and the annotation importer."""
+    return [q for q in qs if question_applies(q, item)]
+
+
 def query_groups(db: sqlite_utils.Database, task: str) -> dict[str, dict[str, Any]]:
     """Every query of ``task`` in import order: ``{group: {"input", "reference", "n_items"}}``
     (the query text and reference of the group's first item)."""

@@ -161,13 +161,11 @@ def _shared(item: dict[str, Any], kind: str, label: str) -> tuple[str, ...]:
 def _qs_for_item(content: dict[str, Any], item: dict[str, Any] | int) -> list[dict[str, Any]]:
     """The questions that apply to an item: global ones, its own (legacy per-item lists) and
     its query's (per-query lists: ``group_id`` = the item's group, RocketEval's setting)."""
-    from checkeval_core.checklists.instance import group_key
+    from checkeval_core.checklists.instance import questions_of_item
 
     if isinstance(item, int):  # an item's internal id only: no per-query questions
         item = {"id": item}
-    g = group_key(item)
-    return [q for q in content["questions"] if q.get("item_id") in (None, item["id"])
-            and q.get("group_id", "") in ("", g)]
+    return questions_of_item(content["questions"], item)
 
 
 def plan_rocketeval(item: dict[str, Any], ctx: dict[str, Any]) -> list[Work]:
