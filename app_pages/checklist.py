@@ -124,38 +124,37 @@ selected = st.multiselect("Questions to act on", list(labels),
                           format_func=lambda i: labels.get(i, f"#{i}"), key="rv_selected")
 st.markdown(f"**{len(selected)} selected**")
 # The reason and new text belong to the selection they were typed for: emptied when the
-# selection changes and once a decision used them, so never stored on a later decision.
+# selection changes and once a decision used them. They are set to "" rather than deleted:
+# a deleted widget value leaves the browser showing (and sending back) the old text.
 reason_key, text_key = "rv_reason", "rv_newtext"
 sel_key = ",".join(map(str, sorted(selected)))
 if st.session_state.get("rv_reason_for") != sel_key:
-    st.session_state.pop(reason_key, None)
-    st.session_state.pop(text_key, None)
+    st.session_state[reason_key] = st.session_state[text_key] = ""
     st.session_state["rv_reason_for"] = sel_key
 
 
-def _act(decision: str, ids: list[int], who: str, reason_key: str, text_key: str) -> None:
-    try:
+def _act(decision: str, ids: list[int], who: str) -> None:
+    try:  # the core refuses a reason on a keep or an edit (recorded with rejections only)
         decide(open_db(), ids, who or "", decision, st.session_state.get(reason_key, ""),
                new_text=st.session_state.get(text_key) if decision == "edit" else None)
     except ValueError as e:
         st.session_state["rv_error"] = str(e)
         return
-    st.session_state.pop(reason_key, None)
-    st.session_state.pop(text_key, None)
+    st.session_state[reason_key] = st.session_state[text_key] = ""
     st.session_state["rv_flash"] = {"keep": f"Kept {len(ids)} question(s)",
                                     "reject": f"Rejected {len(ids)} question(s)",
                                     "edit": "Saved the edit as a new question"}[decision]
 
 
-st.text_input("Reason (required to reject)", key=reason_key)
+st.text_input("Reason (required to reject; recorded with rejections only)", key=reason_key)
 b1, b2, b3 = st.columns(3)
 b1.button("Keep selected", key="rv_keep", disabled=not selected, on_click=_act,
-          args=("keep", list(selected), annotator, reason_key, text_key))
+          args=("keep", list(selected), annotator))
 b2.button("Reject selected", key="rv_reject", disabled=not selected, on_click=_act,
-          args=("reject", list(selected), annotator, reason_key, text_key))
+          args=("reject", list(selected), annotator))
 st.text_input("New text (edit exactly one selected question)", key=text_key)
 b3.button("Save edit", key="rv_edit", disabled=len(selected) != 1, on_click=_act,
-          args=("edit", list(selected), annotator, reason_key, text_key))
+          args=("edit", list(selected), annotator))
 if "rv_error" in st.session_state:
     st.error(st.session_state.pop("rv_error"))
 
