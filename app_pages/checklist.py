@@ -22,7 +22,7 @@ if "rv_flash" in st.session_state:
 db = open_db()
 task = task_picker(db, "rv_task", "No task yet: load the demo on the Home page.")
 # Login, else the configured proxy header, else a typed name (checkeval_core.identity).
-annotator, why_not = current_user("rv_annotator", "Your name (recorded with each decision)")
+annotator, why_not = current_user("rv_annotator", "reviewer")
 if not annotator:
     st.caption(why_not)
 

@@ -143,7 +143,7 @@ for s in dim["sub_dimensions"]:
             added = False
             if new_seed.strip():
                 added = M.add_seed(db, tid, dim["id"], s["id"], new_seed,
-                                   author=known_user())[1]
+                                   author=known_user("reviewer"))[1]
                 st.session_state[f"newseed_gen_{s['id']}"] = gen + 1
             if problems:
                 for p in problems:

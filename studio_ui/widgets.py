@@ -43,30 +43,50 @@ def login_state() -> tuple[bool, str | None]:
     return True, str(info.get("name") or info.get("email") or info.get("sub") or "")
 
 
-def known_user() -> str:
-    """The acting user's name without asking (login, trusted header, or the name typed on
-    another page in this session); empty when unknown. For authorship fields."""
+#: The roles a person acts in; each keeps its own name for the session.
+ROLES = ("annotator", "reviewer", "coordinator")
+_ROLE_LABEL = {"annotator": "Your name as annotator",
+               "reviewer": "Your name as reviewer (recorded with each decision)",
+               "coordinator": "Your name as coordinator (recorded with each settled answer)"}
+
+
+def _role_key(role: str) -> str:
+    if role not in ROLES:
+        raise ValueError(f"role {role!r}: use one of {', '.join(ROLES)}")
+    return f"user_name|{role}"
+
+
+def known_user(role: str) -> str:
+    """The name of whoever acts in ``role``, without asking (login, trusted header, or the name
+    typed for that role earlier in this session); empty when unknown. For authorship fields.
+    A name typed for another role never counts."""
     configured, login_user = login_state()
     try:
         headers = st.context.headers
     except Exception:  # noqa: BLE001 - no request (bare script run)
         headers = {}
-    name, _, _ = resolve_annotator(headers, login_user, st.session_state.get("annotator", ""),
+    name, _, _ = resolve_annotator(headers, login_user,
+                                   st.session_state.get(_role_key(role), ""),
                                    login_configured=configured)
     return name or ""
 
 
-def current_user(key: str, label: str = "Your name") -> tuple[str | None, str]:
-    """Who is acting, via :func:`checkeval_core.identity.resolve_annotator`.
+def current_user(key: str, role: str, label: str | None = None) -> tuple[str | None, str]:
+    """Who is acting in ``role`` (annotator, reviewer or coordinator), via
+    :func:`checkeval_core.identity.resolve_annotator`.
 
-    Shows a name field only when neither a login nor a trusted proxy header is configured;
-    returns ``(name or None, message explaining a missing name)``.
+    A login or a trusted proxy header names the person in every role. Otherwise a name field
+    labelled with the role is shown, pre-filled only with the name typed for the same role:
+    an annotator's name never becomes a reviewer's or a coordinator's by itself. Returns
+    ``(name or None, message explaining a missing name)``.
     """
+    store = _role_key(role)
     configured, login_user = login_state()
     mode = identity_mode(configured)
     typed = ""
     if mode == "typed":
-        typed = st.text_input(label, st.session_state.get("annotator", ""), key=key)
+        typed = st.text_input(label or _ROLE_LABEL[role], st.session_state.get(store, ""),
+                              key=key)
     try:
         headers = st.context.headers
     except Exception:  # noqa: BLE001 - no request (bare script run)
@@ -74,10 +94,12 @@ def current_user(key: str, label: str = "Your name") -> tuple[str | None, str]:
     name, source, message = resolve_annotator(headers, login_user, typed,
                                               login_configured=configured)
     if name:
-        st.session_state["annotator"] = name
+        st.session_state[store] = name
         if source in ("login", "header"):
             how = "Streamlit login" if source == "login" else "login proxy"
-            st.caption(f"Signed in as **{md_escape(name)}** ({how})")
+            st.caption(f"Signed in as **{md_escape(name)}** ({how}), acting as {role}")
+    elif source == "typed":
+        st.session_state.pop(store, None)
     elif source == "login" and configured:
         st.button("Log in", key=f"{key}_login", on_click=st.login)
     return name, message

@@ -35,7 +35,7 @@ def test_checklist_flow_in_browser(app_server, page):
     page.get_by_text("questions proposed").wait_for()
 
     page.goto(app_server.url + "/checklist")
-    name = page.get_by_label("Your name (recorded with each decision)")
+    name = page.get_by_label("Your name as reviewer")
     name.fill("alice")
     name.press("Enter")
     page.get_by_text("Questions to act on").wait_for()
