@@ -105,9 +105,9 @@ table = pd.DataFrame([{
     "filter reason": q["filter_reason"], "reason": q["reason"], "item": q["item_id"],
     "query": q["group_id"]} for q in shown])
 st.caption(f"{len(shown)} of {len(qs)} questions")
-# At 1440 px the question gets the width: narrow id / status / verdict columns before it, the
-# query of a per-query question right after the id, and columns empty for every shown row
-# left out instead of taking space.
+# At 1440 px (a ~980 px wide page) the question gets the width: narrow id / query / status /
+# verdict columns before it, the dimensions after it, the provenance columns last (scrolled
+# to), and columns empty for every shown row left out instead of taking space.
 keep_cols = {"id", "status", "question"} | {c for c in table.columns if table[c].map(
     lambda v: v is not None and v == v and str(v) != "").any()}
 st.dataframe(table[[c for c in table.columns if c in keep_cols]], hide_index=True,
@@ -129,8 +129,9 @@ st.dataframe(table[[c for c in table.columns if c in keep_cols]], hide_index=Tru
                          "item": "The item of a per-item question"},
                  long={"question": "The question; select it below to act on it",
                        "filter reason": "The filter's reason", "reason": "A reviewer's reason"},
-                 long_width="medium", widths={"question": 560})
-             | {"id": key_column("id", None, 56)})
+                 long_width="medium", widths={"question": 520})
+             | {"id": key_column("id", None, 56),
+                "query": key_column("query", "The query (group) of a per-query question", 80)})
 labels = {q["id"]: f"#{q['id']} [{q['status']}] {q['text']}" for q in shown}
 st.session_state["rv_selected"] = [i for i in st.session_state.get("rv_selected", [])
                                    if i in labels]
@@ -162,7 +163,7 @@ def _act(decision: str, ids: list[int], who: str) -> None:
                                     "edit": "Saved the edit as a new question"}[decision]
 
 
-st.text_input("Reason (required to reject; recorded with rejections only)", key=reason_key)
+st.text_input("Reason (required to reject)", key=reason_key)  # recorded with rejections only
 b1, b2, b3 = st.columns(3)
 b1.button("Keep selected", key="rv_keep", disabled=not selected, on_click=_act,
           args=("keep", list(selected), annotator))
