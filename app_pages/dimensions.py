@@ -6,14 +6,14 @@ import json
 import pandas as pd
 import streamlit as st
 
+from checkeval_core.checklists import augment as A
 from checkeval_core.checklists import model as M
-from checkeval_core.checklists.augment import augment, default_mode, generation_judge
 from checkeval_core.checklists.filtering import filter_dimension, filter_summary
 from checkeval_core.checklists.io import ChecklistError, export_checklist, import_checklist
 from checkeval_core.checklists.seeds import PRESETS, add_preset_seeds, save_seeds, seed_questions
 from checkeval_core.store import open_db, task_id
 from checkeval_core.textsafe import md_escape
-from studio_ui.widgets import known_user, task_picker
+from studio_ui.widgets import confirm_step, known_user, task_picker
 
 st.title("Dimensions")
 if "dim_flash" in st.session_state:
@@ -69,25 +69,16 @@ if c3.button("Save", key="dim_save"):
     st.rerun()
 # Deleting is two steps (Delete, then confirm), and the core refuses while any human
 # annotation, review decision or settled answer references the dimension's questions.
-if c4.button("Delete", key="dim_delete"):
-    st.session_state["dim_confirm"] = dim["id"]
-if st.session_state.get("dim_confirm") == dim["id"]:
-    with st.container(border=True):
-        st.warning(f"Delete the dimension {md_escape(dim['name'])} with its "
-                   f"{len(dim['sub_dimensions'])} sub-dimension(s) and all their questions? "
-                   "This cannot be undone.")
-        k1, k2 = st.columns(2)
-        k2.button("Cancel", key="dim_delete_cancel",
-                  on_click=lambda: st.session_state.pop("dim_confirm", None))
-        if k1.button("Confirm delete", key="dim_delete_confirm", type="primary"):
-            st.session_state.pop("dim_confirm", None)
-            try:
-                M.delete_dimension(db, dim["id"])
-            except M.InUse as e:
-                st.error(str(e))
-            else:
-                st.session_state["dim_flash"] = "Dimension deleted"
-                st.rerun()
+if confirm_step("dim_delete", c4.button("Delete", key="dim_delete"), dim["id"],
+                f"Delete the dimension {md_escape(dim['name'])} with its "
+                f"{len(dim['sub_dimensions'])} sub-dimension(s) and all their questions? "
+                "This cannot be undone."):
+    try:
+        M.delete_dimension(db, dim["id"])
+        st.session_state["dim_flash"] = "Dimension deleted"
+        st.rerun()
+    except M.InUse as e:
+        st.error(str(e))
 
 st.markdown("**Sub-dimensions and seed questions** (phrase questions so that *Yes* = better)")
 all_seeds = seed_questions(db, task, dim["name"])
@@ -134,12 +125,12 @@ st.caption("Diversification and elaboration both start from the seeds (never fro
            "The embedded judge works offline but a stronger one writes better questions. The "
            "filter only flags the questions you wrote; it never removes them.")
 c1, c2, c3 = st.columns([2, 1, 1])
-judge = c1.text_input("Judge spec", generation_judge(), key="gen_judge",
+judge = c1.text_input("Judge spec", A.generation_judge(), key="gen_judge",
                       help="embedded:quality (the 1.5B model) is preselected when installed")
 n = c2.number_input("Questions asked", 1, 10, 4, key="gen_n",
                     help="per sub-dimension (diversify) or per seed question (elaborate)")
 strategy = c3.selectbox("Strategy", ["diversify", "elaborate"], key="gen_strategy")
-st.caption(f"Mode for this judge: **{default_mode(judge.strip() or 'embedded')}** — "
+st.caption(f"Mode for this judge: **{A.default_mode(judge.strip() or 'embedded')}** — "
            "`single` asks one question per generation (small local judges), `list` a "
            "numbered list.")
 b1, b3, b2 = st.columns(3)
@@ -149,13 +140,11 @@ again = b3.button("Generate again (new samples)", key="gen_again",
 try:
     if b1.button("Generate questions", type="primary", key="gen_run") or again:
         with st.spinner("Asking the judge…"):
-            res = augment(db, task, dim["name"], strategy, judge.strip(), n=int(n), fresh=again)
-        st.success(f"{len(res['added'])} questions proposed ({res['flagged']} flagged) from "
-                   f"{res['requests']} request(s)")
-        if res["from_cache"]:
-            st.info(f"{res['from_cache']} of {res['requests']} answers came from the cache "
-                    "(the same request was asked before), so nothing new may appear: press "
-                    "*Generate again (new samples)* to ask afresh.")
+            res = A.augment(db, task, dim["name"], strategy, judge.strip(), n=int(n), fresh=again)
+        summary, cache_note = A.augment_summary(res)
+        st.success(summary)
+        if cache_note:
+            st.info(cache_note)
         if res["added"]:
             st.dataframe(pd.DataFrame(res["added"]), hide_index=True, width="stretch")
         if res["problems"]:

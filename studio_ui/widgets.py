@@ -123,3 +123,24 @@ def csv_download(data: pd.DataFrame | Iterable[dict[str, Any]], file_name: str, 
     st.download_button(label, table_csv(data), file_name, mime="text/csv", key=key,
                        help="Spreadsheet-safe: cells starting with = + - @ are prefixed "
                             "with ' so they are never run as formulas.")
+
+
+def confirm_step(key: str, armed_by: bool, subject: Any, question: str,
+                 confirm_label: str = "Confirm delete") -> bool:
+    """The second step of a destructive action: ``armed_by`` (its first button was pressed)
+    shows ``question`` with *Confirm* (key ``{key}_confirm``) and *Cancel* (``{key}_cancel``);
+    True on the run where Confirm is pressed. Armed for one ``subject`` only (switching to
+    another dimension, say, asks again)."""
+    state = f"{key}_armed"
+    if armed_by:
+        st.session_state[state] = subject
+    if st.session_state.get(state) != subject:
+        return False
+    with st.container(border=True):
+        st.warning(question)
+        k1, k2 = st.columns(2)
+        k2.button("Cancel", key=f"{key}_cancel", on_click=st.session_state.pop, args=(state, None))
+        if k1.button(confirm_label, key=f"{key}_confirm", type="primary"):
+            st.session_state.pop(state, None)
+            return True
+    return False
