@@ -60,13 +60,12 @@ if not dims:
 dim_name = st.selectbox("Dimension", [d["name"] for d in dims], key="dim_pick")
 dim = next(d for d in dims if d["name"] == dim_name)
 c1, c2, c3, c4, c5 = st.columns([1, 3, 0.5, 0.5, 0.4])
-ren = c1.text_input("Name", dim["name"], key=f"dn_{dim['id']}")
+c1.text_input("Name", dim["name"], key=f"dn_{dim['id']}")
 c5.button("↑", key="dim_up", on_click=_do, args=(M.move, "dimension", dim["id"], -1))
 c5.button("↓", key="dim_down", on_click=_do, args=(M.move, "dimension", dim["id"], 1))
-dfn = c2.text_area("Definition", dim["definition"], key=f"dd_{dim['id']}", height=80)
-if c3.button("Save", key="dim_save"):
-    M.update_dimension(db, dim["id"], ren, dfn)
-    st.rerun()
+c2.text_area("Definition", dim["definition"], key=f"dd_{dim['id']}", height=80)
+c3.button("Save", key="dim_save", on_click=lambda i=dim["id"]: M.update_dimension(
+    open_db(), i, st.session_state[f"dn_{i}"], st.session_state[f"dd_{i}"]))
 # Deleting is two steps (Delete, then confirm), and the core refuses while any human
 # annotation, review decision or settled answer references the dimension's questions.
 if confirm_step("dim_delete", c4.button("Delete", key="dim_delete"), dim["id"],
@@ -85,8 +84,8 @@ all_seeds = seed_questions(db, task, dim["name"])
 for s in dim["sub_dimensions"]:
     with st.container(border=True):
         a, b, c, d, e = st.columns([2, 3, 0.4, 0.4, 0.6])
-        sname = a.text_input("Sub-dimension", s["name"], key=f"sn_{s['id']}")
-        sdesc = b.text_input("Description", s["description"], key=f"sd_{s['id']}")
+        a.text_input("Sub-dimension", s["name"], key=f"sn_{s['id']}")
+        b.text_input("Description", s["description"], key=f"sd_{s['id']}")
         c.button("↑", key=f"su_{s['id']}", on_click=_do, args=(M.move, "sub_dimension", s["id"], -1))
         d.button("↓", key=f"sdn_{s['id']}", on_click=_do, args=(M.move, "sub_dimension", s["id"], 1))
         e.button("Save", key=f"ss_{s['id']}", on_click=lambda i=s["id"]: M.update_sub(

@@ -45,3 +45,22 @@ def test_reorder_rename_and_preset(db, tmp_path):
     at.button(key="preset_add").click().run()
     assert any(s.value.startswith("Added ") and "seed questions" in s.value for s in at.success)
     assert "coherence" in {d["name"] for d in M.dimensions(db, "news")}
+
+
+def test_rename_dimension(db, tmp_path):
+    p = tmp_path / "d.jsonl"
+    p.write_text(json.dumps({"id": "r1", "source": "An article.", "output": "A summary."}) + "\n")
+    import_file(db, p, "news", kind="summarization")
+    c = tmp_path / "c.json"
+    c.write_text(json.dumps({"alpha": {"definition": "a", "sub_dimensions": {
+        "A1": {"seed": ["Is it a?"]}}}}))
+    import_checklist(db, "news", c)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("app_pages/dimensions.py").run()
+    at.selectbox(key="dim_task").select("news").run()
+    did = M.dimension_id(db, "news", "alpha")
+    at.text_input(key=f"dn_{did}").input("gamma").run()
+    at.text_area(key=f"dd_{did}").input("the g").run()
+    at.button(key="dim_save").click().run()
+    assert not at.exception
+    assert [(d["name"], d["definition"]) for d in M.dimensions(db, "news")] == [("gamma", "the g")]
