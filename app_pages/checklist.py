@@ -112,8 +112,8 @@ keep_cols = {"id", "status", "question"} | {c for c in table.columns if table[c]
     lambda v: v is not None and v == v and str(v) != "").any()}
 st.dataframe(table[[c for c in table.columns if c in keep_cols]], hide_index=True,
              width="stretch",
-             column_order=order(["id", "query", "status", "filter", "question", "criterion",
-                                 "flags", "dimension", "sub-dimension"],
+             column_order=order(["id", "query", "status", "filter", "criterion", "flags",
+                                 "question", "dimension", "sub-dimension"],
                                 ["filter reason", "reason", "origin", "parent", "item"]),
              column_config=table_config(
                  keys={"dimension": "", "sub-dimension": "", "origin":

@@ -95,6 +95,8 @@ def test_review_at_1440_question_readable_and_reason_not_reused(app_server, brow
     browser, and the rejection's reason is stored with the rejection only."""
     import os
 
+    from playwright.sync_api import expect
+
     subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(app_server.db_path),
                     "demo"], env=dict(os.environ, CHECKEVAL_DEMO_INSTRUCTION="1"), check=True,
                    capture_output=True, timeout=300)
@@ -129,7 +131,9 @@ def test_review_at_1440_question_readable_and_reason_not_reused(app_server, brow
         page.get_by_role("button", name="Reject selected").click()
         page.get_by_text("Rejected 1 question(s)").wait_for()
         idle(page)
-        assert page.get_by_label("Reason (required to reject)").input_value() == ""
+        # the run's later output may still be arriving: wait (up to 10 s) for the box to empty
+        expect(page.get_by_label("Reason (required to reject)")).to_have_value("",
+                                                                               timeout=10_000)
         pick(page, "Questions to act on", f"#{ids[0]} ")
         page.get_by_role("button", name="Keep selected").click()
         page.get_by_text("Kept 1 question(s)").wait_for()
