@@ -16,7 +16,7 @@ db = open_db()
 
 # Who is annotating: Streamlit login if configured, else the one trusted proxy header named in
 # CHECKEVAL_TRUSTED_USER_HEADER, else a typed name (checkeval_core.identity).
-who, why_not = current_user("ann_name", "Your name")
+who, why_not = current_user("ann_name", "annotator")
 if not who:
     st.info(why_not or "Enter your name to see your queue.")
     st.stop()

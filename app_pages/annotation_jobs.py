@@ -115,7 +115,7 @@ else:
     c1, c2, c3 = st.columns(3)
     value = c1.radio("Settled answer", ["yes", "no"], horizontal=True, key="aj_value")
     with c2:  # login, else the configured proxy header, else a typed name
-        coord, why_not = current_user("aj_coord", "Coordinator")
+        coord, why_not = current_user("aj_coord", "coordinator")
     note = c3.text_input("Note", key="aj_note")
     if st.button("Save settled answer", key="aj_settle"):
         try:

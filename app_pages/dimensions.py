@@ -2,46 +2,38 @@
 generate (diversify / elaborate) and filter questions with a judge."""
 
 import json
-import tempfile
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
+from checkeval_core.checklists import augment as A
 from checkeval_core.checklists import editing as M
-from checkeval_core.checklists.augment import augment, default_mode, generation_judge
-from checkeval_core.checklists.filtering import filter_dimension
+from checkeval_core.checklists.filtering import filter_dimension, filter_summary
 from checkeval_core.checklists.io import ChecklistError, export_checklist, import_checklist
-from checkeval_core.config import data_dir
+from checkeval_core.checklists.seeds import PRESETS, add_preset_seeds, save_seeds, seed_questions
 from checkeval_core.store import open_db, task_id
 from checkeval_core.textsafe import md_escape
-from studio_ui.widgets import known_user, task_picker
+from studio_ui.widgets import confirm_step, known_user, task_picker
 
 st.title("Dimensions")
 if "dim_flash" in st.session_state:
     st.success(st.session_state.pop("dim_flash"))
 db = open_db()
 task = task_picker(db, "dim_task", "No task yet: load the demo on the Home page or import data on the Data page.")
-tid = task_id(db, task)
+
+
+def _do(fn, *args) -> None:  # a button's action, run (on its own connection) before the redraw
+    fn(open_db(), *args)
+
 
 with st.expander("Presets and import / export"):
     c1, c2 = st.columns(2)
-    preset = c1.selectbox("Preset (the CheckEval authors' seed questions)",
-                          ["SummEval", "Topical-Chat"], key="preset")
+    preset = c1.selectbox("Preset (the CheckEval authors' seed questions)", list(PRESETS),
+                          key="preset")
     if c1.button("Add preset seeds", key="preset_add"):
-        src = json.loads((data_dir() / "checklists" / ("summeval.json" if preset == "SummEval"
-                                                        else "topical_chat.json")).read_text())
-        seeds_only = {d: {"definition": v["definition"], "sub_dimensions": {
-            s: {"seed": q["seed"]} for s, q in v["sub_dimensions"].items()}}
-            for d, v in src.items()}
-        with tempfile.TemporaryDirectory() as tmp:
-            p = Path(tmp) / "preset.json"
-            p.write_text(json.dumps(seeds_only))
-            res = import_checklist(db, task, p, author="preset")
-        st.success(f"Added {res['n_questions']} seed questions")
-    up = c2.file_uploader("Import a checklist (.json or CheckEval .yaml)", type=["json", "yaml",
-                                                                                "yml"],
-                          key="ck_upload")
+        st.success(f"Added {add_preset_seeds(db, task, preset)['n_questions']} seed questions")
+    up = c2.file_uploader("Import a checklist (.json or CheckEval .yaml)",
+                          type=["json", "yaml", "yml"], key="ck_upload")
     if up is not None and c2.button("Import checklist", key="ck_import"):
         try:  # parsed in memory: the client's file name only names the format
             res = import_checklist(db, task, up.name, author="import", data=up.getvalue())
@@ -56,10 +48,9 @@ dims = M.dimensions(db, task)
 st.subheader("Dimensions")
 with st.form("add_dim", clear_on_submit=True):
     c1, c2 = st.columns([1, 3])
-    new_name = c1.text_input("New dimension")
-    new_def = c2.text_input("Definition")
+    new_name, new_def = c1.text_input("New dimension"), c2.text_input("Definition")
     if st.form_submit_button("Add dimension") and new_name.strip():
-        M.ensure_dimension(db, tid, new_name.strip(), new_def)
+        M.ensure_dimension(db, task_id(db, task), new_name.strip(), new_def)
         st.session_state["dim_pick"] = new_name.strip()  # the editor opens on the new one
         st.rerun()
 if not dims:
@@ -69,95 +60,60 @@ if not dims:
 dim_name = st.selectbox("Dimension", [d["name"] for d in dims], key="dim_pick")
 dim = next(d for d in dims if d["name"] == dim_name)
 c1, c2, c3, c4, c5 = st.columns([1, 3, 0.5, 0.5, 0.4])
-ren = c1.text_input("Name", dim["name"], key=f"dn_{dim['id']}")
-if c5.button("↑", key="dim_up"):
-    M.move(db, "dimension", dim["id"], -1)
-    st.rerun()
-if c5.button("↓", key="dim_down"):
-    M.move(db, "dimension", dim["id"], 1)
-    st.rerun()
-dfn = c2.text_area("Definition", dim["definition"], key=f"dd_{dim['id']}", height=80)
-if c3.button("Save", key="dim_save"):
-    M.update_dimension(db, dim["id"], ren, dfn)
-    st.rerun()
+c1.text_input("Name", dim["name"], key=f"dn_{dim['id']}")
+c5.button("↑", key="dim_up", on_click=_do, args=(M.move, "dimension", dim["id"], -1))
+c5.button("↓", key="dim_down", on_click=_do, args=(M.move, "dimension", dim["id"], 1))
+c2.text_area("Definition", dim["definition"], key=f"dd_{dim['id']}", height=80)
+c3.button("Save", key="dim_save", on_click=lambda i=dim["id"]: M.update_dimension(
+    open_db(), i, st.session_state[f"dn_{i}"], st.session_state[f"dd_{i}"]))
 # Deleting is two steps (Delete, then confirm), and the core refuses while any human
 # annotation, review decision or settled answer references the dimension's questions.
-if c4.button("Delete", key="dim_delete"):
-    st.session_state["dim_confirm"] = dim["id"]
-if st.session_state.get("dim_confirm") == dim["id"]:
-    with st.container(border=True):
-        st.warning(f"Delete the dimension {md_escape(dim['name'])} with its "
-                   f"{len(dim['sub_dimensions'])} sub-dimension(s) and all their questions? "
-                   "This cannot be undone.")
-        k1, k2 = st.columns(2)
-        if k1.button("Confirm delete", key="dim_delete_confirm", type="primary"):
-            st.session_state.pop("dim_confirm", None)
-            try:
-                M.delete_dimension(db, dim["id"])
-            except M.InUse as e:
-                st.error(str(e))
-            else:
-                st.session_state["dim_flash"] = "Dimension deleted"
-                st.rerun()
-        if k2.button("Cancel", key="dim_delete_cancel"):
-            st.session_state.pop("dim_confirm", None)
-            st.rerun()
+if confirm_step("dim_delete", c4.button("Delete", key="dim_delete"), dim["id"],
+                f"Delete the dimension {md_escape(dim['name'])} with its "
+                f"{len(dim['sub_dimensions'])} sub-dimension(s) and all their questions? "
+                "This cannot be undone."):
+    try:
+        M.delete_dimension(db, dim["id"])
+        st.session_state["dim_flash"] = "Dimension deleted"
+        st.rerun()
+    except M.InUse as e:
+        st.error(str(e))
 
 st.markdown("**Sub-dimensions and seed questions** (phrase questions so that *Yes* = better)")
+all_seeds = seed_questions(db, task, dim["name"])
 for s in dim["sub_dimensions"]:
     with st.container(border=True):
         a, b, c, d, e = st.columns([2, 3, 0.4, 0.4, 0.6])
-        sname = a.text_input("Sub-dimension", s["name"], key=f"sn_{s['id']}")
-        sdesc = b.text_input("Description", s["description"], key=f"sd_{s['id']}")
-        if c.button("↑", key=f"su_{s['id']}"):
-            M.move(db, "sub_dimension", s["id"], -1)
-            st.rerun()
-        if d.button("↓", key=f"sdn_{s['id']}"):
-            M.move(db, "sub_dimension", s["id"], 1)
-            st.rerun()
-        if e.button("Save", key=f"ss_{s['id']}"):
-            M.update_sub(db, s["id"], sname, sdesc)
-            st.rerun()
-        seeds = [q for q in M.questions(db, task, dimension=dim["name"])
-                 if q["sub_dimension_id"] == s["id"] and "seed" in q["origins"]]
+        a.text_input("Sub-dimension", s["name"], key=f"sn_{s['id']}")
+        b.text_input("Description", s["description"], key=f"sd_{s['id']}")
+        c.button("↑", key=f"su_{s['id']}", on_click=_do, args=(M.move, "sub_dimension", s["id"], -1))
+        d.button("↓", key=f"sdn_{s['id']}", on_click=_do, args=(M.move, "sub_dimension", s["id"], 1))
+        e.button("Save", key=f"ss_{s['id']}", on_click=lambda i=s["id"]: M.update_sub(
+            open_db(), i, st.session_state[f"sn_{i}"], st.session_state[f"sd_{i}"]))
         texts = {}
-        for q in seeds:
+        for q in all_seeds.get(s["id"], []):  # each with its status and any edited successor
             texts[q["id"]] = st.text_input(f"Seed #{q['id']}", q["text"], key=f"seed_{q['id']}",
                                            help="Empty the text and save to delete the question")
+            st.caption(md_escape(q["note"]))
         # A fresh "new seed" field after each save (the generation counter changes its key),
-        # and add_seed never adds the same text twice: a second click adds nothing.
+        # and a seed is never added twice: a second click adds nothing.
         gen = st.session_state.get(f"newseed_gen_{s['id']}", 0)
         new_seed = st.text_input("New seed question",
                                  key=f"newseed_{s['id']}" + (f"_{gen}" if gen else ""))
         if st.button("Save seed questions", key=f"seedsave_{s['id']}"):
-            problems = []
-            for q in seeds:
-                text = texts[q["id"]].strip()
-                try:
-                    if not text:
-                        M.delete_question(db, q["id"])
-                    elif text != q["text"]:
-                        M.set_question_text(db, q["id"], text)
-                except M.InUse as e:
-                    problems.append(str(e))
-            added = False
-            if new_seed.strip():
-                added = M.add_seed(db, tid, dim["id"], s["id"], new_seed,
-                                   author=known_user())[1]
-                st.session_state[f"newseed_gen_{s['id']}"] = gen + 1
-            if problems:
-                for p in problems:
-                    st.error(p)
+            try:  # all or nothing: a refused deletion leaves every seed as it was
+                r = save_seeds(db, s["id"], texts, new_seed, author=known_user("reviewer"))
+            except M.InUse as e:
+                st.error(f"Nothing was saved: {e}")
             else:
-                st.session_state["dim_flash"] = ("Seed questions saved" if added or
-                                                 not new_seed.strip() else
-                                                 "Seed questions saved (that new seed "
-                                                 "was already there)")
+                st.session_state[f"newseed_gen_{s['id']}"] = gen + 1
+                st.session_state["dim_flash"] = "Seed questions saved" + (
+                    " (that new seed was already there)" if new_seed.strip() and
+                    not r["added"] else "")
                 st.rerun()
 with st.form("add_sub", clear_on_submit=True):
     c1, c2 = st.columns([1, 3])
-    sub_new = c1.text_input("New sub-dimension")
-    sub_desc = c2.text_input("Description ")
+    sub_new, sub_desc = c1.text_input("New sub-dimension"), c2.text_input("Description ")
     if st.form_submit_button("Add sub-dimension") and sub_new.strip():
         M.ensure_sub(db, dim["id"], sub_new.strip(), sub_desc)
         st.rerun()
@@ -165,48 +121,44 @@ with st.form("add_sub", clear_on_submit=True):
 st.subheader("Generate and filter with a judge")
 st.caption("Diversification and elaboration both start from the seeds (never from each other). "
            "Generated questions are *proposed*: review them on the Checklist review page. "
-           "The embedded judge works offline but a stronger one writes better questions.")
+           "The embedded judge works offline but a stronger one writes better questions. The "
+           "filter only flags the questions you wrote; it never removes them.")
 c1, c2, c3 = st.columns([2, 1, 1])
-judge = c1.text_input("Judge spec", generation_judge(), key="gen_judge",
+judge = c1.text_input("Judge spec", A.generation_judge(), key="gen_judge",
                       help="embedded:quality (the 1.5B model) is preselected when installed")
 n = c2.number_input("Questions asked", 1, 10, 4, key="gen_n",
                     help="per sub-dimension (diversify) or per seed question (elaborate)")
 strategy = c3.selectbox("Strategy", ["diversify", "elaborate"], key="gen_strategy")
-st.caption(f"Mode for this judge: **{default_mode(judge.strip() or 'embedded')}** — "
+st.caption(f"Mode for this judge: **{A.default_mode(judge.strip() or 'embedded')}** — "
            "`single` asks one question per generation (small local judges), `list` a "
            "numbered list.")
 b1, b3, b2 = st.columns(3)
 again = b3.button("Generate again (new samples)", key="gen_again",
                   help="Bypass the cache: sample new questions instead of the answers stored "
                        "for the same request.")
-if b1.button("Generate questions", type="primary", key="gen_run") or again:
-    try:
+try:
+    if b1.button("Generate questions", type="primary", key="gen_run") or again:
         with st.spinner("Asking the judge…"):
-            res = augment(db, task, dim["name"], strategy, judge.strip(), n=int(n),
-                          fresh=again)
-    except (ValueError, ImportError) as e:
-        st.error(str(e))
-    else:
-        st.success(f"{len(res['added'])} questions proposed ({res['flagged']} flagged) from "
-                   f"{res['requests']} request(s)")
-        if res["from_cache"]:
-            st.info(f"{res['from_cache']} of {res['requests']} answers came from the cache "
-                    "(the same request was asked before), so nothing new may appear: press "
-                    "*Generate again (new samples)* to ask afresh.")
+            res = A.augment(db, task, dim["name"], strategy, judge.strip(), n=int(n), fresh=again)
+        summary, cache_note = A.augment_summary(res)
+        st.success(summary)
+        if cache_note:
+            st.info(cache_note)
         if res["added"]:
             st.dataframe(pd.DataFrame(res["added"]), hide_index=True, width="stretch")
         if res["problems"]:
             st.warning("Parts of the answer that were not used:")
             st.code("\n".join(res["problems"]), language=None)
-if b2.button("Filter this dimension", key="filter_run"):
-    try:
+    if b2.button("Filter this dimension", key="filter_run"):
         with st.spinner("Filtering…"):
             res = filter_dimension(db, task, dim["name"], judge.strip())
-    except (ValueError, ImportError) as e:
-        st.error(str(e))
-    else:
-        st.success(f"{res['removed']} of {len(res['decisions'])} questions filtered out")
+        # questions a person wrote are only flagged: a warning, never a green "filtered out"
+        (st.warning if res["flagged"] else st.success)(md_escape(filter_summary(res)))
         if res["decisions"]:
-            st.dataframe(pd.DataFrame(res["decisions"]), hide_index=True, width="stretch")
+            st.dataframe(pd.DataFrame(res["decisions"]), hide_index=True, width="stretch",
+                         column_order=["id", "outcome", "p_yes", "criterion", "text", "reason",
+                                       "origin", "duplicate_of"])
         for p in res["problems"]:
             st.warning(p)
+except (ValueError, ImportError) as e:
+    st.error(str(e))

@@ -43,30 +43,50 @@ def login_state() -> tuple[bool, str | None]:
     return True, str(info.get("name") or info.get("email") or info.get("sub") or "")
 
 
-def known_user() -> str:
-    """The acting user's name without asking (login, trusted header, or the name typed on
-    another page in this session); empty when unknown. For authorship fields."""
+#: The roles a person acts in; each keeps its own name for the session.
+ROLES = ("annotator", "reviewer", "coordinator")
+_ROLE_LABEL = {"annotator": "Your name as annotator",
+               "reviewer": "Your name as reviewer (recorded with each decision)",
+               "coordinator": "Your name as coordinator (recorded with each settled answer)"}
+
+
+def _role_key(role: str) -> str:
+    if role not in ROLES:
+        raise ValueError(f"role {role!r}: use one of {', '.join(ROLES)}")
+    return f"user_name|{role}"
+
+
+def known_user(role: str) -> str:
+    """The name of whoever acts in ``role``, without asking (login, trusted header, or the name
+    typed for that role earlier in this session); empty when unknown. For authorship fields.
+    A name typed for another role never counts."""
     configured, login_user = login_state()
     try:
         headers = st.context.headers
     except Exception:  # noqa: BLE001 - no request (bare script run)
         headers = {}
-    name, _, _ = resolve_annotator(headers, login_user, st.session_state.get("annotator", ""),
+    name, _, _ = resolve_annotator(headers, login_user,
+                                   st.session_state.get(_role_key(role), ""),
                                    login_configured=configured)
     return name or ""
 
 
-def current_user(key: str, label: str = "Your name") -> tuple[str | None, str]:
-    """Who is acting, via :func:`checkeval_core.identity.resolve_annotator`.
+def current_user(key: str, role: str, label: str | None = None) -> tuple[str | None, str]:
+    """Who is acting in ``role`` (annotator, reviewer or coordinator), via
+    :func:`checkeval_core.identity.resolve_annotator`.
 
-    Shows a name field only when neither a login nor a trusted proxy header is configured;
-    returns ``(name or None, message explaining a missing name)``.
+    A login or a trusted proxy header names the person in every role. Otherwise a name field
+    labelled with the role is shown, pre-filled only with the name typed for the same role:
+    an annotator's name never becomes a reviewer's or a coordinator's by itself. Returns
+    ``(name or None, message explaining a missing name)``.
     """
+    store = _role_key(role)
     configured, login_user = login_state()
     mode = identity_mode(configured)
     typed = ""
     if mode == "typed":
-        typed = st.text_input(label, st.session_state.get("annotator", ""), key=key)
+        typed = st.text_input(label or _ROLE_LABEL[role], st.session_state.get(store, ""),
+                              key=key)
     try:
         headers = st.context.headers
     except Exception:  # noqa: BLE001 - no request (bare script run)
@@ -74,10 +94,12 @@ def current_user(key: str, label: str = "Your name") -> tuple[str | None, str]:
     name, source, message = resolve_annotator(headers, login_user, typed,
                                               login_configured=configured)
     if name:
-        st.session_state["annotator"] = name
+        st.session_state[store] = name
         if source in ("login", "header"):
             how = "Streamlit login" if source == "login" else "login proxy"
-            st.caption(f"Signed in as **{md_escape(name)}** ({how})")
+            st.caption(f"Signed in as **{md_escape(name)}** ({how}), acting as {role}")
+    elif source == "typed":
+        st.session_state.pop(store, None)
     elif source == "login" and configured:
         st.button("Log in", key=f"{key}_login", on_click=st.login)
     return name, message
@@ -101,3 +123,24 @@ def csv_download(data: pd.DataFrame | Iterable[dict[str, Any]], file_name: str, 
     st.download_button(label, table_csv(data), file_name, mime="text/csv", key=key,
                        help="Spreadsheet-safe: cells starting with = + - @ are prefixed "
                             "with ' so they are never run as formulas.")
+
+
+def confirm_step(key: str, armed_by: bool, subject: Any, question: str,
+                 confirm_label: str = "Confirm delete") -> bool:
+    """The second step of a destructive action: ``armed_by`` (its first button was pressed)
+    shows ``question`` with *Confirm* (key ``{key}_confirm``) and *Cancel* (``{key}_cancel``);
+    True on the run where Confirm is pressed. Armed for one ``subject`` only (switching to
+    another dimension, say, asks again)."""
+    state = f"{key}_armed"
+    if armed_by:
+        st.session_state[state] = subject
+    if st.session_state.get(state) != subject:
+        return False
+    with st.container(border=True):
+        st.warning(question)
+        k1, k2 = st.columns(2)
+        k2.button("Cancel", key=f"{key}_cancel", on_click=st.session_state.pop, args=(state, None))
+        if k1.button(confirm_label, key=f"{key}_confirm", type="primary"):
+            st.session_state.pop(state, None)
+            return True
+    return False

@@ -132,15 +132,18 @@ def test_checklist_review_verdicts_in_view_at_1440(app_server, screen):
     screen.wait_for_timeout(1500)
     table = _table_with(screen, ["id", "status", "filter", "criterion", "question"])
     screen.screenshot(path="/tmp/review-1440.png")
-    # the decisions (status, the filter's verdict and criterion, flags) come first and sit
-    # inside the table's visible width; only trailing text columns may need a sideways scroll
+    # the decisions (status, the filter's verdict and criterion, flags when any) come first,
+    # then the question, all inside the table's visible width; columns empty for every row are
+    # left out, and only trailing columns may need a sideways scroll
     heads = table["heads"]
-    assert heads[:5] == ["id", "status", "filter", "criterion", "flags"], heads
-    from studio_ui.tables import DECISION_WIDTH, KEY_WIDTH
+    assert heads[:4] == ["id", "status", "filter", "criterion"], heads
+    assert heads.index("question") <= 5 and "query" not in heads and "item" not in heads
+    from studio_ui.tables import DECISION_WIDTH
 
-    # the grid draws on a canvas: its visible width must hold the id and the four decisions
+    # the grid draws on a canvas: its visible width must hold the id (56 px), the four
+    # decisions and the 520 px question
     assert table["left"] >= 0 and table["right"] <= 1440
-    assert KEY_WIDTH + 4 * DECISION_WIDTH < table["clientWidth"], table
+    assert 56 + 4 * DECISION_WIDTH + 520 < table["clientWidth"], table
 
 
 @pytest.mark.browser

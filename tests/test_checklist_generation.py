@@ -95,12 +95,18 @@ def test_filter_records_verdicts_and_duplicates(db, tmp_path):
               '{"id": 2, "keep": false, "criterion": "redundancy", "reason": "same as 1", '
               '"duplicate_of": 1}, {"id": 3, "keep": false, "criterion": "alignment", '
               '"reason": "yes means worse"}]}')
+    # the third question as if a judge had written it; the first two are the person's seeds
+    db.execute("UPDATE question SET origin = 'diversification', origins = "
+               "'[\"diversification\"]' WHERE id = ?", [pool[2]["id"]])
     res = filter_dimension(db, t, "coherence", "x", judge_obj=Scripted([answer]))
-    assert res["removed"] == 2
+    assert res["removed"] == 1 and res["flagged"] == 1
     after = {q["id"]: q for q in questions(db, t, dimension="coherence")}
-    assert after[pool[1]["id"]]["status"] == "filtered"
+    assert after[pool[1]["id"]]["status"] == "kept"  # a seed is flagged, never demoted
+    assert after[pool[1]["id"]]["filter_verdict"] == "remove"
     assert after[pool[1]["id"]]["duplicate_of_id"] == pool[0]["id"]
+    assert after[pool[2]["id"]]["status"] == "filtered"
     assert after[pool[2]["id"]]["filter_criterion"] == "alignment"
+    assert [d["outcome"] for d in res["decisions"]] == ["kept", "flagged", "filtered"]
     assert after[pool[0]["id"]]["filter_verdict"] == "keep"
     bad = filter_dimension(db, t, "fluency", "x", judge_obj=Scripted(["no json here"]))
     assert bad["removed"] == 0 and "nothing was changed" in bad["problems"][0]

@@ -20,7 +20,7 @@ def test_freeze_hash_and_diff(db, tmp_path):
     assert not again["new"] and again["version"] == 1 and again["hash"] == v1["hash"]
     qs = questions(db, t)
     decide(db, [qs[0]["id"]], "ann", "reject", "off topic")
-    new_ids = decide(db, [qs[1]["id"]], "ann", "edit", "clearer", new_text="Is it clearer now?")
+    new_ids = decide(db, [qs[1]["id"]], "ann", "edit", new_text="Is it clearer now?")
     v2 = freeze(db, t, note="reviewed")
     assert v2["version"] == 2 and v2["n_questions"] == 14 and v2["hash"] != v1["hash"]
     d = diff_versions(db, t, 1, 2)

@@ -88,7 +88,8 @@ def main() -> None:
                     res = filter_dimension(db, name, dim, args.judge, mode=mode)
                     rows.append({"task": name, "dimension": dim, "step": "filter", "mode": mode,
                                  "asked": len(pool), "decided": len(res["decisions"]),
-                                 "removed": res["removed"], "problems": len(res["problems"]),
+                                 "removed": res["removed"], "flagged": res["flagged"],
+                                 "problems": len(res["problems"]),
                                  "wall_s": round(time.perf_counter() - t0, 1),
                                  "cpu_s": round(cpu() - c0, 1)})
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)

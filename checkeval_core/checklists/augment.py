@@ -255,6 +255,17 @@ def _fake_one(req: GenerateRequest) -> str:
     return stems[k % len(stems)].format(n=noun, t=topic)
 
 
+def augment_summary(res: dict[str, Any]) -> tuple[str, str]:
+    """What :func:`augment` did, in words: ``(summary, cache note)``; the note (empty when
+    every answer was new) says why nothing new may appear and how to ask afresh."""
+    summary = (f"{len(res['added'])} questions proposed ({res['flagged']} flagged) from "
+               f"{res['requests']} request(s)")
+    note = (f"{res['from_cache']} of {res['requests']} answers came from the cache (the same "
+            "request was asked before), so nothing new may appear: press *Generate again (new "
+            "samples)* to ask afresh." if res["from_cache"] else "")
+    return summary, note
+
+
 register_fake_generator("diversify", _fake_list)
 register_fake_generator("elaborate", _fake_list)
 register_fake_generator("one_question", _fake_one)

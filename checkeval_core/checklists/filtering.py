@@ -3,9 +3,16 @@
 The judge checks every question for alignment ("Yes" = better), consistency with the
 dimension's definition, and redundancy with another question; per question it gives
 keep/remove, the failed criterion, a reason and, for redundancy, the duplicated question.
-Removed questions become ``filtered`` (humans may override in the review queue); kept ones
-keep their status. The verdict is stored on every question. An answer that cannot be read
-changes nothing and is reported. A lexical similarity assist proposes near-duplicates.
+Removed generated questions become ``filtered`` (humans may override in the review queue);
+kept ones keep their status. A question a person wrote (a seed, or a reviewer's edit) is never
+demoted by a judge: a "remove" verdict on it is a *flag* — stored as the verdict, status
+unchanged, reported for the person to decide. The verdict is stored on every question. An
+answer that cannot be read changes nothing and is reported. A lexical similarity assist
+proposes near-duplicates.
+
+When the judge gives p(Yes), a decision whose deciding p(Yes) lies in :data:`UNSURE_BAND`
+(0.40–0.60) is marked ``unsure``: the judge barely prefers one answer, which a small local
+judge does for most questions, so such a verdict is shown as "the judge is unsure".
 
 Two ways to ask (``mode``): ``json`` — the whole pool in one prompt, decisions as one JSON
 object (what a large judge does well); ``binary`` — one Yes/No check per question and
@@ -37,6 +44,27 @@ CRITERIA = ("alignment", "consistency", "redundancy")
 MODES = ("json", "binary")
 # lexical similarity from which a pair of questions is put to the judge as possibly redundant
 REDUNDANCY_CANDIDATE = 0.6
+#: p(Yes) from which to which (inclusive) a verdict is reported as "the judge is unsure"
+UNSURE_BAND = (0.4, 0.6)
+#: origins of questions a person wrote: a filter verdict only flags them
+HUMAN_ORIGINS = ("seed", "edited")
+
+
+def is_human(q: dict[str, Any]) -> bool:
+    """Whether a person wrote the question (a seed, or a reviewer's edit)."""
+    return q.get("origin") in HUMAN_ORIGINS or "seed" in (q.get("origins") or [])
+
+
+def is_unsure(p_yes: float | None) -> bool:
+    """Whether a p(Yes) is too close to 0.5 to call (inside :data:`UNSURE_BAND`)."""
+    return p_yes is not None and UNSURE_BAND[0] <= float(p_yes) <= UNSURE_BAND[1]
+
+
+def is_flagged(q: dict[str, Any]) -> bool:
+    """A question a person wrote that the filter would remove, still in the pool: the
+    person's call (Checklist review lists these as *flagged*)."""
+    return (q.get("filter_verdict") == "remove" and q.get("status") in ("proposed", "kept")
+            and is_human(q))
 
 
 def default_mode(judge: str) -> str:
@@ -57,7 +85,10 @@ def parse_decisions(text: str) -> list[dict[str, Any]] | None:
 def filter_dimension(db: sqlite_utils.Database, task: str, dimension: str, judge: str,
                      judge_obj: Any = None, mode: str | None = None) -> dict[str, Any]:
     """Filter the pooled (proposed and kept) questions of ``dimension``; returns
-    ``{"decisions", "problems", "removed", "mode"}``."""
+    ``{"decisions", "problems", "removed", "flagged", "unsure", "mode"}``: ``removed`` counts
+    generated questions now ``filtered``, ``flagged`` the human-written ones the judge would
+    remove (status unchanged), ``unsure`` the decisions with p(Yes) in :data:`UNSURE_BAND`.
+    Each decision says its ``outcome`` (kept / filtered / flagged) and ``p_yes``."""
     mode = mode or default_mode(judge)
     if mode not in MODES:
         raise ValueError(f"--mode {mode!r}: use json or binary")
@@ -75,7 +106,8 @@ def filter_dimension(db: sqlite_utils.Database, task: str, dimension: str, judge
         decisions, problems = _binary_decisions(
             j, pool, dimension, dim[1] or "(none given)",
             subject_noun(get_task(db, task)["kind"]))
-        return {**_apply(db, pool, decisions, judge), "problems": problems, "mode": mode}
+        applied = _apply(db, pool, decisions, judge)
+        return {**applied, "problems": problems + applied["problems"], "mode": mode}
     listing = "\n".join(f"{i + 1}. {q['text']}" for i, q in enumerate(pool))
     req = GenerateRequest.chat(P.FILTER_SYSTEM, P.FILTER.format(
         dimension=dimension, definition=dim[1] or "(none given)", questions=listing),
@@ -83,15 +115,17 @@ def filter_dimension(db: sqlite_utils.Database, task: str, dimension: str, judge
         payload={"questions": [q["text"] for q in pool]})
     res = j.generate([req])[0]
     if res.error:
-        return {"decisions": [], "problems": [f"the judge failed: {res.error}"], "removed": 0,
-                "mode": mode}
+        return {**_NOTHING, "problems": [f"the judge failed: {res.error}"], "mode": mode}
     decisions = parse_decisions(res.text)
     if decisions is None:
-        return {"decisions": [], "problems": ["the judge's answer is not the JSON asked for; "
-                                              "nothing was changed: " + res.text[:200]],
-                "removed": 0, "mode": mode}
+        return {**_NOTHING, "problems": ["the judge's answer is not the JSON asked for; "
+                                         "nothing was changed: " + res.text[:200]],
+                "mode": mode}
     out = _apply(db, pool, decisions, judge)
     return {**out, "problems": out["problems"], "mode": mode}
+
+
+_NOTHING: dict[str, Any] = {"decisions": [], "removed": 0, "flagged": 0, "unsure": 0}
 
 
 def _binary_decisions(j: Any, pool: list[dict[str, Any]], dimension: str, definition: str,
@@ -112,7 +146,8 @@ def _binary_decisions(j: Any, pool: list[dict[str, Any]], dimension: str, defini
             a=pool[a]["text"], b=pool[b]["text"])))
         keys.append(("redundancy", max(a, b), min(a, b)))
     results = j.binary(reqs)
-    failed: dict[int, tuple[str, str, int | None]] = {}
+    failed: dict[int, tuple[str, str, int | None, float | None]] = {}
+    lowest: dict[int, float] = {}  # the weakest per-question p(Yes) of a kept question
     answered: set[int] = set()
     problems: list[str] = []
     medians = _pool_medians(keys, results)
@@ -122,22 +157,27 @@ def _binary_decisions(j: Any, pool: list[dict[str, Any]], dimension: str, defini
                             + (f" ({res.error})" if res.error else ""))
             continue
         answered.add(i)
+        if crit != "redundancy" and res.p_yes is not None:
+            lowest[i] = min(lowest.get(i, 1.0), float(res.p_yes))
         fails = _fails(crit, res, medians.get(crit))
         if fails and i not in failed:
-            conf = f" (p(Yes) {res.p_yes:.2f})" if res.p_yes is not None else ""
+            conf = (f" (p(Yes) {res.p_yes:.2f})" if res.p_yes is not None
+                    and not is_unsure(res.p_yes) else "")  # else said as "unsure"
             reason = {"alignment": f"a Yes would not mean a better {noun}",
                       "consistency": f"not about {dimension} as defined",
                       "redundancy": f"asks the same as question {(other or 0) + 1}"}[crit]
-            failed[i] = (crit, reason + conf, other)
+            failed[i] = (crit, reason + conf, other, res.p_yes)
     decisions = []
     for i in sorted(answered):
         if i in failed:
-            crit, reason, other = failed[i]
+            crit, reason, other, p = failed[i]
             decisions.append({"id": i + 1, "keep": False, "criterion": crit, "reason": reason,
-                              "duplicate_of": other + 1 if other is not None else None})
+                              "duplicate_of": other + 1 if other is not None else None,
+                              "p_yes": p})
         else:
             decisions.append({"id": i + 1, "keep": True, "criterion": "",
-                              "reason": "passed the Yes/No checks", "duplicate_of": None})
+                              "reason": "passed the Yes/No checks", "duplicate_of": None,
+                              "p_yes": lowest.get(i)})
     return decisions, problems
 
 
@@ -174,7 +214,7 @@ def _apply(db: sqlite_utils.Database, pool: list[dict[str, Any]],
     """Store the decisions on the pooled questions (one transaction)."""
     problems: list[str] = []
     out: list[dict[str, Any]] = []
-    removed = 0
+    removed = flagged = unsure = 0
     with transaction(db):
         for d in decisions:
             try:
@@ -192,20 +232,50 @@ def _apply(db: sqlite_utils.Database, pool: list[dict[str, Any]],
             dup = d.get("duplicate_of")
             dup_id = pool[int(dup) - 1]["id"] if isinstance(dup, int) and \
                 0 < dup <= len(pool) and int(dup) - 1 != idx else None
+            p_yes = d.get("p_yes")
+            p_yes = float(p_yes) if isinstance(p_yes, (int, float)) else None
+            doubt = is_unsure(p_yes)
+            reason = str(d.get("reason", ""))
+            if doubt:
+                reason = f"the judge is unsure (p(Yes) {p_yes:.2f}): {reason}"
             db.execute("UPDATE question SET filter_verdict = ?, filter_criterion = ?, "
                        "filter_reason = ?, duplicate_of_id = ?, filter_model = ? WHERE id = ?",
-                       ["keep" if keep else "remove", crit, str(d.get("reason", ""))[:500],
-                        dup_id, judge, q["id"]])
-            if not keep:
+                       ["keep" if keep else "remove", crit, reason[:500], dup_id, judge,
+                        q["id"]])
+            if keep:
+                outcome = "kept"
+            elif is_human(q):  # a person's question: the verdict is theirs to act on
+                outcome = "flagged"
+                flagged += 1
+            else:
                 db.execute("UPDATE question SET status = 'filtered', reason = ? WHERE id = ?",
-                           [f"filter ({crit}): {d.get('reason', '')}"[:500], q["id"]])
+                           [f"filter ({crit}): {reason}"[:500], q["id"]])
+                outcome = "filtered"
                 removed += 1
-            out.append({"id": q["id"], "text": q["text"], "keep": keep, "criterion": crit,
-                        "reason": d.get("reason", ""), "duplicate_of": dup_id})
+            unsure += doubt
+            out.append({"id": q["id"], "text": q["text"], "origin": q["origin"],
+                        "outcome": outcome, "keep": keep, "criterion": crit,
+                        "reason": reason, "p_yes": p_yes, "unsure": doubt,
+                        "duplicate_of": dup_id})
     missing = len(pool) - len(out)
     if missing:
         problems.append(f"{missing} question(s) got no decision and were left unchanged")
-    return {"decisions": out, "problems": problems, "removed": removed}
+    return {"decisions": out, "problems": problems, "removed": removed, "flagged": flagged,
+            "unsure": unsure}
+
+
+def filter_summary(res: dict[str, Any]) -> str:
+    """One line saying what a filter did, every count over the questions decided."""
+    n = len(res["decisions"])
+    text = f"{res['removed']} of {n} questions filtered out"
+    if res.get("flagged"):
+        text += (f"; {res['flagged']} question(s) you wrote would be removed by the judge: "
+                 "flagged for you to decide on Checklist review (still kept)")
+    if res.get("unsure"):
+        lo, hi = UNSURE_BAND
+        text += (f"; the judge is unsure on {res['unsure']} of {n} (p(Yes) between {lo:.2f} "
+                 f"and {hi:.2f})")
+    return text
 
 
 def similar_pairs(texts: list[str], threshold: float = 0.75) -> list[tuple[int, int, float]]:

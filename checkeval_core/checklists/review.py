@@ -3,7 +3,10 @@
 Every decision is an ``annotation`` row (kind ``validation``: value keep / reject / edit, the
 reason and the annotator; one current decision per annotator and question). The question's
 status follows the latest decision. An edit creates a new question (origin ``edited``, parent
-= the old one, kept) and rejects the old one with a reason pointing to the new one.
+= the old one, kept) and rejects the old one with a note pointing to the new one.
+
+A typed reason belongs to a rejection only: a keep or an edit that arrives with one is
+refused, so a reason left over from an earlier rejection can never be stored on them.
 """
 
 from __future__ import annotations
@@ -27,8 +30,12 @@ def decide(db: sqlite_utils.Database, question_ids: list[int], annotator: str, d
         raise ValueError("enter your name first: every decision records who made it")
     if decision not in DECISIONS:
         raise ValueError(f"decision {decision!r}: use keep, reject or edit")
-    if decision == "reject" and not reason.strip():
+    reason = (reason or "").strip()
+    if decision == "reject" and not reason:
         raise ValueError("a rejection needs a reason")
+    if decision != "reject" and reason:
+        raise ValueError(f"a reason is recorded only with a rejection, not with {decision!r}: "
+                         "nothing was saved")
     if decision == "edit" and (len(question_ids) != 1 or not (new_text or "").strip()):
         raise ValueError("an edit needs exactly one question and its new text")
     created = []
@@ -49,10 +56,9 @@ def decide(db: sqlite_utils.Database, question_ids: list[int], annotator: str, d
                 new_id = same[0] if same else add_question(
                     db, q["task_id"], q["dimension_id"], q["sub_dimension_id"],
                     norm(new_text or ""), origin="edited", status="kept", parent_id=qid,
-                    author=annotator, item_id=q["item_id"], reason=reason,
-                    group_id=q.get("group_id") or "")
+                    author=annotator, item_id=q["item_id"], group_id=q.get("group_id") or "")
                 created.append(new_id)
-                why = (reason + " " if reason else "") + f"(edited into #{new_id})"
+                why = f"(edited into #{new_id})"
             db.execute(
                 "INSERT INTO annotation (task_id, annotator, kind, item_id, question_id, value, "
                 "reason, created_at, updated_at) VALUES (?, ?, 'validation', NULL, ?, ?, ?, ?, ?) "
@@ -60,8 +66,11 @@ def decide(db: sqlite_utils.Database, question_ids: list[int], annotator: str, d
                 "updated_at = excluded.updated_at",
                 [q["task_id"], annotator, qid, decision, why, now, now])
             status = "kept" if decision == "keep" else "rejected"
+            # a keep leaves the question's own note (a filter's or generator's reason) but not
+            # the reason of the rejection it overrides
+            kept_note = "" if q["status"] == "rejected" else q["reason"]
             db.execute("UPDATE question SET status = ?, reason = ? WHERE id = ?",
-                       [status, why if decision != "keep" else q["reason"], qid])
+                       [status, why if decision != "keep" else kept_note, qid])
     return created
 
 

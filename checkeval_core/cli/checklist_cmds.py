@@ -1,4 +1,4 @@
-"""CLI for checklists: import, export, augment, filter, freeze, instance, versions, diff."""
+"""CLI for checklists: import, preset, export, augment, filter, freeze, instance, versions, diff."""
 
 from __future__ import annotations
 
@@ -26,6 +26,21 @@ def import_cmd(file: Path = typer.Argument(..., help="CheckEval YAML file/folder
         fail(str(e))
     per = ", ".join(f"{d} {n}" for d, n in res["dimensions"].items())
     typer.echo(f"imported {res['n_questions']} questions into {task!r} ({per})")
+
+
+@checklist_app.command("preset")
+def preset_cmd(name: str = typer.Argument(..., help="SummEval or Topical-Chat"),
+               task: str = typer.Option(..., "--task")) -> None:
+    """Add the CheckEval authors' seed questions of a preset (a seed already there is kept)."""
+    from checkeval_core.checklists.io import ChecklistError
+    from checkeval_core.checklists.seeds import add_preset_seeds
+
+    try:
+        res = add_preset_seeds(open_db(), task, name)
+    except (ChecklistError, NotFound, ValueError) as e:
+        fail(str(e))
+    per = ", ".join(f"{d} {n}" for d, n in res["dimensions"].items())
+    typer.echo(f"added {res['n_questions']} seed questions to {task!r} ({per})")
 
 
 @checklist_app.command("export")
@@ -99,7 +114,7 @@ def filter_cmd(task: str = typer.Option(..., "--task"),
                                         "checks per question; default for embedded)"),
                as_json: bool = typer.Option(False, "--json")) -> None:
     """Filter a dimension's pooled questions (alignment, consistency, redundancy)."""
-    from checkeval_core.checklists.filtering import filter_dimension
+    from checkeval_core.checklists.filtering import filter_dimension, filter_summary
 
     try:
         res = filter_dimension(open_db(), task, dimension, judge, mode=mode)
@@ -108,12 +123,13 @@ def filter_cmd(task: str = typer.Option(..., "--task"),
     if as_json:
         typer.echo(json.dumps(res, ensure_ascii=False))
         return
-    for d in res["decisions"]:
+    for d in res["decisions"]:  # "-" filtered out; "?" a question a person wrote, flagged only
         if not d["keep"]:
-            typer.echo(f"- #{d['id']} ({d['criterion']}) {d['text']} — {d['reason']}")
+            mark = "?" if d["outcome"] == "flagged" else "-"
+            typer.echo(f"{mark} #{d['id']} ({d['criterion']}) {d['text']} — {d['reason']}")
     for p in res["problems"]:
         typer.echo(f"! {p}", err=True)
-    typer.echo(f"{res['removed']} of {len(res['decisions'])} questions filtered out")
+    typer.echo(filter_summary(res))
 
 
 @checklist_app.command("freeze")
