@@ -10,7 +10,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.runs.registry import primary_aggregation
-from checkeval_core.store import rows
+from checkeval_core.store import NotFound, rows
 
 
 def run_scores(db: sqlite_utils.Database, run_id: int,
@@ -32,8 +32,6 @@ def run_scores(db: sqlite_utils.Database, run_id: int,
 def _primary(db: sqlite_utils.Database, run_id: int) -> str:
     r = rows(db, "SELECT method, params FROM run WHERE id = ?", [run_id])
     if not r:
-        from checkeval_core.store import NotFound
-
         raise NotFound(f"no run {run_id}")
     return primary_aggregation(r[0])
 
