@@ -186,3 +186,32 @@ def test_old_database_upgrades_and_keeps_its_rows(tmp_path, monkeypatch):
     assert db.execute("SELECT COUNT(*) FROM answer WHERE run_id = ?", [runs[0]]).fetchone()[0] == 0
     assert db.execute("PRAGMA foreign_key_check").fetchall() == []
     assert open_db(path).execute("SELECT COUNT(*) FROM run").fetchone()[0] == 1  # reopen: no-op
+
+
+DISPATCHERS = ["checkeval_core/runs/jobs.py", "checkeval_core/runs/score_write.py",
+               "checkeval_core/runs/scorers.py", "checkeval_core/runs/start.py",
+               "checkeval_core/runs/options.py", "checkeval_core/runs/defaults.py",
+               "checkeval_core/cli/run_cmds.py", "checkeval_core/annotation/jobs.py",
+               "app_pages/run.py"]
+
+
+def test_no_if_chain_on_method_names():
+    """Dispatch stays in the registry: these modules never compare a value with a method's
+    name (``== "seal"``, ``in ("checkeval", …)``), index a table by one
+    (``AGGREGATIONS["rocketeval"]``) nor list method names in SQL."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    names = set(R.METHODS)
+    for rel in DISPATCHERS:
+        tree = ast.parse((root / rel).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                consts = {c.value for c in ast.walk(node) if isinstance(c, ast.Constant)}
+                assert not consts & names, f"{rel}:{node.lineno} compares with a method name"
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+                assert node.slice.value not in names, f"{rel}:{node.lineno} indexes by a name"
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                assert not ("method IN" in node.value and names & set(
+                    node.value.replace("'", " ").split())), f"{rel}:{node.lineno} SQL"
