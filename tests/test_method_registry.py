@@ -165,6 +165,9 @@ def test_old_database_upgrades_and_keeps_its_rows(tmp_path, monkeypatch):
             assert execute_run(path, rid)["status"] == "completed"
         with pytest.raises(sqlite3.IntegrityError, match="CHECK"):  # the old schema's limit
             db.execute("UPDATE run SET method = 'toy' WHERE id = ?", [runs[0]])
+        # a view and an index on run must survive the rebuild (a view would break the rename)
+        db.execute("CREATE VIEW run_methods AS SELECT id, method FROM run")
+        db.execute("CREATE INDEX run_by_status ON run (status)")
         tables = ("run", "answer", "score", "seal_unit")
         before = {t: db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in tables}
         assert all(before[t] for t in tables)
@@ -176,6 +179,8 @@ def test_old_database_upgrades_and_keeps_its_rows(tmp_path, monkeypatch):
     schema = db.execute("SELECT sql FROM sqlite_master WHERE name = 'run'").fetchone()[0]
     assert "method IN" not in schema and "progress_at" in schema
     assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert db.execute("SELECT COUNT(*) FROM run_methods").fetchone()[0] == len(runs)
+    assert db.execute("SELECT 1 FROM sqlite_master WHERE name = 'run_by_status'").fetchone()
     db.execute("UPDATE run SET method = 'toy' WHERE id = ?", [runs[0]])  # now allowed
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):  # the status CHECK stays
         db.execute("UPDATE run SET status = 'bogus' WHERE id = ?", [runs[0]])

@@ -25,9 +25,15 @@ def apply(db: sqlite_utils.Database) -> None:
     new_sql, n = _METHOD_CHECK.subn("", sql, count=1)
     if not n:  # nothing to drop
         return
-    # indexes and triggers on run are dropped with it: recreate them after
-    extras = [r[0] for r in db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'run' "
-                                       "AND type IN ('index', 'trigger') AND sql IS NOT NULL")]
+    # run's indexes and triggers go with it, and a view or trigger that reads run would fail
+    # the rename: set aside (SQLite's procedure, steps 2 and 10) and recreate them after
+    extras = [(t, name, q) for t, name, tbl, q in db.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND "
+        "type IN ('index', 'trigger', 'view')").fetchall()
+        if tbl == "run" or (t != "index" and re.search(r"\brun\b", q, re.IGNORECASE))]
+    for t, name, _ in extras:
+        if t != "index":
+            db.execute(f'DROP {t.upper()} IF EXISTS "{name}"')
     new_sql = re.sub(r"^\s*CREATE TABLE\s+(\"run\"|run)\b", "CREATE TABLE run_m0009", new_sql,
                      count=1)
     cols = ", ".join(f'"{c}"' for c in db["run"].columns_dict)
@@ -35,5 +41,5 @@ def apply(db: sqlite_utils.Database) -> None:
     db.execute(f"INSERT INTO run_m0009 ({cols}) SELECT {cols} FROM run")
     db.execute("DROP TABLE run")
     db.execute("ALTER TABLE run_m0009 RENAME TO run")
-    for statement in extras:
+    for _, _, statement in extras:
         db.execute(statement)
