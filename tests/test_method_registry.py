@@ -98,6 +98,16 @@ def test_a_new_method_is_one_registry_entry(db, task, toy):
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout.strip().splitlines()[-1])["status"] == "completed"
     assert "toy" in R.per_question_methods()
+    # the annotation page compares a person with every per-question method, the toy included
+    from checkeval_core.annotation import jobs as J
+    from checkeval_core.checklists.versions import get_version
+
+    jid = J.create_job(db, task, ["ann"], 1, n_items=4)
+    item = get_run(db, rid)["item_ids"][0]
+    qs = get_version(db, task)["content"]["questions"]
+    table, labels = J.judge_comparison(db, jid, "ann", item, qs)
+    assert f"#{rid} fake toy" in labels
+    assert {row[f"#{rid} fake toy"] for row in table} <= {"yes", "no"}
 
 
 def test_unknown_method_names_the_available_ones(db, task):
