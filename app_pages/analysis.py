@@ -33,7 +33,7 @@ from checkeval_core.analysis.report import (
 )
 from checkeval_core.export import rows_to_csv
 from checkeval_core.runs import list_runs
-from checkeval_core.runs.scores import aggregations
+from checkeval_core.runs.score_read import aggregations
 from checkeval_core.store import db_path, open_db
 from studio_ui.tables import order, table_config
 from studio_ui.widgets import task_picker

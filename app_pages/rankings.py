@@ -22,7 +22,7 @@ from checkeval_core.annotation.preferences import (
     rating_sources,
 )
 from checkeval_core.runs import list_runs
-from checkeval_core.runs.scores import aggregations
+from checkeval_core.runs.score_read import aggregations
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
 from studio_ui.widgets import csv_download, task_picker

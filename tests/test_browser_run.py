@@ -1,5 +1,6 @@
 """Browser: start a fake-judge run on the Run page, watch it finish, open a trace."""
 
+import sqlite3
 import subprocess
 import sys
 
@@ -19,10 +20,20 @@ def test_run_and_trace_in_browser(app_server, page):
     page.get_by_text("Checklist version").wait_for()
     extra = page.get_by_label("Another judge spec (optional)")
     extra.fill("fake")
-    # remove the default embedded judge from the multiselect (its tag's delete button)
-    page.get_by_role("button", name="Remove embedded").click()
+    # remove the preselected judges from the multiselect (their tags' delete buttons): the
+    # embedded one, and embedded:quality where the larger model is installed
+    for name in ("Remove embedded:quality", "Remove embedded"):
+        button = page.get_by_role("button", name=name, exact=True)
+        if button.count():
+            button.click()
     limit = page.get_by_role("spinbutton", name="Items (first N)")
     limit.fill("2")
+    limit.press("Enter")  # commits the value; only the Start button starts a run
+    idle(page)
+    page.wait_for_timeout(1000)
+    with sqlite3.connect(app_server.db_path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM run").fetchone()[0] == 0
+    assert page.get_by_text("Started run(s)").count() == 0
     page.get_by_role("button", name="Start").click()
     page.get_by_text("Started run(s) 1").wait_for()
     # the progress fragment refreshes by itself until the run is completed

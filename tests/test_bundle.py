@@ -9,7 +9,7 @@ import pytest
 from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.bundle import export_bundle, import_bundle
-from checkeval_core.runs.scores import run_scores
+from checkeval_core.runs.score_read import run_scores
 from checkeval_core.store import NotFound, db_path, open_db
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from checkeval_core.analysis.ensemble import analyze_ensemble, ensemble_frame
-from checkeval_core.runs.aggregate import calibrated_scores
 from checkeval_core.runs.options import parse_params
+from checkeval_core.runs.score_math import calibrated_scores
 from tests.conftest import fake_demo_runs
 from tests.test_runs import run, scores_of, task  # noqa: F401 - task is a fixture
 

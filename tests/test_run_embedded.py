@@ -8,7 +8,7 @@ from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
 from checkeval_core.runs import create_run, execute_run, get_run
-from checkeval_core.runs.scores import run_scores
+from checkeval_core.runs.score_read import run_scores
 from checkeval_core.store import db_path
 
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from checkeval_core.runs import aggregate as A
+from checkeval_core.runs import score_math as A
 from checkeval_core.runs.methods import (
     likert_from_logprobs,
     parse_grouped,

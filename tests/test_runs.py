@@ -14,7 +14,7 @@ from checkeval_core.prompts.judge import binary_request_for_item
 from checkeval_core.runs import create_run, execute_run, get_run
 from checkeval_core.runs.export import run_rows
 from checkeval_core.runs.methods import sentence_pairs, sentences
-from checkeval_core.runs.scores import run_scores
+from checkeval_core.runs.score_read import run_scores
 from checkeval_core.store import db_path
 from checkeval_core.tasks import items
 

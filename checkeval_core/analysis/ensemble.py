@@ -73,11 +73,11 @@ def ensemble_frame(db: sqlite_utils.Database, run_ids: list[int],
 
 def stacked_frame(db: sqlite_utils.Database, run_ids: list[int],
                   with_length: bool = False) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """A learned ensemble: :func:`~checkeval_core.runs.aggregate.calibrated_scores` on the
+    """A learned ensemble: :func:`~checkeval_core.runs.score_math.calibrated_scores` on the
     per-question answers of *all* member runs side by side (and the output's length with
     ``with_length``), fitted leave-one-document-out against the human scores — so the
     members' questions get weights learned on other documents instead of equal z-weights."""
-    from checkeval_core.runs.aggregate import answer_value, calibrated_scores
+    from checkeval_core.runs.score_math import answer_value, calibrated_scores
     from checkeval_core.store import rows
 
     if len(run_ids) < 2:

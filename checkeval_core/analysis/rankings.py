@@ -42,6 +42,7 @@ from scipy import stats
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.store import NotFound, loads, rows
 
 NAN = float("nan")
@@ -385,7 +386,7 @@ def _aggregation(run: dict[str, Any], scores: pd.DataFrame, aggregation: str | N
     available = sorted(scores["aggregation"].unique().tolist())
     if not available:
         raise ValueError(f"run {run['id']} has no scores yet (status {run['status']})")
-    agg = aggregation or run["params"].get("aggregation")
+    agg = aggregation or primary_aggregation(run)
     if agg not in available:
         if aggregation:
             raise ValueError(f"run {run['id']} has no aggregation {aggregation!r}; it has "

@@ -26,8 +26,9 @@ from checkeval_core.analysis.correlation import (
     correlations,
     quality_split,
 )
-from checkeval_core.runs.aggregate import answer_value
-from checkeval_core.store import NotFound, loads, rows, task_id
+from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.runs.score_math import answer_value
+from checkeval_core.store import NotFound, rows, task_id
 
 
 def _human(db: sqlite_utils.Database, tid: int) -> pd.DataFrame:
@@ -46,7 +47,7 @@ def run_frame(db: sqlite_utils.Database, run_id: int,
     if not run:
         raise NotFound(f"no run {run_id}")
     run = run[0]
-    agg = aggregation or loads(run["params"], {}).get("aggregation", "share_yes")
+    agg = aggregation or primary_aggregation(run)
     sc = pd.DataFrame(rows(db, "SELECT s.item_id AS item_pk, i.item_id, i.group_id AS "
                                '"group", i.system_id AS system, s.dimension, s.value AS metric '
                                "FROM score s JOIN item i ON i.id = s.item_id WHERE s.run_id = ? "

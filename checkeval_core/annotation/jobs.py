@@ -19,6 +19,7 @@ import sqlite_utils
 
 from checkeval_core.checklists.instance import question_applies, questions_of_item
 from checkeval_core.checklists.versions import get_version
+from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
 from checkeval_core.tasks import items
 
@@ -127,9 +128,10 @@ def judge_comparison(db: sqlite_utils.Database, job_id: int, annotator: str, ite
     label>…, disagree`` (⚠️ when a judge said the other of yes/no), and the run labels."""
     vid = db.execute("SELECT checklist_version_id FROM annotation_job WHERE id = ?",
                      [job_id]).fetchone()[0]
+    per_q = per_question_methods()  # one verdict per question, as the annotator gives
     runs = rows(db, "SELECT id, judge_spec, method FROM run WHERE checklist_version_id = ? "
-                    "AND status = 'completed' AND method IN ('rocketeval', 'checkeval') "
-                    "ORDER BY id", [vid])
+                    f"AND status = 'completed' AND method IN ({','.join('?' * len(per_q))}) "
+                    "ORDER BY id", [vid, *per_q])
     labels = [f"#{r['id']} {r['judge_spec']} {r['method']}" for r in runs]
     verdicts: dict[tuple[int, int], str] = {}
     if runs:

@@ -35,8 +35,8 @@ from checkeval_core.datasets import import_file
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.jobs import run_params
 from checkeval_core.runs.options import requested
-from checkeval_core.runs.registry import AGGREGATIONS as AGGREGATION_TABLE
-from checkeval_core.runs.scoring import compute_scores
+from checkeval_core.runs.registry import AGGREGATIONS, primary_aggregation
+from checkeval_core.runs.score_write import compute_scores
 from checkeval_core.store import db_path, dumps, loads, open_db, rows, task_id
 
 BENCHMARKS = {
@@ -47,7 +47,6 @@ BENCHMARKS = {
                      "dialogue", "level": "dataset_level", "coefs": ("spearman", "pearson"),
                      "group": "context_id"},
 }
-AGGREGATIONS = tuple(AGGREGATION_TABLE)  # every aggregation the registry knows
 
 
 def default_data_dir() -> Path:
@@ -216,7 +215,7 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
             df, _ = run_frame(db, rid, agg)
             if not df.empty and df["metric"].notna().any():
                 per_agg[agg] = _tables(df, b, n_boot)
-        primary = run["params"].get("aggregation")
+        primary = primary_aggregation(run)
         results.append({**row, "variant": variant, "primary_aggregation": primary,
                         "table": per_agg.get(primary, {}),
                         "aggregations": per_agg})

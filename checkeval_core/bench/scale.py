@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from checkeval_core.runs.scores import dimension_means
+from checkeval_core.runs.score_read import dimension_means
 from checkeval_core.runs.traces import disagreements, item_trace
 from checkeval_core.store import now_iso, open_db
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import typer
 
@@ -10,11 +11,17 @@ from checkeval_core.cli.app import app, bench_app, fail
 from checkeval_core.store import NotFound, db_path, open_db
 
 
+def _method_help() -> str:
+    from checkeval_core.runs.registry import METHODS
+
+    return "|".join(METHODS) + " (repeat for several)"
+
+
 @app.command("run")
 def run_cmd(task: str | None = typer.Option(None, "--task"),
-            judge: str = typer.Option("embedded", "--judge"),
-            method: str = typer.Option("rocketeval", "--method",
-                                       help="checkeval|rocketeval|seal|geval"),
+            judge: list[str] = typer.Option(["embedded"], "--judge",
+                                            help="judge spec (repeat for several)"),
+            method: list[str] = typer.Option(["rocketeval"], "--method", help=_method_help()),
             checklist: str = typer.Option("latest", "--checklist", help="version N or latest"),
             limit: int | None = typer.Option(None, "--limit", help="first N items"),
             resume: int | None = typer.Option(None, "--resume", help="RUN_ID to resume"),
@@ -23,24 +30,44 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
                                       "include_reference, aggregation, seal_units, ..."),
             as_json: bool = typer.Option(False, "--json"),
             quiet: bool = typer.Option(False, "--quiet", help="no progress bar")) -> None:
-    """Run an evaluation headless (or resume one); progress on stderr."""
+    """Run an evaluation headless (or resume one); progress on stderr. Several --judge and
+    --method start one run per judge × method (all or none), executed one after the other."""
     from checkeval_core.judges.registry import JudgeSpecError
-    from checkeval_core.runs.jobs import create_run, execute_run, prepare_resume
+    from checkeval_core.runs.jobs import execute_run, prepare_resume
 
     db = open_db()
     try:
         if resume is not None:
-            run_id = resume
-            prepare_resume(db, run_id)  # re-asks judge errors, keeps unparsable answers
+            run_ids = [resume]
+            prepare_resume(db, resume)  # re-asks judge errors, keeps unparsable answers
         else:
             if not task:
                 fail("give --task NAME (or --resume RUN_ID)")
             from checkeval_core.runs.options import parse_params
+            from checkeval_core.runs.start import start_runs
 
-            run_id = create_run(db, task, judge, method, checklist=checklist, limit=limit,
-                                params=parse_params(param))
+            run_ids = start_runs(db, task, judge, method, checklist=checklist, limit=limit,
+                                 params=parse_params(param), strict=True).started
     except (NotFound, ValueError, JudgeSpecError) as e:
         fail(str(e))
+    out, ok = [], True
+    for run_id in run_ids:
+        run = _execute(db, run_id, quiet, execute_run)
+        out.append({"run": run_id, "status": run["status"], "n_answers": run["n_answers"]})
+        if not as_json:
+            typer.echo(f"run {run_id}: {run['status']}, {run['n_answers']} answers")
+        if run["status"] != "completed":
+            ok = False
+            if run.get("error"):
+                typer.echo(f"run {run_id} {run['status']}: {run['error']}", err=True)
+    if as_json:  # one run: its object, as before; several: a list of them
+        typer.echo(json.dumps(out[0] if len(out) == 1 else out))
+    if not ok:
+        raise typer.Exit(1)
+
+
+def _execute(db: Any, run_id: int, quiet: bool, execute_run: Any) -> dict[str, Any]:
+    """Execute one run with a progress bar on stderr; exit with a resume hint on a crash."""
     typer.echo(f"run {run_id} started", err=True)
     bar = {"last": -1}
 
@@ -55,22 +82,13 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             bar["last"] = fill
 
     try:
-        run = execute_run(db_path(db), run_id, progress=progress)
+        return execute_run(db_path(db), run_id, progress=progress)
     except ImportError as e:
         fail(str(e), code=1)
     except Exception as e:  # noqa: BLE001 - answers so far are kept; say how to resume
         typer.echo(f"run {run_id} failed: {e}\nresume with: checkeval run --resume {run_id}",
                    err=True)
         raise typer.Exit(1) from None
-    if as_json:
-        typer.echo(json.dumps({"run": run_id, "status": run["status"],
-                               "n_answers": run["n_answers"]}))
-    else:
-        typer.echo(f"run {run_id}: {run['status']}, {run['n_answers']} answers")
-    if run["status"] != "completed":
-        if run.get("error"):
-            typer.echo(f"run {run_id} {run['status']}: {run['error']}", err=True)
-        raise typer.Exit(1)
 
 
 @app.command("runs")

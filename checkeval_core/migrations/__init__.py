@@ -3,7 +3,10 @@
 Each module ``mNNNN_<name>.py`` in this package defines ``apply(db)``; one module is one
 small, named, append-only schema change. Never edit a landed migration: add a new one.
 Each migration runs in a transaction together with its bookkeeping row, so a failure leaves
-the database as it was.
+the database as it was. A migration that rebuilds a table (SQLite cannot drop a constraint in
+place) sets ``REBUILDS_TABLES = True``: it then runs with foreign keys off — dropping the old
+table must not cascade to the rows that reference it — and ``PRAGMA foreign_key_check`` must
+pass before it commits.
 """
 
 from __future__ import annotations
@@ -31,19 +34,33 @@ def apply_migrations(db: sqlite_utils.Database) -> list[str]:
             continue
         module = importlib.import_module(f"{__name__}.{name}")
         conn = db.conn
-        conn.execute("BEGIN IMMEDIATE")
+        rebuild = getattr(module, "REBUILDS_TABLES", False)
+        fk_on = bool(conn.execute("PRAGMA foreign_keys").fetchone()[0])
+        if rebuild and fk_on:  # a no-op inside a transaction: switched before BEGIN
+            conn.execute("PRAGMA foreign_keys = OFF")
         try:
-            # Another process may have applied it while we waited for the write lock.
-            if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", [name]).fetchone():
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Another process may have applied it while we waited for the write lock.
+                if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", [name]).fetchone():
+                    conn.execute("COMMIT")
+                    continue
+                module.apply(db)
+                if rebuild:
+                    bad = conn.execute("PRAGMA foreign_key_check").fetchall()
+                    if bad:
+                        raise RuntimeError(f"migration {name}: foreign key check failed: "
+                                           f"{bad[:5]}")
+                conn.execute(
+                    "INSERT INTO _migrations (name, applied_at) VALUES (?, datetime('now'))",
+                    [name]
+                )
                 conn.execute("COMMIT")
-                continue
-            module.apply(db)
-            conn.execute(
-                "INSERT INTO _migrations (name, applied_at) VALUES (?, datetime('now'))", [name]
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        finally:
+            if rebuild and fk_on:
+                conn.execute("PRAGMA foreign_keys = ON")
         applied.append(name)
     return applied

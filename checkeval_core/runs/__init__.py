@@ -1,7 +1,9 @@
 """Evaluation runs: task + frozen checklist version + judge + method, as resumable jobs.
 
-Public API (used by the pages and the CLI): :func:`create_run`, :func:`execute_run`,
-:func:`start_background`, :func:`cancel_run`, :func:`get_run`, :func:`list_runs`.
+Public API (used by the pages and the CLI): :func:`create_run`, :func:`start_runs` (a batch:
+judges × methods), :func:`execute_run`, :func:`start_background`, :func:`cancel_run`,
+:func:`get_run`, :func:`list_runs`; methods and aggregations are in
+:mod:`checkeval_core.runs.registry`.
 """
 
 from checkeval_core.runs.jobs import (  # noqa: F401
@@ -12,3 +14,4 @@ from checkeval_core.runs.jobs import (  # noqa: F401
     list_runs,
     start_background,
 )
+from checkeval_core.runs.start import start_runs  # noqa: F401

@@ -21,8 +21,8 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.runs.jobs import get_run
-from checkeval_core.runs.methods import METHODS
-from checkeval_core.runs.scoring import compute_scores
+from checkeval_core.runs.registry import METHODS
+from checkeval_core.runs.score_write import compute_scores
 from checkeval_core.store import NotFound, dumps, loads, now_iso, rows, task_id, transaction
 
 FORMAT = "checkeval-studio/run-v1"

@@ -15,6 +15,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.judges.model_files import QUALITY
+from checkeval_core.runs.registry import check_aggregation
 from checkeval_core.store import task_id
 
 # kind -> (method, aggregation with labels, aggregation without labels, ensemble of both
@@ -53,7 +54,8 @@ def recommended(db: sqlite_utils.Database, task: str, kind: str) -> dict[str, An
     ``judge`` is the first of ``judges``; ``ensemble`` says to analyse the runs together."""
     method, learned, plain, ensemble = RECOMMENDED.get(kind, RECOMMENDED["custom"])
     n = labelled_groups(db, task)
-    agg = learned if n >= MIN_LABELLED_GROUPS else plain
+    # the registry says whether the method computes it (a stale table fails loudly here)
+    agg = check_aggregation(method, learned if n >= MIN_LABELLED_GROUPS else plain)
     installed = quality_model_installed()
     if installed:
         judges = ["embedded", "embedded:quality"] if ensemble else ["embedded:quality"]

@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.runs.scores import run_scores
+from checkeval_core.runs.score_read import run_scores
 from checkeval_core.store import NotFound, rows
 
 

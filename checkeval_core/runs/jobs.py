@@ -21,9 +21,9 @@ import sqlite_utils
 
 from checkeval_core.config import cache_dir
 from checkeval_core.judges.registry import get_judge, parse_spec
-from checkeval_core.runs import methods as M
 from checkeval_core.runs.options import check_params, max_error_share
-from checkeval_core.runs.scoring import compute_scores
+from checkeval_core.runs.registry import method as method_entry
+from checkeval_core.runs.score_write import compute_scores
 from checkeval_core.store import (
     NotFound,
     db_path,
@@ -44,7 +44,7 @@ def run_params(method: str, version: dict[str, Any],
     primary aggregation and, on a per-query checklist set, ``instance`` (supervised scores fit
     within a query) unless the user chose otherwise."""
     p = dict(params or {})
-    p.setdefault("aggregation", M.PRIMARY[method])
+    p.setdefault("aggregation", method_entry(method).primary)
     if version.get("kind") == "instance":
         p.setdefault("instance", True)
     return p
@@ -56,8 +56,10 @@ def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: st
     """Register a run (status ``pending``); returns its id."""
     from checkeval_core.checklists.versions import get_version
 
-    if method not in M.METHODS:
-        raise ValueError(f"--method {method!r}: use one of {', '.join(M.METHODS)}")
+    try:
+        method_entry(method)
+    except ValueError as e:  # "--method: Unknown method 'x'. Available: …"
+        raise ValueError(f"--method: {e}") from None
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"--limit {limit}: give a positive number of items (or no limit)")
     check_params(method, dict(params or {}))
@@ -199,19 +201,23 @@ def execute_run(path: str | Path, run_id: int,
     from checkeval_core.checklists.versions import version_by_id
 
     content = version_by_id(db, run["checklist_version_id"])["content"]
-    ctx = {"kind": task["kind"], "content": content, "params": run["params"],
-           "definitions": {d["name"]: d.get("definition", "") for d in content["dimensions"]}}
+    m = method_entry(run["method"])
     db.execute("UPDATE run SET status = 'running', pid = ?, started_at = COALESCE(started_at, ?),"
                " heartbeat_at = ?, error = '' WHERE id = ?", [os.getpid(), now_iso(), now_iso(),
                                                               run_id])
     j = judge or get_judge(run["judge_spec"], db=db)
+    # what a planner may read (see runs/methods.py); params is the run's own dict, so a
+    # prepare step that stores a derived option (SEAL's weights) is seen by the planner
+    ctx = {"kind": task["kind"], "content": content, "params": run["params"],
+           "definitions": {d["name"]: d.get("definition", "") for d in content["dimensions"]},
+           "db": db, "run": run, "judge": j}
     its = items(db, run["task"], pks=list(run["item_ids"]))  # only the run's items
     its.sort(key=lambda i: (i["group_id"], i["position"]))
     done = 0
     modes: set[str] = set()
     try:
-        if run["method"] == "seal":
-            _seal_weights(db, run, ctx, j)
+        if m.prepare:
+            m.prepare(ctx)
         for it in its:
             status = db.execute("SELECT status FROM run WHERE id = ?", [run_id]).fetchone()[0]
             if status == "cancelled":
@@ -221,7 +227,7 @@ def execute_run(path: str | Path, run_id: int,
             have = {(r[0], r[1]) for r in db.execute(
                 "SELECT question_id, unit FROM answer WHERE run_id = ? AND item_id = ?",
                 [run_id, it["id"]])}
-            works = _plan(db, run, it, ctx, j)
+            works = m.plan(it, ctx)
             todo = [w for w in works if not all((q, u) in have for q, u, _ in w.targets)]
             for kind in ("binary", "generate"):
                 batch = [w for w in todo if w.kind == kind]
@@ -268,75 +274,6 @@ def execute_run(path: str | Path, run_id: int,
                    "WHERE id = ?", [f"{type(e).__name__}: {e}"[:1000], now_iso(), run_id])
         raise
     return get_run(db, run_id)
-
-
-def _plan(db: sqlite_utils.Database, run: dict[str, Any], item: dict[str, Any],
-          ctx: dict[str, Any], judge: Any) -> list[M.Work]:
-    method = run["method"]
-    if method == "rocketeval":
-        return M.plan_rocketeval(item, ctx)
-    if method == "checkeval":
-        return M.plan_checkeval(item, ctx)
-    if method == "geval":
-        return M.plan_geval(item, ctx)
-    units_by_dim = _seal_item_units(db, run, item, ctx, judge)
-    return M.plan_seal(item, ctx, units_by_dim)
-
-
-def _seal_weights(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any],
-                  judge: Any) -> None:
-    """Ask once per run for each dimension's sub-dimension weights (normalised; uniform on
-    garbage) and keep them in the run's params."""
-    from checkeval_core.runs.aggregate import normalize_weights
-
-    if "seal_weights" in run["params"]:
-        return
-    dims = [d for d in ctx["content"]["dimensions"] if d["sub_dimensions"]]
-    reqs = [M.weights_request(d["name"], d.get("definition", ""), d["sub_dimensions"])
-            for d in dims]
-    weights = {}
-    if run["params"].get("seal_uniform_weights"):
-        results = [None] * len(dims)
-    else:
-        results = judge.generate(reqs) if reqs else []
-    for d, res in zip(dims, results):
-        names = [s["name"] for s in d["sub_dimensions"]]
-        raw = M.parse_weights(res.text) if res is not None and not res.error else {}
-        weights[d["name"]] = normalize_weights(raw, names)
-    run["params"]["seal_weights"] = weights
-    db.execute("UPDATE run SET params = ? WHERE id = ?", [dumps(run["params"]), run["id"]])
-
-
-def _seal_item_units(db: sqlite_utils.Database, run: dict[str, Any], item: dict[str, Any],
-                     ctx: dict[str, Any], judge: Any) -> dict[str, tuple[str, list[str]]]:
-    stored: dict[str, list[tuple[int, str, str]]] = {}
-    for r in db.execute("SELECT dimension, position, kind, text FROM seal_unit WHERE run_id = ? "
-                        "AND item_id = ? ORDER BY position", [run["id"], item["id"]]):
-        stored.setdefault(r[0], []).append((r[1], r[2], r[3]))
-    out: dict[str, tuple[str, list[str]]] = {}
-    facts_cache: dict[str, list[str]] = {}
-
-    def facts(text: str) -> list[str]:
-        if text not in facts_cache:
-            res = judge.generate([M.facts_request(text)])[0]
-            facts_cache[text] = (M.parse_json_list(res.text, "facts") or []) if not res.error \
-                else []
-        return facts_cache[text]
-
-    dims = [d["name"] for d in ctx["content"]["dimensions"] if d["sub_dimensions"] and
-            any(q["dimension"] == d["name"] for q in ctx["content"]["questions"])]
-    for dim in dims:
-        if dim in stored:
-            out[dim] = (stored[dim][0][1], [t for _, _, t in stored[dim]])
-            continue
-        kind, units = M.seal_units(item, ctx, dim, facts)
-        with transaction(db):
-            for i, u in enumerate(units):
-                db.execute("INSERT OR IGNORE INTO seal_unit (run_id, item_id, dimension, unit, "
-                           "kind, text, position) VALUES (?,?,?,?,?,?,?)",
-                           [run["id"], item["id"], dim, str(i), kind, u, i])
-        out[dim] = (kind, units)
-    return out
 
 
 def wait_for(db_file: str | Path, run_id: int, timeout: float = 600) -> dict[str, Any]:

@@ -1,8 +1,14 @@
 """The four methods as request planners and answer parsers.
 
-For one item, a method returns :class:`Work` objects: a judge request plus the answers it
-produces (``targets``: question id, unit key, dimension). The job runner skips work whose
-answers are already stored, sends the rest to the judge, and stores the parsed answers.
+For one item, a method's planner (named by its entry in :mod:`checkeval_core.runs.registry`)
+returns :class:`Work` objects: a judge request plus the answers it produces (``targets``:
+question id, unit key, dimension). The job runner skips work whose answers are already
+stored, sends the rest to the judge, and stores the parsed answers.
+
+A planner is called as ``plan(item, ctx)``; ``ctx`` holds the task ``kind``, the frozen
+checklist ``content``, the run's ``params``, the dimensions' ``definitions`` and, for
+planners that keep state in the database (SEAL's units), ``db``, ``run`` and ``judge``. A
+method may also name a ``prepare(ctx)`` step that runs once per run before its items.
 
 * ``checkeval`` — questions grouped by sub-dimension, several per prompt (generate); the
   numbered answer lines are parsed per question (:func:`parse_grouped`).
@@ -35,10 +41,8 @@ from checkeval_core.prompts.judge import (
     binary_request_for_item,
     source_parts,
 )
-from checkeval_core.runs.registry import METHODS as REGISTRY
-
-METHODS = tuple(REGISTRY)  # names, in the registry's order
-PRIMARY = {name: m.primary for name, m in REGISTRY.items()}
+from checkeval_core.runs.score_math import normalize_weights
+from checkeval_core.store import dumps, transaction
 
 
 @dataclass
@@ -284,6 +288,67 @@ def plan_seal(item: dict[str, Any], ctx: dict[str, Any],
                 out.append(Work(item["id"], "binary", req, [(0, key, dim)],
                                 _binary_parser(0, key, dim)))
     return out
+
+
+def prepare_seal(ctx: dict[str, Any]) -> None:
+    """Ask once per run for each dimension's sub-dimension weights (normalised; uniform on
+    garbage) and keep them in the run's params."""
+    db, run, judge = ctx["db"], ctx["run"], ctx["judge"]
+    if "seal_weights" in run["params"]:
+        return
+    dims = [d for d in ctx["content"]["dimensions"] if d["sub_dimensions"]]
+    reqs = [weights_request(d["name"], d.get("definition", ""), d["sub_dimensions"])
+            for d in dims]
+    weights = {}
+    if run["params"].get("seal_uniform_weights"):
+        results = [None] * len(dims)
+    else:
+        results = judge.generate(reqs) if reqs else []
+    for d, res in zip(dims, results):
+        names = [s["name"] for s in d["sub_dimensions"]]
+        raw = parse_weights(res.text) if res is not None and not res.error else {}
+        weights[d["name"]] = normalize_weights(raw, names)
+    run["params"]["seal_weights"] = weights
+    db.execute("UPDATE run SET params = ? WHERE id = ?", [dumps(run["params"]), run["id"]])
+
+
+def seal_item_units(item: dict[str, Any], ctx: dict[str, Any]) -> dict[str, tuple[str, list[str]]]:
+    """Each dimension's units of an item: stored ones first (a resumed run verifies the same
+    units), else split now (facts asked of the judge) and stored in one transaction."""
+    db, run, judge = ctx["db"], ctx["run"], ctx["judge"]
+    stored: dict[str, list[tuple[int, str, str]]] = {}
+    for r in db.execute("SELECT dimension, position, kind, text FROM seal_unit WHERE run_id = ? "
+                        "AND item_id = ? ORDER BY position", [run["id"], item["id"]]):
+        stored.setdefault(r[0], []).append((r[1], r[2], r[3]))
+    out: dict[str, tuple[str, list[str]]] = {}
+    facts_cache: dict[str, list[str]] = {}
+
+    def facts(text: str) -> list[str]:
+        if text not in facts_cache:
+            res = judge.generate([facts_request(text)])[0]
+            facts_cache[text] = (parse_json_list(res.text, "facts") or []) if not res.error \
+                else []
+        return facts_cache[text]
+
+    dims = [d["name"] for d in ctx["content"]["dimensions"] if d["sub_dimensions"] and
+            any(q["dimension"] == d["name"] for q in ctx["content"]["questions"])]
+    for dim in dims:
+        if dim in stored:
+            out[dim] = (stored[dim][0][1], [t for _, _, t in stored[dim]])
+            continue
+        kind, units = seal_units(item, ctx, dim, facts)
+        with transaction(db):
+            for i, u in enumerate(units):
+                db.execute("INSERT OR IGNORE INTO seal_unit (run_id, item_id, dimension, unit, "
+                           "kind, text, position) VALUES (?,?,?,?,?,?,?)",
+                           [run["id"], item["id"], dim, str(i), kind, u, i])
+        out[dim] = (kind, units)
+    return out
+
+
+def plan_seal_item(item: dict[str, Any], ctx: dict[str, Any]) -> list[Work]:
+    """SEAL's planner: the item's units (stored or split now), then :func:`plan_seal`."""
+    return plan_seal(item, ctx, seal_item_units(item, ctx))
 
 
 def facts_request(text: str) -> GenerateRequest:

@@ -6,8 +6,8 @@ Prompt layout (``rocketeval``; the other methods keep their fixed layouts):
 * ``include_reference`` — add the item's reference (e.g. SummEval's human summary) after the
   source; items without a reference are unchanged.
 
-Method options: ``aggregation`` (the run's primary aggregation; one of :data:`AGGREGATIONS`
-for the run's method), ``seal_units`` (SEAL: a dimension → ``sentence|pair|fact|whole``
+Method options: ``aggregation`` (the run's primary aggregation; one of its method's
+aggregations in :mod:`checkeval_core.runs.registry`), ``seal_units`` (SEAL: a dimension → ``sentence|pair|fact|whole``
 override), ``seal_uniform_weights`` (SEAL: skip the weight request, weigh sub-dimensions
 equally), ``instance`` (set for instance checklists).
 
@@ -24,7 +24,7 @@ import json
 import os
 from typing import Any
 
-from checkeval_core.runs.registry import METHODS as METHOD_TABLE
+from checkeval_core.runs.registry import method as method_entry
 
 RUN_OPTIONS: dict[str, type] = {
     "include_definition": bool,
@@ -37,10 +37,6 @@ RUN_OPTIONS: dict[str, type] = {
 }
 # written by the run itself, ignored when comparing the options two runs were asked with
 DERIVED = ("aggregation", "seal_weights", "bundle", "bundle_hash")
-
-# the aggregations each method's scores hold (see runs/scoring.py); the primary one must be one
-# the aggregations each method's scores hold (the registry's table; the primary must be one)
-AGGREGATIONS: dict[str, tuple[str, ...]] = {m.name: m.aggregations for m in METHOD_TABLE.values()}
 
 DEFAULT_MAX_ERROR_SHARE = 0.5
 MAX_ERROR_SHARE_ENV = "CHECKEVAL_MAX_ERROR_SHARE"
@@ -76,7 +72,7 @@ def check_params(method: str, params: dict[str, Any]) -> None:
     """Refuse options that would make a run silently useless (ValueError naming the option):
     an aggregation the method does not compute, a bad error threshold."""
     agg = params.get("aggregation")
-    valid = AGGREGATIONS.get(method, ())
+    valid = method_entry(method).aggregations
     if agg is not None and agg not in valid:
         raise ValueError(f"--param aggregation={agg}: method {method} has no such aggregation "
                          f"(valid: {', '.join(valid)})")

@@ -1,11 +1,15 @@
-"""What the Run page shows about runs in progress: an ETA that does not grow while a slow item
-is being judged, and the run list with readable column names (the page only renders these)."""
+"""What the Run page shows about runs: an ETA that does not grow while a slow item is being
+judged, each run's duration, which actions a run allows, and the run list with readable column
+names (the page only renders these)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
+import sqlite_utils
+
+from checkeval_core.runs.jobs import get_run, list_runs
 from checkeval_core.runs.options import options_text
 
 
@@ -43,6 +47,70 @@ def seconds_since(iso: str | None, now: datetime | None = None) -> float | None:
     return (now - t).total_seconds()
 
 
+def run_duration(run: dict[str, Any], now: datetime | None = None) -> float | None:
+    """Seconds from a run's start to its end (to ``now`` while it has not ended); None if it
+    never started."""
+    start = run.get("started_at")
+    if not start:
+        return None
+    end = run.get("finished_at")
+    t0 = datetime.fromisoformat(start)
+    t1 = datetime.fromisoformat(end) if end else (now or datetime.now(t0.tzinfo or UTC))
+    return max(0.0, (t1 - t0).total_seconds())
+
+
+def duration_text(run: dict[str, Any], now: datetime | None = None) -> str:
+    """``"2 min 05 s"`` (``"… so far"`` while pending or running), ``"not started"``."""
+    s = run_duration(run, now)
+    if s is None:
+        return "not started"
+    s = round(s)
+    text = (f"{s} s" if s < 60 else f"{s // 60} min {s % 60:02d} s" if s < 3600
+            else f"{s // 3600} h {s % 3600 // 60:02d} min")
+    return text + (" so far" if run.get("status") in ("pending", "running") else "")
+
+
+def actions(run: dict[str, Any]) -> dict[str, bool]:
+    """Which buttons a run allows: *Cancel* while pending or running; *Resume* when it is
+    cancelled or failed, or pending/running with its worker gone (killed). A completed run
+    allows neither."""
+    active = run["status"] in ("pending", "running")
+    return {"cancel": active,
+            "resume": run["status"] in ("cancelled", "failed") or (active and not run["alive"])}
+
+
+def panel(db: sqlite_utils.Database, task: str, now: datetime | None = None) -> dict[str, Any]:
+    """Everything the Run page's live panel shows for a task's runs, newest first:
+    ``runs`` (rows of :func:`list_runs` plus ``actions``, and ``alive``, ``n_answers`` for
+    pending/running runs),
+    ``active`` (progress bar fraction and text of pending/running runs, and whether the worker
+    is gone), ``recent`` (one line per finished run among the 5 newest) and ``table``."""
+    runs = list_runs(db, task)
+    active, recent = [], []
+    for r in runs:
+        r.update(alive=False, n_answers=None)
+        if r["status"] in ("pending", "running"):  # only these need the worker and answers
+            full = get_run(db, r["id"])
+            r.update(alive=full["alive"], n_answers=full["n_answers"])
+        r["actions"] = actions(r)
+        if r["status"] in ("pending", "running"):
+            left = run_eta(r, now)
+            eta = "" if left is None else (f" · about {left:.0f} s left" if left > 0 else
+                                           " · finishing the current item")
+            active.append({"run": r["id"], "fraction": r["progress_done"] /
+                           max(1, r["progress_total"]),
+                           "text": f"Run {r['id']} · {r['judge_spec']} · {r['method']} · "
+                                   f"{r['progress_done']}/{r['progress_total']} items · "
+                                   f"{r['n_answers']} answers · {r['tokens_in']} tokens in · "
+                                   f"{r['n_errors']} errors{eta}",
+                           "gone": r["status"] == "running" and not r["alive"]})
+    for r in runs[:5]:
+        if r["status"] not in ("pending", "running"):
+            recent.append(f"Run {r['id']} · {r['judge_spec']} · {r['method']} — {r['status']}"
+                          + (f": {r['error']}" if r["error"] else ""))
+    return {"runs": runs, "active": active, "recent": recent, "table": run_table(runs, now)}
+
+
 RUN_COLUMNS = {"id": "run", "judge_spec": "judge", "method": "method", "status": "status",
                "progress_done": "items done", "progress_total": "items", "tokens_in":
                "tokens in", "tokens_out": "tokens out", "cost": "cost ($)", "n_errors":
@@ -50,7 +118,8 @@ RUN_COLUMNS = {"id": "run", "judge_spec": "judge", "method": "method", "status":
                "error": "message"}
 
 
-def run_table(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The run list with readable column names and each run's options as text."""
+def run_table(runs: list[dict[str, Any]], now: datetime | None = None) -> list[dict[str, Any]]:
+    """The run list with readable column names, each run's duration and options as text."""
     return [{label: r.get(k) for k, label in RUN_COLUMNS.items()}
-            | {"options": options_text(r.get("params"))} for r in runs]
+            | {"duration": duration_text(r, now), "options": options_text(r.get("params"))}
+            for r in runs]

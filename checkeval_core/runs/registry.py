@@ -1,17 +1,28 @@
-"""The one registry of evaluation methods and aggregations, read by pages, CLI, runs and bench.
+"""The one registry of evaluation methods and aggregations: a name bound to its code.
 
-A method names how the judge is asked (``runs/methods.py`` plans its requests) and which
-aggregations its scores hold (``runs/scoring.py`` computes them); an aggregation names how a
-run's answers become one score per item and dimension. Adding a method or an aggregation
-means adding it here (and its code where the entry says): the Run page's choices, the CLI's
-validation of ``--method`` and ``--param aggregation=…``, the Analysis page's lists and the
-quality bench all read these tables (in the spirit of lm-evaluation-harness'
-``api/registry.py``).
+A method entry carries everything the rest of the program asks about a method: its planner
+(which judge requests one item needs, :mod:`checkeval_core.runs.methods`), its scorer (from
+stored answers to every aggregation it lists, :mod:`checkeval_core.runs.scorers`), its
+aggregations and, first among them, its primary one. The job runner, the score writer, the
+CLI, the Run page, the recommended defaults, the analysis and the annotation comparisons all
+dispatch through :func:`method`; nothing else tests a method's name. A new method is one
+:func:`register_method` call (or one entry below) with its planner, its prompt and a test.
+Unknown names fail as lm-evaluation-harness' ``api/registry.py`` does: "Unknown method 'x'.
+Available: a, b, c".
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+from checkeval_core.runs import methods as M
+from checkeval_core.runs import scorers as S
+
+Planner = Callable[[dict[str, Any], dict[str, Any]], list[M.Work]]
+Scorer = Callable[[list[S.Answer], S.ScoreContext], list[S.ScoreRow]]
 
 
 @dataclass(frozen=True)
@@ -29,7 +40,11 @@ class Method:
     paper: str
     description: str
     aggregations: tuple[str, ...]  # every aggregation its scores hold; the first is the default
-    binary: bool  # one Yes/No answer per question (p(Yes) when the backend has log-probs)
+    binary: bool  # Yes/No answers (p(Yes) when the backend has log-probs)
+    per_question: bool  # one verdict per checklist question (comparable with a person's)
+    plan: Planner  # plan(item, ctx) -> the item's judge requests
+    score: Scorer  # score(answers, ctx) -> score rows of its aggregations
+    prepare: Callable[[dict[str, Any]], None] | None = None  # once per run, before its items
 
     @property
     def primary(self) -> str:
@@ -59,28 +74,68 @@ AGGREGATIONS: dict[str, Aggregation] = {a.name: a for a in (
                 "token's 1..5"),
 )}
 
-METHODS: dict[str, Method] = {m.name: m for m in (
+METHODS: dict[str, Method] = {}
+
+
+def register_method(entry: Method) -> Method:
+    """Add a method (its aggregations must be known ones; a name is registered once)."""
+    if entry.name in METHODS:
+        raise ValueError(f"method {entry.name!r} is already registered")
+    unknown = [a for a in entry.aggregations if a not in AGGREGATIONS]
+    if not entry.aggregations or unknown:
+        raise ValueError(f"method {entry.name!r}: unknown aggregation(s) {', '.join(unknown)} "
+                         f"(available: {', '.join(AGGREGATIONS)})")
+    METHODS[entry.name] = entry
+    return entry
+
+
+for _m in (
     Method("checkeval", "CheckEval", "Lee et al., CheckEval",
            "questions grouped by sub-dimension, several per prompt; numbered Yes/No lines",
-           ("share_yes", "mean_p_yes", "linear", "calibrated", "calibrated_len"), binary=True),
+           ("share_yes", "mean_p_yes", "linear", "calibrated", "calibrated_len"), binary=True,
+           per_question=True, plan=M.plan_checkeval, score=S.score_yes_no),
     Method("rocketeval", "RocketEval", "Wei et al., RocketEval (ICLR 2025)",
            "one Yes/No prompt per question, the question last; normalised p(Yes)",
            ("mean_p_yes", "share_yes", "supervised", "linear", "calibrated", "calibrated_len"),
-           binary=True),
+           binary=True, per_question=True, plan=M.plan_rocketeval, score=S.score_yes_no),
     Method("seal", "SEAL", "SEAL",
            "units (sentences, sentence pairs, facts, whole) × sub-dimensions, one Yes/No "
            "verification each, weighted by sub-dimension",
-           ("weighted", "share_yes", "weighted_p_yes", "mean_p_yes"), binary=True),
+           ("weighted", "share_yes", "weighted_p_yes", "mean_p_yes"), binary=True,
+           per_question=False, plan=M.plan_seal_item, score=S.score_seal,
+           prepare=M.prepare_seal),
     Method("geval", "G-Eval (baseline)", "Liu et al., G-Eval",
-           "one 1–5 Likert score per dimension", ("likert", "likert_prob"), binary=False),
-)}
+           "one 1–5 Likert score per dimension", ("likert", "likert_prob"), binary=False,
+           per_question=False, plan=M.plan_geval, score=S.score_likert),
+):
+    register_method(_m)
+
+
+def unregister_method(name: str) -> None:
+    """Remove a method added by :func:`register_method` (a test's toy method, a plugin)."""
+    method(name)
+    del METHODS[name]
 
 
 def method(name: str) -> Method:
-    """The method called ``name``; a ValueError listing the valid names otherwise."""
+    """The method called ``name``; a ValueError listing the available ones otherwise."""
     if name not in METHODS:
-        raise ValueError(f"method {name!r}: use one of {', '.join(METHODS)}")
+        raise ValueError(f"Unknown method {name!r}. Available: {', '.join(METHODS)}")
     return METHODS[name]
+
+
+def per_question_methods() -> list[str]:
+    """Methods whose answers are one verdict per checklist question, as a person's are."""
+    return [m.name for m in METHODS.values() if m.per_question]
+
+
+def primary_aggregation(run: dict[str, Any]) -> str:
+    """A run's primary aggregation: the one it was started with (``params.aggregation``),
+    else its method's primary. ``run`` is a run row (``params`` as a dict or JSON text)."""
+    params = run.get("params") or {}
+    if isinstance(params, str):
+        params = json.loads(params or "{}")
+    return params.get("aggregation") or method(run["method"]).primary
 
 
 def check_aggregation(method_name: str, aggregation: str) -> str:
@@ -96,3 +151,9 @@ def aggregation_help(name: str) -> str:
     """One line for a page or ``--help``: title and description of an aggregation."""
     a = AGGREGATIONS.get(name)
     return f"{a.title}: {a.description}" if a else name
+
+
+def all_aggregations(methods: list[str] | None = None) -> list[str]:
+    """The aggregations of ``methods`` (default: every method), each once, in registry order."""
+    names = list(METHODS) if methods is None else methods
+    return [a for a in AGGREGATIONS if any(a in method(n).aggregations for n in names)]

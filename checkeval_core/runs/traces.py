@@ -6,7 +6,8 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.store import loads, rows
+from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.store import rows
 
 
 def item_trace(db: sqlite_utils.Database, item_pk: int, run_ids: list[int]) -> dict[str, Any]:
@@ -20,7 +21,8 @@ def item_trace(db: sqlite_utils.Database, item_pk: int, run_ids: list[int]) -> d
     runs = rows(db, f"SELECT id, judge_spec, method, params FROM run WHERE id IN ({marks}) "
                     "ORDER BY id", run_ids)
     for r in runs:
-        r["aggregation"] = loads(r.pop("params"), {}).get("aggregation", "share_yes")
+        r["aggregation"] = primary_aggregation(r)
+        del r["params"]
     answers = rows(db, "SELECT a.run_id, a.question_id, a.unit, a.dimension, a.verdict, a.p_yes, "
                        "a.value, a.raw, a.error, q.text AS question, s.name AS sub_dimension "
                        "FROM answer a LEFT JOIN question q ON q.id = a.question_id "
@@ -67,7 +69,7 @@ def disagreements(answers: list[dict[str, Any]], annotations: list[dict[str, Any
 def items_by_gap(db: sqlite_utils.Database, run_id: int, dimension: str,
                  aggregation: str | None = None) -> list[dict[str, Any]]:
     """Items sorted by |judge score − human score| (both min-max scaled to 0–1 over the run)."""
-    from checkeval_core.runs.scores import run_scores
+    from checkeval_core.runs.score_read import run_scores
 
     sc = {r["item_pk"]: r for r in run_scores(db, run_id, aggregation) if
           r["dimension"] == dimension and r["value"] is not None}

@@ -1,0 +1,142 @@
+"""The Run page's controls: Enter never starts a run, a started run shows at once, Cancel and
+Resume only where they apply, a duration per run; and the CLI's batch of runs."""
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from typer.testing import CliRunner
+
+from checkeval_core.checklists.io import import_checklist
+from checkeval_core.checklists.versions import freeze
+from checkeval_core.datasets import import_file
+from checkeval_core.runs import create_run, execute_run, list_runs
+from checkeval_core.runs.progress import actions, duration_text
+from checkeval_core.store import db_path
+from tests.conftest import open_app_page
+
+
+@pytest.fixture
+def chat(db, tmp_path):
+    p = tmp_path / "d.jsonl"
+    p.write_text("".join(json.dumps({"id": f"r{i}", "group_id": f"g{i % 2}", "context": "Hi?",
+                                     "output": f"Fine {i}.", "scores": {"quality": i % 3 + 1}})
+                         + "\n" for i in range(4)))
+    import_file(db, p, "chat", kind="dialogue")
+    c = tmp_path / "c.json"
+    c.write_text(json.dumps({"quality": {"definition": "good reply", "sub_dimensions": {
+        "Basics": {"seed": ["Is the reply polite?", "Does the reply answer?"]}}}}))
+    import_checklist(db, "chat", c)
+    freeze(db, "chat")
+    return "chat"
+
+
+@pytest.fixture
+def launched(monkeypatch):
+    """Runs the page starts, recorded instead of spawning workers."""
+    import checkeval_core.runs as runs
+
+    started: list[int] = []
+    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
+    return started
+
+
+def page(task):
+    at = open_app_page("app_pages/run.py")
+    at.selectbox(key="run_task").select(task).run()
+    return at
+
+
+def test_enter_in_items_does_not_start_a_run(db, chat, launched):
+    at = page(chat)
+    # outside a form, Enter in a field only commits its value (in a form it submits it)
+    for w in (at.number_input(key="run_limit"), at.text_input(key="run_extra"),
+              at.multiselect(key="run_methods")):
+        assert w.proto.form_id == "", w.key
+    at.multiselect(key="run_judges").set_value([]).run()
+    at.text_input(key="run_extra").input("fake").run()
+    at.number_input(key="run_limit").set_value(2).run()
+    assert not at.exception
+    assert list_runs(db, chat) == [] and launched == []
+    at.button(key="run_start").click().run()
+    assert [r["id"] for r in list_runs(db, chat)] == launched and len(launched) == 1
+
+
+def test_a_started_run_shows_in_the_list_and_picker_at_once(db, chat, launched):
+    old = create_run(db, chat, "fake", "rocketeval", limit=1)
+    execute_run(db_path(db), old)
+    at = page(chat)
+    assert at.selectbox(key=f"run_pick_{chat}").value == old
+    at.multiselect(key="run_judges").set_value([])
+    at.text_input(key="run_extra").input("fake")
+    at.multiselect(key="run_methods").set_value(["checkeval"])
+    at.button(key="run_start").click().run()
+    assert not at.exception and len(launched) == 1
+    new = launched[0]
+    assert at.selectbox(key=f"run_pick_{chat}").value == new  # no reload needed
+    table = at.dataframe[0].value
+    assert list(table["run"]) == [new, old]
+    assert list(table["status"]) == ["pending", "completed"]
+
+
+def test_cancel_and_resume_only_where_they_apply(db, chat, launched):
+    done = create_run(db, chat, "fake", "rocketeval", limit=1)
+    execute_run(db_path(db), done)
+    cancelled = create_run(db, chat, "fake", "checkeval", limit=1)
+    db.execute("UPDATE run SET status = 'cancelled' WHERE id = ?", [cancelled])
+    at = page(chat)
+    pick = f"run_pick_{chat}"
+    at.selectbox(key=pick).select(done).run()
+    assert at.button(key="run_cancel").disabled and at.button(key="run_resume").disabled
+    at.selectbox(key=pick).select(cancelled).run()
+    assert at.button(key="run_cancel").disabled and not at.button(key="run_resume").disabled
+    at.button(key="run_resume").click().run()
+    assert not at.exception and launched == [cancelled]
+    # a pending run without a live worker (killed before it began) can be cancelled or resumed
+    assert actions({"status": "pending", "alive": False}) == {"cancel": True, "resume": True}
+    assert actions({"status": "running", "alive": True}) == {"cancel": True, "resume": False}
+    assert actions({"status": "failed", "alive": False}) == {"cancel": False, "resume": True}
+
+
+def test_run_list_has_a_duration_column(db, chat):
+    rid = create_run(db, chat, "fake", "rocketeval", limit=1)
+    execute_run(db_path(db), rid)
+    db.execute("UPDATE run SET started_at = '2026-01-01T00:00:00+00:00', "
+               "finished_at = '2026-01-01T00:02:05+00:00' WHERE id = ?", [rid])
+    create_run(db, chat, "fake", "checkeval", limit=1)  # pending, never started
+    at = page(chat)
+    assert list(at.dataframe[0].value["duration"]) == ["not started", "2 min 05 s"]
+    now = datetime(2026, 1, 1, 0, 0, 42, tzinfo=UTC)
+    running = {"status": "running", "started_at": "2026-01-01T00:00:00+00:00"}
+    assert duration_text(running, now) == "42 s so far"
+    assert duration_text({"status": "completed", "started_at": "2026-01-01T00:00:00+00:00",
+                          "finished_at": "2026-01-01T03:04:00+00:00"}) == "3 h 04 min"
+
+
+def test_cli_runs_every_judge_and_method_or_none(db, chat):
+    from checkeval_core.cli import app
+
+    r = CliRunner().invoke(app, ["run", "--task", chat, "--judge", "fake", "--method",
+                                 "rocketeval", "--method", "checkeval", "--limit", "2",
+                                 "--json", "--quiet"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert [o["status"] for o in out] == ["completed", "completed"]
+    assert [x["method"] for x in list_runs(db, chat)] == ["checkeval", "rocketeval"]
+    # one run: the same single object as before
+    r = CliRunner().invoke(app, ["run", "--task", chat, "--judge", "fake", "--limit", "1",
+                                 "--json", "--quiet"])
+    assert r.exit_code == 0 and set(json.loads(r.stdout.strip().splitlines()[-1])) == \
+        {"run", "status", "n_answers"}
+    # a bad pair refuses the whole batch: nothing created
+    n = len(list_runs(db, chat))
+    r = CliRunner().invoke(app, ["run", "--task", chat, "--judge", "fake", "--method",
+                                 "rocketeval", "--method", "tick", "--json"])
+    assert r.exit_code == 2 and "Unknown method 'tick'" in r.output
+    r = CliRunner().invoke(app, ["run", "--task", chat, "--judge", "fake", "--judge",
+                                 "openai-compat:nohash", "--json"])
+    assert r.exit_code == 2 and "openai-compat" in r.output
+    r = CliRunner().invoke(app, ["run", "--task", chat, "--judge", "fake", "--method", "seal",
+                                 "--method", "rocketeval", "--param", "aggregation=weighted"])
+    assert r.exit_code == 2 and "aggregation" in r.output
+    assert len(list_runs(db, chat)) == n
