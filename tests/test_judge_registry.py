@@ -27,8 +27,10 @@ def test_bad_specs(bad, msg):
 
 
 def test_missing_dependency_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(registry.BACKENDS, "vllm",
-                        ("checkeval_core.judges.no_such_module:X", "pip install -e '.[vllm]'"))
+    from dataclasses import replace
+
+    monkeypatch.setitem(registry.BACKENDS, "vllm", replace(
+        registry.BACKENDS["vllm"], factory="checkeval_core.judges.no_such_module:X"))
     with pytest.raises(ImportError, match=r"install it with: pip install -e '\.\[vllm\]'"):
         load_backend("vllm:some/model")
 
