@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -92,6 +93,7 @@ class CachedJudge:
         self.attempts = max(1, int(attempts))
         self.max_wait = max_wait
         self._sleep = sleep or time.sleep
+        self._lock = threading.Lock()  # retries are counted from the worker threads too
         self.spec = inner.spec
         self.capabilities = inner.capabilities
         self.params = {k: v for k, v in dict(getattr(inner, "params", {}) or {}).items()
@@ -146,7 +148,8 @@ class CachedJudge:
                 if attempt == self.attempts - 1:
                     latency = (time.perf_counter() - t0) * 1000
                     return [_failed(kind, decision.message, latency) for _ in batch]
-                self.n_retries += 1
+                with self._lock:
+                    self.n_retries += 1
                 self._sleep(wait_before_retry(decision, attempt, self.max_wait))
                 continue
             if len(out) != len(batch):

@@ -32,7 +32,6 @@ from checkeval_core.judges.spec import backend_of, parse_spec
 KEY_ENV_RE = re.compile(r"[A-Z_][A-Z0-9_]*\Z")
 
 
-
 def default_key_envs(spec: str) -> tuple[str, ...]:
     """The default key variables the backend of ``spec`` declares (empty: it sends no key)."""
     backend = backend_of(spec)

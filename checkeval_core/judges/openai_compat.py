@@ -35,7 +35,7 @@ TOP_LOGPROBS = 20
 
 
 class OpenAIJudge:
-    """Chat-completions adapter; ``parsed`` is a :class:`registry.JudgeSpec`."""
+    """Chat-completions adapter; ``parsed`` is a :class:`spec.JudgeSpec`."""
 
     def __init__(self, parsed: Any, api_key: str | None = None, timeout: float | None = None,
                  concurrency: int | None = None, **params: Any) -> None:
