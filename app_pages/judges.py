@@ -115,8 +115,12 @@ with st.expander("Remove a saved judge"):
         rid = st.selectbox("Judge", [j["id"] for j in removable],
                            format_func=lambda i: next(j["spec"] for j in removable
                                                       if j["id"] == i), key="rm_id")
-        if st.button("Remove", key="rm_btn"):
+        # asks first; the judge's runs and cached answers stay
+        sure = st.checkbox("Yes, remove this saved judge (its runs are kept)", key="rm_sure")
+        if st.button("Remove", key="rm_btn", disabled=not sure):
             delete_judge(db, rid)
+            st.session_state["judges_saved"] = \
+                f"Removed judge {rid}: {next(j['spec'] for j in removable if j['id'] == rid)}"
             st.rerun()
     else:
         st.caption("Only the default judge is configured.")

@@ -96,3 +96,16 @@ def test_every_declared_backend_has_its_form(db):
             assert (f"add_{name}_{f.name}" if f.choices else f"add_{f.name}") in keys
         assert ("add_key_env" in keys) == bool(backend.key_envs)
         assert at.code[0].value == backend.spec({f.name: f.default for f in backend.fields})
+
+
+def test_remove_asks_first(db):
+    from checkeval_core.judges.saved import add_judge
+
+    jid = add_judge(db, "fake")
+    at = open_judges()
+    assert at.button(key="rm_btn").disabled  # nothing removed without the confirmation
+    at.checkbox(key="rm_sure").check().run()
+    at.button(key="rm_btn").click().run()
+    assert not at.exception
+    assert list(at.dataframe[0].value["spec"]) == ["embedded"]
+    assert any(f"Removed judge {jid}: fake" in s.value for s in at.success)
