@@ -1,91 +1,126 @@
-"""Judges: add a judge by spec, see its capabilities, run a one-question test."""
+"""Judges: save a judge from its backend's declared fields, list the saved ones, ask one
+question. Backends, their fields and key variables come from ``checkeval_core.judges.spec``."""
 
 import pandas as pd
 import streamlit as st
 
-from checkeval_core.judges.probe import TEST_QUESTION, judge_test
-from checkeval_core.judges.registry import FORMS, JudgeSpecError, get_judge, parse_spec
-from checkeval_core.judges.saved import add_judge, delete_judge, list_judges
+from checkeval_core.judges.probe import TEST_QUESTION, ask_judge
+from checkeval_core.judges.saved import DEFAULT_SPEC, add_judge, delete_judge, list_judges
+from checkeval_core.judges.spec import BACKENDS, JudgeSpecError, parse_spec, spec_forms
 from checkeval_core.store import open_db
+from studio_ui.tables import table_config
 
 st.title("Judges")
 st.write("A judge answers Yes/No questions (with p(Yes) when the backend gives "
          "log-probabilities) and writes free text for checklist generation. Spec forms: "
-         f"`{FORMS}`.")
+         f"`{spec_forms()}`.")
 st.caption("The default **embedded** judge runs Qwen2.5-Coder-0.5B on the CPU: offline, no key, "
            "slow and weak (it leans towards Yes). Point a spec at a stronger OpenAI-compatible "
            "server for real evaluations.")
 db = open_db()
 
+# a confirmation survives the rerun that shows the new judge in the table
+if saved := st.session_state.pop("judges_saved", None):
+    st.success(saved)
+
 judges = list_judges(db)
-st.dataframe(pd.DataFrame([{"id": j["id"], "spec": j["spec"], "label": j["label"],
-                            "key from env": j["key_env"]} for j in judges]),
-             hide_index=True, width="stretch")
+longest = max(len(j["spec"]) for j in judges)
+st.dataframe(
+    pd.DataFrame([{"id": j["id"], "spec": j["spec"], "label": j["label"],
+                   "key from env": j["key_env"]} for j in judges]),
+    hide_index=True, width="stretch",
+    column_config=table_config(
+        keys={"id": ""},
+        long={"spec": "The judge's spec, as the CLI's --judge takes it", "label": "",
+              "key from env": "The environment variable the key is read from"},
+        # wide enough for the longest spec (about 8 px a character), so none is cut
+        widths={"spec": max(240, 8 * longest + 24), "label": "medium",
+                "key from env": "medium"}))
 
 with st.expander("Add a judge", expanded=False):
-    backend = st.selectbox("Backend", ["openai-compat", "openai", "embedded:quality", "vllm",
-                                       "fake"], key="add_backend")
-    base_url, model, key_env = "", "", ""
-    if backend == "openai-compat":
-        base_url = st.text_input("Base URL", "http://localhost:8000/v1", key="add_url")
-    if backend in ("openai-compat", "openai", "vllm"):
-        model = st.text_input("Model", key="add_model")
-    if backend in ("openai-compat", "openai"):
+    name = st.selectbox("Backend", list(BACKENDS), key="add_backend",
+                        format_func=lambda b: BACKENDS[b].title or b)
+    backend = BACKENDS[name]
+    values = {}
+    for f in backend.fields:
+        if f.choices:
+            values[f.name] = st.selectbox(f.label, f.choices, key=f"add_{name}_{f.name}",
+                                          format_func=lambda c: c or "default", help=f.help)
+        else:
+            values[f.name] = st.text_input(f.label, f.default, key=f"add_{f.name}",
+                                           help=f.help or None)
+    key_env = ""
+    if backend.key_envs:
         key_env = st.text_input(
             "Key source: name of an environment variable (the key itself is never stored)",
-            "OPENAI_API_KEY" if backend == "openai" else "CHECKEVAL_OPENAI_COMPAT_KEY",
-            key="add_key_env")
+            key="add_key_env", placeholder=" then ".join(backend.key_envs),
+            help="Empty: the default variables " + ", then ".join(backend.key_envs) +
+                 " (from the environment or .streamlit/secrets.toml)")
     label = st.text_input("Label (optional)", key="add_label")
-    spec = {"openai-compat": f"openai-compat:{base_url}#{model}", "openai": f"openai:{model}",
-            "vllm": f"vllm:{model}"}.get(backend, backend)
+    spec = backend.spec(values)
     st.code(spec, language=None)
     if st.button("Save judge", key="add_save"):
         try:
-            add_judge(db, spec, label=label, key_env=key_env)
+            jid = add_judge(db, spec, label=label, key_env=key_env)
         except (JudgeSpecError, ValueError) as e:
             st.error(str(e))
         else:
-            st.success(f"Saved {spec}")
+            st.session_state["judges_saved"] = (
+                f"Saved judge {jid}: {parse_spec(spec).spec}"
+                + (f" (key from ${key_env})" if key_env else ""))
             st.rerun()
 
 st.subheader("Test a judge")
-specs = [j["spec"] for j in judges]
+specs = list(dict.fromkeys(j["spec"] for j in judges))
 chosen = st.selectbox("Judge", specs, key="test_spec")
 row = next(j for j in judges if j["spec"] == chosen)
+parsed = parse_spec(chosen)
 caps_col, test_col = st.columns(2)
 with caps_col:
     st.markdown("**Backend**")
-    st.text(f"{parse_spec(chosen).backend} · model {parse_spec(chosen).model or '(bundled)'}")
+    st.text(f"{BACKENDS[parsed.backend].title or parsed.backend}\n"
+            f"model: {parsed.model or '(bundled)'}")
 question = test_col.text_input("Question", TEST_QUESTION, key="test_question")
 if test_col.button("Ask one question", type="primary", key="test_run"):
+    st.session_state.pop("judge_answer", None)  # an older answer is never shown as this one
     try:
         # the key: the saved judge's variable, then the defaults (environment, then st.secrets)
         with st.spinner("Asking… (the embedded model loads in a few seconds the first time)"):
-            res = judge_test(get_judge(chosen, db=db, cache=False,
-                                       key_env=row["key_env"] or None, secrets=st.secrets),
-                             question=question)
+            answer = ask_judge(db, chosen, key_env=row["key_env"] or None,
+                               secrets=st.secrets, question=question)
     except (JudgeSpecError, ValueError, ImportError) as e:
-        st.error(str(e))
+        answer = {"error": str(e), "setup": True}
+    st.session_state["judge_answer"] = {**answer, "spec": chosen, "question": question}
+
+answer = st.session_state.get("judge_answer")
+if answer and (answer["spec"], answer["question"]) == (chosen, question):
+    if answer["error"]:
+        # a failed request has no verdict, latency or capability worth showing
+        st.error(answer["error"] if answer.get("setup") else
+                 f"The judge failed: {answer['error']}")
     else:
-        if res["error"]:
-            st.error(f"The judge failed: {res['error']}")
         c1, c2, c3, c4 = st.columns(4)
-        c1.metric("Verdict", res["verdict"])
-        c2.metric("p(Yes)", "n/a" if res["p_yes"] is None else f"{res['p_yes']:.3f}")
-        c3.metric("Latency", f"{res['latency_ms']:.0f} ms")
-        c4.metric("Tokens in/out", f"{res['tokens_in']}/{res['tokens_out']}")
-        st.markdown("**Capabilities**")
-        st.json(res["capabilities"])
-        st.caption(f"Scoring mode: {res['mode']}")
+        c1.metric("Verdict", answer["verdict"])
+        c2.metric("p(Yes)", "n/a (text mode)" if answer["p_yes"] is None
+                  else f"{answer['p_yes']:.3f}")
+        c3.metric("Latency", f"{answer['latency_ms']:.0f} ms")
+        c4.metric("Tokens in/out", f"{answer['tokens_in']}/{answer['tokens_out']}")
+        st.caption(f"Scoring mode of this answer: {answer['mode']}")
+        with st.expander("What the backend declares it can do"):
+            st.json(answer["capabilities"])
 
 with st.expander("Remove a saved judge"):
-    removable = [j for j in judges if j["spec"] != "embedded"]
+    removable = [j for j in judges if j["spec"] != DEFAULT_SPEC]
     if removable:
         rid = st.selectbox("Judge", [j["id"] for j in removable],
                            format_func=lambda i: next(j["spec"] for j in removable
                                                       if j["id"] == i), key="rm_id")
-        if st.button("Remove", key="rm_btn"):
+        # asks first; the judge's runs and cached answers stay
+        sure = st.checkbox("Yes, remove this saved judge (its runs are kept)", key="rm_sure")
+        if st.button("Remove", key="rm_btn", disabled=not sure):
             delete_judge(db, rid)
+            st.session_state["judges_saved"] = \
+                f"Removed judge {rid}: {next(j['spec'] for j in removable if j['id'] == rid)}"
             st.rerun()
     else:
         st.caption("Only the default judge is configured.")

@@ -128,3 +128,55 @@ def test_a_raising_request_keeps_the_responses_that_arrived(db):
     again = CachedJudge(Remote(fail=False), db=db)
     again.binary(reqs(n))
     assert again.inner.calls == 1  # only the one that failed
+
+
+def test_a_batched_backend_gets_whole_batches(db):
+    """A backend that declares ``batch_size`` is asked batches of that size (in its preferred
+    order), each answer cached; old code asked a local backend one request at a time."""
+    from checkeval_core.judges.base import Capabilities
+
+    class Batched(FakeJudge):
+        def __init__(self):
+            super().__init__()
+            self.capabilities = Capabilities(local=True, model="b", batch_size=4)
+            self.sizes = []
+
+        @staticmethod
+        def order(requests):
+            return list(range(len(requests)))[::-1]
+
+        def binary(self, requests):
+            self.sizes.append([r.question for r in requests])
+            return super().binary(requests)
+
+    inner = Batched()
+    res = CachedJudge(inner, db=db).binary(reqs(10))
+    assert [len(s) for s in inner.sizes] == [4, 4, 2]
+    assert inner.sizes[0] == ["Question 9?", "Question 8?", "Question 7?", "Question 6?"]
+    assert [r.p_yes for r in res] == [r.p_yes for r in FakeJudge().binary(reqs(10))]
+    assert db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0] == 10
+
+
+def test_retry_waits_for_the_backends_hint_else_backs_off(db):
+    from checkeval_core.judges.retry import RetryDecision
+
+    class Busy(Exception):
+        pass
+
+    class Flaky(FakeJudge):
+        def __init__(self, delays):
+            super().__init__()
+            self.delays = list(delays)
+
+        def should_retry(self, exc):
+            return RetryDecision("busy", delay=exc.args[0]) if isinstance(exc, Busy) else None
+
+        def binary(self, requests):
+            if self.delays:
+                raise Busy(self.delays.pop(0))
+            return super().binary(requests)
+
+    waits = []
+    j = CachedJudge(Flaky([2.5, None, 99.0]), db=db, sleep=waits.append, max_wait=30.0)
+    assert not j.binary(reqs(1))[0].error
+    assert waits[0] == 2.5 and 0 <= waits[1] <= 1.0 and waits[2] == 30.0  # hint, backoff, cap

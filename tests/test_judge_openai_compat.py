@@ -1,9 +1,10 @@
 """The OpenAI-compatible adapter against a local scripted HTTP server (127.0.0.1, free port).
 
 The server answers in OpenAI chat-completions format with log-probabilities, and on demand
-with 429 (Retry-After), 500, a hang, malformed JSON or no choices. The adapter must retry,
-time out, and record invalid/error results without crashing; reruns must be served from the
-cache; the key must never reach the database or the logs.
+with 429 (Retry-After), 500, a hang, malformed JSON or no choices. The adapter must classify
+transient failures so that the wrapper retries them (``get_judge``; the raw backend never
+retries), time out, and record invalid/error results without crashing; reruns must be served
+from the cache; the key must never reach the database or the logs.
 """
 
 import json
@@ -121,15 +122,35 @@ def test_logprob_answer_and_request_shape(server, monkeypatch):
 
 def test_retries_on_429_and_500_then_succeeds(server):
     server.queue = ["429", "500", "ok"]
-    j = load_backend(f"openai-compat:{server.url}#m")
+    j = get_judge(f"openai-compat:{server.url}#m", cache=False)
     r = j.binary([req()])[0]
     assert r.verdict == "yes" and not r.error
-    assert len(server.requests) == 3
+    assert len(server.requests) == 3 and j.counters()["retries"] == 2
+
+
+def test_raw_backend_classifies_but_does_not_retry(server):
+    """The adapter raises a transient failure (the wrapper owns the retries) and turns a
+    non-transient one into an error result."""
+    import openai
+
+    j = load_backend(f"openai-compat:{server.url}#m")
+    server.queue = ["500"]
+    with pytest.raises(openai.InternalServerError) as exc:
+        j.binary([req()])
+    decision = j.should_retry(exc.value)
+    assert decision is not None and "server error 500" in decision.message
+    server.queue = ["429"]
+    with pytest.raises(openai.RateLimitError) as exc:
+        j.binary([req()])
+    assert j.should_retry(exc.value).delay == 0.0  # the server's Retry-After
+    assert len(server.requests) == 2  # one call each: no retry inside the adapter
+    server.queue = ["text-no"]
+    assert j.binary([req()])[0].verdict == "no"
 
 
 def test_gives_up_after_attempts_with_error(server):
     server.queue = ["500"] * 10
-    j = load_backend(f"openai-compat:{server.url}#m", attempts=3)
+    j = get_judge(f"openai-compat:{server.url}#m", cache=False, attempts=3)
     r = j.binary([req()])[0]
     assert r.verdict == "invalid" and "server error 500" in r.error
     assert len(server.requests) == 3
@@ -137,7 +158,9 @@ def test_gives_up_after_attempts_with_error(server):
 
 def test_timeout_malformed_empty_are_recorded(server):
     server.queue = ["hang", "hang", "malformed", "empty"]
-    j = load_backend(f"openai-compat:{server.url}#m", timeout=0.5, attempts=2)
+    # one request at a time, so the queued behaviours meet the requests in order
+    j = get_judge(f"openai-compat:{server.url}#m", cache=False, timeout=0.5, attempts=2,
+                  concurrency=1)
     res = j.binary([req("a?"), req("b?"), req("c?")])
     assert res[0].verdict == "invalid" and "timed out" in res[0].error
     assert res[1].verdict == "invalid" and res[1].error  # malformed JSON
@@ -183,10 +206,9 @@ def test_concurrent_requests_and_generate(server):
 
 def test_connection_error_names_the_url():
     from checkeval_core.judges.base import BinaryRequest
-    from checkeval_core.judges.registry import load_backend
     from tests.conftest import free_port
 
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
-    j = load_backend(f"openai-compat:{url}#m", attempts=1, timeout=5)
+    j = get_judge(f"openai-compat:{url}#m", cache=False, attempts=1, timeout=5)
     res = j.binary([BinaryRequest("s", ("ctx",), "Is it?")])[0]
     assert res.verdict == "invalid" and f"cannot connect to {url}" in res.error

@@ -27,8 +27,10 @@ def test_bad_specs(bad, msg):
 
 
 def test_missing_dependency_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(registry.BACKENDS, "vllm",
-                        ("checkeval_core.judges.no_such_module:X", "pip install -e '.[vllm]'"))
+    from dataclasses import replace
+
+    monkeypatch.setitem(registry.BACKENDS, "vllm", replace(
+        registry.BACKENDS["vllm"], factory="checkeval_core.judges.no_such_module:X"))
     with pytest.raises(ImportError, match=r"install it with: pip install -e '\.\[vllm\]'"):
         load_backend("vllm:some/model")
 
@@ -54,3 +56,20 @@ def test_saved_judges_never_store_keys(db):
     with pytest.raises(ValueError, match="never stored"):
         add_judge(db, "openai:gpt-4o", params={"api_key": "sk-x"})
     assert len(list_judges(db)) == 2
+
+
+def test_embedded_model_params_without_extra_buffers(monkeypatch):
+    """llama.cpp's AMX buffers crash the process on AMX CPUs here: the embedded judge (and the
+    llama.cpp server test) load the model without them there, and only while loading."""
+    import llama_cpp.llama_cpp as lc
+
+    from checkeval_core.judges.embedded import extra_buffers_safe, llama_model_defaults
+
+    monkeypatch.setenv("CHECKEVAL_EMBEDDED_EXTRA_BUFFERS", "0")
+    assert not extra_buffers_safe()
+    with llama_model_defaults():
+        assert lc.llama_model_default_params().use_extra_bufts is False
+    assert lc.llama_model_default_params().use_extra_bufts is True
+    monkeypatch.setenv("CHECKEVAL_EMBEDDED_EXTRA_BUFFERS", "1")
+    with llama_model_defaults():
+        assert lc.llama_model_default_params().use_extra_bufts is True

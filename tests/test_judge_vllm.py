@@ -46,3 +46,52 @@ def test_result_from_logprobs():
     assert r.verdict == "yes" and abs(r.p_yes - 0.75) < 1e-9 and r.mode == "logprob"
     r2 = result_from_logprobs("Hmm", {"Hmm": -0.1}, 30, 5.0)
     assert r2.verdict == "invalid" and r2.p_yes is None and r2.yes_no_mass == 0.0
+
+
+def test_the_wrapper_sends_vllm_whole_batches(monkeypatch, db):
+    """vLLM declares batched generation, so one run's questions reach ``LLM.generate`` in one
+    call (old code: one call per question); an engine failure becomes an error per request."""
+    import sys
+    import types
+
+    from checkeval_core.judges.cached import CachedJudge
+    from checkeval_core.judges.registry import load_backend
+
+    class Tok:
+        def encode(self, w, add_special_tokens=False):
+            return [1] if w.strip().lower() == "yes" else [2] if w.strip().lower() == "no" \
+                else [3, 4]
+
+        def decode(self, ids):
+            return {1: "Yes", 2: "No"}[ids[0]]
+
+        def apply_chat_template(self, m, tokenize=False, add_generation_prompt=True):
+            return m[-1]["content"]
+
+    class LLM:
+        calls: list[int] = []
+        fail = False
+
+        def get_tokenizer(self):
+            return Tok()
+
+        def generate(self, prompts, params):
+            self.calls.append(len(prompts))
+            if self.fail:
+                raise RuntimeError("CUDA out of memory")
+            lp = types.SimpleNamespace
+            return [lp(prompt_token_ids=[0] * 5, outputs=[lp(text="Yes", logprobs=[
+                {1: lp(logprob=math.log(0.75)), 2: lp(logprob=math.log(0.25))}])])
+                for _ in prompts]
+
+    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(SamplingParams=dict))
+    backend = load_backend("vllm:some/model")
+    llm = LLM()
+    monkeypatch.setattr(backend, "_llm", lambda: llm)
+    judge = CachedJudge(backend, db=db)
+    res = judge.binary([BinaryRequest("s", (f"text {i}\n",), "Q?") for i in range(12)])
+    assert llm.calls == [12]
+    assert all(r.verdict == "yes" and abs(r.p_yes - 0.75) < 1e-9 for r in res)
+    llm.fail = True
+    res = judge.binary([BinaryRequest("s", (f"other {i}\n",), "Q?") for i in range(3)])
+    assert [r.error for r in res] == ["vllm: CUDA out of memory"] * 3

@@ -125,11 +125,15 @@ class GenerateResult:
 
 @dataclass(frozen=True)
 class Capabilities:
+    """What a backend can do; the wrapper (``cached.py``) reads ``batch_size`` and
+    ``max_concurrency`` to decide how to send it requests, and ``local`` for prices."""
+
     logprobs: bool = False
     prefix_reuse: bool = False
-    max_concurrency: int = 1
-    local: bool = True
+    max_concurrency: int = 1  # single requests in flight at once (remote backends)
+    local: bool = True  # runs on this machine: no per-token price
     model: str = ""
+    batch_size: int = 0  # >1: the backend answers up to this many requests in one call
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -137,7 +141,12 @@ class Capabilities:
 
 @runtime_checkable
 class Judge(Protocol):
-    """A backend: answers batches of requests, in order, one result per request."""
+    """A backend: answers batches of requests, in order, one result per request.
+
+    A backend may also define ``should_retry(exc) -> RetryDecision | None`` (which raised
+    failures are transient; see ``retry.py``) and ``order(requests) -> list[int]`` (the order
+    it prefers to be asked in); the wrapper in ``cached.py`` uses both.
+    """
 
     spec: str
     capabilities: Capabilities

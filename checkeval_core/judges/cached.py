@@ -1,18 +1,26 @@
-"""What wraps every backend once: the response cache, the concurrency cap, accounting.
+"""The one wrapper around every backend: cache, retries, concurrency, batching, accounting.
+
+A backend only translates requests into its own calls and classifies its failures; every
+policy lives here, so a new backend gets all of it (like Inspect AI's ``Model.generate``
+around a ``ModelAPI``):
 
 * **Cache** — each request gets a deterministic id, sha256(backend spec, model, params,
   request payload); answers are stored in ``llm_cache`` as they arrive (with concurrent
   requests: in arrival order, not request order), so a rerun or another run asks the backend
   only for what is missing (like lm-evaluation-harness' CachingLM).
   Errors are never cached.
-* **Concurrency** — remote backends get up to ``capabilities.max_concurrency`` requests in
-  flight (a thread pool, one request per call); local backends get the whole batch at once
-  so they can order it for prefix reuse. Database writes stay on the calling thread.
-* **Accounting** — requests, cache hits, tokens and cost (prices per million tokens per
-  model: :data:`PRICES`, overridable with ``CHECKEVAL_PRICES='{"model": [in, out]}'``; zero
-  for local models).
-
-Retries with backoff live in the remote adapter's single request call (see ``retry.py``).
+* **Retries** — when a call raises, the backend's ``should_retry(exc)`` decides: a
+  :class:`~checkeval_core.judges.retry.RetryDecision` means wait (its delay, else backoff)
+  and ask again, up to ``attempts`` calls; after the last one each request gets a result with
+  ``error`` set (failures are data). ``None`` (or no ``should_retry``) re-raises.
+* **Batching and concurrency**, from the backend's capabilities — ``batch_size > 1``: the
+  missing requests go to the backend in batches of that size (vLLM generates a batch at
+  once); ``max_concurrency > 1`` on a remote backend: that many single requests in flight
+  (a thread pool); otherwise one request at a time in the backend's preferred ``order``
+  (prefix reuse). Database writes stay on the calling thread.
+* **Accounting** — requests, cache hits, retries, tokens and cost (prices per million tokens
+  per model: :data:`PRICES`, overridable with ``CHECKEVAL_PRICES='{"model": [in, out]}'``;
+  zero for local models).
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
@@ -31,6 +41,7 @@ from checkeval_core.judges.base import (
     GenerateResult,
     Judge,
 )
+from checkeval_core.judges.retry import DEFAULT_ATTEMPTS, MAX_WAIT, wait_before_retry
 from checkeval_core.store import now_iso
 
 # USD per million tokens (input, output); extend with CHECKEVAL_PRICES.
@@ -64,18 +75,32 @@ def request_key(spec: str, model: str, params: dict[str, Any], kind: str,
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-class CachedJudge:
-    """A judge with caching, a concurrency cap and accounting around a raw backend."""
+def _failed(kind: str, error: str, latency_ms: float) -> Any:
+    if kind == "binary":
+        return BinaryResult(verdict="invalid", error=error, latency_ms=latency_ms)
+    return GenerateResult(error=error, latency_ms=latency_ms)
 
-    def __init__(self, inner: Judge, db: Any = None) -> None:
+
+class CachedJudge:
+    """A judge with caching, retries, batching, a concurrency cap and accounting around a
+    raw backend (see the module docstring)."""
+
+    def __init__(self, inner: Judge, db: Any = None, attempts: int = DEFAULT_ATTEMPTS,
+                 max_wait: float = MAX_WAIT, sleep: Callable[[float], None] | None = None
+                 ) -> None:
         self.inner = inner
         self.db = db
+        self.attempts = max(1, int(attempts))
+        self.max_wait = max_wait
+        self._sleep = sleep or time.sleep
+        self._lock = threading.Lock()  # retries are counted from the worker threads too
         self.spec = inner.spec
         self.capabilities = inner.capabilities
         self.params = {k: v for k, v in dict(getattr(inner, "params", {}) or {}).items()
                        if "key" not in k.lower() and "secret" not in k.lower()}
         self.n_requests = 0
         self.n_cache_hits = 0
+        self.n_retries = 0
         self.tokens_in = 0
         self.tokens_out = 0
         self.cost = 0.0
@@ -107,6 +132,32 @@ class CachedJudge:
               now_iso()) for k, v in items])
 
     # -- running -------------------------------------------------------------------------
+    def _ask(self, call: Callable[[list[Any]], list[Any]], batch: list[Any],
+             kind: str) -> list[Any]:
+        """One backend call for ``batch``, retried while the backend classifies the failure
+        as transient; after the last attempt every request gets an error result."""
+        classify = getattr(self.inner, "should_retry", None)
+        t0 = time.perf_counter()
+        for attempt in range(self.attempts):
+            try:
+                out = list(call(batch))
+            except Exception as exc:
+                decision = classify(exc) if callable(classify) else None
+                if decision is None:
+                    raise
+                if attempt == self.attempts - 1:
+                    latency = (time.perf_counter() - t0) * 1000
+                    return [_failed(kind, decision.message, latency) for _ in batch]
+                with self._lock:
+                    self.n_retries += 1
+                self._sleep(wait_before_retry(decision, attempt, self.max_wait))
+                continue
+            if len(out) != len(batch):
+                raise RuntimeError(f"judge {self.spec}: {len(out)} results for "
+                                   f"{len(batch)} requests")
+            return out
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def _run(self, requests: Sequence[Any], kind: str, call: Callable[[list[Any]], list[Any]],
              make: Callable[..., Any]) -> list[Any]:
         keys = [self._key(kind, r.cache_payload()) for r in requests]
@@ -121,42 +172,54 @@ class CachedJudge:
                 self.n_cache_hits += 1
             else:
                 misses.append(i)
-        if misses:
-            if self.capabilities.local or self.capabilities.max_concurrency <= 1:
-                # One request at a time, in the backend's preferred order (prefix reuse), each
-                # answer cached as soon as it exists: a process killed mid-batch loses at most
-                # the request in flight, and a resumed run never asks the backend twice.
-                order = getattr(self.inner, "order", None) if kind == "binary" else None
-                ordered = [misses[k] for k in order([requests[i] for i in misses])] \
-                    if callable(order) else misses
-                for i in ordered:
-                    res = call([requests[i]])[0]
+        if not misses:
+            return results
+        # the backend's preferred order (prefix reuse: requests sharing an article together)
+        order = getattr(self.inner, "order", None) if kind == "binary" else None
+        if callable(order):
+            misses = [misses[k] for k in order([requests[i] for i in misses])]
+        caps = self.capabilities
+        if caps.batch_size > 1:
+            # whole batches to a backend that generates them at once; each batch's answers are
+            # cached when it returns, so a killed run loses at most the batch in flight
+            for start in range(0, len(misses), caps.batch_size):
+                chunk = misses[start:start + caps.batch_size]
+                for i, res in zip(chunk, self._ask(call, [requests[i] for i in chunk], kind)):
                     results[i] = res
                     self._account(kind, keys[i], res)
-            else:
-                # each response is cached the moment it arrives (not in request order): a
-                # run killed while one slow request is pending keeps every answer that came
-                # back behind it. Writes stay on this (the calling) thread.
-                pool = ThreadPoolExecutor(self.capabilities.max_concurrency)
-                futures = {pool.submit(lambda q: call([q])[0], requests[i]): i for i in misses}
-                failure: BaseException | None = None
-                try:
-                    for fut in as_completed(futures):
-                        i = futures[fut]
-                        try:
-                            res = fut.result()
-                        except Exception as e:  # noqa: BLE001 - re-raised below
-                            if failure is None:  # drop the queued requests, keep the rest
-                                failure = e
-                                for f in futures:
-                                    f.cancel()
-                            continue
-                        results[i] = res
-                        self._account(kind, keys[i], res)
-                finally:
-                    pool.shutdown(wait=True, cancel_futures=True)
-                if failure is not None:
-                    raise failure
+        elif caps.local or caps.max_concurrency <= 1:
+            # One request at a time, each answer cached as soon as it exists: a process killed
+            # mid-batch loses at most the request in flight, and a resumed run never asks the
+            # backend twice.
+            for i in misses:
+                res = self._ask(call, [requests[i]], kind)[0]
+                results[i] = res
+                self._account(kind, keys[i], res)
+        else:
+            # each response is cached the moment it arrives (not in request order): a run
+            # killed while one slow request is pending keeps every answer that came back
+            # behind it. Retries wait on the worker threads; writes stay on this thread.
+            pool = ThreadPoolExecutor(caps.max_concurrency)
+            futures = {pool.submit(lambda q: self._ask(call, [q], kind)[0], requests[i]): i
+                       for i in misses}
+            failure: BaseException | None = None
+            try:
+                for fut in as_completed(futures):
+                    i = futures[fut]
+                    try:
+                        res = fut.result()
+                    except Exception as e:  # noqa: BLE001 - re-raised below
+                        if failure is None:  # drop the queued requests, keep the rest
+                            failure = e
+                            for f in futures:
+                                f.cancel()
+                        continue
+                    results[i] = res
+                    self._account(kind, keys[i], res)
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+            if failure is not None:
+                raise failure
         return results
 
     def _account(self, kind: str, key: str, res: Any) -> None:
@@ -177,5 +240,6 @@ class CachedJudge:
 
     def counters(self) -> dict[str, Any]:
         return {"requests": self.n_requests, "cache_hits": self.n_cache_hits,
+                "retries": self.n_retries,
                 "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
                 "cost": round(self.cost, 6)}

@@ -17,12 +17,13 @@ One model per process, guarded by a lock: a ``Llama`` context is not thread-safe
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,46 @@ NO_SPELLINGS = ("No", "no", "NO", " No", " no", " NO")
 
 _LOCK = threading.Lock()
 _ENGINES: dict[str, _Engine] = {}
+EXTRA_BUFFERS_ENV = "CHECKEVAL_EMBEDDED_EXTRA_BUFFERS"
+
+
+def extra_buffers_safe() -> bool:
+    """Whether llama.cpp may use its extra weight buffer types (AMX tiles, repacked weights).
+
+    Its AMX matrix kernels end the process with SIGSEGV on the first prompt on CPUs that
+    report AMX (seen in a VM with ``amx_tile``), so they are off there;
+    ``CHECKEVAL_EMBEDDED_EXTRA_BUFFERS=1`` (or ``0``) decides instead."""
+    forced = os.environ.get(EXTRA_BUFFERS_ENV, "").strip()
+    if forced in ("0", "1"):
+        return forced == "1"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            return " amx_tile" not in f.read()
+    except OSError:
+        return True
+
+
+@contextlib.contextmanager
+def llama_model_defaults() -> Iterator[None]:
+    """While active, every ``Llama`` created (here or by ``llama_cpp.server`` in the same
+    process) loads its weights without the extra buffer types when they are unsafe."""
+    import llama_cpp.llama_cpp as lc
+
+    if extra_buffers_safe():
+        yield
+        return
+    original = lc.llama_model_default_params
+
+    def defaults() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    lc.llama_model_default_params = defaults
+    try:
+        yield
+    finally:
+        lc.llama_model_default_params = original
 
 
 class _Engine:
@@ -62,9 +103,10 @@ class _Engine:
             raise ImportError("the embedded judge needs llama-cpp-python==0.3.36: "
                               "pip install -r requirements.txt") from e
         self.path = path
-        self.llm = Llama(model_path=path, n_ctx=N_CTX, n_threads=N_THREADS,
-                         n_threads_batch=N_THREADS, n_batch=512, logits_all=False, seed=SEED,
-                         verbose=False)
+        with llama_model_defaults():
+            self.llm = Llama(model_path=path, n_ctx=N_CTX, n_threads=N_THREADS,
+                             n_threads_batch=N_THREADS, n_batch=512, logits_all=False,
+                             seed=SEED, verbose=False)
         meta = self.llm.metadata
         self.name = meta.get("general.name", os.path.basename(path))
         template = meta.get("tokenizer.chat_template")

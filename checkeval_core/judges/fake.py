@@ -68,8 +68,8 @@ def fake_p_yes(question: str, text: str) -> float:
 class FakeJudge:
     """Deterministic judge; see the module docstring for its rules."""
 
-    def __init__(self, spec: str = "fake", **params: object) -> None:
-        self.spec = spec
+    def __init__(self, spec: object = "fake", **params: object) -> None:
+        self.spec = str(getattr(spec, "spec", spec))  # a parsed spec or its string
         self.params = params
         self.capabilities = Capabilities(logprobs=True, prefix_reuse=False, max_concurrency=8,
                                          local=True, model="fake")

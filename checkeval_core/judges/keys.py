@@ -6,8 +6,9 @@ page's *Test* button all build their judge with ``registry.get_judge(spec, db=db
 
 1. the environment variable named by ``key_env`` (given explicitly, else the ``key_env`` of
    the saved judge with this spec — same params first — in the ``judge`` table);
-2. the backend's default variables: ``CHECKEVAL_OPENAI_KEY`` then ``OPENAI_API_KEY`` for
-   ``openai:``, ``CHECKEVAL_OPENAI_COMPAT_KEY`` for ``openai-compat:``;
+2. the backend's default variables, declared once with the backend (``spec.BACKENDS``):
+   ``CHECKEVAL_OPENAI_KEY`` then ``OPENAI_API_KEY`` for ``openai:``,
+   ``CHECKEVAL_OPENAI_COMPAT_KEY`` for ``openai-compat:``;
 3. nothing (``None``): an ``openai-compat`` server then gets a placeholder key.
 
 Each variable is looked up in the process environment, then in the optional ``secrets``
@@ -24,14 +25,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from checkeval_core.judges.spec import backend_of, parse_spec
+
 # what an environment-variable NAME looks like; anything else (``sk-…``, spaces, lower case)
 # is refused as a key source, so a pasted key is never stored
 KEY_ENV_RE = re.compile(r"[A-Z_][A-Z0-9_]*\Z")
 
-DEFAULT_ENVS: dict[str, tuple[str, ...]] = {
-    "openai": ("CHECKEVAL_OPENAI_KEY", "OPENAI_API_KEY"),
-    "openai-compat": ("CHECKEVAL_OPENAI_COMPAT_KEY",),
-}
+
+def default_key_envs(spec: str) -> tuple[str, ...]:
+    """The default key variables the backend of ``spec`` declares (empty: it sends no key)."""
+    backend = backend_of(spec)
+    return backend.key_envs if backend is not None else ()
 
 
 def check_key_env(name: str) -> str:
@@ -47,7 +51,7 @@ def check_key_env(name: str) -> str:
 
 def needs_key(spec: str) -> bool:
     """True for the backends that send an API key."""
-    return spec.split(":", 1)[0].strip() in DEFAULT_ENVS
+    return bool(default_key_envs(spec))
 
 
 def saved_key_env(db: Any, spec: str, params: Mapping[str, Any] | None = None) -> str:
@@ -55,8 +59,6 @@ def saved_key_env(db: Any, spec: str, params: Mapping[str, Any] | None = None) -
     same params first, else the most recent one that names a variable."""
     if db is None:
         return ""
-    from checkeval_core.judges.registry import parse_spec
-
     try:
         spec = parse_spec(spec).spec
     except ValueError:
@@ -83,9 +85,8 @@ def resolve_key(db: Any, spec: str, key_env: str | None = None,
     """The API key for ``spec`` (see the module docstring for the order), or ``None``."""
     if not needs_key(spec):
         return None
-    backend = spec.split(":", 1)[0].strip()
     names = [key_env or saved_key_env(db, spec, params)]
-    names += list(DEFAULT_ENVS[backend])
+    names += list(default_key_envs(spec))
     for name in names:
         if name and KEY_ENV_RE.match(name):
             value = _lookup(name, secrets)

@@ -4,11 +4,11 @@ OpenAI-compatible server (vLLM's ``vllm serve``, llama.cpp's server, Ollama, LM 
 Binary questions ask for one token with ``logprobs``/``top_logprobs`` and read p(Yes) from
 the candidates (all spellings of yes/no summed); a server that refuses log-probabilities is
 remembered and asked in text mode from then on. Transient failures (429, 5xx, timeouts,
-connection errors) are retried with backoff here, once per request; anything else becomes an
-``error`` on the result. The API key is passed in by ``registry.get_judge`` (resolved by
-``keys.resolve_key``: the saved judge's ``key_env``, then ``CHECKEVAL_OPENAI_KEY`` /
-``OPENAI_API_KEY`` or ``CHECKEVAL_OPENAI_COMPAT_KEY``), is never stored, and is scrubbed from
-every error message.
+connection errors) are raised and classified by :meth:`OpenAIJudge.should_retry`; the wrapper
+(``cached.py``) retries them. Anything else becomes an ``error`` on the result. The API key is
+passed in by ``registry.get_judge`` (resolved by ``keys.resolve_key``: the saved judge's
+``key_env``, then the variables the backend declares in ``spec.py``), is never stored, and is
+scrubbed from every error message.
 """
 
 from __future__ import annotations
@@ -26,18 +26,19 @@ from checkeval_core.judges.base import (
     GenerateRequest,
     GenerateResult,
 )
+from checkeval_core.judges.keys import default_key_envs, resolve_key
 from checkeval_core.judges.parsing import p_yes_from_logprobs, parse_verdict
-from checkeval_core.judges.retry import TransientError, with_retries
+from checkeval_core.judges.retry import RetryDecision
 
 SEED = 1234
 TOP_LOGPROBS = 20
 
 
 class OpenAIJudge:
-    """Chat-completions adapter; ``parsed`` is a :class:`registry.JudgeSpec`."""
+    """Chat-completions adapter; ``parsed`` is a :class:`spec.JudgeSpec`."""
 
     def __init__(self, parsed: Any, api_key: str | None = None, timeout: float | None = None,
-                 concurrency: int | None = None, attempts: int = 4, **params: Any) -> None:
+                 concurrency: int | None = None, **params: Any) -> None:
         try:
             import openai
         except ImportError as e:  # pragma: no cover - openai is a hard requirement
@@ -47,17 +48,15 @@ class OpenAIJudge:
         self.spec = parsed.spec
         self.model = parsed.model
         self.base_url = parsed.base_url or None
-        if self.backend == "openai":
-            key = api_key or os.environ.get("OPENAI_API_KEY")
-            if not key:
-                raise ValueError("judge 'openai:...' needs an API key: set OPENAI_API_KEY (or the "
-                                 "variable named by the saved judge's --key-env) in the "
-                                 "environment (or in .streamlit/secrets.toml for the app)")
-        else:
-            key = api_key or os.environ.get("CHECKEVAL_OPENAI_COMPAT_KEY") or "not-needed"
+        key = api_key or resolve_key(None, self.spec)
+        if not key and self.backend == "openai":
+            raise ValueError(f"judge 'openai:...' needs an API key: set "
+                             f"{' or '.join(default_key_envs(self.spec))} (or the variable "
+                             "named by the saved judge's --key-env) in the environment (or in "
+                             ".streamlit/secrets.toml for the app)")
+        key = key or "not-needed"  # an OpenAI-compatible server without authentication
         self._key = key
         self.timeout = float(timeout or os.environ.get("CHECKEVAL_TIMEOUT", "60"))
-        self.attempts = attempts
         self.params = params  # never holds the key (see CachedJudge)
         conc = int(concurrency or os.environ.get("CHECKEVAL_CONCURRENCY", "8"))
         self.client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=0,
@@ -67,33 +66,29 @@ class OpenAIJudge:
                                          max_concurrency=max(1, conc), local=False,
                                          model=self.model)
 
-    # -- one call, with retries -------------------------------------------------------------
+    # -- one call, and which of its failures are worth retrying --------------------------
     def _scrub(self, text: str) -> str:
         if self._key and self._key != "not-needed":
             text = text.replace(self._key, "***")
         return text
 
     def _call(self, **kw: Any) -> Any:
+        return self.client.chat.completions.create(model=self.model, **kw)
+
+    def should_retry(self, exc: BaseException) -> RetryDecision | None:
+        """Rate limits, timeouts, lost connections and server errors (5xx) are transient;
+        everything else (a refused key, a bad request) is not."""
         o = self._openai
-
-        def once() -> Any:
-            try:
-                return self.client.chat.completions.create(model=self.model, **kw)
-            except o.RateLimitError as e:
-                raise TransientError(self._scrub(f"rate limited (429): {e}"),
-                                     _retry_after(e)) from None
-            except o.APITimeoutError:
-                raise TransientError(f"timed out after {self.timeout:g} s") from None
-            except o.APIConnectionError as e:
-                raise TransientError(self._scrub(
-                    f"cannot connect to {self._where()}: {e}")) from None
-            except o.APIStatusError as e:
-                if e.status_code >= 500:
-                    raise TransientError(self._scrub(f"server error {e.status_code}: "
-                                                     f"{_short(e)}"), _retry_after(e)) from None
-                raise
-
-        return with_retries(once, attempts=self.attempts)
+        if isinstance(exc, o.RateLimitError):
+            return RetryDecision(self._scrub(f"rate limited (429): {exc}"), _retry_after(exc))
+        if isinstance(exc, o.APITimeoutError):  # before APIConnectionError: a subclass
+            return RetryDecision(f"timed out after {self.timeout:g} s")
+        if isinstance(exc, o.APIConnectionError):
+            return RetryDecision(self._scrub(f"cannot connect to {self._where()}: {exc}"))
+        if isinstance(exc, o.APIStatusError) and exc.status_code >= 500:
+            return RetryDecision(self._scrub(f"server error {exc.status_code}: {_short(exc)}"),
+                                 _retry_after(exc))
+        return None
 
     def _where(self) -> str:
         """The server's URL (no credentials) for connection errors."""
@@ -124,7 +119,9 @@ class OpenAIJudge:
                     resp = self._call(**kw)
                 else:
                     raise
-        except Exception as e:  # noqa: BLE001 - every failure becomes data
+        except Exception as e:  # noqa: BLE001 - every failure becomes data...
+            if self.should_retry(e) is not None:
+                raise  # ...except a transient one: the wrapper retries it
             return BinaryResult(verdict="invalid", error=self._error(e),
                                 latency_ms=(time.perf_counter() - t0) * 1000)
         latency = (time.perf_counter() - t0) * 1000
@@ -175,7 +172,9 @@ class OpenAIJudge:
                     tokens_out=getattr(usage, "completion_tokens", 0) or 0,
                     latency_ms=(time.perf_counter() - t0) * 1000,
                     first_token_logprobs=_first_token_top(choices[0])))
-            except Exception as e:  # noqa: BLE001 - failures are data
+            except Exception as e:  # noqa: BLE001 - failures are data...
+                if self.should_retry(e) is not None:
+                    raise  # ...except a transient one: the wrapper retries it
                 out.append(GenerateResult(error=self._error(e),
                                           latency_ms=(time.perf_counter() - t0) * 1000))
         return out

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from checkeval_core.config import data_dir
 from checkeval_core.judges.base import BinaryRequest
+from checkeval_core.judges.registry import get_judge, load_backend, parse_spec
 from checkeval_core.prompts.judge import binary_request_for_item
 
 TEST_ITEM = {
@@ -34,6 +36,17 @@ def judge_test(judge: Any, item: dict[str, Any] | None = None,
             "capabilities": judge.capabilities.to_dict()}
 
 
+def ask_judge(db: Any, spec: str, *, key_env: str | None = None,
+              secrets: Mapping[str, Any] | None = None,
+              question: str | None = None) -> dict[str, Any]:
+    """The Judges page's *Ask one question*: the judge for ``spec`` (its key from ``key_env``,
+    the saved judge or the defaults; no response cache, so the backend is really asked) and
+    :func:`judge_test`'s answer. A spec or key problem raises (JudgeSpecError, ValueError,
+    ImportError); a failed request is an answer with ``error`` set."""
+    judge = get_judge(spec, db=db, cache=False, key_env=key_env, secrets=secrets)
+    return judge_test(judge, question=question)
+
+
 def bench_item_and_questions(n: int) -> tuple[dict[str, Any], list[str]]:
     """The first SummEval demo item (~600 tokens) and up to ``n`` published seed questions."""
     first = json.loads((data_dir() / "summeval_demo.jsonl").read_text("utf-8").splitlines()[0])
@@ -46,8 +59,6 @@ def bench_item_and_questions(n: int) -> tuple[dict[str, Any], list[str]]:
 
 def bench_speed(spec: str, n_questions: int = 15) -> dict[str, Any]:
     """Naive (full prompt per question) vs prefix reuse, and the engine's raw prefill rate."""
-    from checkeval_core.judges.registry import load_backend, parse_spec
-
     item, qs = bench_item_and_questions(n_questions)
     reqs = [binary_request_for_item(item, q, "summarization") for q in qs]
     parsed = parse_spec(spec)

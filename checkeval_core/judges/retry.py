@@ -1,43 +1,39 @@
-"""Retries with exponential backoff and jitter for transient remote failures (one place).
+"""What a backend says about a failure, and how long the wrapper waits before asking again.
 
-Transient = rate limits (429), server errors (5xx), timeouts and connection errors.
-A ``Retry-After`` header (seconds) is honoured, capped at ``max_wait``.
+A backend does not retry: it classifies. Its ``should_retry(exc)`` returns a
+:class:`RetryDecision` for a transient failure (rate limit, server error, timeout, lost
+connection) and ``None`` for anything else; the one wrapper around every backend
+(``cached.py``) owns the retry loop, so every backend gets the same policy. Waits are
+full-jitter exponential backoff unless the server named a delay (``Retry-After``), capped.
 """
 
 from __future__ import annotations
 
 import random
-import time
-from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
 
-T = TypeVar("T")
-
-
-class TransientError(Exception):
-    """A failure worth retrying; ``retry_after`` in seconds when the server said so."""
-
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
+DEFAULT_ATTEMPTS = 4
+MAX_WAIT = 30.0
 
 
-def backoff_delay(attempt: int, base: float = 0.5, cap: float = 30.0,
+@dataclass(frozen=True)
+class RetryDecision:
+    """Retry this failure. ``message`` is what the result's ``error`` says if every attempt
+    fails (never holding a key); ``delay`` is the server's hint in seconds (``None``: back
+    off exponentially)."""
+
+    message: str
+    delay: float | None = None
+
+
+def backoff_delay(attempt: int, base: float = 0.5, cap: float = MAX_WAIT,
                   rng: random.Random | None = None) -> float:
     """Full-jitter exponential backoff: uniform(0, min(cap, base * 2**attempt))."""
     r = rng or random
     return r.uniform(0, min(cap, base * (2 ** attempt)))
 
 
-def with_retries(fn: Callable[[], T], attempts: int = 4, base: float = 0.5,
-                 max_wait: float = 30.0, sleep: Callable[[float], None] = time.sleep) -> T:
-    """Call ``fn``; on :class:`TransientError` wait and retry, up to ``attempts`` calls."""
-    for attempt in range(attempts):
-        try:
-            return fn()
-        except TransientError as e:
-            if attempt == attempts - 1:
-                raise
-            wait = e.retry_after if e.retry_after is not None else backoff_delay(attempt, base)
-            sleep(min(max_wait, max(0.0, wait)))
-    raise AssertionError("unreachable")  # pragma: no cover
+def wait_before_retry(decision: RetryDecision, attempt: int, max_wait: float = MAX_WAIT) -> float:
+    """Seconds to wait after failed attempt number ``attempt`` (0-based)."""
+    wait = decision.delay if decision.delay is not None else backoff_delay(attempt)
+    return min(max_wait, max(0.0, wait))

@@ -4,7 +4,9 @@ One ``LLM(model, enable_prefix_caching=True)`` per process; binary requests go i
 batched ``generate`` with ``SamplingParams(max_tokens=1, temperature=0, logprobs=K,
 allowed_token_ids=[yes/no ids])`` so the answer is forced to a yes/no token and p(Yes) comes
 from the returned log-probabilities. vLLM is imported only when this backend is used; the
-request construction below is pure and unit-tested without vLLM installed.
+request construction below is pure and unit-tested without vLLM installed. The backend
+declares ``batch_size`` so the wrapper (``cached.py``) hands it whole batches; a failure of
+the engine becomes an ``error`` on each result of the batch (failures are data).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from checkeval_core.judges.parsing import p_yes_from_logprobs, parse_verdict
 
 YES_NO_WORDS = ("Yes", "yes", "YES", " Yes", " yes", "No", "no", "NO", " No", " no")
 SEED = 1234
+BATCH_SIZE = 256  # requests per generate call: a killed run loses at most one batch
 INSTALL = "the vllm backend needs the optional extra: pip install -e '.[vllm]' (CUDA GPU required)"
 
 _LOCK = threading.Lock()
@@ -85,7 +88,7 @@ class VLLMJudge:
         self.model = parsed.model
         self.params = params
         self.capabilities = Capabilities(logprobs=True, prefix_reuse=True, max_concurrency=1,
-                                         local=True, model=self.model)
+                                         local=True, model=self.model, batch_size=BATCH_SIZE)
 
     def _llm(self) -> Any:
         try:
@@ -99,6 +102,17 @@ class VLLMJudge:
             return _LLMS[self.model]
 
     def binary(self, requests: Sequence[BinaryRequest]) -> list[BinaryResult]:
+        t0 = time.perf_counter()
+        try:
+            return self._binary(requests)
+        except ImportError:
+            raise
+        except Exception as e:  # noqa: BLE001 - an engine failure is a result per request
+            latency = (time.perf_counter() - t0) * 1000
+            return [BinaryResult(verdict="invalid", error=f"vllm: {e}", latency_ms=latency)
+                    for _ in requests]
+
+    def _binary(self, requests: Sequence[BinaryRequest]) -> list[BinaryResult]:
         import vllm
 
         llm = self._llm()
@@ -127,7 +141,12 @@ class VLLMJudge:
         for req in requests:
             t0 = time.perf_counter()
             msgs = [{"role": r, "content": c} for r, c in req.messages]
-            res = llm.chat(msgs, vllm.SamplingParams(**generate_sampling_kwargs(req)))[0]
+            try:
+                res = llm.chat(msgs, vllm.SamplingParams(**generate_sampling_kwargs(req)))[0]
+            except Exception as e:  # noqa: BLE001 - failures are data
+                out.append(GenerateResult(error=f"vllm: {e}",
+                                          latency_ms=(time.perf_counter() - t0) * 1000))
+                continue
             comp = res.outputs[0]
             out.append(GenerateResult(text=comp.text, tokens_in=len(res.prompt_token_ids or []),
                                       tokens_out=len(comp.token_ids or []),
