@@ -47,9 +47,10 @@ def key_position(key: str, seed: int) -> float:
 
 def heldout_count(n: int, share: float) -> int:
     """How many of ``n`` keys go to held-out: ``round(share · n)``, halves up, with at least
-    one key on each side when ``n ≥ 2``."""
-    k = int(math.floor(share * n + 0.5))
-    return min(max(k, 1), n - 1) if n >= 2 else k
+    one key on each side when ``n ≥ 2`` (a lone key stays in dev, where choices are made)."""
+    if n < 2:
+        return 0
+    return min(max(int(math.floor(share * n + 0.5)), 1), n - 1)
 
 
 def check_share(share: float) -> float:
