@@ -411,3 +411,48 @@ def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
             "deltas": deltas,
             "reason": None if deltas else (f"no judge × method × aggregation has a completed "
                                            f"run on both version {a} and version {b}")}
+
+
+def delta_rows(diff: dict[str, Any], part: str) -> list[dict[str, Any]]:
+    """Display rows of :func:`version_diff`'s Δ agreement on one part: both values with their
+    N, Δ, and Δ on the shared items with its paired interval (or why it has none)."""
+
+    def val(f: dict[str, Any]) -> str:
+        if _isnan(f["value"]):
+            return f"— ({f['reason']})"
+        return f"{f['value']:.3f} (n {f['n_items']} items / {f['n_groups']} groups)"
+
+    out = []
+    for x in diff["deltas"]:
+        if x["part"] != part:
+            continue
+        paired = ""
+        if "delta_common" in x and not _isnan(x["delta_common"]):
+            paired = f"{x['delta_common']:+.3f} on {x['n_common_items']} shared items"
+            if not _isnan(x["ci"][0]):
+                paired += f", 95% CI [{x['ci'][0]:+.2f}, {x['ci'][1]:+.2f}]"
+        out.append({"judge · method · aggregation": x["series"],
+                    "evidence": EVIDENCE_NAMES[x["evidence"]], "dimension": x["dimension"],
+                    f"v{diff['a']}": val(x["a"]), f"v{diff['b']}": val(x["b"]),
+                    "Δ": x["delta"], "Δ on shared items (paired)": paired or x["ci_reason"]
+                    or "", "note": x["reason"] or ""})
+    return out
+
+
+def evidence_stamp(db: sqlite_utils.Database, task: str) -> str:
+    """Changes whenever anything :func:`versions_report` reads changes (a page's cache key)."""
+    tid = task_id(db, task)
+    return "|".join(str(db.execute(sql, [tid]).fetchone()[0]) for sql in (
+        "SELECT COUNT(*) || ':' || COALESCE(MAX(id), 0) || ':' || GROUP_CONCAT(status) FROM run "
+        "WHERE task_id = ?",
+        "SELECT COALESCE(MAX(s.id), 0) FROM score s JOIN run r ON r.id = s.run_id WHERE "
+        "r.task_id = ?",
+        "SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), '') FROM annotation WHERE "
+        "task_id = ?",
+        "SELECT COUNT(*) || ':' || COALESCE(MAX(created_at), '') FROM preference WHERE "
+        "task_id = ?",
+        "SELECT COUNT(*) || ':' || COALESCE(MAX(created_at), '') FROM system_rating WHERE "
+        "task_id = ?",
+        "SELECT COUNT(*) FROM human_score h JOIN item i ON i.id = h.item_id WHERE i.task_id = ?",
+        "SELECT COALESCE(MAX(updated_at), '') FROM task_split WHERE task_id = ?",
+        "SELECT COUNT(*) FROM checklist_version WHERE task_id = ?"))
