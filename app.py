@@ -20,6 +20,7 @@ PAGES = {
     "Checklists": [
         st.Page("app_pages/dimensions.py", title="Dimensions", icon=":material/explore:"),
         st.Page("app_pages/checklist.py", title="Checklist review", icon=":material/checklist:"),
+        st.Page("app_pages/improve.py", title="Improve checklist", icon=":material/auto_fix_high:"),
     ],
     "Evaluate": [
         st.Page("app_pages/run.py", title="Run", icon=":material/play_arrow:"),

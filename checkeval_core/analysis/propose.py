@@ -750,3 +750,51 @@ def to_review(db: sqlite_utils.Database, proposal: dict[str, Any]) -> dict[str, 
                                                                        qid])
             added.append(qid)
     return {"queued": queued, "added": added, "skipped": skipped}
+
+
+# -- what a page shows ------------------------------------------------------------------------
+def proposal_runs(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
+    """Completed Yes/No runs of a frozen version of ``task`` (newest first), with a label."""
+    from checkeval_core.analysis.versions import version_runs
+
+    return [{**r, "label": f"#{r['run']} · v{r['version']} · {r['judge']} · {r['method']}"}
+            for r in version_runs(db, task) if r["method"] in ("checkeval", "rocketeval")]
+
+
+def _num(x: float | None) -> str:
+    return "—" if _isnan(x) else f"{x:.3f}"
+
+
+def display_rows(proposal: dict[str, Any]) -> dict[str, Any]:
+    """The proposal as table rows: ``figures`` (dev and held-out before → after, each with N
+    and interval or why none), ``dropped`` (question, rule, reason), ``kept`` and ``cost``
+    (a sentence on the new questions, or None)."""
+    figs = []
+    for part, name in (("dev", "dev (chosen here)"), ("heldout", "held-out (reported only)")):
+        f = proposal[part]
+
+        def ci(k: str, f: dict[str, Any] = f) -> str:
+            lo, hi = f["ci"][k]
+            return f["ci_reason"] or ("no interval" if _isnan(lo) else f"[{lo:.2f}, {hi:.2f}]")
+
+        figs.append({"part": name, "before": _num(f["before"]), "95% CI before": ci("before"),
+                     "after": _num(f["after"]), "95% CI after": ci("after"),
+                     "Δ": _num(f["delta"]), "95% CI of Δ (paired)": ci("delta"),
+                     "items": f["n_items"], "groups": f["n_groups"], "systems": f["n_systems"],
+                     "note": f["reason"] or f.get("note") or ""})
+    nq = proposal.get("new_questions")
+    cost = None
+    if nq:
+        cost = (f"{nq['n']} new question(s) from dev disagreements: {nq['generation_calls']} "
+                f"call(s) to write them, then {nq['judge_calls']} judge call(s) "
+                f"{nq['judge_calls_note']}." + (f" {nq['reason']}." if nq["reason"] else ""))
+    return {"figures": figs,
+            "dropped": [{"id": d["question"]["id"], "question": d["question"]["text"],
+                         "dimension": d["question"]["dimension"], "rule": d["rule"],
+                         "reason": d["reason"]} for d in proposal["dropped"]],
+            "kept": [{"id": q["id"], "question": q["text"], "dimension": q["dimension"],
+                      "weight": (proposal["weights"] or {}).get(str(q["id"]))}
+                     for q in proposal["kept"]],
+            "new": [{"question": q["text"], "dimension": q["dimension"],
+                     "problem": q["problem"] or ""} for q in (nq or {}).get("questions", [])],
+            "cost": cost}
