@@ -69,6 +69,7 @@ st.dataframe(pd.DataFrame(view["figures"]), hide_index=True, width="stretch",
              key="im_figures")
 for note in prop["notes"]:
     st.caption(md_escape(note))
+st.caption(md_escape(view["rerun"]))
 
 st.subheader("Dropped questions")
 if view["dropped"]:

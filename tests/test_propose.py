@@ -97,6 +97,10 @@ def test_hand_checked_tiny_task(db):
     assert f"#{qid['good']}" in why[qid["copy"]] and "similarity" in why[qid["copy"]]
     assert "'yes' on all 16 valid dev answers" in why[qid["constant"]]
     assert out["weights"] is None and out["weights_reason"]
+    # checkeval asks a sub-dimension's questions in one prompt: its only sub-dimension lost
+    # questions, so a run of the revised version asks again once per item
+    assert out["rerun"] == {**out["rerun"], "method": "checkeval", "judge_calls": 32,
+                            "reused_answers": 0}
     for part in ("dev", "heldout"):
         f = out[part]
         assert (f["n_groups"], f["n_items"]) == (len(sp[part]), 4 * len(sp[part]))

@@ -108,6 +108,7 @@ class Evidence:
     human: dict[str, np.ndarray] = field(default_factory=dict)   # dimension → per item
     ratings: dict[str, float] = field(default_factory=dict)
     pairs: pd.DataFrame | None = None    # a, b (row indices), winner, group
+    methods: list[str] = field(default_factory=list)
 
 
 def _runs(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]:
@@ -167,9 +168,9 @@ def load_evidence(db: sqlite_utils.Database, run_ids: list[int],
         raise ProposalError(f"run(s) {', '.join(map(str, ids))} stored no answer to a question")
     qids = sorted({a["question_id"] for a in ans})
     qrows = {q["id"]: q for q in rows(
-        db, f"SELECT q.id, q.text, q.group_id, d.name AS dimension FROM question q LEFT JOIN "
-            f"dimension d ON d.id = q.dimension_id WHERE q.id IN ({','.join('?' * len(qids))})",
-        qids)}
+        db, f"SELECT q.id, q.text, q.group_id, d.name AS dimension, s.name AS sub FROM question "
+            f"q LEFT JOIN dimension d ON d.id = q.dimension_id LEFT JOIN sub_dimension s ON "
+            f"s.id = q.sub_dimension_id WHERE q.id IN ({','.join('?' * len(qids))})", qids)}
     items = pd.DataFrame(rows(db, f"SELECT DISTINCT i.id AS item_pk, i.group_id AS \"group\", "
                                   f"i.system_id AS system FROM item i JOIN answer a ON "
                                   f"a.item_id = i.id WHERE a.run_id IN ({marks}) ORDER BY i.id",
@@ -202,9 +203,10 @@ def load_evidence(db: sqlite_utils.Database, run_ids: list[int],
         V = np.where(valid > 0, S / np.maximum(valid, 1), NAN)
     qs = [{"id": q, "text": qrows.get(q, {}).get("text", f"#{q}"),
            "dimension": qrows.get(q, {}).get("dimension") or "overall",
-           "group_id": qrows.get(q, {}).get("group_id") or ""} for q in qids]
+           "group_id": qrows.get(q, {}).get("group_id") or "",
+           "sub": qrows.get(q, {}).get("sub") or ""} for q in qids]
     ev = Evidence(task, runs[0]["version"] or 0, ids, kind, ranking, items, qs, V, answered,
-                  invalid, verdicts)
+                  invalid, verdicts, methods=sorted({r["method"] for r in runs}))
     if kind == "human_scores":
         for r in db.execute(f"SELECT h.item_id, h.dimension, h.value FROM human_score h WHERE "
                             f"h.annotator = '' AND h.item_id IN (SELECT DISTINCT item_id FROM "
@@ -452,15 +454,23 @@ def select(ev: Evidence, epsilon: float = EPSILON, similarity: float = SIMILARIT
                  f" {ev.questions[winner]['text']!r}, whose own dev agreement is higher or equal "
                  f"({_fmt(vw)} vs {_fmt(vl)})")
 
-    current = _stat(ev, subset_scores(ev, keep), dev).value
+    fast = _FastHuman(ev, dev) if ev.kind == "human_scores" else None
+
+    def value(trial: np.ndarray, k: int | None = None) -> float:
+        if fast is not None:
+            return fast.value(trial) if k is None else fast.without(k)
+        if k is not None:
+            trial = trial.copy()
+            trial[k] = False
+        return _stat(ev, subset_scores(ev, trial), dev).value
+
+    current = value(keep)
     while True:
         best, best_v = None, current
         for k in np.where(keep & active)[0]:
             if last_in_unit(k):
                 continue
-            trial = keep.copy()
-            trial[k] = False
-            v = _stat(ev, subset_scores(ev, trial), dev).value
+            v = value(keep, k)
             if _isnan(v):
                 continue
             if v > best_v:
@@ -471,8 +481,50 @@ def select(ev: Evidence, epsilon: float = EPSILON, similarity: float = SIMILARIT
         drop(best, "lowers dev agreement",
              f"dropping it raises dev agreement from {_fmt(current)} to {_fmt(best_v)} "
              f"(> ε {epsilon})")
-        current = best_v
+        current = value(keep)
     return keep, dropped, notes
+
+
+class _FastHuman:
+    """Dev agreement with human scores as :func:`_stat` computes it, for the greedy search:
+    dropping one question only changes its own dimension, so only that one is recomputed."""
+
+    def __init__(self, ev: Evidence, mask: np.ndarray) -> None:
+        gcol = ev.items["group"].to_numpy()
+        self.human = ev.human
+        self.rows = [np.where(mask & (gcol == g))[0] for g in sorted(set(gcol[mask]))]
+        self.col_dim = np.array([q["dimension"] for q in ev.questions])
+        self.dims = [d for d in dict.fromkeys(self.col_dim.tolist()) if d in ev.human]
+        self.Vz, self.valid = np.nan_to_num(ev.V), (~np.isnan(ev.V)).astype(float)
+        self.keep = np.ones(len(ev.questions), bool)
+        self.per: dict[str, np.ndarray] = {}
+
+    def _dim(self, d: str, cols: np.ndarray) -> np.ndarray:
+        num, den = self.Vz[:, cols].sum(1), self.valid[:, cols].sum(1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            s = np.where(den > 0, num / np.where(den > 0, den, 1), NAN)
+        return np.array([_spearman(s[r], self.human[d][r]) for r in self.rows])
+
+    @staticmethod
+    def _agg(per: dict[str, np.ndarray]) -> float:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            v = np.nanmean([np.nanmean(x) if len(x) else NAN for x in per.values()]) \
+                if per else NAN
+        return float(v)
+
+    def value(self, keep: np.ndarray) -> float:
+        self.keep = keep.copy()
+        self.per = {d: self._dim(d, keep & (self.col_dim == d)) for d in self.dims}
+        return self._agg(self.per)
+
+    def without(self, k: int) -> float:
+        d = self.col_dim[k]
+        if d not in self.per:
+            return self._agg(self.per)
+        cols = self.keep & (self.col_dim == d)
+        cols[k] = False
+        return self._agg({**self.per, d: self._dim(d, cols)})
 
 
 def fit_weights(ev: Evidence, keep: np.ndarray, penalty: float = RIDGE
@@ -552,6 +604,7 @@ def propose(db: sqlite_utils.Database, run_ids: list[int], evidence: str | None 
                       "similarity": SIMILARITY, "epsilon": epsilon,
                       "method": "greedy backward drop-one on dev agreement",
                       "ridge": RIDGE if weights else None}}
+    out["rerun"] = rerun_cost(ev, keep)
     if new_questions:
         plan = new_question_plan(db, ev, keep, w, new_questions)
         if judge or judge_obj is not None:
@@ -562,6 +615,32 @@ def propose(db: sqlite_utils.Database, run_ids: list[int], evidence: str | None 
     return out
 
 
+
+
+def rerun_cost(ev: Evidence, keep: np.ndarray) -> dict[str, Any]:
+    """What a run of the revised version (same judge, same items) asks the judge for at most,
+    the kept questions' earlier answers coming from the response cache: ``{"method",
+    "judge_calls", "reused_answers", "note"}`` (items with identical texts share cached
+    answers, so a run may ask fewer). ``rocketeval`` asks one question per prompt,
+    so a kept question's prompt is unchanged (0 calls); ``checkeval`` asks a sub-dimension's
+    questions in one prompt, so every prompt of a sub-dimension that lost a question is new."""
+    answered = ev.answered > 0
+    reused = int(answered[:, keep].sum())
+    method = ev.methods[0] if ev.methods else "checkeval"
+    calls = 0
+    if method == "checkeval":
+        units = [(q["dimension"], q["sub"], q["group_id"]) for q in ev.questions]
+        changed = {u for u, k in zip(units, keep) if not k}
+        cols = np.array([u in changed for u in units]) & keep
+        reused -= int(answered[:, cols].sum())
+        for u in changed:
+            m = np.array([x == u for x in units]) & keep
+            calls += int(answered[:, m].any(1).sum())
+    return {"method": method, "judge_calls": calls, "reused_answers": reused,
+            "note": "same judge and options as the run(s): kept answers come from the response "
+                    "cache" + ("; a prompt holds a sub-dimension's questions, so a sub-dimension "
+                               "that lost one is asked again" if method == "checkeval" else
+                               "; new questions add their own calls")}
 
 
 # -- new questions ----------------------------------------------------------------------------
@@ -783,6 +862,10 @@ def display_rows(proposal: dict[str, Any]) -> dict[str, Any]:
                      "items": f["n_items"], "groups": f["n_groups"], "systems": f["n_systems"],
                      "note": f["reason"] or f.get("note") or ""})
     nq = proposal.get("new_questions")
+    rc = proposal["rerun"]
+    rerun = (f"A {rc['method']} run of the revised version on the same items asks the judge at "
+             f"most {rc['judge_calls']} time(s) and reuses {rc['reused_answers']} stored "
+             f"answer(s) ({rc['note']}).")
     cost = None
     if nq:
         cost = (f"{nq['n']} new question(s) from dev disagreements: {nq['generation_calls']} "
@@ -797,4 +880,4 @@ def display_rows(proposal: dict[str, Any]) -> dict[str, Any]:
                      for q in proposal["kept"]],
             "new": [{"question": q["text"], "dimension": q["dimension"],
                      "problem": q["problem"] or ""} for q in (nq or {}).get("questions", [])],
-            "cost": cost}
+            "cost": cost, "rerun": rerun}

@@ -303,6 +303,9 @@ def propose_cmd(run: list[int] = typer.Option(..., "--run", help="a completed ru
     typer.echo(_figure_line("held-out", out["heldout"]))
     for note in out["notes"]:
         typer.echo(f"note: {note}")
+    rc = out["rerun"]
+    typer.echo(f"a run of the revised version ({rc['method']}): at most {rc['judge_calls']} "
+               f"judge call(s), {rc['reused_answers']} answer(s) reused ({rc['note']})")
     nq = out.get("new_questions")
     if nq:
         typer.echo(f"new questions: {nq['n']} from dev disagreements — "
