@@ -239,3 +239,29 @@ def test_new_questions_are_costed_before_they_are_asked(db):
     assert row[0] == "proposed" and "proposal" in row[1] and "proposal" in row[2]
     assert row[3].startswith("proposal: new")
     assert P.to_review(db, out)["added"] == []  # not added twice
+
+
+def test_preferences_evidence_pair_accuracy_on_dev_pairs_only(db):
+    """Pairwise votes (the better human score wins) as the evidence: the kept question orders
+    every pair right (accuracy 1 on both parts); the pair counts are those of each part."""
+    from checkeval_core.annotation.preferences import import_preferences
+
+    rid, qid = build(db)
+    recs = [{"group_id": g, "item_a": f"{g}-{a}", "item_b": f"{g}-{b}",
+             "winner": "a" if hs[a] > hs[b] else "b"}
+            for g, hs in HUMAN.items() for a in range(4) for b in range(a + 1, 4)]
+    import_preferences(db, "pt", data="\n".join(json.dumps(r) for r in recs).encode(),
+                       filename="prefs.jsonl")
+    sp = S.set_split(db, "pt", 0.5, seed=0, by_system=False)
+    out = P.propose(db, [rid], evidence="preferences", n_boot=50, tie_margin=0.05)
+    assert out["evidence"] == "preferences" and out["weights"] is None
+    assert qid["good"] in [q["id"] for q in out["kept"]]
+    for part in ("dev", "heldout"):
+        assert out[part]["after"] == pytest.approx(1.0)
+        assert out[part]["n_groups"] == len(sp[part])
+        assert out[part]["n_items"] == 4 * len(sp[part])
+    # with the default margin 0.1, the pair 0.3 vs 0.2 (0.0999… apart) is a judge tie: a miss
+    out = P.propose(db, [rid], evidence="preferences", n_boot=0)
+    assert out["heldout"]["after"] == pytest.approx(5 / 6)
+    with pytest.raises(P.ProposalError, match="--evidence"):
+        P.propose(db, [rid], evidence="votes")

@@ -109,6 +109,7 @@ class Evidence:
     ratings: dict[str, float] = field(default_factory=dict)
     pairs: pd.DataFrame | None = None    # a, b (row indices), winner, group
     methods: list[str] = field(default_factory=list)
+    tie_margin: float = DEFAULT_TIE_MARGIN  # preferences: a score gap below this is a tie
 
 
 def _runs(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]:
@@ -272,8 +273,7 @@ class Stat:
     kendall: float = NAN
 
 
-def _stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray,
-          tie_margin: float = DEFAULT_TIE_MARGIN) -> Stat:
+def _stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray) -> Stat:
     """The agreement of scores ``sc`` on the items of ``mask`` with the evidence."""
     items = ev.items
     # the resampling units: every group of the part, in one order for before and after
@@ -331,7 +331,7 @@ def _stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray,
                                                                         "group"])
     p = pairs[[bool(mask[a] and mask[b] and not np.isnan(score[a]) and not np.isnan(score[b]))
                for a, b in zip(pairs["a"], pairs["b"])]]
-    hits = np.array([judge_outcome(score[a], score[b], tie_margin) == w
+    hits = np.array([judge_outcome(score[a], score[b], ev.tie_margin) == w
                      for a, b, w in zip(p["a"], p["b"], p["winner"])], dtype=float)
     gi = {g: k for k, g in enumerate(groups)}
     gcol = items["group"].to_numpy()
@@ -572,7 +572,7 @@ def _qout(ev: Evidence, k: int) -> dict[str, Any]:
 def propose(db: sqlite_utils.Database, run_ids: list[int], evidence: str | None = None,
             weights: bool = False, epsilon: float = EPSILON, n_boot: int = N_BOOT,
             seed: int = 0, new_questions: int = 0, judge: str | None = None,
-            judge_obj: Any = None) -> dict[str, Any]:
+            judge_obj: Any = None, tie_margin: float = DEFAULT_TIE_MARGIN) -> dict[str, Any]:
     """The proposal: ``{"task", "version", "runs", "evidence", "setting", "kept",
     "dropped", "weights", "weights_reason", "dev", "heldout", "notes", "selection"}``.
 
@@ -583,6 +583,7 @@ def propose(db: sqlite_utils.Database, run_ids: list[int], evidence: str | None 
     ``judge`` also ``questions`` (:func:`generate_new_questions`) — nothing is asked without
     a judge."""
     ev = load_evidence(db, run_ids, evidence)
+    ev.tie_margin = float(tie_margin)
     keep, dropped, notes = select(ev, epsilon=epsilon)
     w, w_reason = (fit_weights(ev, keep) if weights else (None, "no weights asked for"))
     before = subset_scores(ev, np.ones(len(ev.questions), bool))

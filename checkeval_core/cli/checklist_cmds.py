@@ -272,6 +272,8 @@ def propose_cmd(run: list[int] = typer.Option(..., "--run", help="a completed ru
                 to_review: bool = typer.Option(False, "--to-review", help="queue the proposal "
                                                "for review (nothing is applied)"),
                 bootstrap: int = typer.Option(200, "--bootstrap", help="resamples for CIs"),
+                tie_margin: float = typer.Option(0.1, "--tie-margin", help="preferences: "
+                                                 "score gap below which two answers tie"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Propose a revised checklist: questions chosen on the task's dev groups, agreement
     before → after on dev and held-out groups from the stored answers."""
@@ -282,7 +284,8 @@ def propose_cmd(run: list[int] = typer.Option(..., "--run", help="a completed ru
     db = open_db()
     try:
         out = propose(db, run, evidence=evidence, weights=weights, epsilon=epsilon,
-                      n_boot=bootstrap, new_questions=new_questions, judge=judge)
+                      n_boot=bootstrap, new_questions=new_questions, judge=judge,
+                      tie_margin=tie_margin)
         if to_review:
             out["review"] = queue(db, out)
     except (NotFound, ProposalError, ValueError) as e:
