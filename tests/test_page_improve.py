@@ -43,3 +43,28 @@ def test_improve_page_shows_proposal_and_queues_after_confirm(db):
     assert {r[0] for r in db.execute("SELECT id FROM question WHERE status = 'proposed'")} == {
         qid["constant"], qid["copy"], qid["anti"]}
     assert any("Queued 3 question(s)" in s.value for s in at.success)
+
+
+def test_improve_page_writes_new_questions_only_on_request(db):
+    rid, qid = build(db)
+    sp = S.set_split(db, "pt", 0.5, seed=0)
+    # the kept question orders one dev document backwards: a disagreement to explain
+    db.execute("UPDATE answer SET p_yes = 0.5 - p_yes WHERE question_id = ? AND item_id IN "
+               "(SELECT id FROM item WHERE group_id = ?)", [qid["good"], sp["dev"][0]])
+    at = open_app_page("app_pages/improve.py")
+    at.checkbox(key="im_weights").check().run()
+    at.number_input(key="im_new").set_value(1).run()
+    assert not at.exception, at.exception
+    assert any("1 new question" in m.value and "32 judge call" in m.value for m in at.markdown)
+    assert not any("Does the summary mention" in str(d.value) for d in at.dataframe)
+    n_q = db.execute("SELECT COUNT(*) FROM question").fetchone()[0]
+    at.button(key="im_write").click().run()
+    assert not at.exception, at.exception
+    new = _table(at, "problem")
+    assert new["question"].str.startswith("Does the summary mention").all()
+    assert db.execute("SELECT COUNT(*) FROM question").fetchone()[0] == n_q  # not queued yet
+    at.button(key="im_send").click().run()
+    at.button(key="im_confirm_yes").click().run()
+    assert not at.exception, at.exception
+    assert db.execute("SELECT COUNT(*) FROM question WHERE status = 'proposed' AND flags LIKE "
+                      "'%proposal%'").fetchone()[0] == 1

@@ -265,3 +265,30 @@ def test_preferences_evidence_pair_accuracy_on_dev_pairs_only(db):
     assert out["heldout"]["after"] == pytest.approx(5 / 6)
     with pytest.raises(P.ProposalError, match="--evidence"):
         P.propose(db, [rid], evidence="votes")
+
+
+def test_ranking_setting_on_the_alpacaeval_demo_per_query_checklists(db, monkeypatch):
+    """The demo's per-query checklists, a fake rocketeval run, a split by system: per-query
+    questions are chosen on the dev systems' answers to the same queries, the held-out
+    systems are ranked, weights are refused with the reason, and a run of the revised
+    version needs no judge call (one question per prompt)."""
+    from checkeval_core.demo.instruction import TASK, load_instruction_demo
+    from checkeval_core.runs import create_run, execute_run
+    from checkeval_core.store import db_path as path_of
+
+    monkeypatch.setenv("CHECKEVAL_DEMO_RUNS", "0")
+    load_instruction_demo(db)
+    rid = create_run(db, TASK, "fake", "rocketeval")
+    execute_run(path_of(db), rid)
+    sp = S.set_split(db, TASK, 0.5, seed=0)
+    out = P.propose(db, [rid], weights=True, n_boot=50)
+    assert out["setting"].startswith("ranking") and out["evidence"] == "reference_ratings"
+    assert out["weights"] is None and "per-query" in out["weights_reason"]
+    assert out["dev"]["n_systems"] == len(sp["systems"]["dev"]) == 6
+    assert out["heldout"]["n_systems"] == len(sp["systems"]["heldout"]) == 6
+    assert out["heldout"]["n_groups"] == 8 and out["heldout"]["n_items"] == 48
+    assert not math.isnan(out["heldout"]["before"]) and "kendall" in out["heldout"]
+    assert all(q.get("group_id") for q in out["kept"])
+    # every query keeps at least one question
+    assert len({q["group_id"] for q in out["kept"]}) == 8
+    assert out["rerun"]["method"] == "rocketeval" and out["rerun"]["judge_calls"] == 0
