@@ -122,7 +122,7 @@ def test_split_discipline_heldout_scores_never_change_the_proposal(db_path, tmp_
         d = open_db(path)
         rid, _ = build(d, human)
         S.set_split(d, "pt", 0.5, seed=0)
-        out = P.propose(d, [rid], weights=True, n_boot=50)
+        out = P.propose(d, [rid], weights=True, n_boot=50, new_questions=2)
         sp = S.get_split(d, "pt")
         d.close()
         return out, sp
@@ -130,7 +130,7 @@ def test_split_discipline_heldout_scores_never_change_the_proposal(db_path, tmp_
     a, sp = run(HUMAN, tmp_path / "a.db")
     flipped = {g: (hs[::-1] if g in sp["heldout"] else hs) for g, hs in HUMAN.items()}
     b, _ = run(flipped, tmp_path / "b.db")
-    for key in ("kept", "dropped", "weights", "dev"):
+    for key in ("kept", "dropped", "weights", "dev", "new_questions", "rerun"):
         assert a[key] == b[key], key
     assert a["heldout"]["after"] == pytest.approx(1.0)
     assert b["heldout"]["after"] == pytest.approx(-1.0)

@@ -370,8 +370,9 @@ def _figures(ev: Evidence, before: dict[str, np.ndarray], after: dict[str, np.nd
         va = np.array([a.boot(i) for i in idx], float)
         ci = {"before": percentile_ci(vb), "after": percentile_ci(va),
               "delta": percentile_ci(va - vb)}
-        if all(_isnan(x) for x in ci["after"]):
-            ci_reason = "no interval: fewer than 2 resamples had a value"
+    if ci_reason is None and any(_isnan(x) for x in ci["after"] + ci["before"]):
+        ci_reason = ("no interval: " + (a.reason or b.reason) if a.reason or b.reason else
+                     "no interval: fewer than 2 resamples had a value")
     out = {"before": b.value, "after": a.value,
            "delta": NAN if _isnan(a.value) or _isnan(b.value) else a.value - b.value,
            "n_items": max(a.n_items, b.n_items), "n_groups": n_groups,
@@ -548,8 +549,10 @@ def fit_weights(ev: Evidence, keep: np.ndarray, penalty: float = RIDGE
             w[cols] = 1.0
             continue
         X = ev.V[np.ix_(ok, cols)]
-        X = np.where(np.isnan(X), np.nanmean(np.where(np.isnan(X), NAN, X), axis=0), X)
-        X = np.nan_to_num(X, nan=0.5)
+        with warnings.catch_warnings():  # an all-invalid column is expected: it becomes 0.5
+            warnings.simplefilter("ignore", RuntimeWarning)
+            col = np.nan_to_num(np.nanmean(X, axis=0), nan=0.5)
+        X = np.where(np.isnan(X), col, X)
         yy, g = y[ok].copy(), groups[ok]
         for gv in set(g):
             m = g == gv
