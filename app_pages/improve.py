@@ -123,3 +123,5 @@ if st.session_state.get("im_confirm"):
             st.rerun()
 if st.session_state.get("im_done"):
     st.success(st.session_state["im_done"])
+    st.page_link("app_pages/checklist.py", label="Checklist review: keep or reject them")
+st.page_link("app_pages/versions.py", label="Versions: agreement of each frozen version")
