@@ -74,7 +74,9 @@ st.caption(md_escape(view["rerun"]))
 st.subheader("Dropped questions")
 if view["dropped"]:
     st.dataframe(pd.DataFrame(view["dropped"]), hide_index=True, width="stretch",
-                 key="im_dropped")
+                 key="im_dropped", column_config={
+                     "question": st.column_config.TextColumn(width="medium"),
+                     "reason": st.column_config.TextColumn(width="large")})
 else:
     st.info("Nothing to drop: every question varies, is answered and helps on dev.")
 with st.expander(f"Kept questions ({len(view['kept'])})"):
@@ -102,7 +104,8 @@ if view["cost"]:
 st.subheader("Review")
 st.write("Nothing changes until you confirm: dropped questions go back to *proposed* with "
          "their evidence as the reason, new ones arrive as *proposed*. Keep or reject them on "
-         "Checklist review, then freeze a version — its run asks only the new questions.")
+         "Checklist review, then freeze a version; what its run asks the judge is said "
+         "under the agreement table.")
 if st.button("Send to the review queue", key="im_send", type="primary",
              disabled=not (prop["dropped"] or view["new"])):
     st.session_state["im_confirm"] = True
