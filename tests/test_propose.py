@@ -292,3 +292,38 @@ def test_ranking_setting_on_the_alpacaeval_demo_per_query_checklists(db, monkeyp
     # every query keeps at least one question
     assert len({q["group_id"] for q in out["kept"]}) == 8
     assert out["rerun"]["method"] == "rocketeval" and out["rerun"]["judge_calls"] == 0
+
+
+def test_runs_are_checked_and_several_runs_are_averaged(db):
+    from checkeval_core.store import now_iso, task_id
+
+    rid, qid = build(db)
+    S.set_split(db, "pt", 0.5, seed=0)
+    tid = task_id(db, "pt")
+    vid = db.execute("SELECT checklist_version_id FROM run WHERE id = ?", [rid]).fetchone()[0]
+
+    def run(status="completed", method="checkeval", version=vid):
+        return db.execute("INSERT INTO run (task_id, checklist_version_id, judge_spec, method, "
+                          "status, created_at) VALUES (?, ?, 'fake', ?, ?, ?)",
+                          [tid, version, method, status, now_iso()]).lastrowid
+
+    with pytest.raises(P.ProposalError, match="is running"):
+        P.propose(db, [rid, run(status="running")])
+    with pytest.raises(P.ProposalError, match="geval"):
+        P.propose(db, [run(method="geval")])
+    db.execute("INSERT INTO checklist_version (task_id, version, hash, content, n_questions, "
+               "created_at) VALUES (?, 2, 'h', '{}', 0, ?)", [tid, now_iso()])
+    v2 = db.execute("SELECT id FROM checklist_version WHERE version = 2").fetchone()[0]
+    with pytest.raises(P.ProposalError, match="one task and one checklist version"):
+        P.propose(db, [rid, run(version=v2)])
+    # a second run whose answers to the good question are all 0.5: averaged per item and
+    # question, the good question still orders every document like the humans
+    r2 = run()
+    db.execute("INSERT INTO answer (run_id, item_id, question_id, dimension, verdict, p_yes, "
+               "created_at) SELECT ?, item_id, question_id, dimension, verdict, CASE WHEN "
+               "question_id = ? THEN 0.5 ELSE p_yes END, created_at FROM answer WHERE "
+               "run_id = ?", [r2, qid["good"], rid])
+    one, two = P.propose(db, [rid], n_boot=0), P.propose(db, [rid, r2], n_boot=0)
+    assert two["runs"] == [rid, r2] and two["kept"] == one["kept"]
+    assert two["heldout"]["after"] == pytest.approx(1.0)
+    assert two["heldout"]["n_items"] == one["heldout"]["n_items"]
