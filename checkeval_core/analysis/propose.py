@@ -43,6 +43,16 @@ centred answers stacked over ``sqrt(λ)·I`` (λ = :data:`RIDGE` × items), targ
 or the system's rating centred within its group. Weights need questions shared by the groups
 (not per-query lists) and human scores or ratings; otherwise null with the reason.
 
+**New questions** (only when asked): where the kept questions order a dev pair of answers
+against the evidence (largest label gap first), a judge is shown the better- and worse-rated
+answer and the kept questions and writes one question (prompt in
+:mod:`checkeval_core.prompts.proposal`). Their cost — generation calls, then judge calls on
+the task's items — is reported before anything is asked.
+
+**Review**: :func:`to_review` queues the proposal (dropped questions back to ``proposed`` with
+their evidence as the reason, new questions ``proposed``) in one transaction; nothing is
+applied until a person decides on the Checklist review page and freezes a version.
+
 Every figure carries its items, groups (and systems) and a 95 % percentile bootstrap interval
 resampling groups; the change after − before has a paired interval (same resampled groups).
 """
