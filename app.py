@@ -20,12 +20,14 @@ PAGES = {
     "Checklists": [
         st.Page("app_pages/dimensions.py", title="Dimensions", icon=":material/explore:"),
         st.Page("app_pages/checklist.py", title="Checklist review", icon=":material/checklist:"),
+        st.Page("app_pages/improve.py", title="Improve checklist", icon=":material/auto_fix_high:"),
     ],
     "Evaluate": [
         st.Page("app_pages/run.py", title="Run", icon=":material/play_arrow:"),
         st.Page("app_pages/traces.py", title="Traces", icon=":material/search:"),
         st.Page("app_pages/analysis.py", title="Analysis", icon=":material/insights:"),
         st.Page("app_pages/rankings.py", title="Rankings", icon=":material/leaderboard:"),
+        st.Page("app_pages/versions.py", title="Versions", icon=":material/history:"),
     ],
     "Annotate": [
         st.Page("app_pages/annotate.py", title="Annotate", icon=":material/edit_note:"),

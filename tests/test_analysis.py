@@ -21,7 +21,8 @@ def two_runs(db):
 
 def test_analyze_runs_shape_and_agreement(db, two_runs):
     rep = analyze_runs(db, two_runs, n_boot=20)
-    assert set(rep) == {"runs", "agreement", "stability"}
+    assert set(rep) == {"runs", "agreement", "stability", "split"}
+    assert rep["split"]["which"] == "all" and rep["split"]["defined"] is False
     r = rep["runs"][str(two_runs[0])]
     assert set(r["dimensions"]) == {"coherence", "consistency", "fluency", "relevance"}
     for level in ("sample_level", "dataset_level", "system_level"):

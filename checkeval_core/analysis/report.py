@@ -230,16 +230,31 @@ def correlation_chart_note(per_run: dict[str, Any], level: str, coef: str) -> st
 
 
 def analyze_runs(db: sqlite_utils.Database, run_ids: list[int], aggregation: str | None = None,
-                 n_boot: int = 200, seed: int = 0) -> dict[str, Any]:
-    """Correlations per run, agreement across the runs, stability (the CLI's JSON)."""
+                 n_boot: int = 200, seed: int = 0, split: str = "all") -> dict[str, Any]:
+    """Correlations per run, agreement across the runs, stability (the CLI's JSON).
+
+    ``split``: read only the task's ``dev`` or ``heldout`` items (``all``: every item); the
+    result's ``split`` block says which part was read and how many groups it has."""
+    from checkeval_core.analysis.split import check_which, filter_frame, split_note, task_of_run
+
+    check_which(split)
+    tasks = list(dict.fromkeys(task_of_run(db, rid) for rid in run_ids))
+    if split != "all" and len(tasks) > 1:
+        raise ValueError(f"--split {split}: the runs belong to different tasks "
+                         f"({', '.join(tasks)}); a split is a task's")
     out: dict[str, Any] = {"runs": {}}
+    kept: set[int] = set()
     for rid in run_ids:
         df, meta = run_frame(db, rid, aggregation)
+        if split != "all":
+            df = filter_frame(db, tasks[0], df, split)
+            kept |= set(df["item_pk"].tolist())
         rep = correlation_report(df, n_boot, seed)
         out["runs"][str(rid)] = {**{k: meta[k] for k in ("judge", "method", "aggregation")},
                                  **rep}
-    out["agreement"] = agreement(db, run_ids)
+    out["agreement"] = agreement(db, run_ids, item_pks=None if split == "all" else kept)
     out["stability"] = stability(out["runs"])
+    out["split"] = split_note(db, tasks[0], split) if tasks else {"which": split}
     return out
 
 
@@ -249,8 +264,16 @@ def scores_stamp(db: sqlite_utils.Database) -> str:
 
 
 def analyze_metric(db: sqlite_utils.Database, task: str, name: str, n_boot: int = 200,
-                   seed: int = 0) -> dict[str, Any]:
-    return correlation_report(metric_frame(db, task, name), n_boot, seed)
+                   seed: int = 0, split: str = "all") -> dict[str, Any]:
+    """Correlations of an external metric with human scores (on one part of the task's
+    split: then the result has a ``split`` block too)."""
+    df = metric_frame(db, task, name)
+    if split == "all":
+        return correlation_report(df, n_boot, seed)
+    from checkeval_core.analysis.split import filter_frame, split_note
+
+    return {**correlation_report(filter_frame(db, task, df, split), n_boot, seed),
+            "split": split_note(db, task, split)}
 
 
 def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
@@ -279,14 +302,16 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
 
 
 # -- agreement across judges ------------------------------------------------------------------
-def agreement(db: sqlite_utils.Database, run_ids: list[int]) -> dict[str, Any]:
+def agreement(db: sqlite_utils.Database, run_ids: list[int],
+              item_pks: set[int] | None = None) -> dict[str, Any]:
     """Across runs: Krippendorff α (nominal) and Fleiss κ on Yes/No answers per
     (item, question, unit); α (interval) on dimension scores; pairwise Cohen κ.
     One run → every statistic NaN (documented: agreement needs two coders).
 
     ``reasons`` says why each NaN statistic is undefined (or what makes a defined one
     misleading, e.g. a judge answering the same everywhere); ``pairwise`` gives each pair's
-    κ with its number of units, raw agreement and such a note."""
+    κ with its number of units, raw agreement and such a note. ``item_pks``: only answers
+    and scores of these items (a dev / held-out part of the task)."""
     if len(run_ids) < 2:
         why = (f"needs ≥ 2 runs (judges); {len(run_ids)} selected — select another run of "
                "the same task")
@@ -298,7 +323,8 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int]) -> dict[str, Any]:
     labels: dict[tuple, dict[int, str]] = defaultdict(dict)
     for r in db.execute(f"SELECT run_id, item_id, question_id, unit, verdict FROM answer WHERE "
                         f"run_id IN ({marks}) AND verdict != 'invalid'", run_ids):
-        labels[(r[1], r[2], r[3])][r[0]] = r[4]
+        if item_pks is None or r[1] in item_pks:
+            labels[(r[1], r[2], r[3])][r[0]] = r[4]
     units = [k for k, v in labels.items() if len(v) >= 2]
     code = {"yes": 1.0, "no": 0.0}
     matrix = [[code[labels[u][rid]] if rid in labels[u] else np.nan for u in units]
@@ -318,7 +344,8 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int]) -> dict[str, Any]:
                         f"ON run.id = s.run_id WHERE s.run_id IN ({marks}) AND s.aggregation = "
                         f"json_extract(run.params, '$.aggregation') AND s.value IS NOT NULL",
                         run_ids):
-        sc[(r[1], r[2])][r[0]] = r[3]
+        if item_pks is None or r[1] in item_pks:
+            sc[(r[1], r[2])][r[0]] = r[3]
     su = [k for k, v in sc.items() if len(v) >= 2]
     smat = [[sc[u].get(rid, np.nan) for u in su] for rid in run_ids]
     alpha_s = krippendorff_alpha(smat, "interval") if su else math.nan

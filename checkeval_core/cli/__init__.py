@@ -15,6 +15,7 @@ from checkeval_core.cli import (  # noqa: F401
     annotation_cmds,
     checklist_cmds,
     data_cmds,
+    evidence_cmds,
     judge_cmds,
     ranking_cmds,
     run_cmds,

@@ -31,8 +31,19 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                                                  help="score gap below which two answers tie"),
                 reference: str | None = typer.Option(None, "--reference",
                                                      help="reference rating source"),
+                split: str = typer.Option("all", "--split", help="dev | heldout | all: read "
+                                          "only the task's dev or held-out groups (see "
+                                          "`checkeval split`)"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Correlation with human scores (sample / dataset / system level), agreement, stability."""
+    from checkeval_core.analysis.split import WHICH
+
+    if split not in WHICH:
+        fail(f"--split {split!r}: use dev, heldout or all")
+    if (rankings or pairs) and split != "all":
+        fail("--split dev/heldout reads correlations with human scores; --rankings and "
+             "--pairs read every item (see `checkeval versions --task NAME --split ...` for "
+             "agreement per part)")
     if rankings or pairs:
         from checkeval_core.cli.ranking_cmds import analyze_rankings
 
@@ -50,9 +61,9 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             if not metric_file.exists():
                 fail(f"{metric_file}: no such file")
             res = import_metric(db, task, metric_file)
-            out = analyze_metric(db, task, res["metric"], n_boot=bootstrap)
+            out = analyze_metric(db, task, res["metric"], n_boot=bootstrap, split=split)
         elif run:
-            out = analyze_runs(db, list(run), aggregation, n_boot=bootstrap)
+            out = analyze_runs(db, list(run), aggregation, n_boot=bootstrap, split=split)
             if ensemble:
                 from checkeval_core.analysis.ensemble import analyze_ensemble
 

@@ -249,3 +249,93 @@ def instance_import_cmd(file: Path = typer.Argument(..., help="JSONL: {\"group_i
     typer.echo(json.dumps(res, ensure_ascii=False) if as_json else
                f"{res['questions']} questions for {res['groups']} queries from {res['file']}"
                + (f" ({res['replaced']} older questions replaced)" if res["replaced"] else ""))
+
+
+def _figure_line(name: str, f: dict) -> str:
+    import math
+
+    def v(x: float | None) -> str:
+        return "—" if x is None or math.isnan(x) else f"{x:.3f}"
+
+    ci = f["ci"]
+    line = (f"  {name}: {v(f['before'])} → {v(f['after'])} (Δ {v(f['delta'])}) on "
+            f"{f['n_items']} items / {f['n_groups']} groups / {f['n_systems']} systems")
+    if f["ci_reason"]:
+        return line + f"; {f['ci_reason']}"
+    if f["reason"]:
+        line += f" ({f['reason']})"
+    return line + (f"; 95% CI before [{v(ci['before'][0])}, {v(ci['before'][1])}], after "
+                   f"[{v(ci['after'][0])}, {v(ci['after'][1])}], Δ [{v(ci['delta'][0])}, "
+                   f"{v(ci['delta'][1])}] (groups resampled)")
+
+
+@checklist_app.command("propose")
+def propose_cmd(run: list[int] = typer.Option(..., "--run", help="a completed run (repeat "
+                                              "for several runs of one checklist version)"),
+                evidence: str | None = typer.Option(
+                    None, "--evidence", help="human_scores | reference_ratings | preferences "
+                                             "(default: the first the task has)"),
+                weights: bool = typer.Option(False, "--weights", help="fit non-negative ridge "
+                                             "weights of the kept questions on dev items"),
+                epsilon: float = typer.Option(0.005, "--epsilon", help="a question is dropped "
+                                              "for lowering dev agreement only when dropping "
+                                              "it raises it by more than this"),
+                new_questions: int = typer.Option(0, "--new-questions", help="cost N new "
+                                                  "questions from dev disagreements (written "
+                                                  "only with --judge)"),
+                judge: str | None = typer.Option(None, "--judge", help="judge spec that writes "
+                                                 "the new questions"),
+                to_review: bool = typer.Option(False, "--to-review", help="queue the proposal "
+                                               "for review (nothing is applied)"),
+                bootstrap: int = typer.Option(200, "--bootstrap", help="resamples for CIs"),
+                tie_margin: float = typer.Option(0.1, "--tie-margin", help="preferences: "
+                                                 "score gap below which two answers tie"),
+                as_json: bool = typer.Option(False, "--json")) -> None:
+    """Propose a revised checklist: questions chosen on the task's dev groups, agreement
+    before → after on dev and held-out groups from the stored answers."""
+    from checkeval_core.analysis.propose import ProposalError, propose
+    from checkeval_core.analysis.propose import to_review as queue
+    from checkeval_core.cli.app import clean_json
+
+    db = open_db()
+    try:
+        out = propose(db, run, evidence=evidence, weights=weights, epsilon=epsilon,
+                      n_boot=bootstrap, new_questions=new_questions, judge=judge,
+                      tie_margin=tie_margin)
+        if to_review:
+            out["review"] = queue(db, out)
+    except (NotFound, ProposalError, ValueError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(clean_json(out), ensure_ascii=False))
+        return
+    typer.echo(f"{out['task']} v{out['version']}, run(s) {', '.join(map(str, out['runs']))}: "
+               f"{out['setting']}, evidence {out['evidence']}")
+    typer.echo(f"kept {len(out['kept'])}, dropped {len(out['dropped'])}"
+               + ("" if out["weights"] is not None else f" ({out['weights_reason']})"))
+    for d in out["dropped"]:
+        typer.echo(f"  - #{d['question']['id']} {d['question']['text']}: {d['reason']}")
+    if out["weights"]:
+        typer.echo("weights: " + ", ".join(f"#{k} {w:.3f}" for k, w in out["weights"].items()))
+    typer.echo(out["dev"]["statistic"] + ", before → after:")
+    typer.echo(_figure_line("dev", out["dev"]))
+    typer.echo(_figure_line("held-out", out["heldout"]))
+    for note in out["notes"]:
+        typer.echo(f"note: {note}")
+    rc = out["rerun"]
+    typer.echo(f"a run of the revised version ({rc['method']}): at most {rc['judge_calls']} "
+               f"judge call(s), {rc['reused_answers']} answer(s) reused ({rc['note']})")
+    nq = out.get("new_questions")
+    if nq:
+        typer.echo(f"new questions: {nq['n']} from dev disagreements — "
+                   f"{nq['generation_calls']} generation call(s), then {nq['judge_calls']} "
+                   f"judge call(s) {nq['judge_calls_note']}"
+                   + (f" ({nq['reason']})" if nq["reason"] else ""))
+        for q in nq.get("questions", []):
+            typer.echo(f"  + {q['text']}" + (f" — not queued: {q['problem']}"
+                                             if q["problem"] else ""))
+    if to_review:
+        r = out["review"]
+        typer.echo(f"review queue: {r['queued']} question(s) proposed for dropping, "
+                   f"{len(r['added'])} new question(s) proposed — keep or reject them on the "
+                   "Checklist review page, then freeze a version")

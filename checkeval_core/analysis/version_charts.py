@@ -1,0 +1,72 @@
+"""The version-history chart as a pure function returning a plotly figure (the page renders it).
+
+One line per judge · method · aggregation across checklist versions; error bars are the
+group-bootstrap intervals. A point without an interval rests on too few groups to mean much
+on its own, so it is drawn hollow and grey instead of as a solid point of the same weight.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+from checkeval_core.analysis.versions import EVIDENCE_NAMES, latest_rows, series_key
+
+WEAK_COLOR = "#9e9e9e"
+
+
+def _num(x: Any) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def history_chart(report: dict[str, Any], part: str, evidence: str,
+                  dimension: str) -> go.Figure:
+    """Agreement per version on ``part`` for one evidence kind and dimension.
+
+    Each point's ``customdata`` is ``[N text, interval or reason, run id]``."""
+    fig = go.Figure()
+    by: dict[str, list[dict[str, Any]]] = {}
+    statistic = ""
+    for r in latest_rows(report):
+        if r["evidence"] == evidence and r["dimension"] == dimension and part in r["parts"]:
+            by.setdefault(series_key(r), []).append(r)
+            statistic = r["statistic"]
+    palette = qualitative.Plotly
+    for i, (series, rs) in enumerate(sorted(by.items())):
+        rs.sort(key=lambda r: r["version"])
+        figs = [r["parts"][part] for r in rs]
+        color = palette[i % len(palette)]
+        ys = [_num(f["value"]) for f in figs]
+        plus = [(_num(f["ci"][1]) - y) if y is not None and not f["weak"] else None
+                for f, y in zip(figs, ys)]
+        minus = [(y - _num(f["ci"][0])) if y is not None and not f["weak"] else None
+                 for f, y in zip(figs, ys)]
+        custom = [[f"n = {f['n_items']} items, {f['n_groups']} groups, {f['n_systems']} "
+                   "systems",
+                   (f"95% CI [{f['ci'][0]:.2f}, {f['ci'][1]:.2f}]" if not f["weak"]
+                    else (f["ci_reason"] or f["reason"] or "no interval")), r["run"]]
+                  for f, r in zip(figs, rs)]
+        fig.add_scatter(
+            name=series, x=[f"v{r['version']}" for r in rs], y=ys, mode="lines+markers",
+            line={"color": color},
+            marker={"size": 11, "symbol": ["circle-open" if f["weak"] else "circle"
+                                           for f in figs],
+                    "color": [WEAK_COLOR if f["weak"] else color for f in figs],
+                    "line": {"width": 2}},
+            error_y={"type": "data", "array": plus, "arrayminus": minus,
+                     "visible": any(p is not None for p in plus), "color": color},
+            customdata=custom,
+            hovertemplate="%{x}: %{y:.3f}<br>%{customdata[1]}<br>%{customdata[0]}"
+                          "<br>run #%{customdata[2]}<extra>%{fullData.name}</extra>")
+    bounded = evidence in ("human_scores", "reference_ratings")
+    fig.update_layout(
+        xaxis={"title": "checklist version", "type": "category",
+               "categoryorder": "array",
+               "categoryarray": [f"v{v['version']}" for v in report.get("versions", [])]},
+        yaxis={"title": statistic or EVIDENCE_NAMES.get(evidence, evidence),
+               "range": [-1.05, 1.05] if bounded else [-0.02, 1.02]},
+        legend_title="judge · method · aggregation", margin={"t": 30})
+    return fig

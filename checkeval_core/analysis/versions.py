@@ -1,0 +1,458 @@
+"""Agreement with humans per frozen checklist version: did an edit make the checklist better?
+
+For a task with human evidence, every completed run of a frozen checklist version is read
+against each kind of evidence the task has, per aggregation of its scores:
+
+* ``human_scores`` — the correlation of the run's scores with the human scores per dimension
+  (default: Spearman at sample level, CheckEval's per-document average), with the group
+  bootstrap of :mod:`checkeval_core.analysis.correlation`;
+* ``annotations`` — the share of (item, question) decisions where the judge's Yes/No equals
+  the annotators' majority answer (majority ties left out), per dimension;
+* ``preferences`` — pair accuracy against human pairwise votes (RocketEval: a judge tie is a
+  miss; tie when ``|Δ score| < tie_margin``);
+* ``reference_ratings`` — Spearman / Kendall of the systems' mean scores against the reference
+  rating (list level, :func:`checkeval_core.analysis.rankings.list_level`).
+
+Each figure is read on the task's dev and held-out groups (when the task has a split, see
+:mod:`checkeval_core.analysis.split`) and on all groups, with its items, groups and systems
+and a 95 % percentile bootstrap interval that resamples groups — or the reason it has none.
+:func:`version_diff` puts the question diff of two versions (added / removed / edited, from
+:func:`checkeval_core.checklists.versions.diff_versions`) beside the change in agreement of
+each judge × method × aggregation run on both, with a paired group bootstrap interval where
+the two runs share items.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import sqlite_utils
+
+from checkeval_core.analysis.correlation import COEFFICIENTS, bootstrap_ci, level_value
+from checkeval_core.analysis.rankings import (
+    DEFAULT_TIE_MARGIN,
+    item_scores,
+    judge_outcome,
+    list_level,
+    percentile_ci,
+    score_table,
+)
+from checkeval_core.analysis.report import LEVEL_NAMES, explain_level, run_frame
+from checkeval_core.analysis.split import check_which, filter_frame, get_split, members
+from checkeval_core.checklists.versions import diff_versions, list_versions
+from checkeval_core.store import rows, task_id
+
+NAN = float("nan")
+EVIDENCE = ("human_scores", "annotations", "preferences", "reference_ratings")
+EVIDENCE_NAMES = {"human_scores": "human scores", "annotations": "annotators' answers",
+                  "preferences": "pairwise preferences", "reference_ratings": "reference ratings"}
+#: The dimension label of figures that are not per dimension (rankings, preferences).
+OVERALL = "overall"
+
+
+def _isnan(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def evidence_kinds(db: sqlite_utils.Database, task: str) -> list[str]:
+    """Which kinds of human evidence the task has (in :data:`EVIDENCE` order)."""
+    tid = task_id(db, task)
+    checks = {
+        "human_scores": "SELECT 1 FROM human_score h JOIN item i ON i.id = h.item_id WHERE "
+                        "i.task_id = ? AND h.annotator = '' LIMIT 1",
+        "annotations": "SELECT 1 FROM annotation WHERE task_id = ? AND kind = 'answer' AND "
+                       "value IN ('yes', 'no') LIMIT 1",
+        "preferences": "SELECT 1 FROM preference WHERE task_id = ? LIMIT 1",
+        "reference_ratings": "SELECT 1 FROM system_rating WHERE task_id = ? LIMIT 1",
+    }
+    return [k for k, sql in checks.items() if db.execute(sql, [tid]).fetchone()]
+
+
+def version_runs(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
+    """Completed runs of a frozen checklist version: ``run, version, judge, method, params``,
+    newest first."""
+    return rows(db, "SELECT r.id AS run, v.version, r.judge_spec AS judge, r.method, r.params "
+                    "FROM run r JOIN checklist_version v ON v.id = r.checklist_version_id "
+                    "WHERE r.task_id = ? AND r.status = 'completed' ORDER BY r.id DESC",
+                [task_id(db, task)])
+
+
+# -- one figure ------------------------------------------------------------------------------
+def _figure(value: float, ci: list[float], n_items: int, n_groups: int, n_systems: int,
+            reason: str | None, ci_reason: str | None) -> dict[str, Any]:
+    ci = [NAN if _isnan(x) else float(x) for x in ci]
+    no_ci = _isnan(ci[0]) or _isnan(ci[1])
+    return {"value": NAN if _isnan(value) else float(value), "ci": ci, "n_items": int(n_items),
+            "n_groups": int(n_groups), "n_systems": int(n_systems),
+            "reason": reason if _isnan(value) else None,
+            "ci_reason": None if not no_ci else (reason if _isnan(value) else
+                                                 ci_reason or "no interval"),
+            # hollow / grey on charts: the figure has no interval, so it rests on too little
+            "weak": bool(no_ci)}
+
+
+def ratio_by_group(hits: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, list[float],
+                                                                         str | None]:
+    """Share of hits (``group``, ``hit`` 0/1 columns) with a percentile interval resampling
+    groups (a group's rows stay together)."""
+    if hits.empty:
+        return NAN, [NAN, NAN], "no decision to compare"
+    g = hits.groupby("group")["hit"].agg(["sum", "count"])
+    value = float(g["sum"].sum() / g["count"].sum())
+    if len(g) < 2:
+        return value, [NAN, NAN], f"no interval: needs ≥ 2 groups (n={len(g)})"
+    if n_boot <= 0:
+        return value, [NAN, NAN], "no interval: bootstrap switched off (0 resamples)"
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(g), (n_boot, len(g)))
+    s, c = g["sum"].to_numpy(float)[idx].sum(1), g["count"].to_numpy(float)[idx].sum(1)
+    return value, percentile_ci(s / c), None
+
+
+def correlation_figure(df: pd.DataFrame, level: str, coef: str, n_boot: int,
+                       seed: int) -> dict[str, Any]:
+    """One dimension's correlation with human scores (frame of :func:`run_frame`)."""
+    df = df.dropna(subset=["metric", "human"])
+    v, _, skipped = level_value(df, level, coef)
+    ci = list(bootstrap_ci(df, level, coef, n_boot, seed))
+    entry = {c: (v if c == coef else NAN) for c in COEFFICIENTS}
+    entry.update(ci={c: (ci if c == coef else [NAN, NAN]) for c in COEFFICIENTS},
+                 skipped=skipped)
+    why = explain_level(df, level, entry, n_boot)
+    return _figure(v, ci, len(df), df["group"].nunique(), df["system"].nunique(),
+                   why["reasons"][coef], why["ci_reasons"][coef])
+
+
+# -- per evidence ----------------------------------------------------------------------------
+Part = Callable[[pd.DataFrame], pd.DataFrame]
+
+
+def _human_score_rows(db: sqlite_utils.Database, run: dict[str, Any], agg: str,
+                      parts: dict[str, Part], level: str, coef: str, n_boot: int,
+                      seed: int) -> list[dict[str, Any]]:
+    df, _ = run_frame(db, run["run"], agg)
+    out = []
+    for dim, part in df.groupby("dimension", sort=True):
+        if part["human"].notna().sum() == 0:
+            continue
+        out.append({"evidence": "human_scores", "dimension": dim,
+                    "statistic": f"{coef} ({LEVEL_NAMES[level]})",
+                    "parts": {p: correlation_figure(f(part), level, coef, n_boot, seed)
+                              for p, f in parts.items()}})
+    return out
+
+
+def _annotation_rows(db: sqlite_utils.Database, run: dict[str, Any], parts: dict[str, Part],
+                     n_boot: int, seed: int) -> list[dict[str, Any]]:
+    ann = rows(db, "SELECT item_id, question_id, value FROM annotation WHERE task_id = (SELECT "
+                   "task_id FROM run WHERE id = ?) AND kind = 'answer' AND value IN ('yes', "
+                   "'no') AND item_id IS NOT NULL", [run["run"]])
+    votes: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for a in ann:
+        votes[(a["item_id"], a["question_id"])].append(a["value"])
+    majority = {}
+    for k, v in votes.items():
+        yes, no = v.count("yes"), v.count("no")
+        if yes != no:
+            majority[k] = "yes" if yes > no else "no"
+    if not majority:
+        return []
+    ans = pd.DataFrame(rows(db, "SELECT a.item_id AS item_pk, a.question_id, a.dimension, "
+                                'a.verdict, i.group_id AS "group", i.system_id AS system FROM '
+                                "answer a JOIN item i ON i.id = a.item_id WHERE a.run_id = ? AND "
+                                "a.unit = '' AND a.question_id != 0 AND a.verdict != 'invalid'",
+                           [run["run"]]),
+                       columns=["item_pk", "question_id", "dimension", "verdict", "group",
+                                "system"])
+    ans["human"] = [majority.get((i, q)) for i, q in zip(ans["item_pk"], ans["question_id"])]
+    ans = ans.dropna(subset=["human"])
+    if ans.empty:
+        return []
+    ans["hit"] = (ans["verdict"] == ans["human"]).astype(int)
+    out = []
+    for dim, part in ans.groupby("dimension", sort=True):
+        figs = {}
+        for p, f in parts.items():
+            sub = f(part)
+            v, ci, ci_why = ratio_by_group(sub, n_boot, seed)
+            figs[p] = _figure(v, ci, sub["item_pk"].nunique(), sub["group"].nunique(),
+                              sub["system"].nunique(),
+                              "no annotated decision in this part", ci_why)
+            figs[p]["n_decisions"] = int(len(sub))
+        out.append({"evidence": "annotations", "dimension": dim,
+                    "statistic": "agreement with annotators' majority", "parts": figs})
+    return out
+
+
+def _preference_rows(db: sqlite_utils.Database, run: dict[str, Any], sc: pd.DataFrame,
+                     agg: str, parts: dict[str, Part], tie_margin: float, n_boot: int,
+                     seed: int) -> list[dict[str, Any]]:
+    score = sc[sc["aggregation"] == agg].set_index("item_pk")["score"].to_dict()
+    prefs = rows(db, "SELECT p.item_a, p.item_b, p.winner, ia.group_id AS \"group\", "
+                     "ia.system_id AS system_a, ib.system_id AS system_b FROM preference p "
+                     "JOIN item ia ON ia.id = p.item_a JOIN item ib ON ib.id = p.item_b WHERE "
+                     "p.task_id = (SELECT task_id FROM run WHERE id = ?)", [run["run"]])
+    pairs = [{**p, "hit": int(judge_outcome(score[p["item_a"]], score[p["item_b"]], tie_margin)
+                              == p["winner"])}
+             for p in prefs if p["winner"] != "tie" and p["item_a"] in score
+             and p["item_b"] in score]
+    if not pairs:
+        return []
+    df = pd.DataFrame(pairs)
+    figs = {}
+    for p, f in parts.items():
+        # a pair belongs to a part when both answers do (their systems are checked in turn)
+        sub = f(df.rename(columns={"system_a": "system"}))
+        sub = f(sub.rename(columns={"system": "system_a", "system_b": "system"}))
+        sub = sub.rename(columns={"system": "system_b"})
+        v, ci, ci_why = ratio_by_group(sub, n_boot, seed)
+        figs[p] = _figure(v, ci, len(set(sub["item_a"]) | set(sub["item_b"])),
+                          sub["group"].nunique(),
+                          len(set(sub["system_a"]) | set(sub["system_b"])),
+                          "no decisive human preference between two scored answers in this "
+                          "part", ci_why)
+        figs[p]["n_pairs"] = int(len(sub))
+    return [{"evidence": "preferences", "dimension": OVERALL,
+             "statistic": f"pair accuracy (tie margin {tie_margin:g})", "parts": figs}]
+
+
+def _rating_rows(db: sqlite_utils.Database, run: dict[str, Any], sc: pd.DataFrame, agg: str,
+                 parts: dict[str, Part], coef: str, n_boot: int,
+                 seed: int) -> list[dict[str, Any]]:
+    ref_rows = rows(db, "SELECT system_id, rating, source FROM system_rating WHERE task_id = "
+                        "(SELECT task_id FROM run WHERE id = ?)", [run["run"]])
+    sources = sorted({r["source"] for r in ref_rows}, key=lambda s: (s != "arena_elo", s))
+    source = sources[0]
+    ref = {r["system_id"]: float(r["rating"]) for r in ref_rows if r["source"] == source}
+    c = coef if coef in ("spearman", "kendall") else "spearman"
+    part_all = sc[sc["aggregation"] == agg]
+    figs = {}
+    for p, f in parts.items():
+        sub = f(part_all)
+        if sub.empty:
+            figs[p] = _figure(NAN, [NAN, NAN], 0, 0, 0, "no scored answer in this part", None)
+            continue
+        ll = list_level(score_table(sub, agg), ref, n_boot=n_boot, seed=seed)
+        e = ll[c]
+        figs[p] = _figure(e["value"], e["ci"], len(sub), sub["group"].nunique(), e["n"],
+                          e["reason"], e["reason"] or ("no interval: needs ≥ 2 queries"))
+    return [{"evidence": "reference_ratings", "dimension": OVERALL,
+             "statistic": f"{c} vs {source} (list level)", "parts": figs}]
+
+
+# -- the report ------------------------------------------------------------------------------
+def _parts(db: sqlite_utils.Database, task: str, split: str | None) -> dict[str, Part]:
+    defined = members(db, task) is not None
+    if split is None:
+        names = ["dev", "heldout", "all"] if defined else ["all"]
+    else:
+        names = [check_which(split)]
+    return {p: (lambda df, p=p: filter_frame(db, task, df, p)) for p in names}
+
+
+def versions_report(db: sqlite_utils.Database, task: str, split: str | None = None,
+                    level: str = "sample_level", coef: str = "spearman", n_boot: int = 200,
+                    seed: int = 0, tie_margin: float = DEFAULT_TIE_MARGIN) -> dict[str, Any]:
+    """Agreement with humans of every completed run of every frozen version.
+
+    ``split``: ``dev`` / ``heldout`` / ``all`` reads that part only; None reads dev, held-out
+    and all when the task has a split (else all). Returns ``{"task", "split", "parts",
+    "evidence", "versions", "rows", "reason"}``; each row is one run × aggregation × evidence
+    × dimension with ``parts: {part: {"value", "ci", "n_items", "n_groups", "n_systems",
+    "reason", "ci_reason", "weak"}}``; ``reason`` says why there are no rows."""
+    if level not in LEVEL_NAMES:
+        raise ValueError(f"--level {level!r}: use {', '.join(LEVEL_NAMES)}")
+    if coef not in COEFFICIENTS:
+        raise ValueError(f"--coef {coef!r}: use {', '.join(COEFFICIENTS)}")
+    parts = _parts(db, task, split)
+    kinds = evidence_kinds(db, task)
+    versions = list_versions(db, task)
+    runs = version_runs(db, task)
+    sp = get_split(db, task)
+    out: dict[str, Any] = {
+        "task": task, "parts": list(parts), "evidence": kinds,
+        "split": {k: sp[k] for k in ("defined", "seed", "heldout_share", "by_system")}
+        | {"n_dev_groups": len(sp["dev"]), "n_heldout_groups": len(sp["heldout"]),
+           "n_unassigned_groups": len(sp["unassigned"]) if sp["defined"] else 0},
+        "versions": [{k: v[k] for k in ("version", "kind", "n_questions", "note", "created_at")}
+                     for v in versions], "rows": [], "reason": None}
+    if not kinds:
+        out["reason"] = ("this task has no human evidence: import human scores, pairwise "
+                         "preferences or reference ratings (Data / Rankings pages), or annotate "
+                         "items (Annotate page)")
+        return out
+    if not runs:
+        out["reason"] = ("no completed run of a frozen checklist version yet: freeze a version "
+                         "(Checklist review) and run it (Run page)")
+        return out
+    for run in runs:
+        sc = item_scores(db, run["run"])
+        aggs = sorted(sc["aggregation"].unique().tolist())
+        base = {"version": run["version"], "run": run["run"], "judge": run["judge"],
+                "method": run["method"]}
+        for agg in aggs:
+            found: list[dict[str, Any]] = []
+            if "human_scores" in kinds:
+                found += _human_score_rows(db, run, agg, parts, level, coef, n_boot, seed)
+            if "preferences" in kinds:
+                found += _preference_rows(db, run, sc, agg, parts, tie_margin, n_boot, seed)
+            if "reference_ratings" in kinds:
+                found += _rating_rows(db, run, sc, agg, parts, coef, n_boot, seed)
+            out["rows"] += [{**base, "aggregation": agg, **r} for r in found]
+        if "annotations" in kinds:
+            out["rows"] += [{**base, "aggregation": "answers", **r}
+                            for r in _annotation_rows(db, run, parts, n_boot, seed)]
+    if not out["rows"]:
+        out["reason"] = ("no run of a frozen version scored an item that has human evidence "
+                         f"({', '.join(EVIDENCE_NAMES[k] for k in kinds)})")
+    return out
+
+
+def series_key(row: dict[str, Any]) -> str:
+    """What stays fixed along a version history: judge · method · aggregation."""
+    return f"{row['judge']} · {row['method']} · {row['aggregation']}"
+
+
+def latest_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per version × series × evidence × dimension: the newest run's."""
+    seen, out = set(), []
+    for r in sorted(report["rows"], key=lambda r: -r["run"]):
+        k = (r["version"], series_key(r), r["evidence"], r["dimension"])
+        if k not in seen:
+            seen.add(k)
+            out.append(r)
+    return sorted(out, key=lambda r: (r["evidence"], r["dimension"], series_key(r),
+                                      r["version"]))
+
+
+def table_rows(report: dict[str, Any], part: str) -> list[dict[str, Any]]:
+    """Display rows of one part: each value with its N and interval, or why it has none."""
+    out = []
+    for r in latest_rows(report):
+        f = r["parts"].get(part)
+        if f is None:
+            continue
+        ci = (f"[{f['ci'][0]:.2f}, {f['ci'][1]:.2f}]" if not f["weak"] else f["ci_reason"])
+        out.append({"version": r["version"], "run": r["run"], "judge": r["judge"],
+                    "method": r["method"], "aggregation": r["aggregation"],
+                    "evidence": EVIDENCE_NAMES[r["evidence"]], "dimension": r["dimension"],
+                    "statistic": r["statistic"], "value": f["value"], "95% CI": ci,
+                    "items": f["n_items"], "groups": f["n_groups"], "systems": f["n_systems"],
+                    "note": f["reason"] or ""})
+    return out
+
+
+def _paired_delta(db: sqlite_utils.Database, task: str, ra: dict[str, Any],
+                  rb: dict[str, Any], part: str, level: str, coef: str, n_boot: int,
+                  seed: int) -> dict[str, Any]:
+    """Δ = b − a of one dimension's correlation on the items both runs scored, with a paired
+    bootstrap over their shared groups."""
+    from checkeval_core.analysis.report import paired_bootstrap
+
+    fa = filter_frame(db, task, run_frame(db, ra["run"], ra["aggregation"])[0], part)
+    fb = filter_frame(db, task, run_frame(db, rb["run"], rb["aggregation"])[0], part)
+    fa = fa[fa["dimension"] == ra["dimension"]].dropna(subset=["metric", "human"])
+    fb = fb[fb["dimension"] == rb["dimension"]].dropna(subset=["metric", "human"])
+    common = set(fa["item_pk"]) & set(fb["item_pk"])
+    fa, fb = fa[fa["item_pk"].isin(common)], fb[fb["item_pk"].isin(common)]
+    n_groups = fa["group"].nunique()
+    out = {"n_common_items": len(common), "n_common_groups": int(n_groups)}
+    if n_groups < 2:
+        return {**out, "delta_common": NAN, "ci": [NAN, NAN],
+                "ci_reason": f"no paired interval: the two runs share {n_groups} group(s) "
+                             "with human scores (needs ≥ 2)"}
+    pb = paired_bootstrap(fb, fa, level, coef, n_boot=n_boot, seed=seed)
+    no_ci = any(_isnan(x) for x in pb["ci"])
+    return {**out, "delta_common": pb["difference"], "ci": pb["ci"],
+            "ci_reason": "no paired interval: no resample had a value" if no_ci else None}
+
+
+def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
+                 report: dict[str, Any] | None = None, level: str = "sample_level",
+                 coef: str = "spearman", n_boot: int = 200,
+                 seed: int = 0) -> dict[str, Any]:
+    """Questions added / removed / edited from version ``a`` to ``b`` beside the change in
+    agreement: per series × evidence × dimension × part run on both versions, ``a``, ``b``,
+    ``delta`` (b − a, each on its own items) and, for correlations with human scores, the
+    Δ on the items both runs share with a paired group bootstrap interval (else why none)."""
+    diff = diff_versions(db, task, a, b)
+    report = report or versions_report(db, task, level=level, coef=coef, n_boot=n_boot,
+                                       seed=seed)
+    by: dict[tuple, dict[int, dict[str, Any]]] = defaultdict(dict)
+    for r in latest_rows(report):
+        by[(series_key(r), r["evidence"], r["dimension"])][r["version"]] = r
+    deltas = []
+    for (series, evidence, dim), vs in sorted(by.items()):
+        if a not in vs or b not in vs:
+            continue
+        ra, rb = vs[a], vs[b]
+        for part in report["parts"]:
+            fa, fb = ra["parts"][part], rb["parts"][part]
+            d = (NAN if _isnan(fa["value"]) or _isnan(fb["value"])
+                 else fb["value"] - fa["value"])
+            row = {"series": series, "evidence": evidence, "dimension": dim, "part": part,
+                   "statistic": ra["statistic"], "run_a": ra["run"], "run_b": rb["run"],
+                   "a": fa, "b": fb, "delta": d,
+                   "reason": None if not _isnan(d) else (fa["reason"] or fb["reason"]
+                                                         or "undefined")}
+            if evidence == "human_scores":
+                row.update(_paired_delta(db, task, ra, rb, part, level, coef, n_boot, seed))
+            else:
+                row.update(ci=[NAN, NAN], ci_reason="no paired interval: computed for "
+                                                    "correlations with human scores only")
+            deltas.append(row)
+    return {"task": task, "a": a, "b": b, "diff": diff, "n_added": len(diff["added"]),
+            "n_removed": len(diff["removed"]), "n_edited": len(diff["edited"]),
+            "deltas": deltas,
+            "reason": None if deltas else (f"no judge × method × aggregation has a completed "
+                                           f"run on both version {a} and version {b}")}
+
+
+def delta_rows(diff: dict[str, Any], part: str) -> list[dict[str, Any]]:
+    """Display rows of :func:`version_diff`'s Δ agreement on one part: both values with their
+    N, Δ, and Δ on the shared items with its paired interval (or why it has none)."""
+
+    def val(f: dict[str, Any]) -> str:
+        if _isnan(f["value"]):
+            return f"— ({f['reason']})"
+        return f"{f['value']:.3f} (n {f['n_items']} items / {f['n_groups']} groups)"
+
+    out = []
+    for x in diff["deltas"]:
+        if x["part"] != part:
+            continue
+        paired = ""
+        if "delta_common" in x and not _isnan(x["delta_common"]):
+            paired = f"{x['delta_common']:+.3f} on {x['n_common_items']} shared items"
+            if not _isnan(x["ci"][0]):
+                paired += f", 95% CI [{x['ci'][0]:+.2f}, {x['ci'][1]:+.2f}]"
+        out.append({"judge · method · aggregation": x["series"],
+                    "evidence": EVIDENCE_NAMES[x["evidence"]], "dimension": x["dimension"],
+                    f"v{diff['a']}": val(x["a"]), f"v{diff['b']}": val(x["b"]),
+                    "Δ": x["delta"], "Δ on shared items (paired)": paired or x["ci_reason"]
+                    or "", "note": x["reason"] or ""})
+    return out
+
+
+def evidence_stamp(db: sqlite_utils.Database, task: str) -> str:
+    """Changes whenever anything :func:`versions_report` reads changes (a page's cache key)."""
+    tid = task_id(db, task)
+    return "|".join(str(db.execute(sql, [tid]).fetchone()[0]) for sql in (
+        "SELECT COUNT(*) || ':' || COALESCE(MAX(id), 0) || ':' || GROUP_CONCAT(status) FROM run "
+        "WHERE task_id = ?",
+        "SELECT COALESCE(MAX(s.id), 0) FROM score s JOIN run r ON r.id = s.run_id WHERE "
+        "r.task_id = ?",
+        "SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), '') FROM annotation WHERE "
+        "task_id = ?",
+        "SELECT COUNT(*) || ':' || COALESCE(MAX(created_at), '') FROM preference WHERE "
+        "task_id = ?",
+        "SELECT COUNT(*) || ':' || COALESCE(MAX(created_at), '') FROM system_rating WHERE "
+        "task_id = ?",
+        "SELECT COUNT(*) FROM human_score h JOIN item i ON i.id = h.item_id WHERE i.task_id = ?",
+        "SELECT COALESCE(MAX(updated_at), '') FROM task_split WHERE task_id = ?",
+        "SELECT COUNT(*) FROM checklist_version WHERE task_id = ?"))

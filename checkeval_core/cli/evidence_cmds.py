@@ -1,0 +1,131 @@
+"""CLI for the evidence loop: ``split`` (a task's dev / held-out groups) and ``versions``
+(agreement with humans per frozen checklist version, and the diff of two versions)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import typer
+
+from checkeval_core.cli.app import app, fail
+from checkeval_core.cli.app import clean_json as _clean
+from checkeval_core.store import NotFound, open_db
+
+
+@app.command("split")
+def split_cmd(task: str = typer.Option(..., "--task"),
+              heldout_share: float = typer.Option(0.5, "--heldout-share",
+                                                  help="share of groups held out (0–1)"),
+              seed: int = typer.Option(0, "--seed", help="seed of the group hash"),
+              by_system: bool | None = typer.Option(
+                  None, "--by-system/--no-by-system",
+                  help="split systems too (default: when the task has reference ratings)"),
+              show: bool = typer.Option(False, "--show", help="print the stored split; "
+                                                              "change nothing"),
+              clear: bool = typer.Option(False, "--clear", help="remove the split (figures "
+                                         "then read all groups); runs, scores and annotations "
+                                         "stay"),
+              yes: bool = typer.Option(False, "--yes", help="with --clear: do not ask"),
+              as_json: bool = typer.Option(False, "--json")) -> None:
+    """Split a task's groups (documents / contexts / queries) into dev and held-out.
+
+    Deterministic: a seeded hash orders the groups; the same seed and share applied again keep
+    every stored assignment and place only groups added since."""
+    from checkeval_core.analysis.split import SplitError, clear_split, get_split, set_split
+
+    if show and clear:
+        fail("give --show or --clear, not both")
+    db = open_db()
+    try:
+        if show:
+            out = get_split(db, task)
+        elif clear:
+            cur = get_split(db, task)
+            if cur["defined"] and not yes and not as_json:
+                typer.confirm(f"Remove the dev / held-out split of {task!r} "
+                              f"({len(cur['dev'])} dev, {len(cur['heldout'])} held-out "
+                              "groups)?", abort=True)
+            elif cur["defined"] and not yes:
+                fail("--clear --json: add --yes to remove the split without asking")
+            out = {**get_split(db, task), "cleared": clear_split(db, task)}
+            out = {**get_split(db, task), "cleared": out["cleared"]}
+        else:
+            out = set_split(db, task, heldout_share, seed, by_system)
+    except (NotFound, SplitError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    if not out["defined"]:
+        typer.echo(f"{task}: no split" + (" (removed)" if out.get("cleared") else "")
+                   + f" — {out['n_groups']} group(s), every figure reads all of them")
+        return
+    typer.echo(f"{task}: seed {out['seed']}, held-out share {out['heldout_share']:g}"
+               + (" (unchanged)" if out.get("changed") is False else ""))
+    typer.echo(f"  dev groups ({len(out['dev'])}): {', '.join(out['dev'])}")
+    typer.echo(f"  held-out groups ({len(out['heldout'])}): {', '.join(out['heldout'])}")
+    if out["unassigned"]:
+        typer.echo(f"  unassigned ({len(out['unassigned'])}, imported after the split — "
+                   f"run split again to place them): {', '.join(out['unassigned'])}")
+    if out["systems"]:
+        for part in ("dev", "heldout"):
+            typer.echo(f"  {part} systems ({len(out['systems'][part])}): "
+                       f"{', '.join(out['systems'][part])}")
+
+
+def _fmt(f: dict) -> str:
+    if f["value"] is None or (isinstance(f["value"], float) and math.isnan(f["value"])):
+        return f"— ({f['reason']})"
+    ci = (f"[{f['ci'][0]:.2f}, {f['ci'][1]:.2f}]" if not f["weak"] else f"({f['ci_reason']})")
+    return (f"{f['value']:.3f} {ci} n={f['n_items']} items/{f['n_groups']} groups/"
+            f"{f['n_systems']} systems")
+
+
+@app.command("versions")
+def versions_cmd(task: str = typer.Option(..., "--task"),
+                 split: str | None = typer.Option(None, "--split", help="dev | heldout | all "
+                                                  "(default: each part the task has)"),
+                 diff: tuple[int, int] | None = typer.Option(
+                     None, "--diff", help="two version numbers A B: questions added / removed "
+                                          "/ edited beside the change in agreement"),
+                 level: str = typer.Option("sample_level", "--level",
+                                           help="sample_level | dataset_level | system_level"),
+                 coef: str = typer.Option("spearman", "--coef",
+                                          help="spearman | kendall | pearson"),
+                 bootstrap: int = typer.Option(200, "--bootstrap", help="resamples for CIs"),
+                 tie_margin: float = typer.Option(0.1, "--tie-margin",
+                                                  help="preferences: score gap below which "
+                                                       "two answers tie"),
+                 as_json: bool = typer.Option(False, "--json")) -> None:
+    """Agreement with humans per frozen checklist version × judge × method × aggregation."""
+    from checkeval_core.analysis.split import SplitError
+    from checkeval_core.analysis.versions import latest_rows, version_diff, versions_report
+
+    db = open_db()
+    try:
+        rep = versions_report(db, task, split, level=level, coef=coef, n_boot=bootstrap,
+                              tie_margin=tie_margin)
+        if diff:
+            rep["diff"] = version_diff(db, task, diff[0], diff[1], report=rep, level=level,
+                                       coef=coef, n_boot=bootstrap)
+    except (NotFound, SplitError, ValueError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(_clean(rep)))
+        return
+    if rep["reason"]:
+        typer.echo(f"{task}: {rep['reason']}")
+    for r in latest_rows(rep):
+        typer.echo(f"v{r['version']} #{r['run']} {r['judge']} · {r['method']} · "
+                   f"{r['aggregation']} · {r['evidence']} · {r['dimension']} ({r['statistic']})")
+        for part, f in r["parts"].items():
+            typer.echo(f"    {part:>8}: {_fmt(f)}")
+    if diff:
+        d = rep["diff"]
+        typer.echo(f"v{d['a']} → v{d['b']}: {d['n_added']} added, {d['n_removed']} removed, "
+                   f"{d['n_edited']} edited")
+        for x in d["deltas"]:
+            delta = "—" if x["delta"] is None or math.isnan(x["delta"]) else f"{x['delta']:+.3f}"
+            typer.echo(f"  {x['series']} · {x['dimension']} · {x['part']}: Δ {delta}"
+                       + (f" ({x['reason']})" if x["reason"] else ""))

@@ -1,0 +1,230 @@
+"""Agreement with humans per frozen checklist version, checked against hand-computed values:
+correlations with human scores (per part of the split), annotators' answers, pairwise
+preferences and reference ratings; the diff of two versions beside Δ agreement; the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from checkeval_core.analysis import split as S
+from checkeval_core.analysis import versions as V
+
+HUMAN = {"g0": [1, 2, 3], "g1": [1, 2, 3], "g2": [3, 1, 2], "g3": [2, 3, 1]}
+# v1's scores: Spearman per document 1, −1, −0.5, −0.5 (Σd² = 0, 8, 6, 6 over 3 items)
+V1 = {"g0": [1, 2, 3], "g1": [3, 2, 1], "g2": [1, 2, 3], "g3": [1, 2, 3]}
+RHO_V1 = {"g0": 1.0, "g1": -1.0, "g2": -0.5, "g3": -0.5}
+SYSTEMS = ["s1", "s2", "s3"]
+
+
+def _insert_run(db, tid, vid, scores, judge="fake"):
+    from checkeval_core.store import now_iso
+
+    rid = db.execute("INSERT INTO run (task_id, checklist_version_id, judge_spec, method, "
+                     "params, status, created_at) VALUES (?, ?, ?, 'checkeval', "
+                     "'{\"aggregation\": \"share_yes\"}', 'completed', ?)",
+                     [tid, vid, judge, now_iso()]).lastrowid
+    for g, vals in scores.items():
+        for k, v in enumerate(vals):
+            pk = db.execute("SELECT id FROM item WHERE task_id = ? AND item_id = ?",
+                            [tid, f"{g}-{k}"]).fetchone()[0]
+            db.execute("INSERT INTO score (run_id, item_id, dimension, aggregation, value) "
+                       "VALUES (?, ?, 'coherence', 'share_yes', ?)", [rid, pk, float(v)])
+    return rid
+
+
+def build(db):
+    """Task ``vt``: 4 documents × 3 systems with human coherence scores; v1 = {q1, q2};
+    v2 = q2 edited into q3, q4 added; a run of each with the scores above (v2 = the human
+    scores themselves, Spearman 1 everywhere). Returns (tid, run v1, run v2, q ids)."""
+    from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub
+    from checkeval_core.checklists.versions import freeze
+    from checkeval_core.datasets import import_file
+    from checkeval_core.store import task_id
+
+    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": SYSTEMS[k], "source": f"doc {g}",
+             "output": f"summary {g} {k}", "human_coherence": h}
+            for g, hs in HUMAN.items() for k, h in enumerate(hs)]
+    import_file(db, None, "vt", kind="summarization", filename="items.jsonl",
+                data="\n".join(json.dumps(r) for r in recs).encode())
+    tid = task_id(db, "vt")
+    d = ensure_dimension(db, tid, "coherence")
+    s = ensure_sub(db, d, "structure")
+    q1 = add_question(db, tid, d, s, "Is the summary well structured?", status="kept")
+    q2 = add_question(db, tid, d, s, "Does each sentence follow from the previous one?",
+                      status="kept")
+    v1 = freeze(db, "vt")["id"]
+    db.execute("UPDATE question SET status = 'rejected' WHERE id = ?", [q2])
+    q3 = add_question(db, tid, d, s, "Does every sentence follow from the one before it?",
+                      origin="edited", status="kept", parent_id=q2)
+    q4 = add_question(db, tid, d, s, "Is there a clear topic sentence?", status="kept")
+    v2 = freeze(db, "vt")["id"]
+    r1 = _insert_run(db, tid, v1, V1)
+    r2 = _insert_run(db, tid, v2, HUMAN)
+    return tid, r1, r2, (q1, q2, q3, q4)
+
+
+def _row(rep, version, evidence="human_scores", aggregation="share_yes"):
+    rs = [r for r in V.latest_rows(rep) if r["version"] == version and r["evidence"] == evidence
+          and r["aggregation"] == aggregation]
+    assert len(rs) == 1, rs
+    return rs[0]
+
+
+def test_human_score_agreement_per_version_hand_computed(db):
+    build(db)
+    rep = V.versions_report(db, "vt", n_boot=200)
+    assert rep["parts"] == ["all"] and rep["evidence"] == ["human_scores"]
+    assert [v["version"] for v in rep["versions"]] == [1, 2]
+    a1 = _row(rep, 1)["parts"]["all"]
+    assert a1["value"] == pytest.approx(-0.25)  # mean of 1, −1, −0.5, −0.5
+    assert (a1["n_items"], a1["n_groups"], a1["n_systems"]) == (12, 4, 3)
+    assert a1["ci"][0] <= -0.25 <= a1["ci"][1] and a1["weak"] is False
+    a2 = _row(rep, 2)["parts"]["all"]
+    assert a2["value"] == pytest.approx(1.0) and a2["ci"] == pytest.approx([1.0, 1.0])
+
+
+def test_dev_and_heldout_read_their_own_documents(db):
+    build(db)
+    s = S.set_split(db, "vt", 0.5, seed=0)
+    rep = V.versions_report(db, "vt", n_boot=100)
+    assert rep["parts"] == ["dev", "heldout", "all"]
+    assert rep["split"]["n_dev_groups"] == 2 and rep["split"]["n_heldout_groups"] == 2
+    parts = _row(rep, 1)["parts"]
+    for p in ("dev", "heldout"):
+        expect = sum(RHO_V1[g] for g in s[p]) / len(s[p])
+        assert parts[p]["value"] == pytest.approx(expect)
+        assert parts[p]["n_groups"] == 2 and parts[p]["n_items"] == 6
+    only = V.versions_report(db, "vt", split="heldout", n_boot=50)
+    assert only["parts"] == ["heldout"]
+    assert _row(only, 1)["parts"]["heldout"]["value"] == pytest.approx(parts["heldout"]["value"])
+    S.clear_split(db, "vt")
+    with pytest.raises(S.SplitError):
+        V.versions_report(db, "vt", split="dev")
+
+
+def test_one_document_has_no_interval_and_says_why(db):
+    tid, r1, *_ = build(db)
+    db.execute("DELETE FROM score WHERE run_id = ? AND item_id IN (SELECT id FROM item WHERE "
+               "group_id != 'g0')", [r1])
+    f = _row(V.versions_report(db, "vt", n_boot=50), 1)["parts"]["all"]
+    assert f["value"] == pytest.approx(1.0) and f["n_groups"] == 1
+    assert f["weak"] is True and "needs ≥ 2 documents" in f["ci_reason"]
+    assert all(math.isnan(x) for x in f["ci"])
+
+
+def test_annotations_agreement_hand_computed(db):
+    from checkeval_core.store import now_iso
+
+    tid, r1, _, (q1, *_rest) = build(db)
+    pk = {r[0]: r[1] for r in db.execute("SELECT item_id, id FROM item WHERE task_id = ?",
+                                          [tid])}
+    now = now_iso()
+    # g0-0: majority yes; g0-1: no; g0-2: a tie (left out); g1-0: yes
+    for who, item, v in [("ann", "g0-0", "yes"), ("bob", "g0-0", "yes"), ("cy", "g0-0", "no"),
+                         ("ann", "g0-1", "no"), ("ann", "g0-2", "yes"), ("bob", "g0-2", "no"),
+                         ("ann", "g1-0", "yes")]:
+        db.execute("INSERT INTO annotation (task_id, annotator, kind, item_id, question_id, "
+                   "value, created_at, updated_at) VALUES (?, ?, 'answer', ?, ?, ?, ?, ?)",
+                   [tid, who, pk[item], q1, v, now, now])
+    # the judge: yes, yes, no, no → hits on g0-0 only (g0-2 has no majority)
+    for item, v in [("g0-0", "yes"), ("g0-1", "yes"), ("g0-2", "no"), ("g1-0", "no")]:
+        db.execute("INSERT INTO answer (run_id, item_id, question_id, dimension, verdict, "
+                   "created_at) VALUES (?, ?, ?, 'coherence', ?, ?)", [r1, pk[item], q1, v, now])
+    rep = V.versions_report(db, "vt", n_boot=100)
+    assert rep["evidence"] == ["human_scores", "annotations"]
+    f = _row(rep, 1, "annotations", "answers")["parts"]["all"]
+    assert f["value"] == pytest.approx(1 / 3) and f["n_decisions"] == 3
+    assert (f["n_items"], f["n_groups"]) == (3, 2)
+    # two groups: g0 1/2, g1 0/1 → resampled shares lie in [0, 1/2]
+    assert 0.0 <= f["ci"][0] <= f["ci"][1] <= 0.5
+
+
+def test_version_diff_beside_delta_with_paired_interval(db):
+    build(db)
+    d = V.version_diff(db, "vt", 1, 2, n_boot=100)
+    assert (d["n_added"], d["n_removed"], d["n_edited"]) == (1, 0, 1)
+    assert d["diff"]["edited"][0]["before"].startswith("Does each sentence")
+    [x] = d["deltas"]
+    assert x["delta"] == pytest.approx(1.25) and x["delta_common"] == pytest.approx(1.25)
+    assert x["n_common_items"] == 12 and x["n_common_groups"] == 4
+    assert x["ci"][0] <= 1.25 <= x["ci"][1] and x["ci_reason"] is None
+    assert V.version_diff(db, "vt", 2, 2, n_boot=10)["deltas"][0]["delta"] == 0
+
+
+def test_no_evidence_or_no_runs_say_why(db):
+    from checkeval_core.datasets import import_file
+
+    import_file(db, None, "bare", filename="i.jsonl",
+                data=b'{"id": "a", "output": "x", "group_id": "g"}')
+    rep = V.versions_report(db, "bare")
+    assert rep["rows"] == [] and "no human evidence" in rep["reason"]
+    build(db)
+    db.execute("UPDATE run SET status = 'failed'")
+    rep = V.versions_report(db, "vt")
+    assert rep["rows"] == [] and "no completed run" in rep["reason"]
+
+
+def test_ranking_task_preferences_and_reference_ratings(db):
+    from tests.test_rankings import build_ranking_task
+
+    build_ranking_task(db)
+    rep = V.versions_report(db, "rank-demo", n_boot=100)
+    assert set(rep["evidence"]) == {"preferences", "reference_ratings"}
+    pref = _row(rep, 1, "preferences")["parts"]["all"]
+    # decisive votes: g1 best>low (judge agrees), g2 best>mid (agrees), g4 low>mid (judge: mid)
+    assert pref["value"] == pytest.approx(2 / 3) and pref["n_pairs"] == 3
+    assert pref["n_groups"] == 3 and pref["n_systems"] == 3
+    ref = _row(rep, 1, "reference_ratings")["parts"]["all"]
+    assert ref["value"] == pytest.approx(1.0) and ref["n_systems"] == 3  # best > mid > low
+    assert ref["n_groups"] == 4
+
+
+def test_history_chart_draws_weak_points_hollow(db):
+    from checkeval_core.analysis.version_charts import history_chart
+
+    tid, r1, *_ = build(db)
+    db.execute("DELETE FROM score WHERE run_id = ? AND item_id IN (SELECT id FROM item WHERE "
+               "group_id != 'g0')", [r1])
+    rep = V.versions_report(db, "vt", n_boot=50)
+    fig = history_chart(rep, "all", "human_scores", "coherence")
+    [tr] = [t for t in fig.data if t.mode and "lines" in t.mode]
+    assert list(tr.x) == ["v1", "v2"] and list(tr.y) == pytest.approx([1.0, 1.0])
+    symbols = list(tr.marker.symbol)
+    assert symbols == ["circle-open", "circle"]  # v1 rests on one document: no interval
+    assert "1 groups" in tr.customdata[0][0] and "needs ≥ 2 documents" in tr.customdata[0][1]
+
+
+# -- CLI ------------------------------------------------------------------------------------------
+def cli(db_path, *args):
+    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cli_versions_json(db, db_path):
+    build(db)
+    S.set_split(db, "vt", 0.5, seed=0)
+    r = cli(db_path, "versions", "--task", "vt", "--json", "--bootstrap", "50")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["parts"] == ["dev", "heldout", "all"] and out["split"]["defined"] is True
+    row = next(x for x in out["rows"] if x["version"] == 1 and x["aggregation"] == "share_yes")
+    assert row["parts"]["all"]["value"] == pytest.approx(-0.25)
+    assert {"value", "ci", "n_items", "n_groups", "n_systems", "reason", "ci_reason"} <= set(
+        row["parts"]["dev"])
+    r = cli(db_path, "versions", "--task", "vt", "--split", "heldout", "--diff", "1", "2",
+            "--json", "--bootstrap", "20")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["parts"] == ["heldout"] and out["diff"]["n_edited"] == 1
+    assert [x["part"] for x in out["diff"]["deltas"]] == ["heldout"]
+    r = cli(db_path, "versions", "--task", "vt", "--diff", "1", "2", "--bootstrap", "20")
+    assert r.returncode == 0 and "v1 → v2: 1 added, 0 removed, 1 edited" in r.stdout
+    r = cli(db_path, "versions", "--task", "vt", "--split", "bogus")
+    assert r.returncode == 2 and "dev, heldout or all" in r.stderr
+    r = cli(db_path, "versions", "--task", "vt", "--diff", "1", "9")
+    assert r.returncode == 2 and "no checklist version 9" in r.stderr
