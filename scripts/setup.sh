@@ -21,16 +21,42 @@ fi
 
 REQ=requirements.txt
 [[ $TEST == 1 ]] && REQ=requirements-dev.txt
-# llama-cpp-python builds llama.cpp from source once (~6-10 min on 2 cores); pip caches the wheel.
+# llama-cpp-python builds llama.cpp from source once (~6-10 min on 2 cores).
+# A portable CPU build: llama.cpp's default "native" build enables every instruction set the
+# CPU reports (AVX-512, AMX), and on virtual machines that report AMX without letting a
+# process use it, decoding segfaults. AVX2/FMA/F16C run on any x86-64 CPU of the last decade.
 # LLAVA_BUILD=OFF skips the multimodal library we do not use (about a third of the build).
-echo "setup: installing $REQ (the first run builds llama.cpp: several minutes)"
-CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" .venv/bin/python -m pip install -q -r "$REQ" 2>&1 \
+# --no-cache-dir: pip's wheel cache is keyed by the source, not by these flags, so a native
+# wheel built earlier on this machine would otherwise be reused.
+LLAMA_FLAGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+LLAMA_REQ="$(grep -E '^llama-cpp-python' requirements.txt | cut -d'#' -f1 | tr -d ' ')"
+llama_works() {  # load the embedded model and decode: a broken build dies here, not in a run
+  .venv/bin/python - <<'PY' >/dev/null 2>&1
+import llama_cpp
+from checkeval_core.judges.model_files import model_path
+m = llama_cpp.Llama(model_path=str(model_path()), n_ctx=256, n_threads=2, verbose=False)
+m("Is the sky blue? Answer:", max_tokens=1)
+PY
+}
+if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+  echo "setup: building llama.cpp (portable CPU build: several minutes, once)"
+  CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_FLAGS}" .venv/bin/python -m pip install -q --no-cache-dir \
+    "$LLAMA_REQ" 2>&1 | grep -v -E "is ignored: it is neither a file nor a directory" || true
+fi
+echo "setup: installing $REQ"
+.venv/bin/python -m pip install -q -r "$REQ" 2>&1 \
   | grep -v -E "is ignored: it is neither a file nor a directory" || true
 # pipefail would not see pip's status through grep; check the install really happened
 .venv/bin/python -c "import streamlit, sqlite_utils, llama_cpp, openai" \
   || { echo "setup: installing $REQ failed (see pip's output above)" >&2; exit 1; }
 .venv/bin/python -m pip install -q --no-deps -e . 2>&1 | grep -v -E "is ignored" || true
 .venv/bin/checkeval --help >/dev/null || { echo "setup: checkeval CLI not installed" >&2; exit 1; }
+if ! llama_works; then
+  echo "setup: the installed llama.cpp cannot run the embedded model here; rebuilding it portably"
+  CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_FLAGS}" .venv/bin/python -m pip install -q --no-cache-dir \
+    --force-reinstall --no-deps "$LLAMA_REQ" 2>&1 | grep -v -E "is ignored" || true
+  llama_works || { echo "setup: the embedded model does not run with this llama.cpp build" >&2; exit 1; }
+fi
 
 if [[ $TEST == 1 && ! -x /usr/bin/chromium ]]; then
   if [[ $(id -u) == 0 ]]; then

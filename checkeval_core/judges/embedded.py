@@ -56,12 +56,21 @@ EXTRA_BUFFERS_ENV = "CHECKEVAL_EMBEDDED_EXTRA_BUFFERS"
 def extra_buffers_safe() -> bool:
     """Whether llama.cpp may use its extra weight buffer types (AMX tiles, repacked weights).
 
-    Its AMX matrix kernels end the process with SIGSEGV on the first prompt on CPUs that
-    report AMX (seen in a VM with ``amx_tile``), so they are off there;
+    A llama.cpp built with its AMX kernels ends the process with SIGSEGV on the first prompt
+    on CPUs that report AMX (seen in a VM with ``amx_tile``), so the extra buffers are off
+    when both hold. ``scripts/setup.sh`` builds llama.cpp without AMX, so they stay on there
+    (the repacked weights are the fast path on AVX2);
     ``CHECKEVAL_EMBEDDED_EXTRA_BUFFERS=1`` (or ``0``) decides instead."""
     forced = os.environ.get(EXTRA_BUFFERS_ENV, "").strip()
     if forced in ("0", "1"):
         return forced == "1"
+    try:
+        import llama_cpp
+
+        if b"AMX" not in llama_cpp.llama_print_system_info():
+            return True
+    except Exception:  # noqa: BLE001 - no llama.cpp: nothing to protect
+        return True
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             return " amx_tile" not in f.read()
