@@ -75,7 +75,7 @@ from checkeval_core.analysis.rankings import DEFAULT_TIE_MARGIN, judge_outcome, 
 from checkeval_core.analysis.split import in_part, members
 from checkeval_core.analysis.versions import evidence_kinds
 from checkeval_core.checklists.filtering import similar_pairs
-from checkeval_core.runs.aggregate import answer_value
+from checkeval_core.runs.score_math import answer_value
 from checkeval_core.store import NotFound, rows
 
 NAN = float("nan")
@@ -799,10 +799,10 @@ def to_review(db: sqlite_utils.Database, proposal: dict[str, Any]) -> dict[str, 
 
     Each dropped question that is kept goes back to ``proposed`` with its evidence as the
     reason (the Checklist review page keeps or rejects it); each new question without a
-    problem is added as ``proposed`` (marked ``proposal`` in its origins and flags). Pressing
+    problem is added as ``proposed`` with origin ``proposal`` (and a ``proposal`` flag). Pressing
     twice adds nothing twice. Returns ``{"queued", "added", "skipped"}``."""
     from checkeval_core.checklists.editing import add_question, norm
-    from checkeval_core.store import dumps, task_id, transaction
+    from checkeval_core.store import task_id, transaction
 
     tid = task_id(db, proposal["task"])
     queued, added, skipped = 0, [], []
@@ -833,14 +833,12 @@ def to_review(db: sqlite_utils.Database, proposal: dict[str, Any]) -> dict[str, 
                 continue
             src = nq["source"]
             qid = add_question(db, tid, dim[0] if dim else None, like[1] if like else None,
-                               nq["text"], origin="diversification", status="proposed",
+                               nq["text"], origin="proposal", status="proposed",
                                model=nq["judge"], prompt_version=nq["prompt_version"],
                                flags=["proposal"], group_id=nq["group_id"],
                                reason=f"proposal: new — the kept questions order dev items "
                                       f"#{src['better_item']} (rated better) and "
                                       f"#{src['worse_item']} the wrong way")
-            db.execute("UPDATE question SET origins = ? WHERE id = ?", [dumps(["proposal"]),
-                                                                       qid])
             added.append(qid)
     return {"queued": queued, "added": added, "skipped": skipped}
 

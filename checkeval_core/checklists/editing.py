@@ -37,11 +37,18 @@ def ensure_sub(db: sqlite_utils.Database, dim_id: int, name: str, description: s
                       "VALUES (?, ?, ?, ?)", [dim_id, name, description, pos]).lastrowid
 
 
+ORIGINS = ("seed", "diversification", "elaboration", "instance", "edited", "proposal")
+"""Where a question can come from: a person, the two augmentation steps, a per-query list,
+an edit of another question, or a checklist proposal fitted on evidence."""
+
+
 def add_question(db: sqlite_utils.Database, tid: int, dim_id: int | None, sub_id: int | None,
                  text: str, origin: str = "seed", status: str = "proposed",
                  parent_id: int | None = None, author: str = "", model: str = "",
                  prompt_version: str = "", flags: list[str] | None = None,
                  item_id: int | None = None, reason: str = "", group_id: str = "") -> int:
+    if origin not in ORIGINS:
+        raise ValueError(f"Unknown question origin {origin!r}. Available: {', '.join(ORIGINS)}")
     pos = db.execute("SELECT COUNT(*) FROM question WHERE task_id = ?", [tid]).fetchone()[0]
     return db.execute(
         "INSERT INTO question (task_id, dimension_id, sub_dimension_id, item_id, text, origin, "
