@@ -14,7 +14,9 @@ st.caption("Two answers to the same query, side by side: which is better? Which 
            "which answer is shown only after your vote. Votes feed the human Elo and the "
            "judges' pair accuracy on the Rankings page.")
 db = open_db()
-who, why_not = current_user("pw_name", "annotator")
+c0, c1, c2 = st.columns([2, 3, 1])
+with c0:
+    who, why_not = current_user("pw_name", "annotator")
 if not who:
     st.info(why_not or "Enter your name to start voting.")
     st.stop()
@@ -23,7 +25,6 @@ if not tasks:
     st.info("No task has two systems' answers to the same query (items with the same "
             "group_id and different system_id). Import one on the Data page.")
     st.stop()
-c1, c2 = st.columns([3, 1])
 task = c1.selectbox("Task", tasks, key="pw_task")
 n_pairs = c2.number_input("Pairs to vote on", 1, 1000, PW.DEFAULT_PAIRS, key="pw_n",
                           help="Your pairs are spread evenly over systems and queries; the "
@@ -62,16 +63,9 @@ for field, label in (("source", "Query"), ("context", "Context"), ("fact", "Fact
     if q[field]:
         st.markdown(f"**{label}**")
         st.text(q[field])
-if q["reference"]:
-    with st.expander("Reference answer (from the data set)"):
-        st.text(q["reference"])
-cols = st.columns(2)
-for col, side in zip(cols, ("A", "B")):
-    with col:
-        st.markdown(f"**Answer {side}**")
-        with st.container(border=True, height=420):
-            st.text(nxt[side.lower()]["output"])
 a_pk, b_pk = nxt["a"]["id"], nxt["b"]["id"]
+# The vote buttons sit above the answers so that they are on screen at 1440×900 without
+# scrolling; each answer scrolls inside its own box.
 b1, b2, b3 = st.columns(3)
 # Keyed by the pair: a click that arrives after the page moved on to the next pair does
 # not vote on it.
@@ -81,5 +75,14 @@ for col, choice, label in ((b1, "A", "A is better"), (b2, "tie", "Tie"),
                shortcut="T" if choice == "tie" else choice,
                type="primary" if choice != "tie" else "secondary",
                on_click=_vote, args=(task, who, a_pk, b_pk, choice))
+cols = st.columns(2)
+for col, side in zip(cols, ("A", "B")):
+    with col:
+        st.markdown(f"**Answer {side}**")
+        with st.container(border=True, height=400):
+            st.text(nxt[side.lower()]["output"])
+if q["reference"]:
+    with st.expander("Reference answer (from the data set)"):
+        st.text(q["reference"])
 st.caption("Keyboard: A = answer A is better, B = answer B is better, T = tie (when the "
            "cursor is not in a text field). Voting again on a pair replaces your vote.")
