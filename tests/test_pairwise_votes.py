@@ -174,3 +174,33 @@ def test_app_votes_count_beside_imported_ones(db):
     gap = {h["system"]: h["rating"] for h in elo["systems"]}
     gap0 = {h["system"]: h["rating"] for h in base_elo["systems"]}
     assert gap["sys-best"] - gap["sys-low"] < gap0["sys-best"] - gap0["sys-low"]
+
+
+def test_export_cli_round_trips_app_votes(db, db_path, tmp_path):
+    import csv
+    import subprocess
+    import sys
+
+    from checkeval_core.store import open_db
+
+    pk = small_task(db)
+    PW.record_vote(db, "duel", "alice", pk[("q0", "s2")], pk[("q0", "s1")], "A")  # s2 wins
+    PW.record_vote(db, "duel", "=bob", pk[("q1", "s3")], pk[("q1", "s4")], "tie")
+    import_preferences(db, "duel", data=b"group_id,item_a,item_b,winner\nq2,s1,s2,b\n",
+                       filename="imported.csv")
+    out = tmp_path / "votes.csv"
+    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path),
+                        "preferences", "export", "--task", "duel", "--out", str(out),
+                        "--source", "app"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "wrote 2 votes" in r.stdout
+    got = list(csv.DictReader(out.open()))
+    assert [(g["item_a"], g["item_b"], g["winner"], g["annotator"], g["shown_first"])
+            for g in got] == [("q0:s1", "q0:s2", "b", "alice", "q0:s2"),
+                              ("q1:s3", "q1:s4", "tie", "'=bob", "q1:s3")]  # formula-safe
+    assert len(PW.export_votes(db, "duel")) == 3  # without --source: imported ones too
+    # the file imports into another database with the same items: same winners
+    other = open_db(tmp_path / "other.db")
+    small_task(other)
+    res = import_preferences(other, "duel", path=out)
+    assert res["n_preferences"] == 2 and res["winners"] == {"a": 0, "b": 1, "tie": 1}

@@ -210,3 +210,22 @@ def pair_queue(db: sqlite_utils.Database, task: str, annotator: str,
                        "query": {k: ia[k] for k in ("source", "context", "fact", "reference")},
                        "a": ia, "b": ib}
     return out
+
+
+EXPORT_COLUMNS = ["group_id", "item_a", "item_b", "winner", "annotator", "source",
+                  "shown_first", "created_at"]
+
+
+def export_votes(db: sqlite_utils.Database, task: str, source: str | None = None
+                 ) -> list[dict[str, Any]]:
+    """Every preference of ``task`` (app votes and imported ones, or only ``source``) as rows
+    of :data:`EXPORT_COLUMNS` with item ids, in the item-id shape that ``checkeval
+    preferences import`` reads back (``shown_first``: the item id shown as A, empty for
+    imported votes)."""
+    tid = task_id(db, task)
+    where, args = ("AND p.source = ?", [source]) if source is not None else ("", [])
+    return rows(db, "SELECT p.group_id, ia.item_id AS item_a, ib.item_id AS item_b, p.winner, "
+                    "p.annotator, p.source, COALESCE(isf.item_id, '') AS shown_first, "
+                    "p.created_at FROM preference p JOIN item ia ON ia.id = p.item_a "
+                    "JOIN item ib ON ib.id = p.item_b LEFT JOIN item isf ON isf.id = "
+                    f"p.shown_first WHERE p.task_id = ? {where} ORDER BY p.id", [tid, *args])
