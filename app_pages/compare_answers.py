@@ -34,6 +34,11 @@ st.progress(view["n_voted"] / view["n_pairs"],
             text=f"{md_escape(who)}: {view['n_voted']} of {view['n_pairs']} pairs voted · "
                  f"{view['n_queries']} queries, {view['n_systems']} systems, "
                  f"{view['n_candidates']} possible pairs")
+if view["n_votes_total"]:
+    ch = view["choices"]
+    st.caption(f"Your votes on this task ({view['n_votes_total']}): A {ch['A']}, "
+               f"B {ch['B']}, tie {ch['tie']} (A and B are placed at random: a strong lean to one side "
+               "over many votes is a position bias).")
 
 
 def _vote(task_name: str, annotator: str, a: int, b: int, choice: str) -> None:

@@ -58,4 +58,10 @@ def test_vote_one_pair_by_keyboard(app_server, browser, tmp_path):
     assert db.execute("SELECT COUNT(*), MIN(source), MIN(annotator) FROM preference"
                       ).fetchone() == (1, PW.APP_SOURCE, "dana")
     assert pg.get_by_text(f"B was {v['system_b_shown']}").count() == 1
+    # typing in the name field does not vote: the shortcuts act outside text fields only
+    box.click()
+    box.press("End")
+    box.type("t")
+    pg.wait_for_timeout(1500)
+    assert db.execute("SELECT COUNT(*) FROM preference").fetchone()[0] == 1
     ctx.close()

@@ -51,6 +51,7 @@ def test_vote_is_blind_stored_and_revealed(db):
     msg = " ".join(s.value for s in at.success)
     assert f"B was {voted['system_b_shown']}" in msg and "you chose B" in msg
     assert "1 of 18 pairs voted" in at.get("progress")[0].proto.text
+    assert any("Your votes on this task (1): A 0, B 1, tie 0" in c.value for c in at.caption)
     assert "Pair 2 of 18" in " ".join(h.value for h in at.subheader)
     # a second click of the same choice on the same pair (as a delayed double click would
     # send) stores nothing new

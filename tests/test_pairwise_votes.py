@@ -79,6 +79,7 @@ def test_vote_undoes_the_shown_order(db, shown_first_low):
     winner_system = "s1" if a == pk[("q0", "s1")] else "s2"
     assert v["preferred"] == winner_system and v["choice"] == "A"
     assert v["system_a_shown"] == winner_system
+    assert PW.pair_queue(db, "duel", "alice")["choices"] == {"A": 1, "B": 0, "tie": 0}
     v = PW.record_vote(db, "duel", "alice", a, b, "B")  # changing the vote replaces it
     assert v["choice"] == "B" and v["preferred"] != winner_system
     assert db.execute("SELECT COUNT(*) FROM preference").fetchone()[0] == 1
@@ -129,7 +130,8 @@ def test_queue_skips_voted_pairs_and_hides_systems(db):
     for _ in range(3):
         n = PW.pair_queue(db, "duel", "alice", n_pairs=4)["next"]
         PW.record_vote(db, "duel", "alice", n["a"]["id"], n["b"]["id"], "tie")
-    assert PW.pair_queue(db, "duel", "alice", n_pairs=4)["next"] is None
+    done = PW.pair_queue(db, "duel", "alice", n_pairs=4)
+    assert done["next"] is None and done["choices"] == {"A": 0, "B": 1, "tie": 3}
     assert PW.pair_queue(db, "duel", "alice", n_pairs=5)["next"]["position"] == 5
 
 

@@ -180,13 +180,27 @@ def _answer(db: sqlite_utils.Database, pk: int) -> dict[str, Any]:
                     "WHERE id = ?", [pk])[0]
 
 
+def _choices(voted: dict[tuple[int, int], dict[str, Any]]) -> dict[str, int]:
+    """How often the annotator chose the answer shown as A, as B, or a tie (a strong lean to
+    one side over many votes is a position bias)."""
+    out = {c: 0 for c in CHOICES}
+    for (a, _), v in voted.items():
+        if v["winner"] == "tie":
+            out["tie"] += 1
+        else:
+            first_is_a = v["shown_first"] in (None, a)
+            out["A" if (v["winner"] == "a") == first_is_a else "B"] += 1
+    return out
+
+
 def pair_queue(db: sqlite_utils.Database, task: str, annotator: str,
                n_pairs: int = DEFAULT_PAIRS, seed: int = 0) -> dict[str, Any]:
     """What the pairwise page shows ``annotator``: the first ``n_pairs`` of
     :func:`pair_sequence` with progress, and the next pair not yet voted on.
 
     ``{"task", "annotator", "seed", "n_pairs", "n_candidates", "n_voted", "n_queries",
-    "n_systems", "next"}``; ``next`` is None when every assigned pair has a vote, else
+    "n_systems", "choices", "next"}`` (``choices``: this annotator's votes on the task by
+    the side chosen, ``A``/``B``/``tie``); ``next`` is None when every assigned pair has a vote, else
     ``{"position", "query": {source, context, reference}, "a": answer, "b": answer}`` with
     ``a``/``b`` in the annotator's shown order and no system ids (blind)."""
     if n_pairs < 1:
@@ -202,7 +216,7 @@ def pair_queue(db: sqlite_utils.Database, task: str, annotator: str,
         "task": task, "annotator": annotator, "seed": seed, "n_pairs": len(assigned),
         "n_candidates": len(seq), "n_voted": len(assigned) - len(todo),
         "n_votes_total": len(voted), "n_queries": len(_candidates(db, tid)),
-        "n_systems": len(systems), "next": None}
+        "n_systems": len(systems), "choices": _choices(voted), "next": None}
     if todo:
         a, b = shown_order(annotator, *assigned[todo[0]], seed=seed)
         ia, ib = _answer(db, a), _answer(db, b)
