@@ -44,7 +44,8 @@ if view["n_votes_total"]:
 def _vote(task_name: str, annotator: str, a: int, b: int, choice: str) -> None:
     try:
         st.session_state["pw_last"] = PW.record_vote(open_db(), task_name, annotator, a, b,
-                                                     choice) | {"task": task_name}
+                                                     choice) | {"task": task_name,
+                                                                "who": annotator}
     except (ValueError, LookupError) as e:
         st.session_state["pw_error"] = str(e)
 
@@ -52,7 +53,7 @@ def _vote(task_name: str, annotator: str, a: int, b: int, choice: str) -> None:
 if err := st.session_state.pop("pw_error", None):
     st.error(err)
 last = st.session_state.get("pw_last")
-if last and last["task"] == task:
+if last and last["task"] == task and last["who"] == who:  # never the previous person's vote
     pref = "a tie" if last["preferred"] == "tie" else f"**{md_escape(last['preferred'])}**"
     st.success(f"Stored your vote on query {md_escape(last['group_id'])}: "
                f"A was {md_escape(last['system_a_shown'])}, B was "

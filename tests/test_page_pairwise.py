@@ -53,6 +53,9 @@ def test_vote_is_blind_stored_and_revealed(db):
     assert "1 of 18 pairs voted" in at.get("progress")[0].proto.text
     assert any("Your votes on this task (1): A 0, B 1, tie 0" in c.value for c in at.caption)
     assert "Pair 2 of 18" in " ".join(h.value for h in at.subheader)
+    # the next person on this browser does not see alice's vote
+    at.text_input(key="pw_name").input("bob").run()
+    assert not at.success and "0 of 18 pairs voted" in at.get("progress")[0].proto.text
     # a second click of the same choice on the same pair (as a delayed double click would
     # send) stores nothing new
     PW.record_vote(db, "duel", "alice", a, b, "B")
