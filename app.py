@@ -31,6 +31,7 @@ PAGES = {
     ],
     "Annotate": [
         st.Page("app_pages/annotate.py", title="Annotate", icon=":material/edit_note:"),
+        st.Page("app_pages/compare_answers.py", title="Pairwise votes", icon=":material/compare:"),
         st.Page("app_pages/annotation_jobs.py", title="Annotation jobs", icon=":material/groups:"),
     ],
 }

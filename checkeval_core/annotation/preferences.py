@@ -404,7 +404,11 @@ def preferences(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
 
 
 def human_data_stamp(db: sqlite_utils.Database) -> str:
-    """Changes whenever preferences or ratings are imported (a page's cache key)."""
+    """Changes whenever preferences or ratings are imported or a vote is given or changed in
+    the app (a page's cache key; a checksum of the winners catches two changes within the
+    same millisecond)."""
     return str(db.execute("SELECT (SELECT COUNT(*) FROM preference) || ':' || (SELECT COUNT(*) "
                           "FROM system_rating) || ':' || (SELECT COALESCE(MAX(created_at), '') "
-                          "FROM system_rating)").fetchone()[0])
+                          "FROM system_rating) || ':' || (SELECT COALESCE(MAX(created_at), '') "
+                          "|| ':' || TOTAL(id * (1 + instr('abt', substr(winner, 1, 1)))) "
+                          "FROM preference)").fetchone()[0])

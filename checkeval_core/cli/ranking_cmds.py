@@ -1,4 +1,4 @@
-"""CLI for RocketEval's ranking setting: ``preferences import`` and ``ratings import``.
+"""CLI for RocketEval's ranking setting: ``preferences import``/``export`` and ``ratings import``.
 
 The analysis itself is ``checkeval analyze --run ID --rankings|--pairs`` (in
 ``analysis_cmds``), which calls :mod:`checkeval_core.analysis.rankings`.
@@ -45,6 +45,25 @@ def preferences_import_cmd(
     typer.echo(f"imported {res['n_preferences']} preferences ({w['a']} a, {w['b']} b, "
                f"{w['tie']} ties) over {res['n_groups']} queries into task {res['task']!r} "
                f"(source {res['source']!r}; {res['n_items_created']} items created)")
+
+
+@pref_app.command("export")
+def preferences_export_cmd(
+        task: str = typer.Option(..., "--task"), out: Path = typer.Option(..., "--out"),
+        fmt: str = typer.Option("csv", "--format", help="csv|jsonl"),
+        source: str | None = typer.Option(None, "--source",
+                                          help="only this source (app: votes given in the "
+                                               "app; else the imported file's name)")) -> None:
+    """Export pairwise votes (app votes and imported ones) with item ids, annotator, source,
+    the answer shown as A and the time; the file imports back with `preferences import`."""
+    from checkeval_core.annotation.pairwise import EXPORT_COLUMNS, export_votes
+    from checkeval_core.export import write_rows
+
+    try:
+        n = write_rows(export_votes(open_db(), task, source), fmt, out, columns=EXPORT_COLUMNS)
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+    typer.echo(f"wrote {n} votes to {out}")
 
 
 @ratings_app.command("import")
