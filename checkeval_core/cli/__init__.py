@@ -39,7 +39,7 @@ def fail(message: str, code: int = 2) -> NoReturn:
 # Command modules, registered in this order (each one imports ``app``/``bench_app`` from here).
 COMMAND_MODULES = [
     "data_cmds", "judge_cmds", "checklist_cmds", "run_cmds", "analysis_cmds", "annotation_cmds",
-    "ranking_cmds",
+    "ranking_cmds", "compare_cmds",
 ]
 for _name in COMMAND_MODULES:
     if importlib.util.find_spec(f"{__name__}.{_name}") is not None:
