@@ -66,6 +66,9 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             out = analyze_metric(db, task, res["metric"], n_boot=bootstrap)
         elif run:
             out = analyze_runs(db, list(run), aggregation, n_boot=bootstrap)
+            from checkeval_core.analysis.health import runs_health
+
+            out["health"] = runs_health(db, list(run), aggregation, tie_margin)
             if ensemble:
                 from checkeval_core.analysis.ensemble import analyze_ensemble
 
@@ -90,6 +93,8 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             t = d["dataset_level"]
             typer.echo(f"{dim:>14}  sample ρ={s['spearman']} τ={s['kendall']} (n={s['n']})  "
                        f"dataset ρ={t['spearman']} r={t['pearson']} (n={t['n']})")
+        for w in out.get("health", {}).get(key, {}).get("warnings", []):
+            typer.echo(f"  health: {w['message']}")
 
 
 @bench_app.command("quality")

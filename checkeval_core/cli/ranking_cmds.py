@@ -94,12 +94,16 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
         rep = rankings_report(db, run[0], aggregation, tie_margin=tie_margin, n_boot=bootstrap,
                               reference_source=reference) if rankings else None
         prs = pairs_report(db, run[0], aggregation, tie_margin=tie_margin) if pairs else None
+        from checkeval_core.analysis.health import runs_health
+
+        health = runs_health(db, run, aggregation, tie_margin)
     except (NotFound, ValueError) as e:
         fail(str(e))
     if rep is not None and prs is not None:
         out = {**rep, "instance": prs}
     else:
         out = rep if rep is not None else prs
+    out = {**out, "health": health}
     out = _clean(out)
     if as_json:
         typer.echo(json.dumps(out))
@@ -124,3 +128,5 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
         typer.echo(f"pairs: n={p['n_pairs']} accuracy={_num(p['accuracy'])} "
                    f"tie_rate={_num(p['tie_rate'])} three_way={_num(p['three_way'])}"
                    + "".join(f"  ({k}: {v})" for k, v in p["reasons"].items()))
+    for w in out["health"][str(run[0])]["warnings"]:
+        typer.echo(f"health: {w['message']}")
