@@ -106,16 +106,27 @@ def never_varying(db: sqlite_utils.Database, run_ids: list[int],
     return out
 
 
-def _answer_stats(db: sqlite_utils.Database, run_id: int) -> dict[str, dict[str, int]]:
-    """Per dimension: answers, invalid, Yes/No answers, Yes (SQL-aggregated)."""
-    out = {}
-    for dim, n, inv, yn, yes in db.execute(
-            "SELECT dimension, COUNT(*), SUM(verdict = 'invalid'), "
+def _answer_stats(db: sqlite_utils.Database, run_id: int
+                  ) -> tuple[dict[str, dict[str, int]], dict[int, str], int]:
+    """One scan of the run's answers: per dimension the answers, invalid, Yes/No and Yes
+    counts; the never-varying questions ``{question_id: verdict}``; and the number of
+    questions with ≥ ``NEVER_VARY_MIN_ANSWERS`` valid Yes/No answers."""
+    dims: dict[str, dict[str, int]] = {}
+    nv: dict[int, str] = {}
+    n_questions = 0
+    for qid, dim, n, inv, yn, yes in db.execute(
+            "SELECT question_id, dimension, COUNT(*), SUM(verdict = 'invalid'), "
             "SUM(verdict IN ('yes', 'no') AND value IS NULL), "
             "SUM(verdict = 'yes' AND value IS NULL) FROM answer WHERE run_id = ? "
-            "GROUP BY dimension", [run_id]):
-        out[dim] = {"n": n, "invalid": inv or 0, "yes_no": yn or 0, "yes": yes or 0}
-    return out
+            "GROUP BY question_id, dimension", [run_id]):
+        d = dims.setdefault(dim, {"n": 0, "invalid": 0, "yes_no": 0, "yes": 0})
+        for k, v in (("n", n), ("invalid", inv), ("yes_no", yn), ("yes", yes)):
+            d[k] += v or 0
+        if qid and (yn or 0) >= NEVER_VARY_MIN_ANSWERS:
+            n_questions += 1
+            if yes in (0, yn):
+                nv[qid] = "yes" if yes else "no"
+    return dims, nv, n_questions
 
 
 def _share(k: int, n: int) -> float:
@@ -160,12 +171,7 @@ def run_health(db: sqlite_utils.Database, run_id: int, aggregation: str | None =
     lengths = {r["id"]: len((r["output"] or "").split()) for r in rows(
         db, "SELECT i.id, i.output FROM item i WHERE i.id IN (SELECT DISTINCT item_id FROM "
             "score WHERE run_id = ?)", [run_id])}
-    ans = _answer_stats(db, run_id)
-    nv = never_varying(db, [run_id])[run_id]
-    n_questions = db.execute(
-        "SELECT COUNT(*) FROM (SELECT question_id FROM answer WHERE run_id = ? AND "
-        "question_id != 0 AND verdict IN ('yes', 'no') AND value IS NULL GROUP BY question_id "
-        "HAVING COUNT(*) >= ?)", [run_id, NEVER_VARY_MIN_ANSWERS]).fetchone()[0]
+    ans, nv, n_questions = _answer_stats(db, run_id)
     qtext = {}
     if nv:
         qtext = {r["id"]: r for r in rows(

@@ -15,7 +15,7 @@ def item_trace(db: sqlite_utils.Database, item_pk: int, run_ids: list[int]) -> d
     item = rows(db, "SELECT * FROM item WHERE id = ?", [item_pk])
     if not item or not run_ids:
         return {"item": item[0] if item else None, "runs": [], "answers": [], "scores": [],
-                "units": [], "human": {}, "annotations": [], "never_varying": {}}
+                "units": [], "human": {}, "annotations": []}
     marks = ",".join("?" * len(run_ids))
     runs = rows(db, f"SELECT id, judge_spec, method, params FROM run WHERE id IN ({marks}) "
                     "ORDER BY id", run_ids)
@@ -38,13 +38,8 @@ def item_trace(db: sqlite_utils.Database, item_pk: int, run_ids: list[int]) -> d
         [item_pk])}
     ann = rows(db, "SELECT question_id, annotator, value FROM annotation WHERE item_id = ? "
                    "AND kind = 'answer'", [item_pk])
-    from checkeval_core.analysis.health import never_varying
-
-    qids = sorted({a["question_id"] for a in answers if a["question_id"]})
-    nv = never_varying(db, [r["id"] for r in runs], qids)
     return {"item": item[0], "runs": runs, "answers": answers, "scores": scores, "units": units,
-            "human": human, "annotations": ann,
-            "never_varying": {rid: sorted(q) for rid, q in nv.items()}}
+            "human": human, "annotations": ann}
 
 
 def disagreements(answers: list[dict[str, Any]], annotations: list[dict[str, Any]] | None = None
@@ -156,20 +151,27 @@ SHOW_FILTERS = ("all questions", "judges disagree", "disagree with humans or jud
                 "never-varying questions")
 
 
-def decision_rows(trace: dict[str, Any], show: str = "all questions") -> list[dict[str, Any]]:
+def decision_rows(trace: dict[str, Any], show: str = "all questions",
+                  db: sqlite_utils.Database | None = None) -> list[dict[str, Any]]:
     """One row per question (or SEAL unit / Likert dimension) with one compact cell per run
     (column :func:`run_column`), filtered by ``show`` (one of :data:`SHOW_FILTERS`;
-    "never-varying questions" keeps the questions one of the runs answers the same way on
-    every item, from ``trace["never_varying"]``).
+    "never-varying questions" — which needs ``db`` — keeps the questions one of the runs
+    answers the same way on every item, see :func:`checkeval_core.analysis.health.never_varying`).
 
     Row keys: ``dimension``, ``sub-dimension``, ``question``, ``question_id``, ``unit``,
     ``raw`` (``{run column: the judge's raw answer}``) and the run columns."""
     if show not in SHOW_FILTERS:
         raise ValueError(f"show must be one of {SHOW_FILTERS}")
     if show == SHOW_FILTERS[3]:
-        # the same verdict on every item of a run (see analysis.health.never_varying)
+        if db is None:
+            raise ValueError("the never-varying filter reads the runs' answers: pass db")
+        # a scan of the runs' answers, so only when this filter is chosen (not in item_trace)
+        from checkeval_core.analysis.health import never_varying
+
+        qids = sorted({a["question_id"] for a in trace["answers"] if a["question_id"]})
+        nv = never_varying(db, [r["id"] for r in trace["runs"]], qids)
         dis = {(a["question_id"], a["unit"]) for a in trace["answers"]
-               if any(a["question_id"] in q for q in trace.get("never_varying", {}).values())}
+               if any(a["question_id"] in q for q in nv.values())}
     else:
         dis = disagreements(trace["answers"], trace["annotations"]
                             if show == SHOW_FILTERS[2] else None)
