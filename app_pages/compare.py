@@ -29,7 +29,7 @@ if wanted and st.session_state.get("cmp_link") != wanted:
     st.session_state.pop("cmp_task", None)
     for k, v in zip(("cmp_a", "cmp_b"), wanted):
         st.session_state[k] = v
-c_task, c_a, c_b, c_lvl, c_coef = st.columns([2, 3, 3, 1, 1])
+c_task, c_a, c_b, c_lvl, c_coef = st.columns([2, 3, 3, 1.4, 1.4])
 with c_task:
     task = task_picker(db, "cmp_task", "No task yet: load the demo on the Home page.")
 runs = [r for r in list_runs(db, task) if r["status"] == "completed"]
@@ -93,9 +93,10 @@ event = st.dataframe(
     items, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
     key="cmp_items",
     column_order=["item_id", "dimension", "score_a", "score_b", "delta", "human", "regression",
-                  "group", "system", "trace"],
+                  "trace", "system", "group"],
     column_config={
         "item_id": st.column_config.TextColumn("item", width=150),
+        "group": st.column_config.TextColumn("group", width=160),
         "score_a": st.column_config.NumberColumn("A", format="%.3f", help=labels[run_a]),
         "score_b": st.column_config.NumberColumn("B", format="%.3f", help=labels[run_b]),
         "delta": st.column_config.NumberColumn("Δ B − A", format="%+.3f"),

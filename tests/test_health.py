@@ -158,3 +158,17 @@ def test_rankings_page_tie_warning_and_derived_margin(task):
     assert not at.exception, at.exception
     assert at.number_input(key="rk_tie").value == pytest.approx(0.015)
     assert not any("ties at the given" in w.value for w in at.warning)
+
+
+def test_traces_page_never_varying_filter(task):
+    db, tid = task
+    rid = make_run(db, tid, SCORES, ANSWERS)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"runs": str(rid)})
+    at.run()
+    at.switch_page("app_pages/traces.py").run()
+    assert not at.exception, at.exception
+    at.radio(key="tr_filter").set_value("never-varying questions").run()
+    assert not at.exception, at.exception
+    dec = next(d.value for d in at.dataframe if "sub-dimension" in d.value.columns)
+    assert list(dec["question"]) == ["Is it q1?"]

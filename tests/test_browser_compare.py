@@ -1,0 +1,47 @@
+"""Browser, 1440×900: the Compare runs page opens on two runs with the largest regression as
+its first row, and its link opens both runs' traces on that item."""
+
+from __future__ import annotations
+
+import pytest
+
+from checkeval_core.analysis.compare import compare_runs
+from checkeval_core.demo import load_demo
+from checkeval_core.runs import create_run, execute_run
+from checkeval_core.store import open_db
+
+
+@pytest.fixture
+def screen(browser):
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    pg = ctx.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    ctx.close()
+
+
+@pytest.mark.browser
+def test_compare_first_row_and_both_traces(app_server, screen):
+    db = open_db(app_server.db_path)
+    load_demo(db)
+    runs = []
+    for m in ("rocketeval", "checkeval"):
+        rid = create_run(db, "summeval-demo", "fake", m, limit=32)
+        execute_run(app_server.db_path, rid)
+        runs.append(rid)
+    first = compare_runs(db, runs[0], runs[1], n_boot=0)["items"][0]
+    db.close()
+    screen.goto(f"{app_server.url}/compare?a={runs[0]}&b={runs[1]}")
+    screen.get_by_text("Items, largest regression first").wait_for()
+    screen.locator('[role="columnheader"]', has_text="regression").first.wait_for(
+        state="attached")
+    screen.wait_for_timeout(1500)
+    screen.screenshot(path="/tmp/g-compare-1440.png")
+    link = screen.get_by_role("link", name=f"Open both traces of item {first['item_id']} "
+                                           f"({first['dimension']})")
+    link.wait_for()
+    link.click()
+    screen.get_by_text("Yes/No decisions").first.wait_for()
+    screen.get_by_text(f"#{runs[0]} = ").first.wait_for()
+    screen.get_by_text(f"#{runs[1]} = ").first.wait_for()
+    assert f"item={first['item_pk']}" in screen.url
