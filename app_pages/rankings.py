@@ -74,7 +74,7 @@ run_id = c1.selectbox("Run", list(labels), format_func=labels.get, key="rk_run")
 aggs = aggregations(db, run_id)
 agg = c2.selectbox("Aggregation", aggs, key="rk_agg",
                    index=aggs.index("mean_p_yes") if "mean_p_yes" in aggs else 0)
-tie = c3.number_input("Tie margin", 0.0, 1.0, 0.1, 0.01, key="rk_tie", format="%.3f",
+tie = c3.number_input("Tie margin", 0.0, 1.0, 0.1, 0.01, key="rk_tie", format="%.4f",
                       help="Two answers whose scores differ by less than this are a tie "
                            "(RocketEval: 0.1).")
 sources = rating_sources(db, task)

@@ -45,3 +45,33 @@ def test_compare_first_row_and_both_traces(app_server, screen):
     screen.get_by_text(f"#{runs[0]} = ").first.wait_for()
     screen.get_by_text(f"#{runs[1]} = ").first.wait_for()
     assert f"item={first['item_pk']}" in screen.url
+
+
+@pytest.mark.browser
+def test_health_warnings_above_the_charts(app_server, screen):
+    db = open_db(app_server.db_path)
+    load_demo(db)
+    rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=32)
+    execute_run(app_server.db_path, rid)
+    db.close()
+    # the fake judge answers No to 97 % of the questions: both pages say so above their charts
+    screen.goto(f"{app_server.url}/analysis")
+    box = screen.get_by_text("Judge health").first
+    box.wait_for()
+    screen.locator(".js-plotly-plot").first.wait_for()
+    screen.wait_for_timeout(1000)
+    screen.screenshot(path="/tmp/g-analysis-health-1440.png")
+    assert "says No to 97" in screen.locator('[data-testid="stAlert"]').filter(
+        has_text="Judge health").first.inner_text()
+    chart = screen.locator(".js-plotly-plot").first.bounding_box()
+    assert box.bounding_box()["y"] < chart["y"]
+    screen.goto(f"{app_server.url}/rankings")
+    screen.get_by_text("Judge health").first.wait_for()
+    screen.get_by_text("Tie margin used").first.wait_for()
+    screen.wait_for_timeout(1000)
+    screen.screenshot(path="/tmp/g-rankings-health-1440.png")
+    alert = screen.locator('[data-testid="stAlert"]').filter(has_text="Judge health").first
+    assert "are ties at the given margin 0.1" in alert.inner_text()
+    screen.get_by_role("button", name="Use derived margin").click()
+    screen.wait_for_timeout(2000)
+    assert "ties at the given margin 0.1 " not in screen.locator("body").inner_text()
