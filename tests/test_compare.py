@@ -153,11 +153,16 @@ def test_refuses_mismatched_runs(db):
     a, other = make_run(db, t1, A_SCORES), make_run(db, t2, A_SCORES)
     with pytest.raises(CompareError, match="different tasks"):
         compare_runs(db, a, other)
-    disjoint = make_run(db, t1, {"g1": [None] * 3, "g2": [None] * 3})
+    only_g1 = make_run(db, t1, {"g1": A_SCORES["g1"], "g2": [None] * 3})
+    only_g2 = make_run(db, t1, {"g1": [None] * 3, "g2": A_SCORES["g2"]})
     with pytest.raises(CompareError, match="share no scored item"):
-        compare_runs(db, a, disjoint)
+        compare_runs(db, only_g1, only_g2)
+    with pytest.raises(CompareError, match="has no scores"):
+        compare_runs(db, a, make_run(db, t1, {"g1": [None] * 3, "g2": [None] * 3}))
     with pytest.raises(CompareError, match="twice"):
         compare_runs(db, a, a)
+    with pytest.raises(CompareError, match="no scores in aggregation 'likert'"):
+        compare_runs(db, a, make_run(db, t1, A_SCORES), aggregation="likert")
 
 
 def cli(db_path, *args):

@@ -70,6 +70,12 @@ def shared_frame(db: sqlite_utils.Database, run_a: int, run_b: int,
     fa, meta_a = run_frame(db, run_a, aggregation)
     fb, meta_b = run_frame(db, run_b, aggregation)
     fa, fb = fa.dropna(subset=["metric"]), fb.dropna(subset=["metric"])
+    for rid, f, meta in ((run_a, fa, meta_a), (run_b, fb, meta_b)):
+        if f.empty:
+            raise CompareError(f"run {rid} has no scores in aggregation "
+                               f"{meta['aggregation']!r}: nothing to compare"
+                               + (" (give an aggregation both runs have)" if aggregation
+                                  else " (is it finished?)"))
     ma.update(aggregation=meta_a["aggregation"], n_items=int(fa["item_pk"].nunique()))
     mb.update(aggregation=meta_b["aggregation"], n_items=int(fb["item_pk"].nunique()))
     df = fa.rename(columns={"metric": "score_a"}).merge(
