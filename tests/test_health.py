@@ -126,6 +126,18 @@ def test_analyze_json_has_health_per_run(task, db_path):
             "--tie-margin", "0.25")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["health"][str(rid)]["ties"]["share"] == pytest.approx(4 / 6)
+    assert json.loads(r.stdout)["tie_margin_source"] == "given"
+    r = cli(db_path, "analyze", "--run", str(rid), "--pairs", "--json", "--tie-margin", "auto")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["tie_margin"] == pytest.approx(0.015) and out["tie_margin_source"] == "derived"
+    assert out["health"][str(rid)]["ties"]["margin_source"] == "given"  # health at that margin
+    r = cli(db_path, "analyze", "--run", str(rid), "--rankings", "--tie-margin", "auto")
+    assert r.returncode == 0 and "tie margin: 0.015 (derived)" in r.stdout
+    r = cli(db_path, "analyze", "--run", str(rid), "--json", "--tie-margin", "auto")
+    assert json.loads(r.stdout)["health"][str(rid)]["ties"]["margin_source"] == "derived"
+    r = cli(db_path, "analyze", "--run", str(rid), "--rankings", "--tie-margin", "wide")
+    assert r.returncode == 2 and "neither a number nor 'auto'" in r.stderr
 
 
 def _page(path: str, key: str) -> AppTest:

@@ -24,6 +24,19 @@ def _clean(x: Any) -> Any:
     return x
 
 
+def _tie_margin(text: str) -> float | None:
+    """``--tie-margin``: a number ≥ 0, or ``auto`` (None: derived per run from its spread)."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        fail(f"--tie-margin: {text!r} is neither a number nor 'auto'")
+    if not value >= 0:
+        fail("--tie-margin must be ≥ 0 (or 'auto')")
+    return value
+
+
 @app.command("analyze")
 def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID (repeat)"),
                 task: str | None = typer.Option(None, "--task"),
@@ -40,16 +53,19 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                                               "scores, ranks, τ/ρ vs reference ratings, Elo"),
                 pairs: bool = typer.Option(False, "--pairs", help="instance level: agreement "
                                            "with human pairwise preferences"),
-                tie_margin: float = typer.Option(0.1, "--tie-margin",
-                                                 help="score gap below which two answers tie"),
+                tie_margin: str = typer.Option("0.1", "--tie-margin",
+                                               help="score gap below which two answers tie, "
+                                                    "or 'auto': 0.2 × IQR of the run's item "
+                                                    "scores (derived from the spread)"),
                 reference: str | None = typer.Option(None, "--reference",
                                                      help="reference rating source"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Correlation with human scores (sample / dataset / system level), agreement, stability."""
+    margin = _tie_margin(tie_margin)
     if rankings or pairs:
         from checkeval_core.cli.ranking_cmds import analyze_rankings
 
-        analyze_rankings(run, aggregation, rankings, pairs, tie_margin, reference, bootstrap,
+        analyze_rankings(run, aggregation, rankings, pairs, margin, reference, bootstrap,
                          as_json)
         return
     from checkeval_core.analysis.external import MetricFileError, import_metric
@@ -68,7 +84,7 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             out = analyze_runs(db, list(run), aggregation, n_boot=bootstrap)
             from checkeval_core.analysis.health import runs_health
 
-            out["health"] = runs_health(db, list(run), aggregation, tie_margin)
+            out["health"] = runs_health(db, list(run), aggregation, margin)
             if ensemble:
                 from checkeval_core.analysis.ensemble import analyze_ensemble
 
