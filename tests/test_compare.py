@@ -218,3 +218,27 @@ def test_compare_page_refuses_runs_without_shared_items(db):
     assert any("Not comparable" in e.value and "share no scored item" in e.value
                for e in at.error)
     assert not any("regression" in d.value.columns for d in at.dataframe)
+
+
+@pytest.mark.parametrize("coef", ["spearman", "pearson", "kendall"])
+def test_group_correlations_match_the_per_group_definition(coef):
+    import numpy as np
+    import pandas as pd
+
+    from checkeval_core.analysis.compare import group_correlations
+    from checkeval_core.analysis.correlation import corr, level_value
+
+    rng = np.random.default_rng(3)
+    rows = [{"group": f"g{g}", "score_a": float(rng.integers(0, 4)) / 4,
+             "human": float(rng.integers(1, 6))} for g in range(30) for _ in range(5)]
+    rows += [{"group": "const", "score_a": 0.5, "human": h} for h in (1.0, 2.0, 3.0)]
+    rows += [{"group": "single", "score_a": 0.1, "human": 2.0}]
+    df = pd.DataFrame(rows)
+    groups = sorted(df["group"].unique())
+    got = group_correlations(df, groups + ["absent"], "score_a", coef)
+    want = [corr(df[df.group == g]["score_a"], df[df.group == g]["human"], coef)
+            for g in groups] + [float("nan")]
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    point = level_value(df.rename(columns={"score_a": "metric"}).assign(system="s"),
+                        "sample_level", coef)[0]
+    assert np.nanmean(got) == pytest.approx(point)
