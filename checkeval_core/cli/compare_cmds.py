@@ -58,6 +58,9 @@ def compare_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                    f"{num(r['human'], '.2f'):>6} {num(r['regression'], '+.2f'):>6}")
     typer.echo(f"\nflipped decisions ({len(res['flipped'])} of {res['n_questions_shared']} "
                "shared questions changed on some item):")
+    if not res["n_questions_shared"]:
+        typer.echo("  (the runs share no checklist question answered Yes/No on the same item, "
+                   "e.g. a Likert run or two versions without a common question)")
     for q in res["flipped"][:top]:
         typer.echo(f"  Yes→No {q['yes_to_no']:>3}  No→Yes {q['no_to_yes']:>3}  of "
                    f"{q['n_both']:>3}  [{q['dimension']}] {q['question'][:80]}")
