@@ -37,6 +37,9 @@ def test_compare_first_row_and_both_traces(app_server, screen):
         state="attached")
     screen.wait_for_timeout(1500)
     screen.screenshot(path="/tmp/g-compare-1440.png")
+    screen.get_by_text("Decisions that flipped").scroll_into_view_if_needed()
+    screen.wait_for_timeout(800)
+    screen.screenshot(path="/tmp/g-compare-flips-1440.png")
     link = screen.get_by_role("link", name=f"Open both traces of item {first['item_id']} "
                                            f"({first['dimension']})")
     link.wait_for()

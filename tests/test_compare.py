@@ -242,3 +242,14 @@ def test_group_correlations_match_the_per_group_definition(coef):
     point = level_value(df.rename(columns={"score_a": "metric"}).assign(system="s"),
                         "sample_level", coef)[0]
     assert np.nanmean(got) == pytest.approx(point)
+
+
+def test_compare_page_needs_two_runs(db):
+    tid = make_task(db)
+    make_run(db, tid, A_SCORES)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["task_name"] = "t"
+    at.run()
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, at.exception
+    assert any("needs two completed runs of this task; it has 1" in i.value for i in at.info)
