@@ -184,3 +184,16 @@ def test_traces_page_never_varying_filter(task):
     assert not at.exception, at.exception
     dec = next(d.value for d in at.dataframe if "sub-dimension" in d.value.columns)
     assert list(dec["question"]) == ["Is it q1?"]
+
+
+def test_never_varying_of_a_run_is_remembered_until_its_state_changes(task):
+    db, tid = task
+    rid = make_run(db, tid, SCORES, ANSWERS)
+    q1 = db.execute("SELECT id FROM question WHERE text = 'Is it q1?'").fetchone()[0]
+    assert H.run_never_varying(db, rid) == {q1: "yes"}
+    # an answer changed behind the run's back is not seen until the run's state changes
+    db.execute("UPDATE answer SET verdict = 'no' WHERE run_id = ? AND question_id = ? AND "
+               "item_id = (SELECT MIN(item_id) FROM answer WHERE run_id = ?)", [rid, q1, rid])
+    assert H.run_never_varying(db, rid) == {q1: "yes"}
+    db.execute("UPDATE run SET progress_done = progress_done + 1 WHERE id = ?", [rid])
+    assert H.run_never_varying(db, rid) == {}

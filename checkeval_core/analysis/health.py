@@ -106,6 +106,30 @@ def never_varying(db: sqlite_utils.Database, run_ids: list[int],
     return out
 
 
+#: Never-varying questions of whole runs, by (database file, run, run state): a run's answers
+#: change only while its state (status, progress, finish time) does.
+_NV_CACHE: dict[tuple, dict[int, str]] = {}
+_NV_CACHE_SIZE = 64
+
+
+def run_never_varying(db: sqlite_utils.Database, run_id: int) -> dict[int, str]:
+    """:func:`never_varying` of one whole run, remembered until the run's state changes (the
+    Traces filter asks it on every rerun; the scan costs about a second at 250,000 answers)."""
+    from checkeval_core.store import db_path
+
+    state = db.execute("SELECT status, progress_done, finished_at FROM run WHERE id = ?",
+                       [run_id]).fetchone()
+    path = db_path(db)
+    if not path or state is None:  # an in-memory database has no identity to key on
+        return never_varying(db, [run_id])[run_id]
+    key = (path, run_id, *state)
+    if key not in _NV_CACHE:
+        if len(_NV_CACHE) >= _NV_CACHE_SIZE:
+            _NV_CACHE.pop(next(iter(_NV_CACHE)))
+        _NV_CACHE[key] = never_varying(db, [run_id])[run_id]
+    return _NV_CACHE[key]
+
+
 def _answer_stats(db: sqlite_utils.Database, run_id: int
                   ) -> tuple[dict[str, dict[str, int]], dict[int, str], int]:
     """One scan of the run's answers: per dimension the answers, invalid, Yes/No and Yes

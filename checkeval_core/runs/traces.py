@@ -165,13 +165,13 @@ def decision_rows(trace: dict[str, Any], show: str = "all questions",
     if show == SHOW_FILTERS[3]:
         if db is None:
             raise ValueError("the never-varying filter reads the runs' answers: pass db")
-        # a scan of the runs' answers, so only when this filter is chosen (not in item_trace)
-        from checkeval_core.analysis.health import never_varying
+        # a scan of each run's answers (remembered per run state), so only when this filter
+        # is chosen — never in item_trace
+        from checkeval_core.analysis.health import run_never_varying
 
-        qids = sorted({a["question_id"] for a in trace["answers"] if a["question_id"]})
-        nv = never_varying(db, [r["id"] for r in trace["runs"]], qids)
+        nv = [run_never_varying(db, r["id"]) for r in trace["runs"]]
         dis = {(a["question_id"], a["unit"]) for a in trace["answers"]
-               if any(a["question_id"] in q for q in nv.values())}
+               if any(a["question_id"] in q for q in nv)}
     else:
         dis = disagreements(trace["answers"], trace["annotations"]
                             if show == SHOW_FILTERS[2] else None)
