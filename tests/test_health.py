@@ -197,3 +197,26 @@ def test_never_varying_of_a_run_is_remembered_until_its_state_changes(task):
     assert H.run_never_varying(db, rid) == {q1: "yes"}
     db.execute("UPDATE run SET progress_done = progress_done + 1 WHERE id = ?", [rid])
     assert H.run_never_varying(db, rid) == {}
+
+
+def test_strong_systems_span_against_their_standard_error(task):
+    import pandas as pd
+
+    # per-group scores: s1 0.9/0.7 (mean 0.8, sd √0.02, se 0.1), s2 0.8/0.6 (0.7, se 0.1),
+    # s3 and s4 constant (0.2, 0.1); strong half = s1, s2: span 0.1 < 2 × 0.1
+    vals = {"s1": (0.9, 0.7), "s2": (0.8, 0.6), "s3": (0.2, 0.2), "s4": (0.1, 0.1)}
+    df = pd.DataFrame([{"group": g, "system": s, "metric": v[k]} for s, v in vals.items()
+                       for k, g in enumerate(("g1", "g2"))])
+    sysm = H._systems(df)
+    assert (sysm["n"], sysm["n_strong"]) == (4, 2)
+    assert sysm["span"] == pytest.approx(0.7) and sysm["strong_span"] == pytest.approx(0.1)
+    assert sysm["strong_se"] == pytest.approx(0.1)
+    db, tid = task
+    h = H.run_health(db, make_run(db, tid, SCORES, ANSWERS))
+    assert "strong_span" not in codes(h)  # 3 systems: no strong half
+    h["systems"] = sysm
+    msg = {w["code"]: w["message"] for w in H.warnings_for(h)}["strong_span"]
+    assert msg.startswith("scores of the strong systems span 0.100 (2 of 4 systems), less than "
+                          "2 × their standard error over groups (0.100)")
+    h["systems"] = {**sysm, "strong_se": 0.04}  # span 0.1 ≥ 2 × 0.04: resolved, no warning
+    assert "strong_span" not in {w["code"] for w in H.warnings_for(h)}

@@ -19,7 +19,8 @@ Metrics (per run, and per dimension where it applies):
 * **length correlation** — Spearman of the score with the output length in words, beside the
   Spearman of the score with the human score (both over items);
 * **system spread** — the span (max − min) of the systems' mean scores, and of the strongest
-  half of the systems;
+  half of the systems beside their median standard error over groups (a span below
+  :data:`STRONG_SPAN_SE_FACTOR` standard errors leaves their order to chance);
 * **ties** (when groups hold ≥ 2 systems) — the share of per-group matches (every two systems'
   scores in one group, as the Elo fit and pair accuracy use them) that are ties at the margin
   used, and at the margin derived from the spread (:data:`TIE_MARGIN_IQR_FRACTION` × IQR of
@@ -62,16 +63,21 @@ TIE_WARN_SHARE = 0.5
 TIE_MARGIN_IQR_FRACTION = 0.2
 #: Minimum systems for the "strong systems" span (the top half of the systems by score).
 STRONG_MIN_SYSTEMS = 4
+#: Warn when the strong systems' span is below this many times their median standard error
+#: (over groups): their order is then mostly chance.
+STRONG_SPAN_SE_FACTOR = 2.0
 
 THRESHOLDS = {"invalid_share": INVALID_WARN_SHARE, "yes_share": YES_WARN_SHARE,
               "never_vary_min_answers": NEVER_VARY_MIN_ANSWERS,
               "never_vary_share": NEVER_VARY_WARN_SHARE,
               "constant_group_share": CONSTANT_GROUP_WARN_SHARE,
               "length_rho": LENGTH_WARN_RHO, "tie_share": TIE_WARN_SHARE,
+              "strong_span_se_factor": STRONG_SPAN_SE_FACTOR,
               "tie_margin_iqr_fraction": TIE_MARGIN_IQR_FRACTION}
 #: Which warnings matter for which view (the page shows only those).
-CONTEXTS = {"analysis": ("invalid", "yes_share", "never_varying", "constant_groups", "length"),
-            "rankings": ("invalid", "yes_share", "never_varying", "ties")}
+CONTEXTS = {"analysis": ("invalid", "yes_share", "never_varying", "constant_groups", "length",
+                         "strong_span"),
+            "rankings": ("invalid", "yes_share", "never_varying", "strong_span", "ties")}
 
 
 def _pct(x: float) -> str:
@@ -272,13 +278,19 @@ def _length(part: pd.DataFrame, lengths: dict[int, int]) -> dict[str, Any]:
 
 
 def _systems(df: pd.DataFrame) -> dict[str, Any]:
-    means = df.groupby(["group", "system"])["metric"].mean().groupby("system").mean()
-    means = means.sort_values(ascending=False)
+    """Spread of the systems' mean scores (over groups), of the strongest half, and the
+    strongest half's median standard error (sd over groups / √groups)."""
+    per_group = df.groupby(["group", "system"])["metric"].mean()
+    by_sys = per_group.groupby("system")
+    means = by_sys.mean().sort_values(ascending=False)
+    se = by_sys.std(ddof=1) / np.sqrt(by_sys.size())
     n = len(means)
     top = means.iloc[: max(2, n // 2)] if n >= STRONG_MIN_SYSTEMS else means.iloc[:0]
+    top_se = se.reindex(top.index).dropna()
     return {"n": n, "span": float(means.max() - means.min()) if n >= 2 else NAN,
             "n_strong": len(top),
-            "strong_span": float(top.max() - top.min()) if len(top) >= 2 else NAN}
+            "strong_span": float(top.max() - top.min()) if len(top) >= 2 else NAN,
+            "strong_se": float(top_se.median()) if len(top_se) else NAN}
 
 
 def _ties(df: pd.DataFrame, margin: float | None, default: float) -> dict[str, Any]:
@@ -326,6 +338,13 @@ def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
         warn("yes_share", f"this judge says {word} to {_pct(share)} of questions "
                           f"({h['n_yes_no']} answers){span} — its scores barely separate "
                           f"outputs (threshold {_pct(YES_WARN_SHARE)})")
+    s = h["systems"]
+    if (not _isnan(s["strong_span"]) and not _isnan(s["strong_se"])
+            and s["strong_span"] < STRONG_SPAN_SE_FACTOR * s["strong_se"]):
+        warn("strong_span", f"scores of the strong systems span {s['strong_span']:.3f} ({s['n_strong']} "
+                            f"of {s['n']} systems), less than {STRONG_SPAN_SE_FACTOR:g} × their "
+                            f"standard error over groups ({s['strong_se']:.3f}): their order is "
+                            "mostly chance")
     nv = h["never_varying"]
     if not _isnan(nv["share"]) and nv["share"] > NEVER_VARY_WARN_SHARE:
         warn("never_varying", f"{nv['n']} of {nv['n_questions']} questions get the same answer "
