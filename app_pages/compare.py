@@ -79,6 +79,14 @@ else:
     st.caption(f"{level.replace('_', ' ')} {coef}, mean over {len(ag['dimensions'])} "
                f"dimension(s), on {ag['n_items']} shared items with a human score in "
                f"{ag['n_groups']} groups ({ag['n_systems']} systems).")
+    with st.expander("Per dimension (each with its own paired interval)"):
+        st.dataframe(pd.DataFrame([{
+            "dimension": k, "A": v["a"], "B": v["b"], "Δ": v["delta"],
+            "95% CI": v["ci_reason"] or f"[{v['ci'][0]:+.3f}, {v['ci'][1]:+.3f}]",
+            "items": v["n_items"], "groups": v["n_groups"]}
+            for k, v in ag["dimensions"].items()]), hide_index=True, key="cmp_dims",
+            column_config={c: st.column_config.NumberColumn(format="%.3f")
+                           for c in ("A", "B", "Δ")})
 if res["scale_note"]:
     st.warning(f"Different scales: {res['scale_note']}.")
 

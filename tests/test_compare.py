@@ -93,6 +93,8 @@ def test_agreement_and_paired_interval_by_hand(two_runs):
     # (Unpaired draws of A ∈ {1, 0, −1} and B ∈ {1, 0.25, −0.5} would span [−1.25, 2].)
     assert ag["ci"] == pytest.approx([0.0, 0.5])
     assert ag["n_items"] == 6 and ag["n_groups"] == 2 and ag["reason"] is None
+    d = ag["dimensions"]["d"]  # one dimension: its own paired interval is the same
+    assert d["ci"] == pytest.approx([0.0, 0.5]) and (d["n_items"], d["n_groups"]) == (6, 2)
 
 
 def test_paired_interval_needs_two_groups(two_runs):
@@ -103,6 +105,7 @@ def test_paired_interval_needs_two_groups(two_runs):
     one = paired_agreement(df[df["group"] == "g1"], n_boot=100)
     assert one["a"] == pytest.approx(1.0) and one["ci"][0] != one["ci"][0]  # NaN
     assert "needs ≥ 2 shared groups to resample (n=1)" in one["ci_reason"]
+    assert one["dimensions"]["d"]["ci_reason"] == one["ci_reason"]
 
 
 def test_items_sorted_by_regression_by_hand(two_runs):
@@ -202,6 +205,8 @@ def test_compare_page_first_row_and_trace_link(two_runs):
     pk = db.execute("SELECT id FROM item WHERE item_id = 'g2-s2'").fetchone()[0]
     assert items.iloc[0]["trace"] == f"/traces?runs={a},{b}&item={pk}&dim=d"
     assert {m.label: m.value for m in at.metric}["Δ = B − A"] == "+0.250"
+    dims = next(d.value for d in at.dataframe if "95% CI" in d.value.columns)
+    assert list(dims["95% CI"]) == ["[+0.000, +0.500]"] and list(dims["groups"]) == [2]
     flips = next(d.value for d in at.dataframe if "yes_to_no" in d.value.columns)
     assert list(flips["yes_to_no"]) == [2, 0]
 

@@ -183,6 +183,15 @@ def _nanmean(a: np.ndarray, axis: int) -> np.ndarray:
         return np.nanmean(a, axis=axis)
 
 
+def _percentile(sb: np.ndarray, sa: np.ndarray, alpha: float
+                ) -> tuple[list[float], str | None]:
+    """Percentile interval of the paired differences B − A over resamples where both exist."""
+    deltas = (sb - sa)[~(np.isnan(sa) | np.isnan(sb))]
+    if len(deltas) < 2:
+        return [NAN, NAN], "no interval: fewer than 2 resamples had a value for both runs"
+    return [float(np.quantile(deltas, alpha / 2)), float(np.quantile(deltas, 1 - alpha / 2))], None
+
+
 def paired_agreement(df: pd.DataFrame, level: str = "sample_level", coef: str = "spearman",
                      n_boot: int = 1000, seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
     """Agreement with humans of A and B on the shared rows (mean over dimensions of the
@@ -218,7 +227,8 @@ def paired_agreement(df: pd.DataFrame, level: str = "sample_level", coef: str = 
             a = level_value(part.rename(columns={"score_a": "metric"}), level, coef)[0]
             b = level_value(part.rename(columns={"score_b": "metric"}), level, coef)[0]
             dims[dim] = _group_parts(part, groups)
-        base["dimensions"][dim] = {"a": a, "b": b, "delta": b - a,
+        base["dimensions"][dim] = {"a": a, "b": b, "delta": b - a, "ci": [NAN, NAN],
+                                   "ci_reason": None,
                                    "n_items": int(part["item_pk"].nunique()),
                                    "n_groups": int(part["group"].nunique())}
     va = [d["a"] for d in base["dimensions"].values() if not _isnan(d["a"])]
@@ -241,19 +251,21 @@ def paired_agreement(df: pd.DataFrame, level: str = "sample_level", coef: str = 
     else:
         rng = np.random.default_rng(seed)
         picks = rng.integers(0, len(groups), (n_boot, len(groups)))
-        if level == "sample_level":  # (dimensions × resamples) per side, then over dimensions
-            sa = _nanmean(np.stack([_nanmean(pg["a"][picks], 1) for pg in dims.values()]), 0)
-            sb = _nanmean(np.stack([_nanmean(pg["b"][picks], 1) for pg in dims.values()]), 0)
+        if level == "sample_level":  # (dimensions × resamples) per side
+            da = np.stack([_nanmean(pg["a"][picks], 1) for pg in dims.values()])
+            db_ = np.stack([_nanmean(pg["b"][picks], 1) for pg in dims.values()])
         else:
-            sa = _nanmean(np.array([[_level_stat(parts, pick, "a", level, coef)
-                                     for parts in dims.values()] for pick in picks]), 1)
-            sb = _nanmean(np.array([[_level_stat(parts, pick, "b", level, coef)
-                                     for parts in dims.values()] for pick in picks]), 1)
-        deltas = (sb - sa)[~(np.isnan(sa) | np.isnan(sb))]
-        if len(deltas) >= 2:
-            ci = [float(np.quantile(deltas, alpha / 2)), float(np.quantile(deltas, 1 - alpha / 2))]
-        else:
-            ci_reason = "no interval: fewer than 2 resamples had a value for both runs"
+            da = np.array([[_level_stat(parts, pick, "a", level, coef) for pick in picks]
+                           for parts in dims.values()])
+            db_ = np.array([[_level_stat(parts, pick, "b", level, coef) for pick in picks]
+                            for parts in dims.values()])
+        ci, ci_reason = _percentile(_nanmean(db_, 0), _nanmean(da, 0), alpha)
+        for k, dim in enumerate(dims):
+            d = base["dimensions"][dim]
+            d["ci"], d["ci_reason"] = _percentile(db_[k], da[k], alpha)
+    for d in base["dimensions"].values():
+        if d["ci_reason"] is None and _isnan(d["ci"][0]):
+            d["ci_reason"] = ci_reason or "no interval"
     return {**base, "a": a, "b": b, "delta": (b - a) if not reason else NAN, "ci": ci,
             "reason": reason, "ci_reason": ci_reason}
 
