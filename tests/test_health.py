@@ -220,3 +220,16 @@ def test_strong_systems_span_against_their_standard_error(task):
                           "2 × their standard error over groups (0.100)")
     h["systems"] = {**sysm, "strong_se": 0.04}  # span 0.1 ≥ 2 × 0.04: resolved, no warning
     assert "strong_span" not in {w["code"] for w in H.warnings_for(h)}
+
+
+def test_undefined_numbers_say_why(db):
+    from checkeval_core.store import now_iso
+
+    tid = db["task"].insert({"name": "empty", "created_at": now_iso()}).last_pk
+    rid = db["run"].insert({"task_id": tid, "judge_spec": "fake", "method": "geval",
+                            "created_at": now_iso()}).last_pk
+    h = H.run_health(db, rid)
+    assert math.isnan(h["yes_share"]) and h["reasons"]["yes_share"] == "the run has no answers yet"
+    assert h["reasons"]["strong_span"] == "needs ≥ 4 scored systems (n=0)"
+    assert h["ties"]["reason"] == "no group holds answers of ≥ 2 systems: no matches"
+    assert h["warnings"] == []

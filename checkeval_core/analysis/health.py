@@ -234,8 +234,29 @@ def run_health(db: sqlite_utils.Database, run_id: int, aggregation: str | None =
                                   **_spread(part), **_length(part, lengths)}
     out["systems"] = _systems(df)
     out["ties"] = _ties(df, tie_margin, DEFAULT_TIE_MARGIN)
+    out["reasons"] = _reasons(out)
     out["warnings"] = warnings_for(out)
     return out
+
+
+def _reasons(h: dict[str, Any]) -> dict[str, str]:
+    """Why each undefined run-level number is undefined (the JSON shows ``null``)."""
+    s, why = h["systems"], {}
+    if _isnan(h["invalid_share"]):
+        why["invalid_share"] = "the run has no answers yet"
+    if _isnan(h["yes_share"]):
+        why["yes_share"] = ("no Yes/No answers (a Likert run, or none valid)" if h["n_answers"]
+                            else "the run has no answers yet")
+    if _isnan(h["never_varying"]["share"]):
+        why["never_varying"] = (f"no question has ≥ {NEVER_VARY_MIN_ANSWERS} valid Yes/No "
+                                "answers")
+    if _isnan(s["span"]):
+        why["span"] = f"needs ≥ 2 scored systems (n={s['n']})"
+    if _isnan(s["strong_span"]):
+        why["strong_span"] = f"needs ≥ {STRONG_MIN_SYSTEMS} scored systems (n={s['n']})"
+    elif _isnan(s["strong_se"]):
+        why["strong_se"] = "needs ≥ 2 groups per strong system for a standard error"
+    return why
 
 
 def _spread(part: pd.DataFrame) -> dict[str, Any]:
