@@ -14,6 +14,9 @@ from checkeval_core.analysis.report import scores_stamp
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
 
+#: Findings shown in the warning box itself (so the charts stay near the top of the page).
+SHOWN = 2
+
 
 @st.cache_data(ttl=60, show_spinner=False)
 def _health(db_file: str, run_ids: tuple[int, ...], aggregation: str | None,
@@ -34,9 +37,13 @@ def health_box(db: sqlite_utils.Database, run_ids: list[int], context: str,
     health = _health(db_path(db), tuple(run_ids), aggregation, tie_margin, scores_stamp(db))
     names = {str(k): v for k, v in (labels or {}).items()}
     msgs = health_warnings(health, context, names)
-    if msgs:
+    if msgs:  # the two most undermining findings in view, the rest one click away
         st.warning("**Judge health** — read the charts below with this in mind:\n\n"
-                   + "\n".join(f"- {md_escape(m)}" for m in msgs), icon=":material/warning:")
+                   + "\n".join(f"- {md_escape(m)}" for m in msgs[:SHOWN]),
+                   icon=":material/warning:")
+        if msgs[SHOWN:]:
+            with st.expander(f"{len(msgs) - SHOWN} more judge-health finding(s)"):
+                st.markdown("\n".join(f"- {md_escape(m)}" for m in msgs[SHOWN:]))
     if tie_key is None:
         return
     t = health[str(run_ids[0])]["ties"]

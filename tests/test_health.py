@@ -95,6 +95,8 @@ def test_contexts_pick_their_warnings(task):
     an = H.health_warnings(hs, "analysis")
     rk = H.health_warnings(hs, "rankings")
     assert not any("ties at" in m for m in an) and any("ties at" in m for m in rk)
+    # most undermining first: ties lead on Rankings, the invalid share on Analysis
+    assert "ties at" in rk[0] and "invalid" in an[0] and len(rk) == 3
     with pytest.raises(ValueError):
         H.health_warnings(hs, "elsewhere")
 
@@ -165,6 +167,9 @@ def test_rankings_page_tie_warning_and_derived_margin(task):
     at.number_input(key="rk_tie").set_value(0.25).run()
     box = [w.value.replace("\\", "") for w in at.warning if "Judge health" in w.value]
     assert box and "are ties at the given margin 0.25" in box[0]
+    assert "invalid" in box[0] and "never" not in box[0]  # 2 in the box, the 3rd folded away
+    assert [e.label for e in at.expander if "judge-health" in e.label] == [
+        "1 more judge-health finding(s)"]
     assert any("Tie margin used: **0.25** (given" in c.value for c in at.caption)
     at.button(key="rk_tie_derive").click().run()
     assert not at.exception, at.exception

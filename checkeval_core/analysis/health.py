@@ -74,10 +74,10 @@ THRESHOLDS = {"invalid_share": INVALID_WARN_SHARE, "yes_share": YES_WARN_SHARE,
               "length_rho": LENGTH_WARN_RHO, "tie_share": TIE_WARN_SHARE,
               "strong_span_se_factor": STRONG_SPAN_SE_FACTOR,
               "tie_margin_iqr_fraction": TIE_MARGIN_IQR_FRACTION}
-#: Which warnings matter for which view (the page shows only those).
-CONTEXTS = {"analysis": ("invalid", "yes_share", "never_varying", "constant_groups", "length",
-                         "strong_span"),
-            "rankings": ("invalid", "yes_share", "never_varying", "strong_span", "ties")}
+#: Which warnings matter for which view (the page shows only those), most undermining first.
+CONTEXTS = {"analysis": ("yes_share", "invalid", "constant_groups", "length", "strong_span",
+                         "never_varying"),
+            "rankings": ("ties", "strong_span", "yes_share", "invalid", "never_varying")}
 
 
 def _pct(x: float) -> str:
@@ -400,16 +400,19 @@ def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
 def health_warnings(health: dict[str, dict[str, Any]], context: str,
                     labels: dict[str, str] | None = None) -> list[str]:
     """The warning sentences of several runs' health for one view (``analysis`` or
-    ``rankings``), each prefixed with its run's label when there are several runs."""
+    ``rankings``), the kinds that undermine that view most first (:data:`CONTEXTS`), each
+    prefixed with its run's label when there are several runs."""
     if context not in CONTEXTS:
         raise ValueError(f"context must be one of {', '.join(CONTEXTS)}")
-    out = []
-    for rid, h in health.items():
+    order = CONTEXTS[context]
+    found = []
+    for k, (rid, h) in enumerate(health.items()):
         label = (labels or {}).get(str(rid)) or f"run #{rid}"
         for w in h.get("warnings", []):
-            if w["code"] in CONTEXTS[context]:
-                out.append(f"{label}: {w['message']}" if len(health) > 1 else w["message"])
-    return out
+            if w["code"] in order:
+                found.append((order.index(w["code"]), k, f"{label}: {w['message']}"
+                              if len(health) > 1 else w["message"]))
+    return [m for _, _, m in sorted(found, key=lambda f: f[:2])]
 
 
 def runs_health(db: sqlite_utils.Database, run_ids: list[int], aggregation: str | None = None,
