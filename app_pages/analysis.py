@@ -35,6 +35,7 @@ from checkeval_core.export import rows_to_csv
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.score_read import aggregations
 from checkeval_core.store import db_path, open_db
+from studio_ui.health import health_box
 from studio_ui.tables import order, table_config
 from studio_ui.widgets import task_picker
 
@@ -110,6 +111,7 @@ report = compute(db_path(db), task, tuple(chosen), tuple(chosen_metrics), agg, s
                  use_ensemble, ens_mode)
 per_run = report["runs"]
 dims = sorted({d for r in per_run.values() for d in r["dimensions"]})
+health_box(db, chosen, "analysis", agg, labels=labels)  # above every chart it undermines
 
 st.subheader("Correlation with human scores")
 table = correlation_table(per_run, level, coef)

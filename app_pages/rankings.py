@@ -25,6 +25,7 @@ from checkeval_core.runs import list_runs
 from checkeval_core.runs.score_read import aggregations
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.health import health_box
 from studio_ui.widgets import csv_download, task_picker
 
 st.title("Rankings")
@@ -73,7 +74,7 @@ run_id = c1.selectbox("Run", list(labels), format_func=labels.get, key="rk_run")
 aggs = aggregations(db, run_id)
 agg = c2.selectbox("Aggregation", aggs, key="rk_agg",
                    index=aggs.index("mean_p_yes") if "mean_p_yes" in aggs else 0)
-tie = c3.number_input("Tie margin", 0.0, 1.0, 0.1, 0.01, key="rk_tie",
+tie = c3.number_input("Tie margin", 0.0, 1.0, 0.1, 0.01, key="rk_tie", format="%.4f",
                       help="Two answers whose scores differ by less than this are a tie "
                            "(RocketEval: 0.1).")
 sources = rating_sources(db, task)
@@ -102,6 +103,7 @@ def _v(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
+health_box(db, [run_id], "rankings", agg, float(tie), tie_key="rk_tie")
 # -- leaderboard --------------------------------------------------------------------------------
 st.subheader("Leaderboard")
 board = pd.DataFrame([{

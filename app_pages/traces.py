@@ -117,7 +117,7 @@ with st.expander("Source, context, reference and every aggregation's score"):
 h_left, h_right = st.columns([2, 3], vertical_alignment="bottom")
 only = h_right.radio("Show", SHOW_FILTERS, horizontal=True, key="tr_filter",
                      label_visibility="collapsed")
-rows = decision_rows(trace, only)
+rows = decision_rows(trace, only, db)
 h_left.markdown(f"**Yes/No decisions** ({len(rows)} shown)")
 st.caption("✓ yes / ✗ no with p(Yes), one column per run; select a row for the full question "
            "and each judge's raw answer.")

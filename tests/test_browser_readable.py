@@ -104,7 +104,9 @@ def test_bar_click_moves_the_selectors_and_the_trace_link_keeps_them(app_server,
     bars.first.wait_for()
     screen.wait_for_load_state("networkidle")
     screen.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
-    # dimensions in alphabetical order: coherence, engagingness, groundedness, naturalness
+    # dimensions in alphabetical order: coherence, engagingness, groundedness, naturalness;
+    # the chart may start below the fold (a judge-health warning sits above it)
+    bars.nth(2).scroll_into_view_if_needed()
     box = bars.nth(2).bounding_box()
     screen.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     screen.get_by_text(f"#{rid} fake · rocketeval · groundedness:").wait_for()

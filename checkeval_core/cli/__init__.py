@@ -14,6 +14,7 @@ from checkeval_core.cli import (  # noqa: F401
     analysis_cmds,
     annotation_cmds,
     checklist_cmds,
+    compare_cmds,
     data_cmds,
     evidence_cmds,
     judge_cmds,

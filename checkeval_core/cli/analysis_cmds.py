@@ -11,6 +11,19 @@ from checkeval_core.cli.app import app, bench_app, clean_json, fail
 from checkeval_core.store import NotFound, open_db
 
 
+def _tie_margin(text: str) -> float | None:
+    """``--tie-margin``: a number ≥ 0, or ``auto`` (None: derived per run from its spread)."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        fail(f"--tie-margin: {text!r} is neither a number nor 'auto'")
+    if not value >= 0:
+        fail("--tie-margin must be ≥ 0 (or 'auto')")
+    return value
+
+
 @app.command("analyze")
 def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID (repeat)"),
                 task: str | None = typer.Option(None, "--task"),
@@ -27,8 +40,10 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                                               "scores, ranks, τ/ρ vs reference ratings, Elo"),
                 pairs: bool = typer.Option(False, "--pairs", help="instance level: agreement "
                                            "with human pairwise preferences"),
-                tie_margin: float = typer.Option(0.1, "--tie-margin",
-                                                 help="score gap below which two answers tie"),
+                tie_margin: str = typer.Option("0.1", "--tie-margin",
+                                               help="score gap below which two answers tie, "
+                                                    "or 'auto': 0.2 × IQR of the run's item "
+                                                    "scores (derived from the spread)"),
                 reference: str | None = typer.Option(None, "--reference",
                                                      help="reference rating source"),
                 split: str = typer.Option("all", "--split", help="dev | heldout | all: read "
@@ -44,10 +59,11 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
         fail("--split dev/heldout reads correlations with human scores; --rankings and "
              "--pairs read every item (see `checkeval versions --task NAME --split ...` for "
              "agreement per part)")
+    margin = _tie_margin(tie_margin)
     if rankings or pairs:
         from checkeval_core.cli.ranking_cmds import analyze_rankings
 
-        analyze_rankings(run, aggregation, rankings, pairs, tie_margin, reference, bootstrap,
+        analyze_rankings(run, aggregation, rankings, pairs, margin, reference, bootstrap,
                          as_json)
         return
     from checkeval_core.analysis.external import MetricFileError, import_metric
@@ -64,6 +80,9 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             out = analyze_metric(db, task, res["metric"], n_boot=bootstrap, split=split)
         elif run:
             out = analyze_runs(db, list(run), aggregation, n_boot=bootstrap, split=split)
+            from checkeval_core.analysis.health import runs_health
+
+            out["health"] = runs_health(db, list(run), aggregation, margin)
             if ensemble:
                 from checkeval_core.analysis.ensemble import analyze_ensemble
 
@@ -88,6 +107,8 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             t = d["dataset_level"]
             typer.echo(f"{dim:>14}  sample ρ={s['spearman']} τ={s['kendall']} (n={s['n']})  "
                        f"dataset ρ={t['spearman']} r={t['pearson']} (n={t['n']})")
+        for w in out.get("health", {}).get(key, {}).get("warnings", []):
+            typer.echo(f"  health: {w['message']}")
 
 
 @bench_app.command("quality")

@@ -7,6 +7,7 @@ The analysis itself is ``checkeval analyze --run ID --rankings|--pairs`` (in
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import typer
@@ -100,7 +101,8 @@ def _num(x: object, fmt: str = ".3f") -> str:
 
 
 def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: bool,
-                     pairs: bool, tie_margin: float, reference: str | None, bootstrap: int,
+                     pairs: bool, tie_margin: float | None, reference: str | None,
+                     bootstrap: int,
                      as_json: bool) -> None:
     """``checkeval analyze --run ID --rankings|--pairs [--json]`` (called by ``analyze``)."""
     from checkeval_core.analysis.rankings import pairs_report, rankings_report
@@ -109,15 +111,26 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
         fail("--rankings / --pairs analyse one run: give exactly one --run RUN_ID")
     db = open_db()
     try:
+        from checkeval_core.analysis.health import runs_health
+
+        source = "given"
+        if tie_margin is None:  # --tie-margin auto: the margin derived from the score spread
+            tie_margin, source = runs_health(db, run, aggregation)[str(run[0])]["ties"][
+                "derived_margin"], "derived"
+            if math.isnan(tie_margin):
+                raise ValueError(f"run {run[0]}: no tie margin can be derived (fewer than 2 "
+                                 "scored items); give --tie-margin NUMBER")
         rep = rankings_report(db, run[0], aggregation, tie_margin=tie_margin, n_boot=bootstrap,
                               reference_source=reference) if rankings else None
         prs = pairs_report(db, run[0], aggregation, tie_margin=tie_margin) if pairs else None
+        health = runs_health(db, run, aggregation, tie_margin)
     except (NotFound, ValueError) as e:
         fail(str(e))
     if rep is not None and prs is not None:
         out = {**rep, "instance": prs}
     else:
         out = rep if rep is not None else prs
+    out = {**out, "tie_margin_source": source, "health": health}
     out = clean_json(out)
     if as_json:
         typer.echo(json.dumps(out))
@@ -142,3 +155,6 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
         typer.echo(f"pairs: n={p['n_pairs']} accuracy={_num(p['accuracy'])} "
                    f"tie_rate={_num(p['tie_rate'])} three_way={_num(p['three_way'])}"
                    + "".join(f"  ({k}: {v})" for k, v in p["reasons"].items()))
+    typer.echo(f"tie margin: {tie_margin:g} ({source})")
+    for w in out["health"][str(run[0])]["warnings"]:
+        typer.echo(f"health: {w['message']}")

@@ -149,19 +149,34 @@ def deep_link_task(db: sqlite_utils.Database, run_ids: list[int]) -> str | None:
     return None
 
 
-SHOW_FILTERS = ("all questions", "judges disagree", "disagree with humans or judges")
+SHOW_FILTERS = ("all questions", "judges disagree", "disagree with humans or judges",
+                "never-varying questions")
 
 
-def decision_rows(trace: dict[str, Any], show: str = "all questions") -> list[dict[str, Any]]:
+def decision_rows(trace: dict[str, Any], show: str = "all questions",
+                  db: sqlite_utils.Database | None = None) -> list[dict[str, Any]]:
     """One row per question (or SEAL unit / Likert dimension) with one compact cell per run
-    (column :func:`run_column`), filtered by ``show`` (one of :data:`SHOW_FILTERS`).
+    (column :func:`run_column`), filtered by ``show`` (one of :data:`SHOW_FILTERS`;
+    "never-varying questions" — which needs ``db`` — keeps the questions one of the runs
+    answers the same way on every item, see :func:`checkeval_core.analysis.health.never_varying`).
 
     Row keys: ``dimension``, ``sub-dimension``, ``question``, ``question_id``, ``unit``,
     ``raw`` (``{run column: the judge's raw answer}``) and the run columns."""
     if show not in SHOW_FILTERS:
         raise ValueError(f"show must be one of {SHOW_FILTERS}")
-    dis = disagreements(trace["answers"], trace["annotations"]
-                        if show == SHOW_FILTERS[2] else None)
+    if show == SHOW_FILTERS[3]:
+        if db is None:
+            raise ValueError("the never-varying filter reads the runs' answers: pass db")
+        # a scan of each run's answers (remembered per run state), so only when this filter
+        # is chosen — never in item_trace
+        from checkeval_core.analysis.health import run_never_varying
+
+        nv = [run_never_varying(db, r["id"]) for r in trace["runs"]]
+        dis = {(a["question_id"], a["unit"]) for a in trace["answers"]
+               if any(a["question_id"] in q for q in nv)}
+    else:
+        dis = disagreements(trace["answers"], trace["annotations"]
+                            if show == SHOW_FILTERS[2] else None)
     table: dict[tuple, dict[str, Any]] = {}
     for a in trace["answers"]:
         unit = a["unit"] or ""

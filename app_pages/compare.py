@@ -1,0 +1,143 @@
+"""Compare runs: run B against a baseline run A on the items both scored — the items where B
+moved away from the humans first, the Yes/No decisions that flipped, and the change in
+agreement with a paired bootstrap interval. Each item opens both traces side by side.
+
+A link ``/compare?a=3&b=4`` opens on those runs. The page only renders what
+``checkeval_core.analysis.compare.compare_runs`` returns.
+"""
+
+import pandas as pd
+import streamlit as st
+
+from checkeval_core.analysis.compare import CompareError, compare_runs, summary_lines, trace_link
+from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
+from checkeval_core.analysis.report import scores_stamp
+from checkeval_core.runs import list_runs
+from checkeval_core.runs.traces import deep_link_task
+from checkeval_core.store import db_path, open_db
+from checkeval_core.textsafe import md_escape
+from studio_ui.widgets import csv_download, task_picker
+
+st.title("Compare runs")
+db = open_db()
+qp = st.query_params
+wanted = [int(qp[k]) for k in ("a", "b") if qp.get(k, "").isdigit()]
+if wanted and st.session_state.get("cmp_link") != wanted:
+    st.session_state["cmp_link"] = wanted
+    st.session_state["task_name"] = deep_link_task(db, wanted) or st.session_state.get(
+        "task_name")
+    st.session_state.pop("cmp_task", None)
+    for k, v in zip(("cmp_a", "cmp_b"), wanted):
+        st.session_state[k] = v
+c_task, c_a, c_b, c_lvl, c_coef = st.columns([2, 3, 3, 1.4, 1.4])
+with c_task:
+    task = task_picker(db, "cmp_task", "No task yet: load the demo on the Home page.")
+runs = [r for r in list_runs(db, task) if r["status"] == "completed"]
+if len(runs) < 2:
+    st.info(f"Comparing needs two completed runs of this task; it has {len(runs)}. Start "
+            "another run (another judge, method or checklist version) on the Run page.")
+    st.stop()
+labels = {r["id"]: f"#{r['id']} {r['judge_spec']} · {r['method']}"
+          + (f" · v{r['checklist_version']}" if r.get("checklist_version") else "")
+          for r in runs}
+ids = list(labels)
+for k, default in (("cmp_a", ids[1]), ("cmp_b", ids[0])):
+    if st.session_state.get(k) not in ids:
+        st.session_state[k] = default
+run_a = c_a.selectbox("A (baseline)", ids, format_func=labels.get, key="cmp_a")
+run_b = c_b.selectbox("B (compared with A)", ids, format_func=labels.get, key="cmp_b")
+level = c_lvl.selectbox("Level", LEVELS, key="cmp_level", format_func=lambda x: x.split("_")[0])
+coef = c_coef.selectbox("Coefficient", COEFFICIENTS, key="cmp_coef")
+st.query_params.update({"a": str(run_a), "b": str(run_b)})
+st.session_state["cmp_link"] = [run_a, run_b]
+
+
+@st.cache_data(ttl=60, show_spinner="Comparing the runs on their shared items…")
+def compute(db_file: str, a: int, b: int, lvl: str, cf: str, stamp: str) -> dict:
+    return compare_runs(open_db(db_file), a, b, level=lvl, coef=cf, n_boot=500)
+
+
+try:
+    res = compute(db_path(db), run_a, run_b, level, coef, scores_stamp(db))
+except CompareError as e:
+    st.error(f"Not comparable: {e}")
+    st.stop()
+
+ag = res["agreement"]
+head = summary_lines(res)
+st.caption(md_escape(head[1]) + f" · paired bootstrap over groups, {ag['n_boot']} resamples")
+m1, m2, m3 = st.columns(3)
+if ag["reason"]:
+    st.info(f"Agreement with humans: {ag['reason']}.")
+else:
+    ci = ag["ci"]
+    m1.metric(f"A · {coef} with humans", f"{ag['a']:.3f}")
+    m2.metric(f"B · {coef} with humans", f"{ag['b']:.3f}")
+    m3.metric("Δ = B − A", f"{ag['delta']:+.3f}",
+              f"95% CI [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci[0] == ci[0] else ag["ci_reason"],
+              delta_color="off")
+    st.caption(f"{level.replace('_', ' ')} {coef}, mean over {len(ag['dimensions'])} "
+               f"dimension(s), on {ag['n_items']} shared items with a human score in "
+               f"{ag['n_groups']} groups ({ag['n_systems']} systems).")
+    with st.expander("Per dimension (each with its own paired interval)"):
+        st.dataframe(pd.DataFrame([{
+            "dimension": k, "A": v["a"], "B": v["b"], "Δ": v["delta"],
+            "95% CI": v["ci_reason"] or f"[{v['ci'][0]:+.3f}, {v['ci'][1]:+.3f}]",
+            "items": v["n_items"], "groups": v["n_groups"]}
+            for k, v in ag["dimensions"].items()]), hide_index=True, key="cmp_dims",
+            column_config={c: st.column_config.NumberColumn(format="%.3f")
+                           for c in ("A", "B", "Δ")})
+if res["scale_note"]:
+    st.warning(f"Different scales: {res['scale_note']}.")
+
+sort_by = "regression (B moved away from the humans)" if res["has_human"] else "|Δ|"
+st.subheader("Items, largest regression first" if res["has_human"] else "Items, largest |Δ| first")
+items = pd.DataFrame(res["items"])
+items["trace"] = [trace_link(run_a, run_b, r["item_pk"], r["dimension"]) for r in res["items"]]
+st.caption(f"{len(items)} (item, dimension) rows sorted by {sort_by}. Regression = |rank gap "
+           "to humans| of B − that of A (percentile ranks over the shared items); select a row "
+           "or click its link to open both runs' Yes/No traces.")
+event = st.dataframe(
+    items, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+    key="cmp_items",
+    column_order=["item_id", "dimension", "score_a", "score_b", "delta", "human", "regression",
+                  "trace", "system", "group"],
+    column_config={
+        "item_id": st.column_config.TextColumn("item", width=150),
+        "group": st.column_config.TextColumn("group", width=160),
+        "score_a": st.column_config.NumberColumn("A", format="%.3f", help=labels[run_a]),
+        "score_b": st.column_config.NumberColumn("B", format="%.3f", help=labels[run_b]),
+        "delta": st.column_config.NumberColumn("Δ B − A", format="%+.3f"),
+        "human": st.column_config.NumberColumn("human", format="%.2f"),
+        "regression": st.column_config.NumberColumn(
+            "regression", format="%+.2f", help="> 0: B's score is further from the humans' "
+                                               "ranking of this item than A's"),
+        "trace": st.column_config.LinkColumn("traces", display_text="open A & B")})
+picked = (event or {}).get("selection", {}).get("rows", []) if event else []
+row = res["items"][picked[0] if picked and picked[0] < len(res["items"]) else 0]
+st.page_link("app_pages/traces.py", icon=":material/search:",
+             label=f"Open both traces of item {row['item_id']} ({row['dimension']})",
+             query_params={"runs": f"{run_a},{run_b}", "item": str(row["item_pk"]),
+                           "dim": row["dimension"]})
+csv_download(items.drop(columns=["trace"]), f"compare_{run_a}_{run_b}.csv", "cmp_items_csv")
+
+st.subheader("Decisions that flipped")
+flips = res["flipped"]
+st.caption(f"{len(flips)} of {res['n_questions_shared']} questions both runs answered got a "
+           f"different Yes/No on some shared item ({res['n_decisions_shared']} decisions "
+           "compared; invalid answers are not decisions).")
+if flips:
+    st.dataframe(pd.DataFrame([{**q, "items": ", ".join(map(str, q["items"]))} for q in flips]),
+                 hide_index=True, width="stretch", key="cmp_flips",
+                 column_order=["dimension", "yes_to_no", "no_to_yes", "n_both", "question",
+                               "items"],
+                 column_config={"yes_to_no": st.column_config.NumberColumn("Yes→No", width=70),
+                                "no_to_yes": st.column_config.NumberColumn("No→Yes", width=70),
+                                "n_both": st.column_config.NumberColumn(
+                                    "of", width=50, help="Items both runs answered validly"),
+                                "question": st.column_config.TextColumn(width="large"),
+                                "items": st.column_config.TextColumn(
+                                    "flipped items", help="The first 20 items that flipped")})
+elif res["n_questions_shared"] == 0:
+    st.info("The runs share no checklist question (e.g. a Likert run, or two checklist "
+            "versions with no question in common): there are no Yes/No decisions to compare.")
