@@ -28,7 +28,7 @@ def compare_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
     """Run B against baseline run A on their shared items: regressions first, flipped
     decisions, Δ agreement with humans with a paired bootstrap interval over groups."""
     from checkeval_core.analysis.compare import CompareError, compare_runs, summary_lines
-    from checkeval_core.cli.app import clean_json as _clean
+    from checkeval_core.cli.app import clean_json
 
     if not run or len(run) != 2:
         fail("give exactly two runs: --run A --run B (A = the baseline)")
@@ -38,7 +38,7 @@ def compare_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                            n_boot=bootstrap, seed=seed)
     except (NotFound, CompareError, ValueError) as e:
         fail(str(e))
-    res = _clean(res)
+    res = clean_json(res)
     if as_json:
         typer.echo(json.dumps(res))
         return

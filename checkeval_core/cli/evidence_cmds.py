@@ -8,8 +8,7 @@ import math
 
 import typer
 
-from checkeval_core.cli.app import app, fail
-from checkeval_core.cli.app import clean_json as _clean
+from checkeval_core.cli.app import app, clean_json, fail
 from checkeval_core.store import NotFound, open_db
 
 
@@ -112,7 +111,7 @@ def versions_cmd(task: str = typer.Option(..., "--task"),
     except (NotFound, SplitError, ValueError) as e:
         fail(str(e))
     if as_json:
-        typer.echo(json.dumps(_clean(rep)))
+        typer.echo(json.dumps(clean_json(rep)))
         return
     if rep["reason"]:
         typer.echo(f"{task}: {rep['reason']}")
