@@ -22,6 +22,7 @@ from checkeval_core.analysis.bias import (
 )
 from checkeval_core.analysis.reliability import (
     RunSetError,
+    diagnostics_columns,
     reliability,
     reliability_sets,
     unreliable_questions,
@@ -133,6 +134,7 @@ def test_flip_rate_and_sd_by_hand(db, rel_runs):
     assert (s["n_pairs"], s["n_items"]) == (7, 4)
     assert s["flip_rate"] == pytest.approx(2 / 7)
     assert s["p_yes_sd"] == pytest.approx(math.sqrt((.01 + .19 / 3 + .01 + 1 / 3) / 7))
+    assert s["flip_rate_ci"][0] < 2 / 7 < s["flip_rate_ci"][1]
     assert (res["n_runs"], res["n_items"], [r["phrasing"] for r in res["runs"]]) == \
         (3, 8, [0, 1, 2])
     assert [q["question"] for q in res["questions"]] == [QA, QB]  # highest flip rate first
@@ -145,6 +147,17 @@ def test_unreliable_questions_threshold(db, rel_runs):
     assert unreliable_questions(res, max_flip=0.5) == []
     assert res["summary"]["n_unreliable"] == 2
     assert reliability_sets(db, "t") == [rel_runs]
+    cols = diagnostics_columns(res)
+    assert cols[qids(db)[QB]]["flip_rate"] == pytest.approx(0.25)
+    assert cols[qids(db)[QA]]["n_items"] == 3 and cols[qids(db)[QA]]["unreliable"]
+
+
+def test_set_without_flips_still_has_an_interval(db, task):
+    ids = [stored_run(db, {(QA, k): ("yes", .9) for k in range(5)}, phrasing=r)
+           for r in range(2)]
+    s = reliability(db, ids)["summary"]
+    assert s["flip_rate"] == 0 and s["flip_rate_ci"][0] == 0 and s["flip_rate_ci"][1] > 0.2
+    assert s["flip_rate_ci_method"].startswith("Wilson")
 
 
 def test_no_counted_item_has_a_reason(db, task):

@@ -133,8 +133,8 @@ def reliability(db: sqlite_utils.Database, run_ids: list[int], n_boot: int = N_B
 
     Returns ``{"runs": [{"run", "phrasing"}], "n_runs", "n_items" (items in every run),
     "task", "judge", "method", "checklist_version", "max_flip", "summary": {"flip_rate",
-    "flip_rate_ci", "n_pairs", "n_items", "p_yes_sd", "n_questions", "n_unreliable",
-    "reason"},
+    "flip_rate_ci", "flip_rate_ci_method", "n_pairs", "n_items", "p_yes_sd", "n_questions",
+    "n_unreliable", "reason"},
     "questions": [{"question_id", "question", "dimension", "flip_rate", "flip_rate_ci",
     "n_flips", "p_yes_sd", "p_yes_sd_ci", "n_items", "n_invalid", "yes_rate", "unreliable",
     "reason"}]}`` (questions sorted by flip rate, highest first; undefined values are None
@@ -221,8 +221,8 @@ def _summary(per_q: dict[int, dict[str, list]], questions: list[dict[str, Any]],
     out: dict[str, Any] = {"n_pairs": n_pairs, "n_items": len(flips),
                            "n_questions": len(questions),
                            "n_unreliable": sum(q["unreliable"] for q in questions),
-                           "flip_rate": None, "flip_rate_ci": None, "p_yes_sd": None,
-                           "reason": None}
+                           "flip_rate": None, "flip_rate_ci": None,
+                           "flip_rate_ci_method": None, "p_yes_sd": None, "reason": None}
     if not n_pairs:
         out["reason"] = "no question has an item answered Yes/No in every run"
         return out
@@ -235,7 +235,12 @@ def _summary(per_q: dict[int, dict[str, list]], questions: list[dict[str, Any]],
     n = np.array([len(v) for v in flips.values()], dtype=float)
     idx = np.random.default_rng(seed).integers(0, len(k), size=(n_boot, len(k)))
     boots = k[idx].sum(axis=1) / n[idx].sum(axis=1)
-    out["flip_rate_ci"] = [float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))]
+    ci = [float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))]
+    out["flip_rate_ci_method"] = "bootstrap over items"
+    if ci[0] == ci[1]:  # no pair flipped (or all did): the bootstrap has no spread
+        ci = _wilson(int(k.sum()), n_pairs)
+        out["flip_rate_ci_method"] = "Wilson over pairs (the bootstrap over items has no spread)"
+    out["flip_rate_ci"] = ci
     return out
 
 
@@ -274,3 +279,12 @@ def reliability_sets(db: sqlite_utils.Database, task: str | None = None) -> list
         groups[(tid, vid, judge, meth, fixed)][wording] = rid
     sets = [sorted(g.values()) for g in groups.values() if len(g) >= 2]
     return sorted(sets, key=lambda s: -max(s))
+
+
+def diagnostics_columns(result: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """Question id → the reliability columns a question-diagnostics table shows beside its
+    other columns: ``flip_rate``, ``flip_rate_ci``, ``p_yes_sd``, ``p_yes_sd_ci``,
+    ``n_items``, ``unreliable``, ``reason`` (each undefined value with its reason)."""
+    keys = ("flip_rate", "flip_rate_ci", "p_yes_sd", "p_yes_sd_ci", "n_items", "unreliable",
+            "reason")
+    return {q["question_id"]: {k: q[k] for k in keys} for q in result["questions"]}
