@@ -253,7 +253,7 @@ def probe_verbosity_cmd(run: int = typer.Option(..., "--run", help="RUN_ID (comp
         return
     typer.echo(f"run {res['run']} ({res['judge']}, {res['method']}), {res['n_items']} items, "
                f"{res['n_calls']} judge call(s); {res['n_flagged']} question(s) whose p(Yes) "
-               f"rises by more than {res['margin']:g} with padding")
+               f"rises by more than {res['margin']:g} with padding (interval above 0)")
     for q in res["questions"]:
         mark = "FLAGGED " if q["flagged"] else ""
         typer.echo(f"  {mark}q{q['question_id']} {_num(q['yes_original'])} → "
