@@ -182,3 +182,113 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
         fail(str(e))
     res = clean_json(res)
     typer.echo(json.dumps(res) if as_json else format_table(res))
+
+
+# -- reliability and bias probes ------------------------------------------------------------
+probe_app = typer.Typer(no_args_is_help=True, help="Bias probes that ask the judge again.")
+app.add_typer(probe_app, name="probe")
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def _ci(ci: list[float] | None, digits: int = 2) -> str:
+    return "" if not ci else f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+@app.command("reliability")
+def reliability_cmd(run: list[int] = typer.Option(..., "--run", help="RUN_ID (repeat, ≥ 2): "
+                                                  "one version/judge/method asked with "
+                                                  "different --param phrasing=N"),
+                    max_flip: float = typer.Option(0.10, "--max-flip", help="flip rate above "
+                                                   "which a question is unreliable"),
+                    as_json: bool = typer.Option(False, "--json")) -> None:
+    """Per question: how often its verdict flips across runs that differ only in wording."""
+    from checkeval_core.analysis.reliability import reliability
+
+    if not 0 <= max_flip <= 1:
+        fail(f"--max-flip {max_flip}: give a share between 0 and 1")
+    try:
+        res = reliability(open_db(), list(run), max_flip=max_flip)
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(clean_json(res)))
+        return
+    s = res["summary"]
+    runs = ", ".join(f"#{r['run']} phrasing={r['phrasing']}" for r in res["runs"])
+    typer.echo(f"{res['n_runs']} runs ({runs}), "
+               f"{res['n_items']} items, {s['n_questions']} questions; pooled flip rate "
+               f"{_num(s['flip_rate'])}{_ci(s['flip_rate_ci'])} over {s['n_pairs']} item × "
+               f"question pairs; {s['n_unreliable']} question(s) above {res['max_flip']:g}"
+               + (f" ({s['reason']})" if s["reason"] else ""))
+    for q in res["questions"]:
+        mark = "UNRELIABLE " if q["unreliable"] else ""
+        typer.echo(f"  {mark}q{q['question_id']} flip={_num(q['flip_rate'])}"
+                   f"{_ci(q['flip_rate_ci'])} sd={_num(q['p_yes_sd'])} n={q['n_items']}  "
+                   f"{q['question']}" + (f"  ({q['reason']})" if q["reason"] else ""))
+
+
+@app.command("bias")
+def bias_cmd(run: int = typer.Option(..., "--run", help="RUN_ID (completed)"),
+             threshold: float = typer.Option(0.3, "--threshold", help="|ρ| at or above which "
+                                             "a question is flagged (with its CI excluding 0)"),
+             as_json: bool = typer.Option(False, "--json")) -> None:
+    """Per question and dimension: Spearman ρ of the judge's answers with output length."""
+    from checkeval_core.analysis.bias import length_bias
+
+    if not 0 <= threshold <= 1:
+        fail(f"--threshold {threshold}: give a correlation between 0 and 1")
+    try:
+        res = length_bias(open_db(), run, threshold=threshold)
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(clean_json(res)))
+        return
+    typer.echo(f"run {res['run']} ({res['judge']}, {res['method']}), {res['n_items']} items; "
+               f"{res['n_flagged']} question(s) with |ρ| ≥ {res['threshold']:g} vs length")
+    for d in res["dimensions"]:
+        typer.echo(f"  {d['dimension']} ({d['aggregation']}) ρ={_num(d['rho'])}{_ci(d['ci'])} "
+                   f"n={d['n']}" + (f"  ({d['reason']})" if d["reason"] else ""))
+    if res["questions_reason"]:
+        typer.echo(f"  {res['questions_reason']}")
+    for q in res["questions"]:
+        mark = "FLAGGED " if q["flagged"] else ""
+        typer.echo(f"  {mark}q{q['question_id']} ρ={_num(q['rho'])}{_ci(q['ci'])} n={q['n']}  "
+                   f"{q['question']}" + (f"  ({q['reason']})" if q["reason"] else ""))
+
+
+@probe_app.command("verbosity")
+def probe_verbosity_cmd(run: int = typer.Option(..., "--run", help="RUN_ID (completed)"),
+                        n_items: int = typer.Option(20, "--items", help="items to pad and "
+                                                    "ask again"),
+                        estimate: bool = typer.Option(False, "--estimate", help="only say how "
+                                                      "many judge calls it would make"),
+                        as_json: bool = typer.Option(False, "--json")) -> None:
+    """Ask the run's judge again on outputs padded with a restatement of themselves."""
+    from checkeval_core.analysis.bias import verbosity_cost, verbosity_probe
+
+    db = open_db()
+    try:
+        res = (verbosity_cost(db, run, n_items) if estimate else
+               verbosity_probe(db, run, n_items))
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(clean_json(res)))
+        return
+    if estimate:
+        typer.echo(f"{res['n_items']} items, {res['n_requests']} requests, {res['n_calls']} "
+                   f"judge call(s) not in the cache")
+        return
+    typer.echo(f"run {res['run']} ({res['judge']}, {res['method']}), {res['n_items']} items, "
+               f"{res['n_calls']} judge call(s); {res['n_flagged']} question(s) whose p(Yes) "
+               f"rises by more than {res['margin']:g} with padding (interval above 0)")
+    for q in res["questions"]:
+        mark = "FLAGGED " if q["flagged"] else ""
+        typer.echo(f"  {mark}q{q['question_id']} {_num(q['yes_original'])} → "
+                   f"{_num(q['yes_padded'])} Δ={_num(q['delta'])}{_ci(q['delta_ci'])} "
+                   f"n={q['n']}  {q['question']}" + (f"  ({q['reason']})" if q["reason"]
+                                                     else ""))

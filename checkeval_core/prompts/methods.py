@@ -9,6 +9,21 @@ GROUPED_SYSTEM = (
     "'Q1: Yes' or 'Q1: No', in order, and nothing else."
 )
 
+# Rewordings of GROUPED_SYSTEM (run option ``phrasing``, see prompts/judge.py); every one keeps
+# the numbered 'Q1: Yes' answer format the parser reads. 0 is the default.
+GROUPED_PHRASINGS: tuple[str, ...] = (
+    GROUPED_SYSTEM,
+    "You are an impartial expert judge of written text. Study the material, then decide for "
+    "each numbered yes/no question whether it holds for the text under evaluation. Write one "
+    "line per question, 'Q1: Yes' or 'Q1: No', in the order given, and nothing else.",
+    "You assess the quality of text. Read everything below and answer each numbered yes/no "
+    "question about the text being assessed. Output exactly one line per question like "
+    "'Q1: Yes' or 'Q1: No', in order, with no other text.",
+    "You check texts against a checklist. For each numbered checklist question, say whether "
+    "the text satisfies it, one line each in the form 'Q1: Yes' or 'Q1: No', in order, and "
+    "nothing else.",
+)
+
 GROUPED_USER = """{material}{label} to evaluate:
 {output}
 

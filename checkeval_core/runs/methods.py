@@ -183,7 +183,8 @@ def plan_rocketeval(item: dict[str, Any], ctx: dict[str, Any]) -> list[Work]:
         req = binary_request_for_item(
             item, q["text"], ctx["kind"], definition=defs.get(q["dimension"]) if
             ctx["params"].get("include_definition") else None, dimension=q["dimension"],
-            include_reference=bool(ctx["params"].get("include_reference")))
+            include_reference=bool(ctx["params"].get("include_reference")),
+            phrasing=ctx["params"].get("phrasing", 0))
         out.append(Work(item["id"], "binary", req, [(q["id"], "", q["dimension"])],
                         _binary_parser(q["id"], "", q["dimension"])))
     return out
@@ -208,7 +209,8 @@ def plan_checkeval(item: dict[str, Any], ctx: dict[str, Any]) -> list[Work]:
             material=_material(item, ctx["kind"]), label=label, output=item["output"],
             dimension=dim, definition=ctx["definitions"].get(dim, ""), sub_dimension=sub,
             questions="\n".join(f"Q{i + 1}: {q['text']}" for i, q in enumerate(qs)))
-        req = GenerateRequest.chat(P.GROUPED_SYSTEM, user, max_tokens=8 * len(qs) + 16,
+        system = P.GROUPED_PHRASINGS[ctx["params"].get("phrasing", 0)]
+        req = GenerateRequest.chat(system, user, max_tokens=8 * len(qs) + 16,
                                    shared_parts=_shared(item, ctx["kind"], label),
                                    purpose="grouped_answers",
                                    payload={"questions": [q["text"] for q in qs],

@@ -6,6 +6,15 @@ Prompt layout (``rocketeval``; the other methods keep their fixed layouts):
 * ``include_reference`` — add the item's reference (e.g. SummEval's human summary) after the
   source; items without a reference are unchanged.
 
+Wording: ``phrasing`` (an integer, default 0) — which rewording of the method's instructions
+the judge is asked with (``prompts/judge.py`` ``BINARY_PHRASINGS`` for ``rocketeval``,
+``prompts/methods.py`` ``GROUPED_PHRASINGS`` for ``checkeval``; 0 is the default prompt, other
+methods have only 0). The wording is part of every request's text, hence of its cache key: a
+run with another phrasing asks the judge afresh. Runs of one checklist version that differ only
+in ``phrasing`` measure each question's reliability (``analysis/reliability.py``). Sampling
+seeds are not an option: binary answers are read from the first token's log-probabilities at
+temperature 0, which a seed does not change.
+
 Method options: ``aggregation`` (the run's primary aggregation; one of its method's
 aggregations in :mod:`checkeval_core.runs.registry`), ``seal_units`` (SEAL: a dimension → ``sentence|pair|fact|whole``
 override), ``seal_uniform_weights`` (SEAL: skip the weight request, weigh sub-dimensions
@@ -34,6 +43,7 @@ RUN_OPTIONS: dict[str, type] = {
     "seal_uniform_weights": bool,
     "instance": bool,
     "max_error_share": float,
+    "phrasing": int,
 }
 # written by the run itself, ignored when comparing the options two runs were asked with
 DERIVED = ("aggregation", "seal_weights", "bundle", "bundle_hash")
@@ -78,6 +88,12 @@ def check_params(method: str, params: dict[str, Any]) -> None:
                          f"(valid: {', '.join(valid)})")
     if "max_error_share" in params:
         _share(params["max_error_share"], "--param max_error_share")
+    if "phrasing" in params:
+        n, ph = method_entry(method).phrasings, params["phrasing"]
+        if isinstance(ph, bool) or not isinstance(ph, int) or not 0 <= ph < n:
+            raise ValueError(f"--param phrasing={ph}: method {method} has phrasings 0 to {n - 1}"
+                             if n > 1 else f"--param phrasing={ph}: method {method} has one "
+                             "wording only (phrasing=0); rocketeval and checkeval have more")
 
 
 def parse_params(pairs: list[str] | None) -> dict[str, Any]:
@@ -96,7 +112,8 @@ def parse_params(pairs: list[str] | None) -> dict[str, Any]:
             val = v
         if RUN_OPTIONS[k] is float:
             val = _share(val, f"--param {k}={v}")
-        elif not isinstance(val, RUN_OPTIONS[k]):
+        elif not isinstance(val, RUN_OPTIONS[k]) or isinstance(val, bool) is not (
+                RUN_OPTIONS[k] is bool):
             raise ValueError(f"--param {k}={v}: expected {RUN_OPTIONS[k].__name__}")
         out[k] = val
     return out

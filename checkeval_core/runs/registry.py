@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from checkeval_core.prompts.judge import BINARY_PHRASINGS
+from checkeval_core.prompts.methods import GROUPED_PHRASINGS
 from checkeval_core.runs import methods as M
 from checkeval_core.runs import scorers as S
 
@@ -45,6 +47,7 @@ class Method:
     plan: Planner  # plan(item, ctx) -> the item's judge requests
     score: Scorer  # score(answers, ctx) -> score rows of its aggregations
     prepare: Callable[[dict[str, Any]], None] | None = None  # once per run, before its items
+    phrasings: int = 1  # how many wordings of its prompt the run option ``phrasing`` picks from
 
     @property
     def primary(self) -> str:
@@ -93,11 +96,13 @@ for _m in (
     Method("checkeval", "CheckEval", "Lee et al., CheckEval",
            "questions grouped by sub-dimension, several per prompt; numbered Yes/No lines",
            ("share_yes", "mean_p_yes", "linear", "calibrated", "calibrated_len"), binary=True,
-           per_question=True, plan=M.plan_checkeval, score=S.score_yes_no),
+           per_question=True, plan=M.plan_checkeval, score=S.score_yes_no,
+           phrasings=len(GROUPED_PHRASINGS)),
     Method("rocketeval", "RocketEval", "Wei et al., RocketEval (ICLR 2025)",
            "one Yes/No prompt per question, the question last; normalised p(Yes)",
            ("mean_p_yes", "share_yes", "supervised", "linear", "calibrated", "calibrated_len"),
-           binary=True, per_question=True, plan=M.plan_rocketeval, score=S.score_yes_no),
+           binary=True, per_question=True, plan=M.plan_rocketeval, score=S.score_yes_no,
+           phrasings=len(BINARY_PHRASINGS)),
     Method("seal", "SEAL", "SEAL",
            "units (sentences, sentence pairs, facts, whole) × sub-dimensions, one Yes/No "
            "verification each, weighted by sub-dimension",
