@@ -98,7 +98,8 @@ st.caption("Hollow grey points have no interval: they rest on too few groups to 
            "that version.")
 rows = [r for r in table_rows(rep, part) if r["evidence"] == EVIDENCE_NAMES[evidence]
         and r["dimension"] == dim]
-st.dataframe(pd.DataFrame(rows), hide_index=True, use_container_width=True,
+st.dataframe(pd.DataFrame(rows).drop(columns=["evidence", "dimension"], errors="ignore"),
+             hide_index=True, use_container_width=True,
              column_config={"value": st.column_config.NumberColumn(format="%.3f")})
 csv_download(table_rows(rep, part), f"versions-{task}-{part}.csv", key="vs_csv")
 
@@ -114,20 +115,21 @@ b = c2.selectbox("To version", nums, index=len(nums) - 1, key="vs_b")
 d = _diff(db_path(db), task, a, b, evidence_stamp(db, task))
 st.markdown(f"**v{a} → v{b}:** {d['n_added']} question(s) added, {d['n_removed']} removed, "
             f"{d['n_edited']} edited")
-left, right = st.columns(2)
-with left:
-    q = ([{"change": "added", "dimension": x["dimension"], "question": x["text"]}
-          for x in d["diff"]["added"]]
-         + [{"change": "removed", "dimension": x["dimension"], "question": x["text"]}
-            for x in d["diff"]["removed"]]
-         + [{"change": "edited", "dimension": x["dimension"],
-             "question": f"{x['before']} → {x['after']}"} for x in d["diff"]["edited"]])
-    st.dataframe(pd.DataFrame(q, columns=["change", "dimension", "question"]),
-                 hide_index=True, use_container_width=True)
-with right:
-    dr = delta_rows(d, part)
-    if dr:
-        st.dataframe(pd.DataFrame(dr), hide_index=True, use_container_width=True,
-                     column_config={"Δ": st.column_config.NumberColumn(format="%+.3f")})
-    else:
-        st.info(md_escape(d["reason"] or f"no figure on {part} for both versions"))
+dr = [r for r in delta_rows(d, part) if r["evidence"] == EVIDENCE_NAMES[evidence]
+      and r["dimension"] == dim]
+if dr:
+    st.dataframe(pd.DataFrame(dr).drop(columns=["evidence", "dimension"]), hide_index=True,
+                 use_container_width=True,
+                 column_config={"Δ": st.column_config.NumberColumn(format="%+.3f")})
+else:
+    st.info(md_escape(d["reason"] or f"No {EVIDENCE_NAMES[evidence]} figure for {dim} on "
+                                     f"both versions"))
+q = ([{"change": "added", "dimension": x["dimension"], "question": x["text"]}
+      for x in d["diff"]["added"]]
+     + [{"change": "removed", "dimension": x["dimension"], "question": x["text"]}
+        for x in d["diff"]["removed"]]
+     + [{"change": "edited", "dimension": x["dimension"],
+         "question": f"{x['before']} → {x['after']}"} for x in d["diff"]["edited"]])
+st.dataframe(pd.DataFrame(q, columns=["change", "dimension", "question"]), hide_index=True,
+             use_container_width=True, key="vs_qdiff",
+             column_config={"question": st.column_config.TextColumn(width="large")})

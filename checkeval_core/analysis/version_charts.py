@@ -68,5 +68,5 @@ def history_chart(report: dict[str, Any], part: str, evidence: str,
                "categoryarray": [f"v{v['version']}" for v in report.get("versions", [])]},
         yaxis={"title": statistic or EVIDENCE_NAMES.get(evidence, evidence),
                "range": [-1.05, 1.05] if bounded else [-0.02, 1.02]},
-        legend_title="judge · method · aggregation", margin={"t": 30})
+        legend_title="judge · method · aggregation", margin={"t": 30, "b": 40}, height=380)
     return fig

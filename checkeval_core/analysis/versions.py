@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import sqlite_utils
 
-from checkeval_core.analysis.correlation import COEFFICIENTS, bootstrap_ci, level_value
+from checkeval_core.analysis.correlation import COEFFICIENTS, bootstrap_ci, corr, level_value
 from checkeval_core.analysis.rankings import (
     DEFAULT_TIE_MARGIN,
     item_scores,
@@ -349,13 +349,14 @@ def table_rows(report: dict[str, Any], part: str) -> list[dict[str, Any]]:
 
 def _paired_delta(db: sqlite_utils.Database, task: str, ra: dict[str, Any],
                   rb: dict[str, Any], part: str, level: str, coef: str, n_boot: int,
-                  seed: int) -> dict[str, Any]:
+                  seed: int, frames: dict[tuple[int, str], pd.DataFrame]) -> dict[str, Any]:
     """Δ = b − a of one dimension's correlation on the items both runs scored, with a paired
-    bootstrap over their shared groups."""
-    from checkeval_core.analysis.report import paired_bootstrap
-
-    fa = filter_frame(db, task, run_frame(db, ra["run"], ra["aggregation"])[0], part)
-    fb = filter_frame(db, task, run_frame(db, rb["run"], rb["aggregation"])[0], part)
+    bootstrap over their shared groups (``frames``: run frames already read)."""
+    for r in (ra, rb):
+        if (r["run"], r["aggregation"]) not in frames:
+            frames[(r["run"], r["aggregation"])] = run_frame(db, r["run"], r["aggregation"])[0]
+    fa = filter_frame(db, task, frames[(ra["run"], ra["aggregation"])], part)
+    fb = filter_frame(db, task, frames[(rb["run"], rb["aggregation"])], part)
     fa = fa[fa["dimension"] == ra["dimension"]].dropna(subset=["metric", "human"])
     fb = fb[fb["dimension"] == rb["dimension"]].dropna(subset=["metric", "human"])
     common = set(fa["item_pk"]) & set(fb["item_pk"])
@@ -366,10 +367,61 @@ def _paired_delta(db: sqlite_utils.Database, task: str, ra: dict[str, Any],
         return {**out, "delta_common": NAN, "ci": [NAN, NAN],
                 "ci_reason": f"no paired interval: the two runs share {n_groups} group(s) "
                              "with human scores (needs ≥ 2)"}
-    pb = paired_bootstrap(fb, fa, level, coef, n_boot=n_boot, seed=seed)
-    no_ci = any(_isnan(x) for x in pb["ci"])
-    return {**out, "delta_common": pb["difference"], "ci": pb["ci"],
-            "ci_reason": "no paired interval: no resample had a value" if no_ci else None}
+    d, ci = paired_delta_ci(fa, fb, level, coef, n_boot, seed)
+    no_ci = any(_isnan(x) for x in ci)
+    return {**out, "delta_common": d, "ci": ci,
+            "ci_reason": "no paired interval: fewer than 2 resamples had a value"
+            if no_ci else None}
+
+
+def paired_delta_ci(fa: pd.DataFrame, fb: pd.DataFrame, level: str, coef: str, n_boot: int,
+                    seed: int) -> tuple[float, list[float]]:
+    """``(Δ, [lo, hi])``: Δ = correlation of ``fb`` − of ``fa`` over the same items, and a
+    percentile interval from resampling groups — the same draw for both sides (paired).
+
+    Sample level: each group's correlation is computed once per side and a resample averages
+    the drawn groups (groups with an undefined correlation skipped, as in
+    :func:`~checkeval_core.analysis.correlation.level_value`); dataset and system levels pool
+    the drawn groups' items and recompute."""
+    fa = fa.sort_values("item_pk").reset_index(drop=True)
+    fb = fb.sort_values("item_pk").reset_index(drop=True)
+    point = level_value(fb, level, coef)[0] - level_value(fa, level, coef)[0]
+    groups = list(dict.fromkeys(fa["group"].tolist()))
+    if len(groups) < 2 or n_boot <= 0:
+        return point, [NAN, NAN]
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(groups), (n_boot, len(groups)))
+    masks = [(fa["group"] == g).to_numpy() for g in groups]
+    vals: list[float] = []
+    if level == "sample_level":
+        per = [np.array([corr(f["metric"][m], f["human"][m], coef) for m in masks])
+               for f in (fa, fb)]
+        for pick in picks:
+            a, b = per[0][pick], per[1][pick]
+            a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+            if len(a) and len(b):
+                vals.append(float(b.mean() - a.mean()))
+    else:
+        cols = [[(f["metric"].to_numpy(float)[m], f["human"].to_numpy(float)[m]) for m in masks]
+                for f in (fa, fb)]
+        codes, _ = pd.factorize(fa["system"])
+        sys_by = [codes[m] for m in masks]
+        n_sys = int(codes.max()) + 1
+        for pick in picks:
+            side = []
+            for c in cols:
+                x = np.concatenate([c[i][0] for i in pick])
+                y = np.concatenate([c[i][1] for i in pick])
+                if level == "system_level":
+                    k = np.concatenate([sys_by[i] for i in pick])
+                    cnt = np.bincount(k, minlength=n_sys)
+                    keep = cnt > 0
+                    x = np.bincount(k, x, n_sys)[keep] / cnt[keep]
+                    y = np.bincount(k, y, n_sys)[keep] / cnt[keep]
+                side.append(corr(x, y, coef))
+            if not any(math.isnan(v) for v in side):
+                vals.append(side[1] - side[0])
+    return point, percentile_ci(vals)
 
 
 def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
@@ -387,6 +439,7 @@ def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
     for r in latest_rows(report):
         by[(series_key(r), r["evidence"], r["dimension"])][r["version"]] = r
     deltas = []
+    frames: dict[tuple[int, str], pd.DataFrame] = {}
     for (series, evidence, dim), vs in sorted(by.items()):
         if a not in vs or b not in vs:
             continue
@@ -401,7 +454,8 @@ def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
                    "reason": None if not _isnan(d) else (fa["reason"] or fb["reason"]
                                                          or "undefined")}
             if evidence == "human_scores":
-                row.update(_paired_delta(db, task, ra, rb, part, level, coef, n_boot, seed))
+                row.update(_paired_delta(db, task, ra, rb, part, level, coef, n_boot, seed,
+                                         frames))
             else:
                 row.update(ci=[NAN, NAN], ci_reason="no paired interval: computed for "
                                                     "correlations with human scores only")
