@@ -251,3 +251,28 @@ def test_paired_delta_matches_the_reference_paired_bootstrap(level):
     d, ci = V.paired_delta_ci(fa, fb, level, "spearman", 300, 0)
     ref = paired_bootstrap(fb, fa, level, "spearman", n_boot=300, seed=0)
     assert d == pytest.approx(ref["difference"]) and ci == pytest.approx(ref["ci"])
+
+
+def test_sample_level_fast_path_equals_the_correlation_helpers():
+    """Per-group correlations computed once for all parts give the same value, skipped count
+    and interval as :func:`level_value` / :func:`bootstrap_ci` on each part."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for g in range(9):
+        for k in range(5):
+            h = 3.0 if g == 4 else float(rng.integers(1, 6))  # g4: constant humans → skipped
+            rows.append({"item_pk": g * 10 + k, "group": f"g{g}", "system": f"s{k}",
+                         "human": h, "metric": h + rng.normal()})
+    df = pd.DataFrame(rows)
+    per = V.group_correlations(df, "kendall")
+    assert math.isnan(per["g4"])
+    for part in (df, df[df["group"].isin(["g1", "g4", "g7", "g8"])], df[df["group"] == "g2"]):
+        fast = V.correlation_figure(part, "sample_level", "kendall", 150, 3, per)
+        slow = V.correlation_figure(part, "sample_level", "kendall", 150, 3)
+        assert fast["ci"] == pytest.approx(slow["ci"], nan_ok=True)
+        assert fast["value"] == pytest.approx(slow["value"], nan_ok=True)
+        assert {k: v for k, v in fast.items() if k not in ("ci", "value")} == {
+            k: v for k, v in slow.items() if k not in ("ci", "value")}

@@ -114,18 +114,50 @@ def ratio_by_group(hits: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, l
     return value, percentile_ci(s / c), None
 
 
-def correlation_figure(df: pd.DataFrame, level: str, coef: str, n_boot: int,
-                       seed: int) -> dict[str, Any]:
-    """One dimension's correlation with human scores (frame of :func:`run_frame`)."""
+def group_correlations(df: pd.DataFrame, coef: str) -> dict[Any, float]:
+    """Each group's correlation of ``metric`` with ``human`` (NaN where undefined)."""
     df = df.dropna(subset=["metric", "human"])
-    v, _, skipped = level_value(df, level, coef)
-    ci = list(bootstrap_ci(df, level, coef, n_boot, seed))
-    entry = {c: (v if c == coef else NAN) for c in COEFFICIENTS}
-    entry.update(ci={c: (ci if c == coef else [NAN, NAN]) for c in COEFFICIENTS},
-                 skipped=skipped)
-    why = explain_level(df, level, entry, n_boot)
-    return _figure(v, ci, len(df), df["group"].nunique(), df["system"].nunique(),
-                   why["reasons"][coef], why["ci_reasons"][coef])
+    return {g: corr(part["metric"], part["human"], coef)
+            for g, part in df.groupby("group", sort=False)}
+
+
+def _sample_level(df: pd.DataFrame, per_group: dict[Any, float], n_boot: int,
+                  seed: int) -> tuple[float, int, list[float]]:
+    """:func:`level_value` and :func:`bootstrap_ci` at sample level from per-group values
+    computed once for all parts (the same resampling draw, so the same numbers)."""
+    groups = list(dict.fromkeys(df["group"].tolist()))
+    per = np.array([per_group[g] for g in groups], dtype=float)
+    ok = per[~np.isnan(per)]
+    v = float(ok.mean()) if len(ok) else NAN
+    if len(groups) < 2 or n_boot <= 0:
+        return v, int(len(per) - len(ok)), [NAN, NAN]
+    picks = np.random.default_rng(seed).integers(0, len(groups), (n_boot, len(groups)))
+    drawn = per[picks]
+    counts = (~np.isnan(drawn)).sum(axis=1)
+    sums = np.nansum(drawn, axis=1)
+    means = sums[counts > 0] / counts[counts > 0]
+    return v, int(len(per) - len(ok)), percentile_ci(means.tolist())
+
+
+def correlation_figure(df: pd.DataFrame, level: str, coef: str, n_boot: int, seed: int,
+                       per_group: dict[Any, float] | None = None) -> dict[str, Any]:
+    """One dimension's correlation with human scores (frame of :func:`run_frame`);
+    ``per_group``: :func:`group_correlations` of a frame containing ``df`` (sample level)."""
+    df = df.dropna(subset=["metric", "human"])
+    if level == "sample_level" and per_group is not None:
+        v, skipped, ci = _sample_level(df, per_group, n_boot, seed)
+    else:
+        v, _, skipped = level_value(df, level, coef)
+        ci = list(bootstrap_ci(df, level, coef, n_boot, seed))
+    reason = ci_reason = None
+    if _isnan(v) or any(_isnan(x) for x in ci):
+        entry = {c: (v if c == coef else NAN) for c in COEFFICIENTS}
+        entry.update(ci={c: (ci if c == coef else [NAN, NAN]) for c in COEFFICIENTS},
+                     skipped=skipped)
+        why = explain_level(df, level, entry, n_boot)
+        reason, ci_reason = why["reasons"][coef], why["ci_reasons"][coef]
+    return _figure(v, ci, len(df), df["group"].nunique(), df["system"].nunique(), reason,
+                   ci_reason)
 
 
 # -- per evidence ----------------------------------------------------------------------------
@@ -140,9 +172,10 @@ def _human_score_rows(db: sqlite_utils.Database, run: dict[str, Any], agg: str,
     for dim, part in df.groupby("dimension", sort=True):
         if part["human"].notna().sum() == 0:
             continue
+        per = group_correlations(part, coef) if level == "sample_level" else None
         out.append({"evidence": "human_scores", "dimension": dim,
                     "statistic": f"{coef} ({LEVEL_NAMES[level]})",
-                    "parts": {p: correlation_figure(f(part), level, coef, n_boot, seed)
+                    "parts": {p: correlation_figure(f(part), level, coef, n_boot, seed, per)
                               for p, f in parts.items()}})
     return out
 
