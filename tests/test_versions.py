@@ -117,10 +117,11 @@ def test_one_document_has_no_interval_and_says_why(db):
     assert all(math.isnan(x) for x in f["ci"])
 
 
-def test_annotations_agreement_hand_computed(db):
+def _annotate(db):
+    """Annotations of q1 (see below) and both runs' answers to it; returns (r1, r2)."""
     from checkeval_core.store import now_iso
 
-    tid, r1, _, (q1, *_rest) = build(db)
+    tid, r1, r2, (q1, *_rest) = build(db)
     pk = {r[0]: r[1] for r in db.execute("SELECT item_id, id FROM item WHERE task_id = ?",
                                           [tid])}
     now = now_iso()
@@ -135,6 +136,15 @@ def test_annotations_agreement_hand_computed(db):
     for item, v in [("g0-0", "yes"), ("g0-1", "yes"), ("g0-2", "no"), ("g1-0", "no")]:
         db.execute("INSERT INTO answer (run_id, item_id, question_id, dimension, verdict, "
                    "created_at) VALUES (?, ?, ?, 'coherence', ?, ?)", [r1, pk[item], q1, v, now])
+    # v2's run (q1 is in both versions): yes, no, yes on g0-0, g0-1, g1-0 → every one a hit
+    for item, v in [("g0-0", "yes"), ("g0-1", "no"), ("g1-0", "yes")]:
+        db.execute("INSERT INTO answer (run_id, item_id, question_id, dimension, verdict, "
+                   "created_at) VALUES (?, ?, ?, 'coherence', ?, ?)", [r2, pk[item], q1, v, now])
+    return r1, r2
+
+
+def test_annotations_agreement_hand_computed(db):
+    _annotate(db)
     rep = V.versions_report(db, "vt", n_boot=100)
     assert rep["evidence"] == ["human_scores", "annotations"]
     f = _row(rep, 1, "annotations", "answers")["parts"]["all"]
@@ -276,3 +286,29 @@ def test_sample_level_fast_path_equals_the_correlation_helpers():
         assert fast["value"] == pytest.approx(slow["value"], nan_ok=True)
         assert {k: v for k, v in fast.items() if k not in ("ci", "value")} == {
             k: v for k, v in slow.items() if k not in ("ci", "value")}
+
+
+def test_annotation_delta_has_a_paired_interval(db):
+    _annotate(db)
+    d = V.version_diff(db, "vt", 1, 2, n_boot=200)
+    x = next(x for x in d["deltas"] if x["evidence"] == "annotations")
+    assert x["a"]["value"] == pytest.approx(1 / 3) and x["b"]["value"] == pytest.approx(1.0)
+    assert x["delta"] == pytest.approx(2 / 3) and x["delta_common"] == pytest.approx(2 / 3)
+    assert (x["n_common_units"], x["n_common_groups"], x["n_common_items"]) == (3, 2, 3)
+    # resamples of {g0: +1 of 2, g1: +1 of 1}: 2/4, 2/3 or 2/2
+    assert 0.5 - 1e-9 <= x["ci"][0] <= x["ci"][1] <= 1.0 + 1e-9 and x["ci_reason"] is None
+
+
+def test_paired_ratio_ci_hand_computed():
+    import pandas as pd
+
+    ha = pd.DataFrame({"unit": [1, 2, 3, 4], "group": ["x", "x", "y", "y"],
+                       "hit": [1, 0, 0, 0], "items": [(1,), (2,), (3,), (4,)]})
+    hb = pd.DataFrame({"unit": [1, 2, 3, 9], "hit": [1, 1, 1, 1]})
+    r = V.paired_ratio_ci(ha, hb, 500, 0)
+    # shared units 1, 2, 3: a 1/3, b 3/3 → Δ 2/3; groups x (+1 of 2), y (+1 of 1)
+    assert r["delta_common"] == pytest.approx(2 / 3) and r["n_common_units"] == 3
+    assert r["ci"][0] == pytest.approx(0.5) and r["ci"][1] == pytest.approx(1.0)
+    one = V.paired_ratio_ci(ha[ha["group"] == "x"], hb, 100, 0)
+    assert one["delta_common"] == pytest.approx(0.5) and "needs ≥ 2 shared groups" in one[
+        "ci_reason"]
