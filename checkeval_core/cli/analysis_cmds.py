@@ -53,15 +53,11 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
 
     if split not in WHICH:
         fail(f"--split {split!r}: use dev, heldout or all")
-    if (rankings or pairs) and split != "all":
-        fail("--split dev/heldout reads correlations with human scores; --rankings and "
-             "--pairs read every item (see `checkeval versions --task NAME --split ...` for "
-             "agreement per part)")
     if rankings or pairs:
         from checkeval_core.cli.ranking_cmds import analyze_rankings
 
         analyze_rankings(run, aggregation, rankings, pairs, tie_margin, reference, bootstrap,
-                         as_json)
+                         as_json, split)
         return
     from checkeval_core.analysis.external import MetricFileError, import_metric
     from checkeval_core.analysis.report import analyze_metric, analyze_runs

@@ -82,7 +82,7 @@ def _num(x: object, fmt: str = ".3f") -> str:
 
 def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: bool,
                      pairs: bool, tie_margin: float, reference: str | None, bootstrap: int,
-                     as_json: bool) -> None:
+                     as_json: bool, split: str = "all") -> None:
     """``checkeval analyze --run ID --rankings|--pairs [--json]`` (called by ``analyze``)."""
     from checkeval_core.analysis.rankings import pairs_report, rankings_report
     from checkeval_core.cli.analysis_cmds import _clean
@@ -92,8 +92,9 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
     db = open_db()
     try:
         rep = rankings_report(db, run[0], aggregation, tie_margin=tie_margin, n_boot=bootstrap,
-                              reference_source=reference) if rankings else None
-        prs = pairs_report(db, run[0], aggregation, tie_margin=tie_margin) if pairs else None
+                              reference_source=reference, split=split) if rankings else None
+        prs = pairs_report(db, run[0], aggregation, tie_margin=tie_margin,
+                           split=split) if pairs else None
     except (NotFound, ValueError) as e:
         fail(str(e))
     if rep is not None and prs is not None:
