@@ -59,8 +59,16 @@ def test_versions_page_at_1440(app_server, screen):
     for v in ("v1", "v2"):
         screen.locator(".js-plotly-plot text", has_text=v).first.wait_for()
     screen.locator(".js-plotly-plot .legendtext", has_text="fake · checkeval").first.wait_for()
-    screen.screenshot(path=str(app_server.db_path.parent / "versions-top.png"))
     screen.screenshot(path="/tmp/versions-1440-top.png")
+    # the split control: what is stored, and Set split asks before changing anything
+    screen.get_by_text("Dev / held-out split — set").click()
+    screen.get_by_text("6 dev and 6 held-out groups (seed 0, held-out share 0.5)").wait_for()
+    screen.get_by_role("button", name="Set split").click()
+    screen.get_by_text("Keep every group where it is and place only new ones?").wait_for()
+    screen.wait_for_timeout(500)  # let the expander finish growing before the picture
+    screen.screenshot(path="/tmp/versions-1440-split.png")
+    screen.get_by_role("button", name="Cancel").click()
+    screen.get_by_text("Keep every group where it is").wait_for(state="detached")
     heading = screen.get_by_text("What changed between two versions", exact=True)
     heading.scroll_into_view_if_needed()
     screen.get_by_text("0 question(s) added, 8 removed, 0 edited", exact=False).wait_for()
