@@ -77,7 +77,7 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                 from checkeval_core.analysis.ensemble import analyze_ensemble
 
                 out["ensemble"] = analyze_ensemble(db, list(run), aggregation, n_boot=bootstrap,
-                                                   mode=ensemble_mode)
+                                                   mode=ensemble_mode, split=split)
         else:
             fail("give --run RUN_ID (repeatable) or --task NAME --metric-file FILE.csv")
     except (NotFound, MetricFileError, ValueError) as e:
