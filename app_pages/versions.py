@@ -69,8 +69,9 @@ with st.expander(f"Dev / held-out split — {'set' if sp['defined'] else 'none'}
             if k1.button("Confirm", key="vs_confirm_yes", type="primary"):
                 st.session_state.pop("vs_confirm", None)
                 try:
+                    # by system as stored (the CLI's --by-system changes it), else automatic
                     clear_split(db, task) if action == "clear" else set_split(
-                        db, task, share, seed)
+                        db, task, share, seed, sp["by_system"] if sp["defined"] else None)
                     st.rerun()
                 except SplitError as e:
                     st.error(str(e))
