@@ -202,6 +202,7 @@ def test_history_chart_draws_weak_points_hollow(db):
                "group_id != 'g0')", [r1])
     rep = V.versions_report(db, "vt", n_boot=50)
     fig = history_chart(rep, "all", "human_scores", "coherence")
+    assert fig.layout.title.text == "human scores · coherence · read on all groups"
     [tr] = [t for t in fig.data if t.mode and "lines" in t.mode]
     assert list(tr.x) == ["v1", "v2"] and list(tr.y) == pytest.approx([1.0, 1.0])
     symbols = list(tr.marker.symbol)
