@@ -48,7 +48,7 @@ with st.expander(f"Dev / held-out split — {'set' if sp['defined'] else 'none'}
     else:
         st.write(f"No split: every figure reads all {sp['n_groups']} groups. Anything chosen "
                  "on the same groups it is reported on looks better than it is.")
-    c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
+    c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
     share = c1.slider("Held-out share", 0.1, 0.9, float(sp["heldout_share"] or 0.5), 0.05,
                       key="vs_share")
     seed = int(c2.number_input("Seed", 0, 10**6, int(sp["seed"] or 0), key="vs_seed"))
@@ -69,8 +69,9 @@ with st.expander(f"Dev / held-out split — {'set' if sp['defined'] else 'none'}
             if k1.button("Confirm", key="vs_confirm_yes", type="primary"):
                 st.session_state.pop("vs_confirm", None)
                 try:
+                    # by system as stored (the CLI's --by-system changes it), else automatic
                     clear_split(db, task) if action == "clear" else set_split(
-                        db, task, share, seed)
+                        db, task, share, seed, sp["by_system"] if sp["defined"] else None)
                     st.rerun()
                 except SplitError as e:
                     st.error(str(e))
@@ -98,7 +99,8 @@ st.caption("Hollow grey points have no interval: they rest on too few groups to 
            "that version.")
 rows = [r for r in table_rows(rep, part) if r["evidence"] == EVIDENCE_NAMES[evidence]
         and r["dimension"] == dim]
-st.dataframe(pd.DataFrame(rows), hide_index=True, use_container_width=True,
+st.dataframe(pd.DataFrame(rows).drop(columns=["evidence", "dimension"], errors="ignore"),
+             hide_index=True, use_container_width=True,
              column_config={"value": st.column_config.NumberColumn(format="%.3f")})
 csv_download(table_rows(rep, part), f"versions-{task}-{part}.csv", key="vs_csv")
 
@@ -114,20 +116,21 @@ b = c2.selectbox("To version", nums, index=len(nums) - 1, key="vs_b")
 d = _diff(db_path(db), task, a, b, evidence_stamp(db, task))
 st.markdown(f"**v{a} → v{b}:** {d['n_added']} question(s) added, {d['n_removed']} removed, "
             f"{d['n_edited']} edited")
-left, right = st.columns(2)
-with left:
-    q = ([{"change": "added", "dimension": x["dimension"], "question": x["text"]}
-          for x in d["diff"]["added"]]
-         + [{"change": "removed", "dimension": x["dimension"], "question": x["text"]}
-            for x in d["diff"]["removed"]]
-         + [{"change": "edited", "dimension": x["dimension"],
-             "question": f"{x['before']} → {x['after']}"} for x in d["diff"]["edited"]])
-    st.dataframe(pd.DataFrame(q, columns=["change", "dimension", "question"]),
-                 hide_index=True, use_container_width=True)
-with right:
-    dr = delta_rows(d, part)
-    if dr:
-        st.dataframe(pd.DataFrame(dr), hide_index=True, use_container_width=True,
-                     column_config={"Δ": st.column_config.NumberColumn(format="%+.3f")})
-    else:
-        st.info(md_escape(d["reason"] or f"no figure on {part} for both versions"))
+dr = [r for r in delta_rows(d, part) if r["evidence"] == EVIDENCE_NAMES[evidence]
+      and r["dimension"] == dim]
+if dr:
+    st.dataframe(pd.DataFrame(dr).drop(columns=["evidence", "dimension"]), hide_index=True,
+                 use_container_width=True,
+                 column_config={"Δ": st.column_config.NumberColumn(format="%+.3f")})
+else:
+    st.info(md_escape(d["reason"] or f"No {EVIDENCE_NAMES[evidence]} figure for {dim} on "
+                                     f"both versions"))
+q = ([{"change": "added", "dimension": x["dimension"], "question": x["text"]}
+      for x in d["diff"]["added"]]
+     + [{"change": "removed", "dimension": x["dimension"], "question": x["text"]}
+        for x in d["diff"]["removed"]]
+     + [{"change": "edited", "dimension": x["dimension"],
+         "question": f"{x['before']} → {x['after']}"} for x in d["diff"]["edited"]])
+st.dataframe(pd.DataFrame(q, columns=["change", "dimension", "question"]), hide_index=True,
+             use_container_width=True, key="vs_qdiff",
+             column_config={"question": st.column_config.TextColumn(width="large")})

@@ -170,3 +170,47 @@ def test_analyze_split_reads_one_part_and_says_which(db, db_path):
     assert lib["split"]["n_groups"] == 6
     r = cli(db_path, "analyze", "--run", str(rid), "--split", "test")
     assert r.returncode == 2 and "dev, heldout or all" in r.stderr
+
+
+def test_analyze_rankings_and_pairs_on_one_part(db, db_path):
+    from tests.test_rankings import build_ranking_task
+
+    rid = build_ranking_task(db)
+    s = S.set_split(db, "rank-demo", 0.5, seed=0)
+    r = cli(db_path, "analyze", "--run", str(rid), "--rankings", "--split", "heldout",
+            "--json", "--bootstrap", "20")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["split"]["which"] == "heldout" and out["split"]["n_systems"] == len(
+        s["systems"]["heldout"])
+    assert {x["system"] for x in out["systems"]} == set(s["systems"]["heldout"])
+    assert out["n_queries"] == len(s["heldout"])
+    r = cli(db_path, "analyze", "--run", str(rid), "--pairs", "--split", "heldout", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["split"]["which"] == "heldout"
+    # seed 0 holds out g1, g2 and sys-best, sys-mid: of the four votes only g2's
+    # (sys-mid vs sys-best) has both answers in the held-out part
+    assert (s["heldout"], s["systems"]["heldout"]) == (["g1", "g2"], ["sys-best", "sys-mid"])
+    assert [(p["group_id"], p["system_a"], p["system_b"]) for p in out["pairs"]] == [
+        ("g2", "sys-mid", "sys-best")]
+    every = json.loads(cli(db_path, "analyze", "--run", str(rid), "--pairs", "--json").stdout)
+    assert every["split"]["which"] == "all" and every["n_preferences"] == 4
+
+
+def test_page_report_reads_every_entry_on_the_part(db):
+    """The Analysis page's report: each run and the ensemble read the same part's items."""
+    from checkeval_core.analysis.report import page_report
+    from tests.conftest import fake_demo_runs
+
+    runs = fake_demo_runs(db, 64)  # the first 4 documents × 16 summaries
+    s = S.set_split(db, "summeval-demo", 0.5, seed=0)
+    ran = [r[0] for r in db.execute("SELECT DISTINCT i.group_id FROM score s JOIN item i ON "
+                                    "i.id = s.item_id WHERE s.run_id = ?", [runs[0]])]
+    n_held = len(set(ran) & set(s["heldout"]))
+    assert 0 < n_held < 4
+    rep = page_report(db, "summeval-demo", runs, ensemble=True, n_boot=0, split="heldout")
+    assert rep["split"]["which"] == "heldout" and len(rep["runs"]) == 3  # 2 runs + ensemble
+    for entry in rep["runs"].values():
+        assert entry["dimensions"]["coherence"]["dataset_level"]["n"] == 16 * n_held
+        assert entry["dimensions"]["coherence"]["sample_level"]["n"] <= n_held

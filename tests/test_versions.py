@@ -117,10 +117,11 @@ def test_one_document_has_no_interval_and_says_why(db):
     assert all(math.isnan(x) for x in f["ci"])
 
 
-def test_annotations_agreement_hand_computed(db):
+def _annotate(db):
+    """Annotations of q1 (see below) and both runs' answers to it; returns (r1, r2)."""
     from checkeval_core.store import now_iso
 
-    tid, r1, _, (q1, *_rest) = build(db)
+    tid, r1, r2, (q1, *_rest) = build(db)
     pk = {r[0]: r[1] for r in db.execute("SELECT item_id, id FROM item WHERE task_id = ?",
                                           [tid])}
     now = now_iso()
@@ -135,6 +136,15 @@ def test_annotations_agreement_hand_computed(db):
     for item, v in [("g0-0", "yes"), ("g0-1", "yes"), ("g0-2", "no"), ("g1-0", "no")]:
         db.execute("INSERT INTO answer (run_id, item_id, question_id, dimension, verdict, "
                    "created_at) VALUES (?, ?, ?, 'coherence', ?, ?)", [r1, pk[item], q1, v, now])
+    # v2's run (q1 is in both versions): yes, no, yes on g0-0, g0-1, g1-0 → every one a hit
+    for item, v in [("g0-0", "yes"), ("g0-1", "no"), ("g1-0", "yes")]:
+        db.execute("INSERT INTO answer (run_id, item_id, question_id, dimension, verdict, "
+                   "created_at) VALUES (?, ?, ?, 'coherence', ?, ?)", [r2, pk[item], q1, v, now])
+    return r1, r2
+
+
+def test_annotations_agreement_hand_computed(db):
+    _annotate(db)
     rep = V.versions_report(db, "vt", n_boot=100)
     assert rep["evidence"] == ["human_scores", "annotations"]
     f = _row(rep, 1, "annotations", "answers")["parts"]["all"]
@@ -192,6 +202,7 @@ def test_history_chart_draws_weak_points_hollow(db):
                "group_id != 'g0')", [r1])
     rep = V.versions_report(db, "vt", n_boot=50)
     fig = history_chart(rep, "all", "human_scores", "coherence")
+    assert fig.layout.title.text == "human scores · coherence · read on all groups"
     [tr] = [t for t in fig.data if t.mode and "lines" in t.mode]
     assert list(tr.x) == ["v1", "v2"] and list(tr.y) == pytest.approx([1.0, 1.0])
     symbols = list(tr.marker.symbol)
@@ -228,3 +239,77 @@ def test_cli_versions_json(db, db_path):
     assert r.returncode == 2 and "dev, heldout or all" in r.stderr
     r = cli(db_path, "versions", "--task", "vt", "--diff", "1", "9")
     assert r.returncode == 2 and "no checklist version 9" in r.stderr
+
+
+@pytest.mark.parametrize("level", ["sample_level", "dataset_level", "system_level"])
+def test_paired_delta_matches_the_reference_paired_bootstrap(level):
+    """The vectorised paired bootstrap gives the same Δ and interval as the reference
+    implementation (:func:`checkeval_core.analysis.report.paired_bootstrap`) on one draw."""
+    import numpy as np
+    import pandas as pd
+
+    from checkeval_core.analysis.report import paired_bootstrap
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for g in range(8):
+        for k in range(6):
+            h = rng.normal()
+            rows.append({"item_pk": g * 10 + k, "group": f"g{g}", "system": f"s{k}",
+                         "human": h, "a": h + rng.normal() * 2, "b": h + rng.normal() * 0.7})
+    df = pd.DataFrame(rows)
+    fa, fb = df.assign(metric=df["a"]), df.assign(metric=df["b"])
+    d, ci = V.paired_delta_ci(fa, fb, level, "spearman", 300, 0)
+    ref = paired_bootstrap(fb, fa, level, "spearman", n_boot=300, seed=0)
+    assert d == pytest.approx(ref["difference"]) and ci == pytest.approx(ref["ci"])
+
+
+def test_sample_level_fast_path_equals_the_correlation_helpers():
+    """Per-group correlations computed once for all parts give the same value, skipped count
+    and interval as :func:`level_value` / :func:`bootstrap_ci` on each part."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for g in range(9):
+        for k in range(5):
+            h = 3.0 if g == 4 else float(rng.integers(1, 6))  # g4: constant humans → skipped
+            rows.append({"item_pk": g * 10 + k, "group": f"g{g}", "system": f"s{k}",
+                         "human": h, "metric": h + rng.normal()})
+    df = pd.DataFrame(rows)
+    per = V.group_correlations(df, "kendall")
+    assert math.isnan(per["g4"])
+    for part in (df, df[df["group"].isin(["g1", "g4", "g7", "g8"])], df[df["group"] == "g2"]):
+        fast = V.correlation_figure(part, "sample_level", "kendall", 150, 3, per)
+        slow = V.correlation_figure(part, "sample_level", "kendall", 150, 3)
+        assert fast["ci"] == pytest.approx(slow["ci"], nan_ok=True)
+        assert fast["value"] == pytest.approx(slow["value"], nan_ok=True)
+        assert {k: v for k, v in fast.items() if k not in ("ci", "value")} == {
+            k: v for k, v in slow.items() if k not in ("ci", "value")}
+
+
+def test_annotation_delta_has_a_paired_interval(db):
+    _annotate(db)
+    d = V.version_diff(db, "vt", 1, 2, n_boot=200)
+    x = next(x for x in d["deltas"] if x["evidence"] == "annotations")
+    assert x["a"]["value"] == pytest.approx(1 / 3) and x["b"]["value"] == pytest.approx(1.0)
+    assert x["delta"] == pytest.approx(2 / 3) and x["delta_common"] == pytest.approx(2 / 3)
+    assert (x["n_common_units"], x["n_common_groups"], x["n_common_items"]) == (3, 2, 3)
+    # resamples of {g0: +1 of 2, g1: +1 of 1}: 2/4, 2/3 or 2/2
+    assert 0.5 - 1e-9 <= x["ci"][0] <= x["ci"][1] <= 1.0 + 1e-9 and x["ci_reason"] is None
+
+
+def test_paired_ratio_ci_hand_computed():
+    import pandas as pd
+
+    ha = pd.DataFrame({"unit": [1, 2, 3, 4], "group": ["x", "x", "y", "y"],
+                       "hit": [1, 0, 0, 0], "items": [(1,), (2,), (3,), (4,)]})
+    hb = pd.DataFrame({"unit": [1, 2, 3, 9], "hit": [1, 1, 1, 1]})
+    r = V.paired_ratio_ci(ha, hb, 500, 0)
+    # shared units 1, 2, 3: a 1/3, b 3/3 → Δ 2/3; groups x (+1 of 2), y (+1 of 1)
+    assert r["delta_common"] == pytest.approx(2 / 3) and r["n_common_units"] == 3
+    assert r["ci"][0] == pytest.approx(0.5) and r["ci"][1] == pytest.approx(1.0)
+    one = V.paired_ratio_ci(ha[ha["group"] == "x"], hb, 100, 0)
+    assert one["delta_common"] == pytest.approx(0.5) and "needs ≥ 2 shared groups" in one[
+        "ci_reason"]

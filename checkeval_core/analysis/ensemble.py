@@ -117,15 +117,20 @@ ENSEMBLE_MODES = ("mean", "stack", "stack_len")
 
 def analyze_ensemble(db: sqlite_utils.Database, run_ids: list[int],
                      aggregation: str | None = None, n_boot: int = 200,
-                     seed: int = 0, mode: str = "mean") -> dict[str, Any]:
+                     seed: int = 0, mode: str = "mean", split: str = "all") -> dict[str, Any]:
     """Correlation report of the ensemble plus its members and their agreement.
 
     ``mode``: ``mean`` (mean of standardised scores), ``stack`` (calibration on all members'
-    answers), ``stack_len`` (the same plus the output's length)."""
+    answers), ``stack_len`` (the same plus the output's length). ``split``: the correlations
+    read only the task's ``dev`` or ``heldout`` items."""
     if mode not in ENSEMBLE_MODES:
         raise ValueError(f"ensemble mode {mode!r}: use one of {', '.join(ENSEMBLE_MODES)}")
     df, meta = ensemble_frame(db, run_ids, aggregation)  # members and their agreement
     if mode != "mean":
         df, extra = stacked_frame(db, run_ids, with_length=mode == "stack_len")
         meta = {**meta, "n_features": extra["n_features"]}
+    if split != "all":
+        from checkeval_core.analysis.split import filter_frame, task_of_run
+
+        df = filter_frame(db, task_of_run(db, run_ids[0]), df, split)
     return {**meta, "mode": mode, **correlation_report(df, n_boot, seed)}

@@ -480,12 +480,17 @@ def _elo_block(fit: dict[str, Any], ref_values: dict[str, float], no_ref: str | 
 
 def rankings_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None = None,
                     tie_margin: float = DEFAULT_TIE_MARGIN, n_boot: int = 1000, seed: int = 0,
-                    reference_source: str | None = None) -> dict[str, Any]:
-    """The list-level report of one run (the ``analyze --rankings --json`` output)."""
+                    reference_source: str | None = None, split: str = "all") -> dict[str, Any]:
+    """The list-level report of one run (the ``analyze --rankings --json`` output);
+    ``split``: only the queries and systems of the task's ``dev`` or ``heldout`` part."""
+    from checkeval_core.analysis.split import filter_frame, split_note
+
     if tie_margin < 0:
         raise ValueError("--tie-margin must be ≥ 0")
     run = _run(db, run_id)
-    sc = item_scores(db, run_id)
+    sc = filter_frame(db, run["task"], item_scores(db, run_id), split)
+    if sc.empty and split != "all":
+        raise ValueError(f"run {run_id} scored no answer of the {split} part of the split")
     agg = _aggregation(run, sc, aggregation)
     table = score_table(sc, agg)
     source, ref = _reference(db, run, reference_source)
@@ -498,7 +503,9 @@ def rankings_report(db: sqlite_utils.Database, run_id: int, aggregation: str | N
     group_m = {str(g): score_matches(table.loc[[g]], tie_margin) for g in table.index}
     fit = elo_fit(group_m, list(table.columns), n_boot=n_boot, seed=seed)
     elo = {**_elo_block(fit, ref_values, no_ref), "tie_margin": tie_margin}
-    human = _human_matches(db, run["task_id"])
+    human = _human_matches(db, run["task_id"], None if split == "all" else set(table.columns))
+    if split != "all":
+        human = {g: m for g, m in human.items() if g in set(map(str, table.index))}
     if human:
         hfit = elo_fit(human, n_boot=n_boot, seed=seed)
         human_elo = _elo_block(hfit, ref_values, no_ref)
@@ -541,16 +548,21 @@ def rankings_report(db: sqlite_utils.Database, run_id: int, aggregation: str | N
             "systems": systems,
             "spearman": {**ll["spearman"], "reason": no_ref or ll["spearman"]["reason"]},
             "kendall": {**ll["kendall"], "reason": no_ref or ll["kendall"]["reason"]},
-            "elo": elo, "human_elo": human_elo, "aggregations": per_agg}
+            "elo": elo, "human_elo": human_elo, "aggregations": per_agg,
+            "split": split_note(db, run["task"], split)}
 
 
 def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None = None,
-                 tie_margin: float = DEFAULT_TIE_MARGIN) -> dict[str, Any]:
+                 tie_margin: float = DEFAULT_TIE_MARGIN, split: str = "all") -> dict[str, Any]:
     """Instance-level agreement of a run with the task's human pairwise preferences (the
-    ``analyze --pairs --json`` output); ``pairs`` lists every judged pair."""
+    ``analyze --pairs --json`` output); ``pairs`` lists every judged pair. ``split``: only
+    the pairs whose two answers are both in the task's ``dev`` or ``heldout`` part."""
+    from checkeval_core.analysis.split import in_part, part_members, split_note
+
     if tie_margin < 0:
         raise ValueError("--tie-margin must be ≥ 0")
     run = _run(db, run_id)
+    members = part_members(db, run["task"], split)
     sc = item_scores(db, run_id)
     agg = _aggregation(run, sc, aggregation)
     score = sc[sc["aggregation"] == agg].set_index("item_pk")["score"].to_dict()
@@ -559,6 +571,9 @@ def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None
                      "system_b, p.winner, p.source, p.annotator FROM preference p JOIN item ia "
                      "ON ia.id = p.item_a JOIN item ib ON ib.id = p.item_b WHERE p.task_id = ? "
                      "ORDER BY p.id", [run["task_id"]])
+    if members is not None:
+        prefs = [p for p in prefs if all(in_part(p["group_id"], p[f"system_{s}"], split, *members)
+                                         for s in "ab")]
     pairs, skipped = [], 0
     for p in prefs:
         a, b = score.get(p["item_a"]), score.get(p["item_b"])
@@ -578,7 +593,8 @@ def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None
         ag["reasons"] = {k: msg for k in ("accuracy", "tie_rate", "three_way")}
     return {"run": run_id, "task": run["task"], "judge": run["judge_spec"],
             "method": run["method"], "aggregation": agg, "tie_margin": tie_margin,
-            "n_preferences": len(prefs), "n_skipped": skipped, **ag, "pairs": pairs}
+            "n_preferences": len(prefs), "n_skipped": skipped, **ag, "pairs": pairs,
+            "split": split_note(db, run["task"], split)}
 
 
 def _item(db: sqlite_utils.Database, task_id: int, ref: int | str) -> dict[str, Any]:

@@ -278,25 +278,30 @@ def analyze_metric(db: sqlite_utils.Database, task: str, name: str, n_boot: int 
 
 def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
                 metrics: list[str] | tuple[str, ...] = (), aggregation: str | None = None,
-                ensemble: bool = False, mode: str = "mean", n_boot: int = 100
-                ) -> dict[str, Any]:
+                ensemble: bool = False, mode: str = "mean", n_boot: int = 100,
+                split: str = "all") -> dict[str, Any]:
     """What the Analysis page shows: :func:`analyze_runs` of the runs, plus (optionally) their
     ensemble and each external metric as one more entry of ``runs``; every entry gets a
-    ``label`` (``#12 fake · checkeval``, ``ensemble of #1, #2``, the metric's name)."""
-    out = analyze_runs(db, list(run_ids), aggregation, n_boot=n_boot) if run_ids else \
-        {"runs": {}, "agreement": agreement(db, []), "stability": {}}
+    ``label`` (``#12 fake · checkeval``, ``ensemble of #1, #2``, the metric's name).
+    ``split``: every figure reads the task's ``dev`` / ``heldout`` items (``split`` block)."""
+    from checkeval_core.analysis.split import split_note
+
+    out = analyze_runs(db, list(run_ids), aggregation, n_boot=n_boot, split=split) \
+        if run_ids else {"runs": {}, "agreement": agreement(db, []), "stability": {},
+                         "split": split_note(db, task, split)}
     for k, r in out["runs"].items():
         r["label"] = f"#{k} {r['judge']} · {r['method']}"
     if ensemble and len(run_ids) >= 2:
         from checkeval_core.analysis.ensemble import analyze_ensemble
 
-        ens = analyze_ensemble(db, list(run_ids), aggregation, n_boot=n_boot, mode=mode)
+        ens = analyze_ensemble(db, list(run_ids), aggregation, n_boot=n_boot, mode=mode,
+                               split=split)
         out["runs"]["ensemble:" + "+".join(map(str, run_ids))] = {
             "judge": "ensemble", "method": "ensemble", "aggregation": aggregation or "each run's",
             **ens, "label": "ensemble of " + ", ".join(f"#{r}" for r in run_ids)}
     for m in metrics:
         out["runs"][f"metric:{m}"] = {"judge": m, "method": "external", "aggregation": m,
-                                      **analyze_metric(db, task, m, n_boot=n_boot),
+                                      **analyze_metric(db, task, m, n_boot=n_boot, split=split),
                                       "label": f"metric:{m}"}
     return out
 

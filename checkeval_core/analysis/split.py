@@ -223,8 +223,10 @@ def clear_split(db: sqlite_utils.Database, task: str) -> bool:
         return db.execute("DELETE FROM task_split WHERE task_id = ?", [tid]).rowcount > 0
 
 
-def _require(db: sqlite_utils.Database, task: str, which: str
-             ) -> tuple[dict[str, str], dict[str, str] | None] | None:
+def part_members(db: sqlite_utils.Database, task: str, which: str
+                 ) -> tuple[dict[str, str], dict[str, str] | None] | None:
+    """The stored split's ``(groups, systems)`` for reading ``which`` (None for ``all``);
+    raises :class:`SplitError` for dev / heldout without a split."""
     check_which(which)
     if which == "all":
         return None
@@ -244,7 +246,7 @@ def filter_items_by_split(db: sqlite_utils.Database, task: str,
     ``which``: ``dev``, ``heldout`` or ``all`` (everything, split or not). Raises
     :class:`SplitError` for dev / heldout on a task without a split."""
     lst = list(items)
-    m = _require(db, task, which)
+    m = part_members(db, task, which)
     if m is None:
         return lst
     groups, systems = m
@@ -256,7 +258,7 @@ def filter_items_by_split(db: sqlite_utils.Database, task: str,
 def filter_frame(db: sqlite_utils.Database, task: str, df: pd.DataFrame,
                  which: str) -> pd.DataFrame:
     """:func:`filter_items_by_split` for a DataFrame with ``group`` (and ``system``) columns."""
-    m = _require(db, task, which)
+    m = part_members(db, task, which)
     if m is None or df.empty:
         return df
     groups, systems = m

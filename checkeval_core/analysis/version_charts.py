@@ -16,6 +16,7 @@ from plotly.colors import qualitative
 from checkeval_core.analysis.versions import EVIDENCE_NAMES, latest_rows, series_key
 
 WEAK_COLOR = "#9e9e9e"
+PART_NAMES = {"dev": "dev groups", "heldout": "held-out groups", "all": "all groups"}
 
 
 def _num(x: Any) -> float | None:
@@ -62,11 +63,14 @@ def history_chart(report: dict[str, Any], part: str, evidence: str,
             hovertemplate="%{x}: %{y:.3f}<br>%{customdata[1]}<br>%{customdata[0]}"
                           "<br>run #%{customdata[2]}<extra>%{fullData.name}</extra>")
     bounded = evidence in ("human_scores", "reference_ratings")
+    where = PART_NAMES.get(part, part)
     fig.update_layout(
+        title={"text": f"{EVIDENCE_NAMES.get(evidence, evidence)} · {dimension} · read on "
+                       f"{where}", "font": {"size": 14}},
         xaxis={"title": "checklist version", "type": "category",
                "categoryorder": "array",
                "categoryarray": [f"v{v['version']}" for v in report.get("versions", [])]},
         yaxis={"title": statistic or EVIDENCE_NAMES.get(evidence, evidence),
                "range": [-1.05, 1.05] if bounded else [-0.02, 1.02]},
-        legend_title="judge · method · aggregation", margin={"t": 30})
+        legend_title="judge · method · aggregation", margin={"t": 40, "b": 40}, height=380)
     return fig

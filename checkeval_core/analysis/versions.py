@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import sqlite_utils
 
-from checkeval_core.analysis.correlation import COEFFICIENTS, bootstrap_ci, level_value
+from checkeval_core.analysis.correlation import COEFFICIENTS, bootstrap_ci, corr, level_value
 from checkeval_core.analysis.rankings import (
     DEFAULT_TIE_MARGIN,
     item_scores,
@@ -114,18 +114,50 @@ def ratio_by_group(hits: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, l
     return value, percentile_ci(s / c), None
 
 
-def correlation_figure(df: pd.DataFrame, level: str, coef: str, n_boot: int,
-                       seed: int) -> dict[str, Any]:
-    """One dimension's correlation with human scores (frame of :func:`run_frame`)."""
+def group_correlations(df: pd.DataFrame, coef: str) -> dict[Any, float]:
+    """Each group's correlation of ``metric`` with ``human`` (NaN where undefined)."""
     df = df.dropna(subset=["metric", "human"])
-    v, _, skipped = level_value(df, level, coef)
-    ci = list(bootstrap_ci(df, level, coef, n_boot, seed))
-    entry = {c: (v if c == coef else NAN) for c in COEFFICIENTS}
-    entry.update(ci={c: (ci if c == coef else [NAN, NAN]) for c in COEFFICIENTS},
-                 skipped=skipped)
-    why = explain_level(df, level, entry, n_boot)
-    return _figure(v, ci, len(df), df["group"].nunique(), df["system"].nunique(),
-                   why["reasons"][coef], why["ci_reasons"][coef])
+    return {g: corr(part["metric"], part["human"], coef)
+            for g, part in df.groupby("group", sort=False)}
+
+
+def _sample_level(df: pd.DataFrame, per_group: dict[Any, float], n_boot: int,
+                  seed: int) -> tuple[float, int, list[float]]:
+    """:func:`level_value` and :func:`bootstrap_ci` at sample level from per-group values
+    computed once for all parts (the same resampling draw, so the same numbers)."""
+    groups = list(dict.fromkeys(df["group"].tolist()))
+    per = np.array([per_group[g] for g in groups], dtype=float)
+    ok = per[~np.isnan(per)]
+    v = float(ok.mean()) if len(ok) else NAN
+    if len(groups) < 2 or n_boot <= 0:
+        return v, int(len(per) - len(ok)), [NAN, NAN]
+    picks = np.random.default_rng(seed).integers(0, len(groups), (n_boot, len(groups)))
+    drawn = per[picks]
+    counts = (~np.isnan(drawn)).sum(axis=1)
+    sums = np.nansum(drawn, axis=1)
+    means = sums[counts > 0] / counts[counts > 0]
+    return v, int(len(per) - len(ok)), percentile_ci(means.tolist())
+
+
+def correlation_figure(df: pd.DataFrame, level: str, coef: str, n_boot: int, seed: int,
+                       per_group: dict[Any, float] | None = None) -> dict[str, Any]:
+    """One dimension's correlation with human scores (frame of :func:`run_frame`);
+    ``per_group``: :func:`group_correlations` of a frame containing ``df`` (sample level)."""
+    df = df.dropna(subset=["metric", "human"])
+    if level == "sample_level" and per_group is not None:
+        v, skipped, ci = _sample_level(df, per_group, n_boot, seed)
+    else:
+        v, _, skipped = level_value(df, level, coef)
+        ci = list(bootstrap_ci(df, level, coef, n_boot, seed))
+    reason = ci_reason = None
+    if _isnan(v) or any(_isnan(x) for x in ci):
+        entry = {c: (v if c == coef else NAN) for c in COEFFICIENTS}
+        entry.update(ci={c: (ci if c == coef else [NAN, NAN]) for c in COEFFICIENTS},
+                     skipped=skipped)
+        why = explain_level(df, level, entry, n_boot)
+        reason, ci_reason = why["reasons"][coef], why["ci_reasons"][coef]
+    return _figure(v, ci, len(df), df["group"].nunique(), df["system"].nunique(), reason,
+                   ci_reason)
 
 
 # -- per evidence ----------------------------------------------------------------------------
@@ -140,18 +172,21 @@ def _human_score_rows(db: sqlite_utils.Database, run: dict[str, Any], agg: str,
     for dim, part in df.groupby("dimension", sort=True):
         if part["human"].notna().sum() == 0:
             continue
+        per = group_correlations(part, coef) if level == "sample_level" else None
         out.append({"evidence": "human_scores", "dimension": dim,
                     "statistic": f"{coef} ({LEVEL_NAMES[level]})",
-                    "parts": {p: correlation_figure(f(part), level, coef, n_boot, seed)
+                    "parts": {p: correlation_figure(f(part), level, coef, n_boot, seed, per)
                               for p, f in parts.items()}})
     return out
 
 
-def _annotation_rows(db: sqlite_utils.Database, run: dict[str, Any], parts: dict[str, Part],
-                     n_boot: int, seed: int) -> list[dict[str, Any]]:
+def annotation_hits(db: sqlite_utils.Database, run_id: int) -> pd.DataFrame:
+    """The run's Yes/No decisions on (item, question)s the annotators answered with a
+    majority (ties left out): item_pk, question_id, dimension, group, system, hit (0/1)."""
+    cols = ["item_pk", "question_id", "dimension", "group", "system", "hit"]
     ann = rows(db, "SELECT item_id, question_id, value FROM annotation WHERE task_id = (SELECT "
                    "task_id FROM run WHERE id = ?) AND kind = 'answer' AND value IN ('yes', "
-                   "'no') AND item_id IS NOT NULL", [run["run"]])
+                   "'no') AND item_id IS NOT NULL", [run_id])
     votes: dict[tuple[int, int], list[str]] = defaultdict(list)
     for a in ann:
         votes[(a["item_id"], a["question_id"])].append(a["value"])
@@ -161,19 +196,25 @@ def _annotation_rows(db: sqlite_utils.Database, run: dict[str, Any], parts: dict
         if yes != no:
             majority[k] = "yes" if yes > no else "no"
     if not majority:
-        return []
+        return pd.DataFrame(columns=cols)
     ans = pd.DataFrame(rows(db, "SELECT a.item_id AS item_pk, a.question_id, a.dimension, "
                                 'a.verdict, i.group_id AS "group", i.system_id AS system FROM '
                                 "answer a JOIN item i ON i.id = a.item_id WHERE a.run_id = ? AND "
                                 "a.unit = '' AND a.question_id != 0 AND a.verdict != 'invalid'",
-                           [run["run"]]),
+                           [run_id]),
                        columns=["item_pk", "question_id", "dimension", "verdict", "group",
                                 "system"])
     ans["human"] = [majority.get((i, q)) for i, q in zip(ans["item_pk"], ans["question_id"])]
     ans = ans.dropna(subset=["human"])
+    ans["hit"] = (ans["verdict"] == ans["human"]).astype(int)
+    return ans[cols]
+
+
+def _annotation_rows(db: sqlite_utils.Database, run: dict[str, Any], parts: dict[str, Part],
+                     n_boot: int, seed: int) -> list[dict[str, Any]]:
+    ans = annotation_hits(db, run["run"])
     if ans.empty:
         return []
-    ans["hit"] = (ans["verdict"] == ans["human"]).astype(int)
     out = []
     for dim, part in ans.groupby("dimension", sort=True):
         figs = {}
@@ -189,27 +230,39 @@ def _annotation_rows(db: sqlite_utils.Database, run: dict[str, Any], parts: dict
     return out
 
 
-def _preference_rows(db: sqlite_utils.Database, run: dict[str, Any], sc: pd.DataFrame,
-                     agg: str, parts: dict[str, Part], tie_margin: float, n_boot: int,
-                     seed: int) -> list[dict[str, Any]]:
+def preference_hits(db: sqlite_utils.Database, run_id: int, sc: pd.DataFrame, agg: str,
+                    tie_margin: float) -> pd.DataFrame:
+    """Decisive human votes between two answers the run scored: item_a, item_b, group,
+    system_a, system_b, hit (1 when the judge prefers the same answer; a judge tie is 0)."""
+    cols = ["item_a", "item_b", "group", "system_a", "system_b", "hit"]
     score = sc[sc["aggregation"] == agg].set_index("item_pk")["score"].to_dict()
     prefs = rows(db, "SELECT p.item_a, p.item_b, p.winner, ia.group_id AS \"group\", "
                      "ia.system_id AS system_a, ib.system_id AS system_b FROM preference p "
                      "JOIN item ia ON ia.id = p.item_a JOIN item ib ON ib.id = p.item_b WHERE "
-                     "p.task_id = (SELECT task_id FROM run WHERE id = ?)", [run["run"]])
+                     "p.task_id = (SELECT task_id FROM run WHERE id = ?)", [run_id])
     pairs = [{**p, "hit": int(judge_outcome(score[p["item_a"]], score[p["item_b"]], tie_margin)
                               == p["winner"])}
              for p in prefs if p["winner"] != "tie" and p["item_a"] in score
              and p["item_b"] in score]
-    if not pairs:
+    return pd.DataFrame(pairs, columns=[*cols, "winner"])[cols]
+
+
+def _pairs_in(df: pd.DataFrame, f: Part) -> pd.DataFrame:
+    """The pairs of one part: both answers' systems are checked in turn."""
+    sub = f(df.rename(columns={"system_a": "system"}))
+    sub = f(sub.rename(columns={"system": "system_a", "system_b": "system"}))
+    return sub.rename(columns={"system": "system_b"})
+
+
+def _preference_rows(db: sqlite_utils.Database, run: dict[str, Any], sc: pd.DataFrame,
+                     agg: str, parts: dict[str, Part], tie_margin: float, n_boot: int,
+                     seed: int) -> list[dict[str, Any]]:
+    df = preference_hits(db, run["run"], sc, agg, tie_margin)
+    if df.empty:
         return []
-    df = pd.DataFrame(pairs)
     figs = {}
     for p, f in parts.items():
-        # a pair belongs to a part when both answers do (their systems are checked in turn)
-        sub = f(df.rename(columns={"system_a": "system"}))
-        sub = f(sub.rename(columns={"system": "system_a", "system_b": "system"}))
-        sub = sub.rename(columns={"system": "system_b"})
+        sub = _pairs_in(df, f)
         v, ci, ci_why = ratio_by_group(sub, n_boot, seed)
         figs[p] = _figure(v, ci, len(set(sub["item_a"]) | set(sub["item_b"])),
                           sub["group"].nunique(),
@@ -280,7 +333,7 @@ def versions_report(db: sqlite_utils.Database, task: str, split: str | None = No
         | {"n_dev_groups": len(sp["dev"]), "n_heldout_groups": len(sp["heldout"]),
            "n_unassigned_groups": len(sp["unassigned"]) if sp["defined"] else 0},
         "versions": [{k: v[k] for k in ("version", "kind", "n_questions", "note", "created_at")}
-                     for v in versions], "rows": [], "reason": None}
+                     for v in versions], "rows": [], "reason": None, "tie_margin": tie_margin}
     if not kinds:
         out["reason"] = ("this task has no human evidence: import human scores, pairwise "
                          "preferences or reference ratings (Data / Rankings pages), or annotate "
@@ -349,13 +402,14 @@ def table_rows(report: dict[str, Any], part: str) -> list[dict[str, Any]]:
 
 def _paired_delta(db: sqlite_utils.Database, task: str, ra: dict[str, Any],
                   rb: dict[str, Any], part: str, level: str, coef: str, n_boot: int,
-                  seed: int) -> dict[str, Any]:
+                  seed: int, frames: dict[tuple, Any]) -> dict[str, Any]:
     """Δ = b − a of one dimension's correlation on the items both runs scored, with a paired
-    bootstrap over their shared groups."""
-    from checkeval_core.analysis.report import paired_bootstrap
-
-    fa = filter_frame(db, task, run_frame(db, ra["run"], ra["aggregation"])[0], part)
-    fb = filter_frame(db, task, run_frame(db, rb["run"], rb["aggregation"])[0], part)
+    bootstrap over their shared groups (``frames``: run frames already read)."""
+    for r in (ra, rb):
+        if (r["run"], r["aggregation"]) not in frames:
+            frames[(r["run"], r["aggregation"])] = run_frame(db, r["run"], r["aggregation"])[0]
+    fa = filter_frame(db, task, frames[(ra["run"], ra["aggregation"])], part)
+    fb = filter_frame(db, task, frames[(rb["run"], rb["aggregation"])], part)
     fa = fa[fa["dimension"] == ra["dimension"]].dropna(subset=["metric", "human"])
     fb = fb[fb["dimension"] == rb["dimension"]].dropna(subset=["metric", "human"])
     common = set(fa["item_pk"]) & set(fb["item_pk"])
@@ -366,10 +420,61 @@ def _paired_delta(db: sqlite_utils.Database, task: str, ra: dict[str, Any],
         return {**out, "delta_common": NAN, "ci": [NAN, NAN],
                 "ci_reason": f"no paired interval: the two runs share {n_groups} group(s) "
                              "with human scores (needs ≥ 2)"}
-    pb = paired_bootstrap(fb, fa, level, coef, n_boot=n_boot, seed=seed)
-    no_ci = any(_isnan(x) for x in pb["ci"])
-    return {**out, "delta_common": pb["difference"], "ci": pb["ci"],
-            "ci_reason": "no paired interval: no resample had a value" if no_ci else None}
+    d, ci = paired_delta_ci(fa, fb, level, coef, n_boot, seed)
+    no_ci = any(_isnan(x) for x in ci)
+    return {**out, "delta_common": d, "ci": ci,
+            "ci_reason": "no paired interval: fewer than 2 resamples had a value"
+            if no_ci else None}
+
+
+def paired_delta_ci(fa: pd.DataFrame, fb: pd.DataFrame, level: str, coef: str, n_boot: int,
+                    seed: int) -> tuple[float, list[float]]:
+    """``(Δ, [lo, hi])``: Δ = correlation of ``fb`` − of ``fa`` over the same items, and a
+    percentile interval from resampling groups — the same draw for both sides (paired).
+
+    Sample level: each group's correlation is computed once per side and a resample averages
+    the drawn groups (groups with an undefined correlation skipped, as in
+    :func:`~checkeval_core.analysis.correlation.level_value`); dataset and system levels pool
+    the drawn groups' items and recompute."""
+    fa = fa.sort_values("item_pk").reset_index(drop=True)
+    fb = fb.sort_values("item_pk").reset_index(drop=True)
+    point = level_value(fb, level, coef)[0] - level_value(fa, level, coef)[0]
+    groups = list(dict.fromkeys(fa["group"].tolist()))
+    if len(groups) < 2 or n_boot <= 0:
+        return point, [NAN, NAN]
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(groups), (n_boot, len(groups)))
+    masks = [(fa["group"] == g).to_numpy() for g in groups]
+    vals: list[float] = []
+    if level == "sample_level":
+        per = [np.array([corr(f["metric"][m], f["human"][m], coef) for m in masks])
+               for f in (fa, fb)]
+        for pick in picks:
+            a, b = per[0][pick], per[1][pick]
+            a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+            if len(a) and len(b):
+                vals.append(float(b.mean() - a.mean()))
+    else:
+        cols = [[(f["metric"].to_numpy(float)[m], f["human"].to_numpy(float)[m]) for m in masks]
+                for f in (fa, fb)]
+        codes, _ = pd.factorize(fa["system"])
+        sys_by = [codes[m] for m in masks]
+        n_sys = int(codes.max()) + 1
+        for pick in picks:
+            side = []
+            for c in cols:
+                x = np.concatenate([c[i][0] for i in pick])
+                y = np.concatenate([c[i][1] for i in pick])
+                if level == "system_level":
+                    k = np.concatenate([sys_by[i] for i in pick])
+                    cnt = np.bincount(k, minlength=n_sys)
+                    keep = cnt > 0
+                    x = np.bincount(k, x, n_sys)[keep] / cnt[keep]
+                    y = np.bincount(k, y, n_sys)[keep] / cnt[keep]
+                side.append(corr(x, y, coef))
+            if not any(math.isnan(v) for v in side):
+                vals.append(side[1] - side[0])
+    return point, percentile_ci(vals)
 
 
 def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
@@ -378,8 +483,9 @@ def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
                  seed: int = 0) -> dict[str, Any]:
     """Questions added / removed / edited from version ``a`` to ``b`` beside the change in
     agreement: per series × evidence × dimension × part run on both versions, ``a``, ``b``,
-    ``delta`` (b − a, each on its own items) and, for correlations with human scores, the
-    Δ on the items both runs share with a paired group bootstrap interval (else why none)."""
+    ``delta`` (b − a, each on its own items) and, for correlations with human scores,
+    annotations and preferences, ``delta_common``: the Δ on the items (decisions, pairs)
+    both runs judged, with a paired group bootstrap ``ci`` (else ``ci_reason``)."""
     diff = diff_versions(db, task, a, b)
     report = report or versions_report(db, task, level=level, coef=coef, n_boot=n_boot,
                                        seed=seed)
@@ -387,6 +493,7 @@ def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
     for r in latest_rows(report):
         by[(series_key(r), r["evidence"], r["dimension"])][r["version"]] = r
     deltas = []
+    frames: dict[tuple, Any] = {}
     for (series, evidence, dim), vs in sorted(by.items()):
         if a not in vs or b not in vs:
             continue
@@ -401,16 +508,70 @@ def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
                    "reason": None if not _isnan(d) else (fa["reason"] or fb["reason"]
                                                          or "undefined")}
             if evidence == "human_scores":
-                row.update(_paired_delta(db, task, ra, rb, part, level, coef, n_boot, seed))
+                row.update(_paired_delta(db, task, ra, rb, part, level, coef, n_boot, seed,
+                                         frames))
+            elif evidence in ("annotations", "preferences"):
+                ha, hb = (_hits(db, task, r, part, report.get("tie_margin", DEFAULT_TIE_MARGIN),
+                                frames) for r in (ra, rb))
+                row.update(paired_ratio_ci(ha, hb, n_boot, seed))
             else:
-                row.update(ci=[NAN, NAN], ci_reason="no paired interval: computed for "
-                                                    "correlations with human scores only")
+                row.update(ci=[NAN, NAN], ci_reason="no paired interval for list-level rank "
+                                                    "correlations (the Δ is of two point "
+                                                    "values)")
             deltas.append(row)
     return {"task": task, "a": a, "b": b, "diff": diff, "n_added": len(diff["added"]),
             "n_removed": len(diff["removed"]), "n_edited": len(diff["edited"]),
             "deltas": deltas,
             "reason": None if deltas else (f"no judge × method × aggregation has a completed "
                                            f"run on both version {a} and version {b}")}
+
+
+def _hits(db: sqlite_utils.Database, task: str, r: dict[str, Any], part: str,
+          tie_margin: float, cache: dict[tuple, Any]) -> pd.DataFrame:
+    """One run's hit table (annotations or preferences) on one part and dimension, with a
+    ``unit`` key shared across runs."""
+    key = ("hits", r["run"], r["evidence"], r["aggregation"])
+    if key not in cache:
+        if r["evidence"] == "annotations":
+            h = annotation_hits(db, r["run"])
+            h = h.assign(unit=list(zip(h["item_pk"], h["question_id"])),
+                         items=[(i,) for i in h["item_pk"]])
+        else:
+            h = preference_hits(db, r["run"], item_scores(db, r["run"]), r["aggregation"],
+                                tie_margin)
+            h = h.assign(unit=list(zip(h["item_a"], h["item_b"])),
+                         items=list(zip(h["item_a"], h["item_b"])))
+        cache[key] = h
+    h = cache[key]
+    f: Part = lambda df: filter_frame(db, task, df, part)  # noqa: E731
+    if r["evidence"] == "annotations":
+        return f(h[h["dimension"] == r["dimension"]])
+    return _pairs_in(h, f)
+
+
+def paired_ratio_ci(ha: pd.DataFrame, hb: pd.DataFrame, n_boot: int,
+                    seed: int) -> dict[str, Any]:
+    """Δ share of hits (b − a) on the units both runs judged (``unit``, ``group``, ``hit``,
+    ``items`` columns), with a percentile interval resampling groups — one draw for both."""
+    m = ha[["unit", "group", "hit", "items"]].merge(hb[["unit", "hit"]], on="unit",
+                                                   suffixes=("_a", "_b"))
+    n_groups = int(m["group"].nunique())
+    out: dict[str, Any] = {"n_common_items": len({i for t in m["items"] for i in t}),
+                           "n_common_groups": n_groups, "n_common_units": int(len(m))}
+    if m.empty:
+        return {**out, "delta_common": NAN, "ci": [NAN, NAN],
+                "ci_reason": "no paired interval: the two runs share no judged decision"}
+    g = m.groupby("group")[["hit_a", "hit_b"]].agg(["sum", "count"])
+    sa, sb = g[("hit_a", "sum")].to_numpy(float), g[("hit_b", "sum")].to_numpy(float)
+    c = g[("hit_a", "count")].to_numpy(float)
+    out["delta_common"] = float((sb.sum() - sa.sum()) / c.sum())
+    if n_groups < 2 or n_boot <= 0:
+        return {**out, "ci": [NAN, NAN],
+                "ci_reason": f"no paired interval: needs ≥ 2 shared groups (n={n_groups})"
+                if n_groups < 2 else "no paired interval: bootstrap switched off"}
+    idx = np.random.default_rng(seed).integers(0, n_groups, (n_boot, n_groups))
+    ds = (sb[idx].sum(1) - sa[idx].sum(1)) / c[idx].sum(1)
+    return {**out, "ci": percentile_ci(ds.tolist()), "ci_reason": None}
 
 
 def delta_rows(diff: dict[str, Any], part: str) -> list[dict[str, Any]]:

@@ -55,16 +55,12 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
 
     if split not in WHICH:
         fail(f"--split {split!r}: use dev, heldout or all")
-    if (rankings or pairs) and split != "all":
-        fail("--split dev/heldout reads correlations with human scores; --rankings and "
-             "--pairs read every item (see `checkeval versions --task NAME --split ...` for "
-             "agreement per part)")
     margin = _tie_margin(tie_margin)
     if rankings or pairs:
         from checkeval_core.cli.ranking_cmds import analyze_rankings
 
         analyze_rankings(run, aggregation, rankings, pairs, margin, reference, bootstrap,
-                         as_json)
+                         as_json, split)
         return
     from checkeval_core.analysis.external import MetricFileError, import_metric
     from checkeval_core.analysis.report import analyze_metric, analyze_runs
@@ -87,7 +83,7 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                 from checkeval_core.analysis.ensemble import analyze_ensemble
 
                 out["ensemble"] = analyze_ensemble(db, list(run), aggregation, n_boot=bootstrap,
-                                                   mode=ensemble_mode)
+                                                   mode=ensemble_mode, split=split)
         else:
             fail("give --run RUN_ID (repeatable) or --task NAME --metric-file FILE.csv")
     except (NotFound, MetricFileError, ValueError) as e:

@@ -47,8 +47,8 @@ def split_cmd(task: str = typer.Option(..., "--task"),
                               "groups)?", abort=True)
             elif cur["defined"] and not yes:
                 fail("--clear --json: add --yes to remove the split without asking")
-            out = {**get_split(db, task), "cleared": clear_split(db, task)}
-            out = {**get_split(db, task), "cleared": out["cleared"]}
+            cleared = clear_split(db, task)
+            out = {**get_split(db, task), "cleared": cleared}
         else:
             out = set_split(db, task, heldout_share, seed, by_system)
     except (NotFound, SplitError) as e:

@@ -102,8 +102,7 @@ def _num(x: object, fmt: str = ".3f") -> str:
 
 def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: bool,
                      pairs: bool, tie_margin: float | None, reference: str | None,
-                     bootstrap: int,
-                     as_json: bool) -> None:
+                     bootstrap: int, as_json: bool, split: str = "all") -> None:
     """``checkeval analyze --run ID --rankings|--pairs [--json]`` (called by ``analyze``)."""
     from checkeval_core.analysis.rankings import pairs_report, rankings_report
 
@@ -121,8 +120,9 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
                 raise ValueError(f"run {run[0]}: no tie margin can be derived (fewer than 2 "
                                  "scored items); give --tie-margin NUMBER")
         rep = rankings_report(db, run[0], aggregation, tie_margin=tie_margin, n_boot=bootstrap,
-                              reference_source=reference) if rankings else None
-        prs = pairs_report(db, run[0], aggregation, tie_margin=tie_margin) if pairs else None
+                              reference_source=reference, split=split) if rankings else None
+        prs = pairs_report(db, run[0], aggregation, tie_margin=tie_margin,
+                           split=split) if pairs else None
         health = runs_health(db, run, aggregation, tie_margin)
     except (NotFound, ValueError) as e:
         fail(str(e))
