@@ -25,6 +25,7 @@ import sqlite_utils
 import yaml
 
 from checkeval_core.checklists.model import add_question, ensure_dimension, ensure_sub, norm
+from checkeval_core.fields import NAME_CHARS, QUESTION_CHARS
 from checkeval_core.safeio import (
     LIMITS,
     InputError,
@@ -41,8 +42,8 @@ FORMAT = "checkeval-studio/checklist-v1"
 STRATEGIES = ("seed", "diversification", "elaboration")
 ORIGINS = ("seed", "diversification", "elaboration", "instance", "edited")
 STATUSES = ("proposed", "kept", "filtered", "rejected")
-MAX_NAME_CHARS = 200  # a dimension / sub-dimension name
-MAX_TEXT_CHARS = 5_000  # a question, a definition, a description
+MAX_NAME_CHARS = NAME_CHARS  # a dimension / sub-dimension name
+MAX_TEXT_CHARS = QUESTION_CHARS  # a question, a definition, a description
 MAX_FILES = 500  # YAML files in one folder
 
 
@@ -254,6 +255,10 @@ def read_checklist_data(data: bytes, filename: str) -> dict[str, Any]:
         spec = {dim: {"definition": definition, "sub_dimensions": {
             s: {"description": "", "questions": qs} for s, qs in subs.items()}}}
         return _check_counts(spec, name, every_dimension=True)
+    if suffix == ".jsonl":
+        raise ChecklistError(f"{name}: a .jsonl file holds per-query (RocketEval) checklists; "
+                             "import it with `checkeval checklist instance-import FILE --task "
+                             "TASK` (or the per-query upload on the Checklist review page)")
     if suffix != ".json":
         raise ChecklistError(f"{name}: use a CheckEval .yaml file or folder, or a .json "
                              "checklist")

@@ -35,10 +35,10 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         else:
             if not task:
                 fail("give --task NAME (or --resume RUN_ID)")
-            from checkeval_core.runs.options import parse_params
+            from checkeval_core.runs.options import check_limit, parse_params
 
-            run_id = create_run(db, task, judge, method, checklist=checklist, limit=limit,
-                                params=parse_params(param))
+            run_id = create_run(db, task, judge, method, checklist=checklist,
+                                limit=check_limit(limit), params=parse_params(param))
     except (NotFound, ValueError, JudgeSpecError) as e:
         fail(str(e))
     typer.echo(f"run {run_id} started", err=True)
