@@ -149,6 +149,10 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return d
 
 
+# one decoder for every call (``json.loads(..., object_pairs_hook=)`` builds a new one each time)
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+
+
 def _field_path(parts: list[str | int]) -> str:
     out = ""
     for p in parts:
@@ -237,8 +241,10 @@ def load_json_text(text: str, name: str, max_depth: int | None = None,
         pos = f"{loc}" if where else f"{name}, line {line}"
         raise InputError(f"{pos}: JSON nested more than {max_depth} levels deep (the limit)")
     try:
-        value = json.loads(text, object_pairs_hook=_unique_pairs)
-        suspect = bool(_SURROGATE_ESCAPE.search(text) or _SURROGATE.search(text))
+        value = _DECODER.decode(text)
+        # a surrogate comes from a \\uD800-\\uDFFF escape, or from text that was never UTF-8
+        suspect = bool(("\\u" in text and _SURROGATE_ESCAPE.search(text))
+                       or _SURROGATE.search(text))
     except json.JSONDecodeError as e:
         pos = f"{loc}, column {e.colno}" if where else f"{name}, line {e.lineno}, column {e.colno}"
         raise InputError(f"{pos}: not valid JSON ({e.msg})") from None
