@@ -98,7 +98,7 @@ want_item = qp.get("item")
 start = pks.index(int(want_item)) if want_item and want_item.isdigit() and \
     int(want_item) in pks else 0
 pk = c_item.selectbox("Item", pks, index=start, format_func=lambda k: str(by_pk[k]["item_id"]) + (
-    f" · |judge − human| {by_pk[k]['gap']:.2f}" if by_pk[k].get("gap") is not None else ""),
+    f" · diff {by_pk[k]['gap']:.2f}" if by_pk[k].get("gap") is not None else ""),
     key="tr_item")
 st.query_params.update({"runs": ",".join(map(str, chosen)), "item": str(pk),
                         **({"dim": gap_dim} if dims else {})})
