@@ -281,6 +281,11 @@ CASES: list[tuple[str, str, str, str | bytes, list[str]]] = [
      ["l.csv, line 2, field 'annotator'", "201 characters is more than the 200"]),
     ("pr-annotator-newline", "preferences", "a.jsonl", jl({**PAIR, "annotator": "a\nb"}),
      ["a.jsonl, line 1, field 'annotator'", "U+000A"]),
+    ("ck-proj-name-escape", "checklist", "ne.json",
+     proj([{"name": "c\x1b[2J", "sub_dimensions": [{"name": "s", "questions": ["Is it?"]}]}]),
+     ["ne.json, dimensions[0], field 'name'", "U+001B"]),
+    ("ck-authors-sub-name-escape", "checklist", "se.json", authors({"s\x07": {"seed": [Q1]}}),
+     ["se.json, dimension 'clarity', sub-dimension", "U+0007"]),
 ]
 
 
