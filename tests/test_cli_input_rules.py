@@ -224,3 +224,22 @@ def test_checklist_import_of_a_per_query_file_points_to_instance_import(dbf, tmp
     f.write_text(json.dumps({"group_id": "1", "questions": ["Is it?"]}) + "\n", encoding="utf-8")
     refused(cli(dbf, "checklist", "import", str(f), "--task", "t"),
             "x.jsonl", "checklist instance-import")
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["analyze", "--run", "99999999999999999999"], "--run 99999999999999999999"),
+    (["run", "--resume=99999999999999999999"], "--resume 99999999999999999999"),
+    (["bundle", "export", "--run", "-99999999999999999999", "--out", "x.json"], "--run"),
+])
+def test_huge_ids_exit_2_without_traceback(dbf, monkeypatch, capsys, argv, fragment):
+    """An id beyond SQLite's integers ends in a message, not an OverflowError traceback."""
+    import sys
+
+    from checkeval_core.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["checkeval", "--db", str(dbf), *argv])
+    with pytest.raises(SystemExit) as e:
+        main()
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "too large" in err and "Traceback" not in err
