@@ -87,7 +87,7 @@ with tab_import:
                                            for it in preview["items"][:20]]), hide_index=True)
             except DatasetError as e:
                 st.error("This file cannot be imported:")
-                st.code("\n".join(e.errors), language=None)
+                st.code("\n".join(e.errors), language=None, wrap_lines=True)
             if st.button("Import", type="primary", key="do_import",
                          disabled=not (ok and ready),
                          help="Fix the problems listed above first" if not ok else None
@@ -98,7 +98,7 @@ with tab_import:
                                       data=data, filename=up.name)
                 except DatasetError as e:
                     st.error("Nothing was imported:")
-                    st.code("\n".join(e.errors), language=None)
+                    st.code("\n".join(e.errors), language=None, wrap_lines=True)
                 else:
                     st.session_state["task_name"] = res["task"]
                     st.success(f"Imported {res['n_items']} items and {res['n_scores']} human "
