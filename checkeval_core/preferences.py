@@ -347,6 +347,11 @@ def import_ratings(db: sqlite_utils.Database, task: str, path: str | Path | None
     Returns ``{"task", "source", "n_ratings", "matched", "unmatched"}`` (systems without /
     with no item in the task)."""
     tid = task_id(db, task)
+    if source is not None:
+        try:  # a source is a name shown in menus and stored: the shared name rule
+            source = check_name(source, "--source", "source name")
+        except InputError as e:
+            raise PreferenceError([str(e)]) from None
     name, recs = _load(path, data, filename)
     keys = {k for _, r in recs for k in r}
     if rating_field:

@@ -124,6 +124,15 @@ def test_import_task_name_follows_the_name_rule(dbf, tmp_path, name, fragments):
     assert counts(dbf) == before
 
 
+def test_ratings_source_follows_the_name_rule(dbf, tmp_path):
+    f = tmp_path / "r.csv"
+    f.write_text("system_id,rating\na,1\n", encoding="utf-8")
+    before = counts(dbf)
+    refused(cli(dbf, "ratings", "import", str(f), "--task", "t", "--source", "elo\r\nx"),
+            "--source", "U+000D")
+    assert counts(dbf) == before
+
+
 def test_preferences_annotator_option_follows_the_name_rule(dbf, tmp_path):
     f = tmp_path / "p.jsonl"
     f.write_text(json.dumps({"input": "q", "output_1": "a", "output_2": "b", "label": 1}) + "\n",
