@@ -228,11 +228,13 @@ def parse_group_file(text: str, name: str, known: set[str]) -> dict[str, list[st
     errors: list[str] = []
     out: dict[str, list[str]] = {}
     first_line: dict[str, int] = {}
+    n_rows = 0
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         loc = f"{name}:{n}"
-        if len(first_line) + len(errors) >= LIMITS["rows"]:
+        n_rows += 1
+        if n_rows > LIMITS["rows"]:
             errors.append(f"{loc}: more than {LIMITS['rows']:,} rows in one import (the limit)")
             break
         try:  # depth, duplicate keys and lone surrogates refused as in every JSON import
