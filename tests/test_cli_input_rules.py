@@ -47,7 +47,7 @@ def dbf(base, tmp_path, monkeypatch) -> Path:  # noqa: F811 - the matrix's prepa
 def test_run_limit_too_large_exits_2(dbf):
     before = counts(dbf)
     refused(cli(dbf, "run", "--task", "t", "--judge", "fake", "--limit",
-                "99999999999999999999"), "--limit 99999999999999999999", "from 1 to")
+                "99999999999999999999"), "--limit 99999999999999999999", "at most 1,000,000")
     assert counts(dbf) == before
 
 
