@@ -17,9 +17,11 @@ from checkeval_core.export import rows_to_csv, rows_to_jsonl
 from checkeval_core.store import open_db
 from checkeval_core.tasks import count_items, default_task, export_rows, groups, items, list_tasks
 from checkeval_core.textsafe import truncate
+from studio_ui.errors import upload_failed
 from studio_ui.tables import order, table_config
 
 PAGE_SIZE = 100
+NEW, EXISTING = "a new task", "an existing task (its items are added)"
 
 st.title("Data")
 db = open_db()
@@ -33,50 +35,77 @@ with tab_import:
              "optional `group_id`, `system_id`, `input`/`source`, `context`, `fact`, `reference`. "
              "Human scores: CSV columns `human_<dimension>` or a `scores` object in JSON rows.")
     up = st.file_uploader("Dataset file", type=["csv", "jsonl", "json"], key="upload")
-    target = st.text_input("Task name", value=st.session_state.get("task_name", ""),
-                           key="import_task")
-    kind = st.selectbox("Task kind", KINDS, index=KINDS.index("custom"), key="import_kind")
+    # where the file goes is always the person's choice: nothing is pre-set to the current task
+    dest = st.radio("Import into", [NEW, EXISTING] if names else [NEW], index=None,
+                    horizontal=True, key="import_dest")
+    target, kind, clash = "", None, False
+    if dest == NEW:
+        c1, c2 = st.columns(2)
+        target = c1.text_input("New task name", key="import_task")
+        kind = c2.selectbox("Task kind", KINDS, index=None, placeholder="choose the kind",
+                            key="import_kind")
+        clash = target.strip() in names
+        if clash:
+            st.warning(f"A task named {target.strip()!r} already exists: choose *{EXISTING}* "
+                       "to add the file's items to it, or give another name.")
+    elif dest == EXISTING:
+        target = st.selectbox("Task to add the items to", names, index=None,
+                              placeholder="choose a task", key="import_existing") or ""
+        if target:
+            info = next(t for t in tasks if t["name"] == target)
+            st.caption(f"The file's items are added to {target!r} ({info['kind']}, "
+                       f"{info['n_items']} items now); an id it already has is refused.")
+    else:
+        st.caption("Choose where the file goes: a new task, or added to an existing one.")
+    ready = bool(target.strip()) and not clash and (dest == EXISTING or kind is not None)
     if up is not None:
-        data = up.getvalue()
-        columns = file_columns(up.name, data)
-        mapping: dict[str, str] = {}
-        if columns:
-            st.caption("Map the file's columns to fields (defaults: same name).")
-            cols = st.columns(4)
-            for i, field in enumerate(("id", *TEXT_FIELDS)):
-                default = field if field in columns else ("input" if field == "source"
-                                                          and "input" in columns else "")
-                options = ["", *columns]
-                choice = cols[i % 4].selectbox(field, options,
-                                               index=options.index(default) if default in options
-                                               else 0, key=f"map_{field}")
-                if choice and choice != field:
-                    mapping[field] = choice
-        ok = False
-        try:
-            preview = parse_rows(Path(up.name), mapping, data=data)
-            ok = True
-            st.write(f"{len(preview['items'])} items, {len(preview['scores'])} human scores "
-                     f"(dimensions: {', '.join(preview['dimensions']) or 'none'})")
-            st.dataframe(pd.DataFrame([{k: truncate(v, 80) if isinstance(v, str) else v
-                                        for k, v in it.items() if k != "metadata"}
-                                       for it in preview["items"][:20]]), hide_index=True)
-        except DatasetError as e:
-            st.error("This file cannot be imported:")
-            st.code("\n".join(e.errors), language=None)
-        if st.button("Import", type="primary", key="do_import",
-                     disabled=not (ok and target.strip()),
-                     help=None if ok else "Fix the problems listed above first"):
+        try:  # no traceback (with server paths) ever reaches the visitor
+            data = up.getvalue()
+            columns = file_columns(up.name, data)
+            mapping: dict[str, str] = {}
+            if columns:
+                st.caption("Map the file's columns to fields (defaults: same name).")
+                cols = st.columns(4)
+                for i, field in enumerate(("id", *TEXT_FIELDS)):
+                    default = field if field in columns else ("input" if field == "source"
+                                                              and "input" in columns else "")
+                    options = ["", *columns]
+                    choice = cols[i % 4].selectbox(field, options,
+                                                   index=options.index(default)
+                                                   if default in options else 0,
+                                                   key=f"map_{field}")
+                    if choice and choice != field:
+                        mapping[field] = choice
+            ok = False
             try:
-                res = import_file(db, up.name, target, kind=kind, mapping=mapping, data=data,
-                                  filename=up.name)
+                preview = parse_rows(Path(up.name), mapping, data=data)
+                ok = True
+                st.write(f"{len(preview['items'])} items, {len(preview['scores'])} human "
+                         f"scores (dimensions: {', '.join(preview['dimensions']) or 'none'})")
+                st.dataframe(pd.DataFrame([{k: truncate(v, 80) if isinstance(v, str) else v
+                                            for k, v in it.items() if k != "metadata"}
+                                           for it in preview["items"][:20]]), hide_index=True)
             except DatasetError as e:
-                st.error("Nothing was imported:")
-                st.code("\n".join(e.errors), language=None)
-            else:
-                st.session_state["task_name"] = res["task"]
-                st.success(f"Imported {res['n_items']} items and {res['n_scores']} human scores "
-                           f"into {res['task']!r}.")
+                st.error("This file cannot be imported:")
+                st.code("\n".join(e.errors), language=None, wrap_lines=True)
+            if st.button("Import", type="primary", key="do_import",
+                         disabled=not (ok and ready),
+                         help="Fix the problems listed above first" if not ok else None
+                         if ready else "Choose where the file goes (and the new task's name "
+                                       "and kind)"):
+                try:
+                    res = import_file(db, up.name, target, kind=kind, mapping=mapping,
+                                      data=data, filename=up.name)
+                except DatasetError as e:
+                    st.error("Nothing was imported:")
+                    st.code("\n".join(e.errors), language=None, wrap_lines=True)
+                else:
+                    st.session_state["task_name"] = res["task"]
+                    st.success(f"Imported {res['n_items']} items and {res['n_scores']} human "
+                               f"scores into {res['task']!r} ("
+                               + ("new task" if dest == NEW else "added to the task") + ").")
+        except Exception as e:  # noqa: BLE001 - shown without details, logged in full
+            upload_failed(e)
 
 with tab_browse:
     if not names:

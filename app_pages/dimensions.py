@@ -40,6 +40,10 @@ with st.expander("Presets and import / export"):
             st.success(f"Imported {res['n_questions']} questions")
         except ChecklistError as e:
             st.error(str(e))
+        except Exception as e:  # noqa: BLE001 - no traceback or server path on the page
+            from studio_ui.errors import upload_failed
+
+            upload_failed(e)
     st.download_button("Export working checklist (JSON)",
                        json.dumps(export_checklist(db, task), ensure_ascii=False, indent=2),
                        f"{task}-checklist.json", key="ck_export")

@@ -4,7 +4,7 @@ import os
 
 import streamlit as st
 
-from checkeval_core.demo import DEMO_TASKS, demo_loaded, load_demo
+from checkeval_core.demo import demo_loaded, demo_task_names, load_demo
 from checkeval_core.store import open_db
 from checkeval_core.tasks import list_tasks
 
@@ -30,7 +30,7 @@ st.caption("SummEval (12 documents × 16 systems) and Topical-Chat (12 contexts 
            "AlpacaEval (8 queries × 12 LLMs) with per-query checklists and Chatbot Arena Elo. "
            "No internet and no API key needed.")
 if demo_loaded(db):
-    st.success("The demo tasks are loaded: " + ", ".join(t[0] for t in DEMO_TASKS))
+    st.success("The demo tasks are loaded: " + ", ".join(demo_task_names()))
 else:
     if st.button("Load the demo tasks", type="primary", key="load_demo"):
         with st.spinner("Importing the demo…"):

@@ -14,6 +14,7 @@ from checkeval_core.runs.traces import (
     SHOW_FILTERS,
     decision_rows,
     deep_link_task,
+    first_run_with_answers,
     item_listing,
     item_trace,
     run_column,
@@ -26,7 +27,8 @@ from checkeval_core.store import open_db
 from studio_ui.tables import order, table_config
 from studio_ui.widgets import csv_download, task_picker
 
-STATE = ("tr_runs", "tr_dim", "tr_item", "tr_dec")
+STATE = ("tr_runs", "tr_dim", "tr_item", "tr_dec", "tr_qdim")
+ALL_DIMS = "all dimensions"
 
 st.title("Traces")
 db = open_db()
@@ -56,22 +58,39 @@ if not runs:
     st.info("No run for this task yet: start one on the Run page.")
     st.stop()
 labels = {r["id"]: run_label(r) for r in runs}
-default = [r for r in wanted if r in labels] or [runs[0]["id"]]
-chosen = c_runs.multiselect("Runs (side by side)", list(labels), default=default,
-                            format_func=labels.get, key="tr_runs")
+if "tr_runs" not in st.session_state:
+    # set once, not passed as the widget's default: a default that follows the link would
+    # bring back a run the person has just removed with its chip's ×
+    st.session_state["tr_runs"] = [r for r in wanted if r in labels] or [runs[0]["id"]]
+else:
+    st.session_state["tr_runs"] = [r for r in st.session_state["tr_runs"] if r in labels]
+chosen = c_runs.multiselect("Runs (side by side)", list(labels), format_func=labels.get,
+                            key="tr_runs")
 if not chosen:
     st.info("Select at least one run to see its Yes/No decisions.")
     st.stop()
 
-dims = run_dimensions(db, chosen[0])
+# the items come from the first selected run that has answers (one still starting has none)
+lead = first_run_with_answers(db, chosen)
+if lead is None:
+    st.info("No selected run has answers yet: " + ", ".join(labels[r] for r in chosen)
+            + ". A running run's answers appear here as they are stored; refresh to see them.")
+    st.stop()
+waiting = [labels[r] for r in chosen if r != lead and first_run_with_answers(db, [r]) is None]
+if chosen[0] != lead:
+    waiting.insert(0, labels[chosen[0]])
+if waiting:
+    st.caption("No answers yet from " + ", ".join(waiting) + f"; items listed from "
+               f"{labels[lead]}.")
+dims = run_dimensions(db, lead)
 want_dim = qp.get("dim")
-gap_dim = c_dim.selectbox("Items sorted by gap on", dims or ["(no scores yet)"],
-                          help="Items are listed by |judge − human| on this dimension "
-                               "(largest first).",
+gap_dim = c_dim.selectbox("Items ordered by score difference on", dims or ["(no scores yet)"],
+                          help="Items are listed by their score difference |judge − human| on "
+                               "this dimension, both scaled to 0–1 (largest first).",
                           index=dims.index(want_dim) if want_dim in dims else 0, key="tr_dim")
-listing = item_listing(db, chosen[0], gap_dim if dims else None)
+listing = item_listing(db, lead, gap_dim if dims else None)
 if not listing:
-    st.info(f"Run {labels[chosen[0]]} has no answers yet.")
+    st.info(f"Run {labels[lead]} has no answers yet.")
     st.stop()
 pks = [r["item_pk"] for r in listing]
 by_pk = {r["item_pk"]: r for r in listing}
@@ -79,7 +98,8 @@ want_item = qp.get("item")
 start = pks.index(int(want_item)) if want_item and want_item.isdigit() and \
     int(want_item) in pks else 0
 pk = c_item.selectbox("Item", pks, index=start, format_func=lambda k: str(by_pk[k]["item_id"]) + (
-    f" · gap {by_pk[k]['gap']:.2f}" if by_pk[k].get("gap") is not None else ""), key="tr_item")
+    f" · diff {by_pk[k]['gap']:.2f}" if by_pk[k].get("gap") is not None else ""),
+    key="tr_item")
 st.query_params.update({"runs": ",".join(map(str, chosen)), "item": str(pk),
                         **({"dim": gap_dim} if dims else {})})
 st.session_state["tr_link"] = (st.query_params.get("runs", ""), st.query_params.get("item", ""),
@@ -98,7 +118,7 @@ with left:
                  hide_index=True, width="content",
                  column_config=table_config(
                      keys={"dimension": ""},
-                     scores={"human": "Human score of this item", **{
+                     decisions={"human": "Human score of this item", **{
                          run_column(r): f"Score from run {labels[r]} ({aggs.get(r, '')})"
                          for r in chosen}}))
 with right:
@@ -114,10 +134,14 @@ with st.expander("Source, context, reference and every aggregation's score"):
                               columns=["dimension", "aggregation", "human", *score_cols]),
                  hide_index=True, width="content")
 
-h_left, h_right = st.columns([2, 3], vertical_alignment="bottom")
+h_left, h_mid, h_right = st.columns([2, 1, 3], vertical_alignment="bottom")
 only = h_right.radio("Show", SHOW_FILTERS, horizontal=True, key="tr_filter",
                      label_visibility="collapsed")
-rows = decision_rows(trace, only, db)
+q_dims = sorted({a["dimension"] for a in trace["answers"]})
+if "tr_qdim" not in st.session_state:  # a link's dim= opens on that dimension's questions
+    st.session_state["tr_qdim"] = want_dim if want_dim in q_dims else ALL_DIMS
+q_dim = h_mid.selectbox("Questions of", [ALL_DIMS, *q_dims], key="tr_qdim")
+rows = decision_rows(trace, only, None if q_dim in (None, ALL_DIMS) else q_dim, db=db)
 h_left.markdown(f"**Yes/No decisions** ({len(rows)} shown)")
 st.caption("✓ yes / ✗ no with p(Yes), one column per run; select a row for the full question "
            "and each judge's raw answer.")
@@ -155,14 +179,15 @@ if units:
                      decisions={"verdicts": "The unit's verdicts, one per sub-dimension"},
                      long={"unit": "The unit's text"}))
 
-with st.expander(f"All {len(listing)} items, largest disagreement with humans first"):
+with st.expander(f"All {len(listing)} items, largest score difference with humans first"):
     st.dataframe(pd.DataFrame(listing), hide_index=True, width="stretch",
                  column_config=table_config(
                      keys={"item_id": "", "group_id": "", "system_id": ""},
-                     scores={"judge": f"Score of {labels[chosen[0]]} on {gap_dim}",
+                     scores={"judge": f"Score of {labels[lead]} on {gap_dim}",
                              "human": f"Human score on {gap_dim}",
-                             "gap": "|judge − human|, both scaled to 0–1 over the run"},
+                             "gap": "Score difference |judge − human|, both scaled to 0–1 "
+                                    "over the run"},
                      labels={"item_id": "item", "group_id": "group", "system_id": "system",
                              "judge": "judge score", "human": "human score",
-                             "gap": "|judge − human|"},
+                             "gap": "score difference"},
                      hidden=["item_pk"]))

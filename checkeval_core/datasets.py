@@ -21,6 +21,7 @@ from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.fields import TEXT_CHARS, check_name
 from checkeval_core.safeio import LIMITS, InputError, check_size, load_json_text, read_bytes
 from checkeval_core.store import dumps, now_iso, transaction
 
@@ -28,7 +29,7 @@ TEXT_FIELDS = ("group_id", "system_id", "source", "context", "fact", "reference"
 ALL_FIELDS = ("id", "input", *TEXT_FIELDS)
 REQUIRED = ("id", "output")
 KINDS = ("summarization", "dialogue", "instruction", "custom")
-MAX_FIELD_CHARS = 2_000_000  # one field larger than this is rejected (not silently cut)
+MAX_FIELD_CHARS = TEXT_CHARS  # one field larger than this is rejected (not silently cut)
 MAX_ERRORS = 20  # report at most this many problems at once
 
 csv.field_size_limit(MAX_FIELD_CHARS * 4)
@@ -334,7 +335,10 @@ def import_file(db: sqlite_utils.Database, path: str | Path, task: str, kind: st
     p = Path(filename) if filename else Path(path)
     if not task or not task.strip():
         raise DatasetError(["--task: a task name is required"])
-    task = task.strip()
+    try:
+        task = check_name(task, "--task", "task name")
+    except InputError as e:
+        raise DatasetError([str(e)]) from None
     if kind is not None and kind not in KINDS:
         raise DatasetError([f"--kind {kind!r}: use one of {', '.join(KINDS)}"])
     parsed = parse_rows(p, mapping, data=data)

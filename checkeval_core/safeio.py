@@ -9,6 +9,10 @@ upload from the web page and a file given to the CLI are refused by the same rul
   environment variables listed there) and the message names the limit;
 * JSON nesting depth is bounded (``[[[[...]]]]`` 100k deep is a clear error, not a
   ``RecursionError``);
+* a key given twice in one JSON object or YAML mapping is refused with its line (the parsers
+  would silently keep only the last value, dropping questions or rows);
+* a lone UTF-16 surrogate (``"\\ud800"`` is valid JSON and YAML, but no text: SQLite and UTF-8
+  cannot store it) is refused with its line and field instead of failing later;
 * YAML is parsed with a safe loader that refuses alias expansion beyond a small bound (a
   "billion laughs" alias bomb is refused while it is being composed);
 * :func:`safe_filename` / :func:`safe_join` turn data (dimension names…) into file names that
@@ -122,9 +126,110 @@ def json_depth_error(text: str, max_depth: int | None = None) -> int | None:
     return None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]', re.DOTALL)
+SURROGATE_MESSAGE = ("holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), "
+                     "which is not text; remove it or give the whole character")
+
+
+def has_surrogate(text: str) -> bool:
+    """True when ``text`` holds a lone surrogate code point (not storable as UTF-8)."""
+    return _SURROGATE.search(text) is not None
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        raise _DuplicateKey()
+    return d
+
+
+# one decoder for every call (``json.loads(..., object_pairs_hook=)`` builds a new one each time)
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+
+
+def _field_path(parts: list[str | int]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def json_key_problem(text: str) -> tuple[int, str] | None:
+    """``(line, problem)`` for the first key given twice in one object or the first string
+    holding a lone surrogate, or None. A linear scan of the tokens, run only when the fast
+    parser has already seen one of these problems, to say where it is."""
+    frames: list[dict[str, Any]] = []  # per open object/array: keys seen, current key/index
+    pending: tuple[str, int] | None = None  # a string whose role the next token decides
+
+    def path(extra: str | None = None) -> str:
+        parts: list[str | int] = []
+        for f in frames:
+            if f["obj"] and f["key"] is not None:
+                parts.append(f["key"])
+            elif not f["obj"]:
+                parts.append(f["i"])
+        if extra is not None:
+            parts.append(extra)
+        return _field_path(parts)
+
+    def line(off: int) -> int:
+        return text.count("\n", 0, off) + 1
+
+    def value_problem(s: str, off: int) -> tuple[int, str] | None:
+        if has_surrogate(s):
+            p = path()
+            return line(off), (f"field {p!r} " if p else "the value ") + SURROGATE_MESSAGE
+        return None
+
+    for m in _JSON_TOKEN.finditer(text):
+        tok = m.group(0)
+        if pending is not None:
+            s, off = pending
+            pending = None
+            if tok == ":" and frames and frames[-1]["obj"]:
+                f = frames[-1]
+                f["key"] = None  # the path of this key is its object's path plus the key
+                if has_surrogate(s):
+                    p = path()
+                    return line(off), (f"a key in field {p!r} " if p else "a key ") \
+                        + SURROGATE_MESSAGE
+                if s in f["keys"]:
+                    return line(off), (f"field {path(s)!r}: the key {s!r} is given twice in "
+                                       "one object (only one value can be kept)")
+                f["keys"].add(s)
+                f["key"] = s
+                continue
+            found = value_problem(s, off)
+            if found:
+                return found
+        if tok[0] == '"':
+            try:
+                s = json.loads(tok) if "\\" in tok else tok[1:-1]
+            except ValueError:
+                s = tok[1:-1]
+            pending = (s, m.start())
+        elif tok in "[{":
+            frames.append({"obj": tok == "{", "keys": set(), "key": None, "i": 0})
+        elif tok in "]}":
+            if frames:
+                frames.pop()
+        elif tok == "," and frames and not frames[-1]["obj"]:
+            frames[-1]["i"] += 1
+    if pending is not None:
+        return value_problem(*pending)
+    return None
+
+
 def load_json_text(text: str, name: str, max_depth: int | None = None,
                    where: str = "") -> Any:
-    """``json.loads`` with the nesting depth bounded; errors name the file, line and column.
+    """``json.loads`` with the nesting depth bounded, a key given twice in one object and a
+    lone surrogate refused; errors name the file, line and column (or field).
 
     ``where`` ("line 3") prefixes positions for one-record-per-line files.
     """
@@ -136,12 +241,25 @@ def load_json_text(text: str, name: str, max_depth: int | None = None,
         pos = f"{loc}" if where else f"{name}, line {line}"
         raise InputError(f"{pos}: JSON nested more than {max_depth} levels deep (the limit)")
     try:
-        return json.loads(text)
+        value = _DECODER.decode(text)
+        # a surrogate comes from a \\uD800-\\uDFFF escape, or from text that was never UTF-8
+        suspect = bool(("\\u" in text and _SURROGATE_ESCAPE.search(text))
+                       or _SURROGATE.search(text))
     except json.JSONDecodeError as e:
         pos = f"{loc}, column {e.colno}" if where else f"{name}, line {e.lineno}, column {e.colno}"
         raise InputError(f"{pos}: not valid JSON ({e.msg})") from None
+    except _DuplicateKey:
+        value, suspect = None, True
     except RecursionError:  # pragma: no cover - the depth scan refuses this first
         raise InputError(f"{loc}: JSON nested too deeply") from None
+    if suspect:
+        found = json_key_problem(text)
+        if found is not None:
+            line, problem = found
+            raise InputError(f"{loc if where else f'{name}, line {line}'}, {problem}")
+        if value is None:  # pragma: no cover - the scan finds what the parser saw
+            raise InputError(f"{loc}: a key is given twice in one object")
+    return value
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -164,13 +282,19 @@ class _BoundedLoader(yaml.SafeLoader):
 
 
 def _expanded_size(node: yaml.Node, name: str) -> int:
-    """Nodes in the document once every alias is expanded (memoised; refuses cycles/depth)."""
+    """Nodes in the document once every alias is expanded (memoised; refuses cycles/depth,
+    a key given twice in one mapping and a lone surrogate, each with its line and field)."""
     sizes: dict[int, int] = {}
     busy: set[int] = set()
     limit, max_depth = LIMITS["yaml_nodes"], LIMITS["json_depth"]
 
-    def size(n: yaml.Node, depth: int) -> int:
+    def size(n: yaml.Node, depth: int, path: tuple[str | int, ...] = ()) -> int:
         key = id(n)
+        if isinstance(n, yaml.ScalarNode) and isinstance(n.value, str) \
+                and has_surrogate(n.value):
+            p = _field_path(list(path))
+            raise InputError(f"{name}, line {n.start_mark.line + 1}, "
+                             + (f"field {p!r} " if p else "the value ") + SURROGATE_MESSAGE)
         if key in sizes:
             return sizes[key]
         if key in busy:
@@ -182,13 +306,22 @@ def _expanded_size(node: yaml.Node, name: str) -> int:
         busy.add(key)
         total = 1
         if isinstance(n, yaml.SequenceNode):
-            for child in n.value:
-                total += size(child, depth + 1)
+            for i, child in enumerate(n.value):
+                total += size(child, depth + 1, (*path, i))
                 if total > limit:
                     break
         elif isinstance(n, yaml.MappingNode):
+            seen: set[tuple[str, str]] = set()
             for k, v in n.value:
-                total += size(k, depth + 1) + size(v, depth + 1)
+                label = str(k.value) if isinstance(k, yaml.ScalarNode) else "?"
+                if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge":
+                    if (k.tag, k.value) in seen:
+                        p = _field_path([*path, label])
+                        raise InputError(f"{name}, line {k.start_mark.line + 1}, field {p!r}: "
+                                         f"the key {label!r} is given twice in one mapping "
+                                         "(only one value can be kept)")
+                    seen.add((k.tag, k.value))
+                total += size(k, depth + 1, path) + size(v, depth + 1, (*path, label))
                 if total > limit:
                     break
         busy.discard(key)

@@ -116,7 +116,8 @@ def test_bar_click_moves_the_selectors_and_the_trace_link_keeps_them(app_server,
     assert "dim=groundedness" in link.get_attribute("href")
     link.click()
     screen.get_by_text("Yes/No decisions").first.wait_for()
-    assert _selected(screen, "Items sorted by gap on") == "groundedness"
+    assert _selected(screen, "Items ordered by score difference on") == "groundedness"
+    assert _selected(screen, "Questions of") == "groundedness"  # dim= also filters
 
 
 @pytest.mark.browser

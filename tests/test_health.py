@@ -108,7 +108,7 @@ def test_traces_filter_never_varying_questions(task):
     pk = db.execute("SELECT id FROM item WHERE item_id = 'g1-s1'").fetchone()[0]
     trace = item_trace(db, pk, [rid])
     assert [r["question"] for r in decision_rows(trace)] == ["Is it q1?", "Is it q2?"]
-    assert [r["question"] for r in decision_rows(trace, "never-varying questions", db)] == [
+    assert [r["question"] for r in decision_rows(trace, "never-varying questions", db=db)] == [
         "Is it q1?"]
     with pytest.raises(ValueError, match="pass db"):
         decision_rows(trace, "never-varying questions")

@@ -134,14 +134,14 @@ def test_import_bad_lines_name_file_line_field_and_change_nothing(db, tmp_path):
     with pytest.raises(I.InstanceChecklistError) as e:
         I.import_group_checklists(db, task, data=bad.encode(), filename="bad.jsonl")
     msg = str(e.value)
-    assert "bad.jsonl:2: not valid JSON" in msg
+    assert "bad.jsonl, line 2, column 2: not valid JSON" in msg
     assert "bad.jsonl:3: field group_id: no query 'nope'" in msg
     assert "bad.jsonl:4: field group_id (or instruction_id) is missing" in msg
     assert "bad.jsonl:5: field questions: expected a non-empty list" in msg
     assert "bad.jsonl:6: field group_id: 'q2' already given on line 1" in msg
     assert "bad.jsonl:6: field questions[1]: expected a non-empty text" in msg
     assert [dict(q) for q in questions(db, task, instance=None)] == before  # atomic
-    with pytest.raises(I.InstanceChecklistError, match="not UTF-8"):
+    with pytest.raises(I.InstanceChecklistError, match="bin.jsonl, line 1: invalid UTF-8"):
         I.import_group_checklists(db, task, data=b"\xff\xfe\x00", filename="bin.jsonl")
 
 
@@ -279,7 +279,7 @@ def test_deeply_nested_line_is_refused_with_its_line():
     from checkeval_core.checklists.instance import InstanceChecklistError, parse_group_file
 
     text = '{"group_id": "g1", "questions": ["Is it?"]}\n' + "[" * 100_000 + "]" * 100_000 + "\n"
-    with pytest.raises(InstanceChecklistError, match="x.jsonl:2: JSON nested more than"):
+    with pytest.raises(InstanceChecklistError, match="x.jsonl, line 2: JSON nested more than"):
         parse_group_file(text, "x.jsonl", {"g1"})
 
 

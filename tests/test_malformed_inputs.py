@@ -1,5 +1,11 @@
-"""The malformed-input matrix (issue 13): every importer given a broken file exits 2 with a
+"""The malformed-input matrix: every importer given a broken file exits 2 with a
 message naming the file and the line or field, prints no traceback, and writes nothing.
+
+Every importer is in it — datasets, checklists (YAML, JSON), per-query checklists,
+annotations, preferences, reference ratings, external metrics, run bundles — with the
+problems that cut across them: a lone UTF-16 surrogate (valid JSON and YAML, not text), a key
+given twice (the parsers would keep one value silently), and the same limit for the same kind
+of field (question length, output length, names, bytes under ``CHECKEVAL_MAX_IMPORT_MB``).
 
 Each case is a row of :data:`CASES` (importer, file name, content, expected fragments); the
 file is generated under ``tmp_path``, the command runs in-process through the CLI against a
@@ -30,6 +36,17 @@ def proj(dims: Any) -> str:
 
 def authors(subs: Any, definition: Any = "d") -> str:
     return json.dumps({"clarity": {"definition": definition, "sub_dimensions": subs}})
+
+
+def jl(*rows: Any) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+SUR = "\ud800"  # a lone surrogate; json.dumps writes it as the escape "\ud800"
+PAIR = {"input": "Say hi.", "output_1": "Hi!", "output_2": "Hello.", "label": 1}
+LONG_Q = "Is it " + "x" * 4_995 + "?"  # 5,002 characters: one more than a question may have
+OK_Q = "Is it " + "x" * 4_993 + "?"  # exactly 5,000
+LONG_OUT = "y" * 2_000_001
 
 
 # (id, importer, file name, content, fragments the message must hold)
@@ -177,6 +194,98 @@ CASES: list[tuple[str, str, str, str | bytes, list[str]]] = [
     ("me-dup-col", "metric", "dc.csv", "item_id,c,c\n1,1,2\n", ["dc.csv, line 1", "duplicate"]),
     ("me-bad-utf8", "metric", "bu.csv", b"item_id,c\n1,\xff\n", ["bu.csv, line 2", "UTF-8"]),
     ("me-unnamed-col", "metric", "un.csv", "item_id,,c\n1,2,3\n", ["un.csv, line 1", "no name"]),
+    # --- per-query checklists: checkeval checklist instance-import FILE --task t
+    ("in-invalid-json", "instance", "i.jsonl", "{bad\n", ["i.jsonl, line 1", "not valid JSON"]),
+    ("in-unknown-query", "instance", "u.jsonl", jl({"group_id": "99", "questions": [Q1]}),
+     ["u.jsonl:1", "no query '99'"]),
+    ("in-deep", "instance", "d.jsonl", DEEP + "\n", ["d.jsonl, line 1", "nested"]),
+    ("in-bad-utf8", "instance", "b.jsonl", b'{"group_id": "1", "questions": ["\xff?"]}\n',
+     ["b.jsonl, line 1", "UTF-8"]),
+    # --- preferences: checkeval preferences import FILE --task p (self-contained pairs)
+    ("pr-no-label", "preferences", "n.jsonl", jl({**PAIR, "label": "maybe"}),
+     ["n.jsonl, line 1", "'label'"]),
+    ("pr-output-number", "preferences", "o.jsonl", jl({**PAIR, "output_2": 5}),
+     ["o.jsonl, line 1", "'output_2'"]),
+    # --- reference ratings: checkeval ratings import FILE --task t
+    ("ra-not-number", "ratings", "r.csv", "system_id,rating\na,high\n",
+     ["r.csv, line 2", "'rating'"]),
+    ("ra-twice", "ratings", "t.csv", "system_id,rating\na,1\na,2\n", ["t.csv, line 3", "'a'"]),
+    # --- a lone UTF-16 surrogate, in every importer that reads JSON or YAML
+    ("ds-json-surrogate", "data", "s.json", json.dumps([{"id": "1", "output": "a" + SUR}]),
+     ["s.json, line 1, field '[0].output'", "surrogate"]),
+    ("ds-jsonl-surrogate", "data", "s.jsonl", jl({"id": "1", "output": SUR}),
+     ["s.jsonl, line 1, field 'output'", "surrogate"]),
+    ("ds-jsonl-surrogate-key", "data", "sk.jsonl", jl({"id": "1", "output": "x", SUR: 1}),
+     ["sk.jsonl, line 1", "a key", "surrogate"]),
+    ("ck-json-surrogate", "checklist", "s.json", authors({"s": {"seed": ["Is it " + SUR + "?"]}}),
+     ["s.json, line 1, field 'clarity.sub_dimensions.s.seed[0]'", "surrogate"]),
+    ("ck-yaml-surrogate", "checklist", "c_seed.yaml", 'sub_aspect:\n  s: "Is it \\ud800?"\n',
+     ["c_seed.yaml, line 2, field 'sub_aspect.s'", "surrogate"]),
+    ("ck-yaml-surrogate-definition", "checklist", "c_seed.yaml",
+     'definition:\n  x: "\\udfff"\nsub_aspect:\n  s: Is it?\n',
+     ["c_seed.yaml, line 2, field 'definition.x'", "surrogate"]),
+    ("in-surrogate", "instance", "s.jsonl", jl({"group_id": "1", "questions": [SUR + "?"]}),
+     ["s.jsonl, line 1, field 'questions[0]'", "surrogate"]),
+    ("an-jsonl-surrogate", "annotations", "s.jsonl",
+     jl({"annotator": "x" + SUR, "item_id": "1", "question": Q1, "answer": "yes"}),
+     ["s.jsonl, line 1, field 'annotator'", "surrogate"]),
+    ("pr-surrogate", "preferences", "s.jsonl", jl({**PAIR, "output_1": SUR}),
+     ["s.jsonl, line 1, field 'output_1'", "surrogate"]),
+    ("ra-surrogate", "ratings", "s.json", json.dumps([{"system_id": SUR, "rating": 1}]),
+     ["s.json, line 1, field '[0].system_id'", "surrogate"]),
+    # --- a key given twice: refused with its line (never one value silently dropped)
+    ("ck-yaml-dup-key", "checklist", "c_seed.yaml",
+     "sub_aspect:\n  s: Is it clear?\n  s: Is it new?\n",
+     ["c_seed.yaml, line 3, field 'sub_aspect.s'", "given twice"]),
+    ("ck-yaml-dup-top-key", "checklist", "c_seed.yaml",
+     "sub_aspect:\n  s: Is it?\nsub_aspect:\n  t: Is it new?\n",
+     ["c_seed.yaml, line 3, field 'sub_aspect'", "given twice"]),
+    ("ck-json-dup-key", "checklist", "d.json",
+     '{"clarity": {"definition": "d", "sub_dimensions": {\n "s": {"seed": ["Is it?"]},\n'
+     ' "s": {"seed": ["Is it new?"]}}}}', ["d.json, line 3, field 'clarity.sub_dimensions.s'",
+                                          "given twice"]),
+    ("ds-jsonl-dup-key", "data", "d.jsonl", '{"id": "1", "output": "x", "output": "y"}\n',
+     ["d.jsonl, line 1, field 'output'", "given twice"]),
+    ("ds-json-dup-key", "data", "d.json", '[{"id": "1",\n "id": "2", "output": "y"}]',
+     ["d.json, line 2, field '[0].id'", "given twice"]),
+    ("in-dup-key", "instance", "d.jsonl",
+     '{"group_id": "1", "questions": ["Is it?"], "questions": ["Is it new?"]}\n',
+     ["d.jsonl, line 1, field 'questions'", "given twice"]),
+    ("an-jsonl-dup-key", "annotations", "d.jsonl",
+     '{"annotator": "x", "item_id": "1", "question": ' + json.dumps(Q1)
+     + ', "answer": "yes", "answer": "no"}\n', ["d.jsonl, line 1, field 'answer'", "given twice"]),
+    ("pr-dup-key", "preferences", "d.jsonl",
+     '{"input": "Hi?", "output_1": "a", "output_2": "b", "label": 1, "label": 2}\n',
+     ["d.jsonl, line 1, field 'label'", "given twice"]),
+    # --- one rule per kind of field, whichever importer reads it
+    ("ck-yaml-question-5001", "checklist", "c_seed.yaml", f"sub_aspect:\n  s: '{LONG_Q}'\n",
+     ["c_seed.yaml, field 'sub_aspect.s'", "more than the 5,000 allowed"]),
+    ("ck-json-question-5001", "checklist", "q.json", authors({"s": {"seed": [LONG_Q]}}),
+     ["q.json", "seed[0]", "more than the 5,000 allowed"]),
+    ("in-question-5001", "instance", "q.jsonl", jl({"group_id": "1", "questions": [LONG_Q]}),
+     ["q.jsonl:1: field questions[0]", "more than the 5,000 allowed"]),
+    ("ds-output-2000001", "data", "o.jsonl", jl({"id": "1", "output": LONG_OUT}),
+     ["o.jsonl, line 1, field 'output'", "more than the 2,000,000 allowed"]),
+    ("pr-output-2000001", "preferences", "o.jsonl", jl({**PAIR, "output_1": LONG_OUT}),
+     ["o.jsonl, line 1, field 'output_1'", "more than the 2,000,000 allowed"]),
+    ("ds-output-empty", "data", "e.jsonl", jl({"id": "1", "output": ""}),
+     ["e.jsonl, line 1, field 'output'", "required value is missing"]),
+    ("pr-output-empty", "preferences", "e.jsonl", jl({**PAIR, "output_1": ""}),
+     ["e.jsonl, line 1, field 'output_1'", "required value is missing"]),
+    ("an-annotator-newline", "annotations", "n.csv",
+     ANN_HEAD + f'"ann\nfake",1,{Q1},yes\n', ["n.csv, line 3, field 'annotator'", "U+000A"]),
+    ("an-annotator-escape", "annotations", "e.jsonl",
+     jl({"annotator": "a\x1b[31mb", "item_id": "1", "question": Q1, "answer": "yes"}),
+     ["e.jsonl, line 1, field 'annotator'", "U+001B"]),
+    ("an-annotator-long", "annotations", "l.csv", ANN_HEAD + f"{'a' * 201},1,{Q1},yes\n",
+     ["l.csv, line 2, field 'annotator'", "201 characters is more than the 200"]),
+    ("pr-annotator-newline", "preferences", "a.jsonl", jl({**PAIR, "annotator": "a\nb"}),
+     ["a.jsonl, line 1, field 'annotator'", "U+000A"]),
+    ("ck-proj-name-escape", "checklist", "ne.json",
+     proj([{"name": "c\x1b[2J", "sub_dimensions": [{"name": "s", "questions": ["Is it?"]}]}]),
+     ["ne.json, dimensions[0], field 'name'", "U+001B"]),
+    ("ck-authors-sub-name-escape", "checklist", "se.json", authors({"s\x07": {"seed": [Q1]}}),
+     ["se.json, dimension 'clarity', sub-dimension", "U+0007"]),
 ]
 
 
@@ -206,6 +315,20 @@ LIMIT_CASES: list[tuple[str, str, str, str, dict[str, int], list[str]]] = [
      ["m.csv, line 3", "more than 1 rows"]),
     ("lim-ds-depth", "data", "d.json", "[" + ROW[:-1] + ', "m": [[[1]]]}]', {"json_depth": 3},
      ["d.json, line 1", "more than 3 levels"]),
+    # the same byte limit (CHECKEVAL_MAX_IMPORT_MB) for every import of data rows
+    ("lim-in-bytes", "instance", "i.jsonl", jl({"group_id": "1", "questions": [Q1]}),
+     {"import_bytes": 10}, ["i.jsonl", "limit of 10 bytes"]),
+    ("lim-pr-bytes", "preferences", "p.jsonl", jl(PAIR), {"import_bytes": 10},
+     ["p.jsonl", "limit of 10 bytes"]),
+    ("lim-ra-bytes", "ratings", "r.csv", "system_id,rating\na,1\n", {"import_bytes": 10},
+     ["r.csv", "limit of 10 bytes"]),
+    ("lim-bu-bytes", "bundle", "b.json", '{"format": "x"}', {"import_bytes": 10},
+     ["b.json", "limit of 10 bytes"]),
+    ("lim-in-questions", "instance", "q.jsonl", jl({"group_id": "1", "questions": [Q1, Q2]}),
+     {"questions": 1}, ["q.jsonl", "more than 1 questions"]),
+    ("lim-in-rows", "instance", "r.jsonl", jl({"group_id": "1", "questions": [Q1]},
+                                              {"group_id": "2", "questions": [Q1]}),
+     {"rows": 1}, ["r.jsonl:2", "more than 1 rows"]),
 ]
 
 
@@ -223,6 +346,13 @@ BUNDLE_CASES: list[tuple[str, str, list[str]]] = [
     ("bu-unknown-item", "item=99", ["b.json", "99"]),
     ("bu-verdict", "verdict=maybe", ["b.json", "verdict"]),
     ("bu-hash", "checklist_hash=abc", ["b.json", "checklist"]),
+    ("bu-aggregation", "aggregation=bogus",
+     ["b.json", "bundle.params", "aggregation=bogus", "valid: share_yes"]),
+    ("bu-seal-units", "seal_units=bogus", ["b.json", "bundle.params", "seal_units",
+                                           "sentence, pair, fact, whole"]),
+    ("bu-surrogate", "judge_spec=" + SUR, ["b.json", "judge_spec", "surrogate"]),
+    ("bu-dup-key", '{"format": 1, "format": 2}', ["b.json, line 1, field 'format'",
+                                                  "given twice"]),
 ]
 
 
@@ -290,6 +420,9 @@ ARGS = {
     "annotations": lambda f: ["annotations", "import", str(f), "--task", "t"],
     "metric": lambda f: ["analyze", "--task", "t", "--metric-file", str(f)],
     "bundle": lambda f: ["bundle", "import", str(f), "--task", "t"],
+    "instance": lambda f: ["checklist", "instance-import", str(f), "--task", "t"],
+    "preferences": lambda f: ["preferences", "import", str(f), "--task", "p"],
+    "ratings": lambda f: ["ratings", "import", str(f), "--task", "t"],
 }
 
 
@@ -352,6 +485,12 @@ def mutated_bundle(bundle: dict[str, Any], how: str) -> str:
         b["answers"][0]["verdict"] = value
     elif key == "checklist_hash":
         b["checklist_hash"] = value
+    elif key == "aggregation":
+        b["params"]["aggregation"] = value
+    elif key == "seal_units":
+        b["params"]["seal_units"] = {"clarity": value}
+    elif key == "judge_spec":
+        b["judge_spec"] = value
     return json.dumps(b)
 
 
@@ -378,7 +517,11 @@ def test_valid_files_of_the_same_shapes_import(base, tmp_path, monkeypatch):
              "checklist": ("c_seed.yaml", "definition: d\nsub_aspect:\n  s: Is it new?\n"),
              "annotations": ("a.csv", ANN_HEAD + f"x,1,{Q1},yes\nx,1,{Q1},yes\n"),
              "metric": ("m.csv", "item_id,clarity\n1,0.5\n2,0.7\n3,0.1\n"),
-             "bundle": ("b.json", json.dumps(base["bundle"]))}
+             "bundle": ("b.json", json.dumps(base["bundle"])),
+             # the longest question allowed, the same in every checklist importer
+             "instance": ("i.jsonl", jl({"group_id": "1", "questions": [OK_Q]})),
+             "preferences": ("p.jsonl", jl({**PAIR, "annotator": "Ann Lee"})),
+             "ratings": ("r.csv", "system_id,rating\na,1\n")}
     for importer, (name, content) in files.items():
         f = tmp_path / importer / name
         f.parent.mkdir()
@@ -387,3 +530,4 @@ def test_valid_files_of_the_same_shapes_import(base, tmp_path, monkeypatch):
         assert res.exit_code == 0, (importer, res.output, res.exception)
     after = counts(db)
     assert after["annotation"] == 1  # the repeated identical row is stored once
+    assert after["preference"] == 1 and after["system_rating"] == 1

@@ -44,7 +44,7 @@ def test_traces_page_verdict_columns_and_detail(db):
     dec = next(d for d in at.dataframe if "question" in d.value.columns
                and "sub-dimension" in d.value.columns)
     for r in runs:
-        assert dec.value[f"#{r}"].str.match(r"^(✓|✗) (\d\.\d\d|yes|no)$|^invalid$").all()
+        assert dec.value[f"#{r}"].str.match(r"^(✓|✗) (\d\.\d{2,6}|yes|no)$|^invalid$").all()
     assert any(f"#{runs[1]}" in c.value and "checkeval" in c.value for c in at.caption)
     # the item's output is shown above the decisions, as plain text
     pk = at.selectbox(key="tr_item").value
@@ -82,9 +82,9 @@ def test_seal_and_likert_runs_side_by_side(db):
     at.multiselect(key="tr_runs").set_value(runs).run()
     assert not at.exception, at.exception
     dec = next(d.value for d in at.dataframe if "sub-dimension" in d.value.columns)
-    likert = dec[f"#{runs[1]}"].dropna()
+    likert = dec[f"#{runs[1]}"][dec[f"#{runs[1]}"] != "not in this run"]
     assert len(likert) == 4 and likert.str.match(r"^\d+(\.\d+)?( \(\d\.\d\d\))?$").all()
-    seal = dec[f"#{runs[0]}"].dropna()
+    seal = dec[f"#{runs[0]}"][dec[f"#{runs[0]}"] != "not in this run"]
     assert len(seal) and seal.str.match(r"^(✓|✗) |^invalid$").all()
     units = next(d.value for d in at.dataframe if "verdicts" in d.value.columns)
     assert set(units["run"]) == {f"#{runs[0]}"} and units["verdicts"].str.len().min() > 0
@@ -101,3 +101,86 @@ def test_table_config_keeps_decision_columns_narrow():
     assert cfg["n"]["type_config"]["format"] == "%d"
     assert cfg["pk"] is None
     assert order(["a", "b"], ["b", "c"]) == ["a", "b", "c"]
+
+
+# -- what a person misread on this page --------------------------------------------------------
+def test_p_yes_near_one_half_shows_which_side():
+    from checkeval_core.runs.traces import p_text
+
+    assert verdict_cell("no", 0.4987) == "✗ 0.499"
+    assert verdict_cell("no", 0.49996) == "✗ 0.49996"
+    assert verdict_cell("yes", 0.503) == "✓ 0.503"
+    assert verdict_cell("yes", 0.5) == "✓ 0.50"
+    assert p_text(0.49999999) != "0.50" and p_text(0.82) == "0.82"
+
+
+def test_run_without_answers_does_not_blank_the_page(db):
+    """A selected run that has no answer yet (just started) no longer hides the others; the
+    page says which run is still empty."""
+    runs = fake_demo_runs(db, 2)
+    empty = create_run(db, "summeval-demo", "fake", "rocketeval", limit=1)  # never executed
+    db.execute("UPDATE run SET status = 'running' WHERE id = ?", [empty])  # just started
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["task_name"] = "summeval-demo"
+    at = _traces(at.run())
+    at.multiselect(key="tr_runs").set_value([empty]).run()
+    assert any("No selected run has answers yet" in i.value for i in at.info)
+    at.multiselect(key="tr_runs").set_value([empty, runs[0]]).run()
+    assert not at.exception, at.exception
+    assert any(f"No answers yet from #{empty}" in c.value for c in at.caption)
+    dec = next(d.value for d in at.dataframe if "sub-dimension" in d.value.columns)
+    assert len(dec) > 0 and (dec[f"#{empty}"] == "not in this run").all()
+
+
+def test_removing_a_run_chip_removes_it(db):
+    runs = fake_demo_runs(db, 2)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"runs": str(runs[0])})
+    at = _traces(at.run())
+    at.multiselect(key="tr_runs").set_value(runs).run()
+    assert at.multiselect(key="tr_runs").value == runs
+    at.multiselect(key="tr_runs").set_value([runs[1]]).run()  # the × of the first chip
+    assert not at.exception, at.exception
+    ms = at.multiselect(key="tr_runs")
+    assert ms.value == [runs[1]]
+    # the browser shows a chip list's default again when that default changes: the default
+    # must not follow the link (it held the run just removed)
+    defaults = [ms.proto.options[i] for i in ms.proto.default]
+    assert not any(d.startswith(f"#{runs[0]} ") for d in defaults), defaults
+    at.run()
+    assert at.multiselect(key="tr_runs").value == [runs[1]]
+
+
+def test_item_not_in_a_run_says_so_and_words_are_unambiguous(db):
+    runs = fake_demo_runs(db, 2)
+    other = create_run(db, "summeval-demo", "fake", "checkeval", limit=4)
+    execute_run(db_path(db), other)
+    only_other = db.execute("SELECT DISTINCT item_id FROM answer WHERE run_id = ? AND item_id "
+                            "NOT IN (SELECT item_id FROM answer WHERE run_id = ?)",
+                            [other, runs[0]]).fetchone()[0]
+    trace = item_trace(db, only_other, [runs[0], other])
+    from checkeval_core.runs.traces import score_rows
+
+    rows = decision_rows(trace)
+    assert rows and all(r[f"#{runs[0]}"] == "not in this run" for r in rows)
+    assert all(r[f"#{runs[0]}"] == "not in this run" for r in score_rows(trace))
+    assert all(isinstance(r["human"], str) and r["human"] != "None" for r in score_rows(trace))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["task_name"] = "summeval-demo"
+    at = _traces(at.run())
+    labels = [w.label for w in at.selectbox]
+    assert not any("gap" in lab.lower() for lab in labels)
+    assert any("score difference" in lab for lab in labels)
+
+
+def test_link_dimension_filters_the_questions(db):
+    runs = fake_demo_runs(db, 2)
+    pk = db.execute("SELECT item_id FROM answer WHERE run_id = ? LIMIT 1", [runs[0]]).fetchone()[0]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"runs": str(runs[0]), "item": str(pk), "dim": "fluency"})
+    at = _traces(at.run())
+    dec = next(d.value for d in at.dataframe if "sub-dimension" in d.value.columns)
+    assert len(dec) and set(dec["dimension"]) == {"fluency"}
+    at.selectbox(key="tr_qdim").set_value("all dimensions").run()
+    dec = next(d.value for d in at.dataframe if "sub-dimension" in d.value.columns)
+    assert len(set(dec["dimension"])) > 1

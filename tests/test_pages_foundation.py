@@ -38,3 +38,29 @@ def test_data_page_browses_items(db):
     assert len(at.dataframe[0].value) == 72
     # the full item texts are rendered as plain text elements
     assert any("so , i 'm reading" in t.value for t in at.text)
+
+
+def test_home_lists_every_loaded_demo_task(db, monkeypatch):
+    """The loaded-demo message names every demo task, the instruction-following one too; a
+    demo missing that task still offers to load it."""
+    monkeypatch.setenv("CHECKEVAL_DEMO_INSTRUCTION", "0")
+    load_demo(db)  # the two original tasks only
+    monkeypatch.setenv("CHECKEVAL_DEMO_INSTRUCTION", "1")
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception
+    assert not any("demo tasks are loaded" in s.value for s in at.success)
+    at.button(key="load_demo").click().run()
+    assert not at.exception
+    (msg,) = [s.value for s in at.success if "demo tasks are loaded" in s.value]
+    for task in ("summeval-demo", "topical-chat-demo", "alpacaeval-demo"):
+        assert task in msg
+
+
+def test_package_metadata_uses_an_spdx_licence():
+    """setuptools ≥ 77 warns three times on every install about a ``{text = ...}`` licence."""
+    import tomllib
+
+    meta = tomllib.loads((Path(APP).parent / "pyproject.toml").read_text(encoding="utf-8"))
+    assert meta["project"]["license"] == "MIT"
+    assert any(r.replace(" ", "").startswith("setuptools>=77")
+               for r in meta["build-system"]["requires"])

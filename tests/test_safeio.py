@@ -162,3 +162,58 @@ def test_checklist_export_stays_inside_the_folder(db, db_path, tmp_path):
     texts = "".join(f.read_text(encoding="utf-8") for f in out.iterdir())
     for name in ("../evil", "/abs", "..", "evil"):
         assert f"Is {name} fine?" in texts
+
+
+# -- lone surrogates and keys given twice -----------------------------------------------------
+@pytest.mark.parametrize("text,fragment", [
+    ('{"a": "\\ud800"}', "x.json, line 1, field 'a' holds a lone UTF-16 surrogate"),
+    ('{"a": [1,\n "ok", "x\\udfffy"]}', "x.json, line 2, field 'a[2]' holds"),
+    ('{"\\udc00": 1}', "x.json, line 1, a key holds a lone UTF-16 surrogate"),
+    ('{"a": {"b": 1,\n  "b": 2}}', "x.json, line 2, field 'a.b': the key 'b' is given twice"),
+    ('{"a": 1, "\\u0061": 2}', "field 'a': the key 'a' is given twice"),  # same key, escaped
+    ('[{"k": 1}, {"k": 1, "k": 2}]', "field '[1].k'"),
+])
+def test_json_surrogates_and_duplicate_keys_are_refused_with_line_and_field(text, fragment):
+    with pytest.raises(InputError) as e:
+        load_json_text(text, "x.json")
+    assert fragment in str(e.value)
+
+
+def test_json_paired_surrogates_and_same_keys_in_different_objects_are_fine():
+    assert load_json_text('"\\ud83d\\ude00"', "x.json") == "\U0001F600"
+    assert load_json_text('[{"k": 1}, {"k": 2}, {"a": {"k": 3}, "k": 4}]', "x.json")[2]["k"] == 4
+    assert load_json_text('{"a": "\\\\ud800"}', "x.json") == {"a": "\\ud800"}  # an escaped "\"
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ('a:\n  b: "\\ud800"\n', "x.yaml, line 2, field 'a.b' holds a lone UTF-16 surrogate"),
+    ('- ok\n- "\\udfff"\n', "x.yaml, line 2, field '[1]' holds"),
+    ("a: 1\nb: 2\na: 3\n", "x.yaml, line 3, field 'a': the key 'a' is given twice"),
+    ("s:\n  t: Is it?\n  t: Is it new?\n", "x.yaml, line 3, field 's.t'"),
+])
+def test_yaml_surrogates_and_duplicate_keys_are_refused_with_line_and_field(text, fragment):
+    with pytest.raises(InputError) as e:
+        load_yaml_text(text, "x.yaml")
+    assert fragment in str(e.value)
+
+
+def test_yaml_merge_keys_and_distinct_types_are_not_duplicates():
+    assert load_yaml_text("base: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n", "x.yaml")["c"] == \
+        {"x": 1, "y": 2}
+    assert load_yaml_text("1: a\n'1': b\n", "x.yaml") == {1: "a", "1": "b"}
+
+
+@pytest.mark.parametrize("name", ["Ann Lee", "  Zoë  ", "a" * 200, "a" * 201, "", "a\nb",
+                                  "a\x1b[31m", "a\u200bb", "x\ud800", "名前"])
+def test_the_name_rule_is_the_apps_rule(name):
+    """fields.check_name accepts exactly what the app's identity.clean_name accepts."""
+    from checkeval_core.fields import check_name
+    from checkeval_core.identity import clean_name
+
+    try:
+        got = check_name(name, "--x")
+    except InputError as e:
+        assert clean_name(name) is None
+        assert str(e).startswith("--x: ")
+    else:
+        assert got == clean_name(name)

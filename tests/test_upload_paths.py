@@ -107,7 +107,9 @@ def test_data_page_upload_writes_nothing(db, tmp_path, deep_tmp, monkeypatch, wh
     name = hostile_names(tmp_path)[which].replace(".json", ".csv")
     use_upload(monkeypatch, "upload", FakeUpload(name, b"id,output\n7,seven\n8,eight\n"))
     at = open_app_page("app_pages/data.py")
+    at.radio(key="import_dest").set_value("a new task").run()
     at.text_input(key="import_task").input("up").run()
+    at.selectbox(key="import_kind").set_value("custom").run()
     at.button(key="do_import").click().run()
     assert not at.exception, at.exception
     assert any("Imported 2 items" in s.value for s in at.success)
@@ -153,7 +155,9 @@ def test_importers_take_bytes_and_never_open_the_name(db, tmp_path, monkeypatch)
 def test_data_page_import_is_disabled_for_a_rejected_file(db, monkeypatch):
     use_upload(monkeypatch, "upload", FakeUpload("bad.csv", b"id,output\n7,seven\n7,again\n"))
     at = open_app_page("app_pages/data.py")
-    at.text_input(key="import_task").input("t").run()
+    at.radio(key="import_dest").set_value("a new task").run()
+    at.text_input(key="import_task").input("t2").run()
+    at.selectbox(key="import_kind").set_value("custom").run()
     assert any("cannot be imported" in e.value for e in at.error)
     assert at.button(key="do_import").disabled
     use_upload(monkeypatch, "upload", FakeUpload("good.csv", b"id,output\n7,seven\n8,eight\n"))

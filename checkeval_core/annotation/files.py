@@ -19,6 +19,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.checklists.instance import group_key, question_applies
+from checkeval_core.fields import check_name
 from checkeval_core.safeio import (
     LIMITS,
     InputError,
@@ -142,6 +143,12 @@ def import_annotations(db: sqlite_utils.Database, task: str, path: str | Path,
         av = _field(r, "answer", loc, errors).strip().lower()
         if not ann:
             errors.append(f"{loc}, field 'annotator': missing")
+        else:
+            try:  # the app's name rule: a name the Annotate page would refuse is refused here
+                check_name(ann, f"{loc}, field 'annotator'", "annotator name")
+            except InputError as e:
+                errors.append(str(e))
+                ann = ""
         if iid not in items:
             errors.append(f"{loc}, field 'item_id': unknown item {iid[:60]!r} in task {task!r}")
         found = by_text.get(qv) or ([by_id[qv]] if qv in by_id else [])

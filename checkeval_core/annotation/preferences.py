@@ -40,6 +40,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.datasets import MAX_ERRORS, DatasetError, _decode, _read_records, as_number
+from checkeval_core.fields import check_name, check_text
 from checkeval_core.safeio import InputError, check_count, check_size, load_json_text, read_bytes
 from checkeval_core.store import dumps, now_iso, rows, task_id, transaction
 
@@ -97,6 +98,18 @@ def _text(rec: dict[str, Any], key: str) -> str:
     return str(v).strip()
 
 
+def _annotator(rec: dict[str, Any], loc: str, default: str, errors: list[str]) -> str:
+    """The row's annotator (the app's name rule) or ``default`` when the row names none."""
+    raw = _text(rec, "annotator")
+    if not raw:
+        return default
+    try:
+        return check_name(raw, f"{loc}, field 'annotator'", "annotator name")
+    except InputError as e:
+        errors.append(str(e))
+        return default
+
+
 def _winner(rec: dict[str, Any], loc: str, errors: list[str]) -> str | None:
     key = "winner" if "winner" in rec else "label" if "label" in rec else None
     if key is None:
@@ -127,7 +140,12 @@ def import_preferences(db: sqlite_utils.Database, task: str, path: str | Path | 
     "n_preferences", "n_items_created", "n_groups", "winners": {a, b, tie}}``."""
     if not task or not task.strip():
         raise PreferenceError(["--task: a task name is required"])
-    task = task.strip()
+    try:
+        task = check_name(task, "--task", "task name")
+        if annotator:
+            annotator = check_name(annotator, "--annotator", "annotator name")
+    except InputError as e:
+        raise PreferenceError([str(e)]) from None
     name, recs = _load(path, data, filename)
     keys = {k for _, r in recs for k in r}
     if {"input", "output_1", "output_2"} <= keys:
@@ -154,7 +172,7 @@ def _import_item_prefs(db: sqlite_utils.Database, task: str, name: str,
     seen: dict[tuple[int, int, str], str] = {}
     for loc, rec in recs:
         g = _text(rec, "group_id")
-        ann = _text(rec, "annotator") or annotator
+        ann = _annotator(rec, loc, annotator, errors)
         pks = []
         for field in ("item_a", "item_b"):
             v = _text(rec, field)
@@ -238,12 +256,23 @@ def _import_pairs(db: sqlite_utils.Database, task: str, name: str,
         if not isinstance(query, str) or not query.strip():
             errors.append(f"{loc}, field 'input': missing or empty")
             continue
+        try:  # the same rule as a dataset's fields (datasets.py)
+            check_text(query, f"{loc}, field 'input'", required=True)
+        except InputError as e:
+            errors.append(str(e))
+            continue
         g = group_id_for_input(query)
         ids = []
         for n in (1, 2):
             out = rec.get(f"output_{n}")
             if not isinstance(out, str):
                 errors.append(f"{loc}, field 'output_{n}': missing or not text")
+                ids.append(None)
+                continue
+            try:  # an answer is an item's output: required and bounded as in a dataset
+                check_text(out, f"{loc}, field 'output_{n}'", required=True)
+            except InputError as e:
+                errors.append(str(e))
                 ids.append(None)
                 continue
             system = _text(rec, sys_keys[n - 1]) if sys_keys else ""
@@ -264,7 +293,7 @@ def _import_pairs(db: sqlite_utils.Database, task: str, name: str,
             if ids[0] == ids[1]:
                 errors.append(f"{loc}, field 'output_2': the same answer as output_1")
             else:
-                ann = _text(rec, "annotator") or annotator
+                ann = _annotator(rec, loc, annotator, errors)
                 key = (ids[0], ids[1], ann)
                 if key in seen:
                     errors.append(f"{loc}: the same pair of answers as {seen[key]}")
@@ -318,6 +347,11 @@ def import_ratings(db: sqlite_utils.Database, task: str, path: str | Path | None
     Returns ``{"task", "source", "n_ratings", "matched", "unmatched"}`` (systems without /
     with no item in the task)."""
     tid = task_id(db, task)
+    if source is not None:
+        try:  # a source is a name shown in menus and stored: the shared name rule
+            source = check_name(source, "--source", "source name")
+        except InputError as e:
+            raise PreferenceError([str(e)]) from None
     name, recs = _load(path, data, filename)
     keys = {k for _, r in recs for k in r}
     if rating_field:

@@ -37,6 +37,7 @@ from checkeval_core.runs.jobs import run_params
 from checkeval_core.runs.options import requested
 from checkeval_core.runs.registry import AGGREGATIONS, primary_aggregation
 from checkeval_core.runs.score_write import compute_scores
+from checkeval_core.safeio import InputError, decode_text, load_json_text, read_bytes
 from checkeval_core.store import db_path, dumps, loads, open_db, rows, task_id
 
 BENCHMARKS = {
@@ -59,23 +60,52 @@ def default_db() -> Path:
     return cache_dir() / "bench_quality.db"
 
 
+def _read_text(path: Path) -> str:
+    """A benchmark file's text; missing, too big or not UTF-8 → an error naming the file."""
+    if not path.is_file():
+        raise InputError(f"{path}: not found (give --data DIR with the benchmark files)")
+    return decode_text(read_bytes(path), path.name)
+
+
+def _read_jsonl(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """``(location, record)`` per line of a benchmark JSONL file; a line that is not a JSON
+    object is an error naming the file and the line."""
+    out = []
+    for i, line in enumerate(_read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        r = load_json_text(line, path.name, where=f"line {i}")
+        if not isinstance(r, dict):
+            raise InputError(f"{path.name}, line {i}: expected a JSON object, got "
+                             f"{type(r).__name__}")
+        out.append((f"{path.name}, line {i}", r))
+    return out
+
+
+def _field(r: dict[str, Any], key: str, loc: str) -> Any:
+    if key not in r:
+        raise InputError(f"{loc}: field {key!r} is missing")
+    return r[key]
+
+
 def _load_rows(src: Path, b: dict[str, Any], docs: int,
                skip: int = 0) -> tuple[list[dict], list[str]]:
     """The rows of ``docs`` documents (contexts) in file order, after the first ``skip``."""
     rows_: list[dict] = []
     order: dict[str, int] = {}  # every group seen, by first appearance
-    for line in (src / b["file"]).read_text(encoding="utf-8").splitlines():
-        r = json.loads(line)
-        g = str(r[b["group"]])
+    for loc, r in _read_jsonl(src / b["file"]):
+        g = str(_field(r, b["group"], loc))
         if not skip <= order.setdefault(g, len(order)) < skip + docs:
             continue
-        rows_.append({"id": r.get("id") or f"{g}-{r['system_id']}", "group_id": g,
-                      "system_id": r["system_id"],
+        system = _field(r, "system_id", loc)
+        rows_.append({"id": r.get("id") or f"{g}-{system}", "group_id": g,
+                      "system_id": system,
                       # the untokenised article reads more naturally to a small model
                       "source": r.get("source_raw") or r.get("source", ""),
                       "context": r.get("context", ""), "fact": r.get("fact", ""),
-                      "reference": r.get("reference", ""), "output": r["output"],
-                      "scores": r["scores"], "_references": r.get("references") or []})
+                      "reference": r.get("reference", ""), "output": _field(r, "output", loc),
+                      "scores": _field(r, "scores", loc),
+                      "_references": r.get("references") or []})
     return rows_, list(order)[skip:skip + docs]
 
 
@@ -87,7 +117,8 @@ def _ensure_task(db: Any, task: str, rows_: list[dict], src: Path, b: dict[str, 
     f.write_text("".join(json.dumps({k: v for k, v in r.items() if not k.startswith("_")})
                          + "\n" for r in rows_), encoding="utf-8")
     import_file(db, f, task, kind=b["kind"])
-    ck = json.loads((src / "checklists" / b["checklist"]).read_text(encoding="utf-8"))
+    ck_file = src / "checklists" / b["checklist"]
+    ck = load_json_text(_read_text(ck_file), ck_file.name)
     if questions == "seed":
         ck = {d: {"definition": v["definition"], "sub_dimensions": {
             s: {"seed": q["seed"]} for s, q in v["sub_dimensions"].items()}}
@@ -193,6 +224,8 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
     plan = list(dict.fromkeys((parse_spec(j).spec, dumps({})) for j in judges))
     plan += [(parse_spec(j).spec, dumps(o)) for j, o in members or []]
     plan = list(dict.fromkeys(plan))
+    if docs < 1:
+        raise ValueError(f"--docs {docs}: give 1 or more documents")
     if skip < 0:
         raise ValueError(f"--skip {skip}: give 0 or more documents")
     rows_, groups = _load_rows(src, b, docs, skip)
@@ -313,32 +346,38 @@ def _slug(spec: str) -> str:
 EMPTY_ANSWER = "(no answer: the model returned an empty response)"
 
 
-def _alpaca_rows(src: Path, n: int) -> tuple[list[dict], list[dict], list[dict]]:
+def _alpaca_rows(src: Path, n: int, author: bool = True
+                 ) -> tuple[list[dict], list[dict], list[dict]]:
     """(items, test models, author checklist rows) of the first ``n`` queries; an empty
-    answer becomes ``EMPTY_ANSWER``."""
+    answer becomes ``EMPTY_ANSWER``. The author checklists are read only when ``author``
+    (generated and fixed checklists do not need the file)."""
     base = src / "alpacaeval"
-    ins = [json.loads(x) for x in (base / "instructions.jsonl").read_text("utf-8").splitlines()]
-    ins = {i["instruction_id"]: i for i in ins[:n]}
-    models = [m for m in json.loads((base / "models.json").read_text("utf-8"))
-              if m["split"] == "test"]
-    test = {m["system_id"] for m in models}
+    ins = {}
+    for loc, i in _read_jsonl(base / "instructions.jsonl")[:n]:
+        ins[str(_field(i, "instruction_id", loc))] = (loc, i)
+    models_file = base / "models.json"
+    all_models = load_json_text(_read_text(models_file), models_file.name)
+    if not isinstance(all_models, list) or not all(isinstance(m, dict) for m in all_models):
+        raise InputError(f"{models_file.name}: expected a list of model objects")
+    models = [m for m in all_models if m.get("split") == "test"]
+    test = {m.get("system_id") for m in models}
     items = []
-    for x in (base / "responses.jsonl").read_text("utf-8").splitlines():
-        r = json.loads(x)
-        if r["instruction_id"] in ins and r["system_id"] in test:
-            q = ins[r["instruction_id"]]
-            items.append({"id": r["id"], "group_id": r["instruction_id"],
-                          "system_id": r["system_id"], "input": q["instruction"],
-                          "reference": q["reference"],
-                          "output": r["output"] if r["output"].strip() else EMPTY_ANSWER})
-    ck = [json.loads(x) for x in (base / "checklists_author.jsonl").read_text("utf-8")
-          .splitlines()]
-    return items, models, [c for c in ck if c["instruction_id"] in ins]
+    for loc, r in _read_jsonl(base / "responses.jsonl"):
+        gid = str(_field(r, "instruction_id", loc))
+        if gid in ins and _field(r, "system_id", loc) in test:
+            qloc, q = ins[gid]
+            out = _field(r, "output", loc)
+            items.append({"id": _field(r, "id", loc), "group_id": gid,
+                          "system_id": r["system_id"],
+                          "input": _field(q, "instruction", qloc),
+                          "reference": q.get("reference", ""),
+                          "output": out if str(out).strip() else EMPTY_ANSWER})
+    ck = [c for _, c in _read_jsonl(base / "checklists_author.jsonl")] if author else []
+    return items, models, [c for c in ck if str(c.get("instruction_id")) in ins]
 
 
 def _pair_rows(src: Path, b: dict[str, Any], n: int) -> list[dict]:
-    recs = [json.loads(x) for x in (src / b["file"]).read_text("utf-8").splitlines()]
-    return recs[:n]
+    return [r for _, r in _read_jsonl(src / b["file"])][:n]
 
 
 def _ensure_checklist(db: Any, task: str, checklist: str, checklist_judge: str,
@@ -427,7 +466,7 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
         if checklist.startswith("generated") else "")
     author = None
     if b["level"] == "list":
-        items, models, author = _alpaca_rows(src, queries)
+        items, models, author = _alpaca_rows(src, queries, author=checklist == "author")
         if not db.execute("SELECT 1 FROM task WHERE name = ?", [task]).fetchone():
             with tempfile.TemporaryDirectory() as tmp:
                 f = Path(tmp) / "alpacaeval.jsonl"

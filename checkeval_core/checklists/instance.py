@@ -18,7 +18,6 @@ Items without a ``group_id`` are each their own query (the key is their ``item_i
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
@@ -29,11 +28,20 @@ from checkeval_core.checklists.augment import MODES, SAMPLE_TEMPERATURE, default
 from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub, norm
 from checkeval_core.checklists.parse import parse_questions, question_flags
 from checkeval_core.config import data_dir
+from checkeval_core.fields import check_question
 from checkeval_core.judges.base import GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator
 from checkeval_core.judges.registry import get_judge
 from checkeval_core.prompts import checklist as P
-from checkeval_core.safeio import LIMITS, json_depth_error
+from checkeval_core.safeio import (
+    LIMITS,
+    InputError,
+    check_count,
+    check_size,
+    decode_text,
+    load_json_text,
+    read_bytes,
+)
 from checkeval_core.store import rows, task_id, transaction
 
 DIMENSION = "overall"
@@ -235,18 +243,19 @@ def parse_group_file(text: str, name: str, known: set[str]) -> dict[str, list[st
     errors: list[str] = []
     out: dict[str, list[str]] = {}
     first_line: dict[str, int] = {}
+    n_rows = 0
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         loc = f"{name}:{n}"
-        if json_depth_error(line) is not None:
-            errors.append(f"{loc}: JSON nested more than {LIMITS['json_depth']} levels deep "
-                          "(the limit)")
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as e:
-            errors.append(f"{loc}: not valid JSON ({e.msg})")
+        n_rows += 1
+        if n_rows > LIMITS["rows"]:
+            errors.append(f"{loc}: more than {LIMITS['rows']:,} rows in one import (the limit)")
+            break
+        try:  # depth, duplicate keys and lone surrogates refused as in every JSON import
+            row = load_json_text(line, name, where=f"line {n}")
+        except InputError as e:
+            errors.append(str(e))
             continue
         if not isinstance(row, dict):
             errors.append(f"{loc}: expected an object {{\"group_id\": ..., \"questions\": [...]}}")
@@ -276,11 +285,14 @@ def parse_group_file(text: str, name: str, known: set[str]) -> dict[str, list[st
                           f"{MAX_IMPORT_QUESTIONS})")
         else:
             for k, q in enumerate(qs):
-                if not isinstance(q, str) or not norm(q):
+                if isinstance(q, str) and not norm(q):
                     errors.append(f"{loc}: field questions[{k}]: expected a non-empty text, "
                                   f"got {q!r}")
-                else:
-                    clean.append(norm(q))
+                    continue
+                try:  # the same question rule as `checklist import` (fields.py)
+                    clean.append(norm(check_question(q, f"{loc}: field questions[{k}]")))
+                except InputError as e:
+                    errors.append(str(e))
             dup = [q for q in set(clean) if clean.count(q) > 1]
             if dup:
                 errors.append(f"{loc}: field questions: {dup[0]!r} is repeated")
@@ -289,6 +301,10 @@ def parse_group_file(text: str, name: str, known: set[str]) -> dict[str, list[st
             out[g] = clean
     if not out and not errors:
         errors.append(f"{name}: no checklist rows")
+    try:
+        check_count(sum(len(qs) for qs in out.values()), name, "questions")
+    except InputError as e:
+        errors.append(str(e))
     if "*" in out and len(out) > 1:
         errors.append(f"{name}:{first_line['*']}: field group_id: '*' (every query) cannot be "
                       "mixed with per-query rows")
@@ -309,19 +325,20 @@ def import_group_checklists(db: sqlite_utils.Database, task: str, path: str | Pa
     """
     if path is None and data is None:
         raise ValueError("give a file path or its contents")
-    name = filename or (Path(path).name if path is not None else "upload.jsonl")
-    if data is None:
-        try:
-            data = Path(path).read_bytes()
-        except OSError as e:
-            raise InstanceChecklistError([f"{name}: cannot read the file ({e.strerror})"]) from None
-    if isinstance(data, bytes):
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as e:
-            raise InstanceChecklistError([f"{name}: not UTF-8 text (byte {e.start})"]) from None
-    else:
-        text = data
+    from checkeval_core.checklists.io import display_name
+
+    # a client's file name is only a label: keep its last component (never a path) for the
+    # messages and the questions' provenance
+    name = display_name(filename or (Path(path).name if path is not None else "upload.jsonl"))
+    try:  # the byte limit of every import (CHECKEVAL_MAX_IMPORT_MB)
+        if data is None:
+            data = read_bytes(path)
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogatepass")
+        check_size(data, name)
+        text = decode_text(data, name)
+    except InputError as e:
+        raise InstanceChecklistError([str(e)]) from None
     tid = task_id(db, task)
     groups = query_groups(db, task)
     parsed = parse_group_file(text, name, set(groups))

@@ -25,6 +25,7 @@ import sqlite_utils
 import yaml
 
 from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub, norm
+from checkeval_core.fields import NAME_CHARS, QUESTION_CHARS, check_name
 from checkeval_core.safeio import (
     LIMITS,
     InputError,
@@ -41,8 +42,8 @@ FORMAT = "checkeval-studio/checklist-v1"
 STRATEGIES = ("seed", "diversification", "elaboration")
 ORIGINS = ("seed", "diversification", "elaboration", "instance", "edited")
 STATUSES = ("proposed", "kept", "filtered", "rejected")
-MAX_NAME_CHARS = 200  # a dimension / sub-dimension name
-MAX_TEXT_CHARS = 5_000  # a question, a definition, a description
+MAX_NAME_CHARS = NAME_CHARS  # a dimension / sub-dimension name
+MAX_TEXT_CHARS = QUESTION_CHARS  # a question, a definition, a description
 MAX_FILES = 500  # YAML files in one folder
 
 
@@ -80,6 +81,16 @@ def _text(value: Any, where: str, limit: int = MAX_TEXT_CHARS, required: bool = 
     return value
 
 
+def _name(value: Any, where: str) -> str:
+    """A dimension or sub-dimension name: the text rule, then the app's name rule (no control
+    characters), as for every other name (:func:`checkeval_core.fields.check_name`)."""
+    text = _text(value, where, MAX_NAME_CHARS, True)
+    try:
+        return check_name(text, where, "name")
+    except InputError as e:
+        raise ChecklistError(str(e)) from None
+
+
 def _yaml_spec(name: str, data: bytes) -> tuple[str, str, dict[str, list[dict[str, Any]]]]:
     """One CheckEval YAML file → (dimension, definition, {sub: [question entries]})."""
     m = re.match(r"(.+)_(seed|diversification|elaboration)$", PurePosixPath(name).stem)
@@ -101,7 +112,7 @@ def _yaml_spec(name: str, data: bytes) -> tuple[str, str, dict[str, list[dict[st
     out: dict[str, list[dict[str, Any]]] = {}
     for sub, block in subs.items():
         where = f"{name}, field 'sub_aspect.{sub}'"
-        sub = _text(str(sub), f"{name}, field 'sub_aspect' (a name)", MAX_NAME_CHARS, True)
+        sub = _name(str(sub), f"{name}, field 'sub_aspect' (a name)")
         if block is None:
             block = ""
         if isinstance(block, list):
@@ -117,8 +128,7 @@ def _yaml_spec(name: str, data: bytes) -> tuple[str, str, dict[str, list[dict[st
             raise ChecklistError(f"{where}: a question of {len(long):,} characters is more "
                                  f"than the {MAX_TEXT_CHARS:,} allowed")
         out[sub] = [{"text": t, "origin": strategy} for t in texts]
-    return _text(dim, f"{name} (the dimension from the file name)", MAX_NAME_CHARS,
-                 True), definition, out
+    return _name(dim, f"{name} (the dimension from the file name)"), definition, out
 
 
 def _named_objects(value: Any, where: str, field: str, sep: str,
@@ -132,7 +142,7 @@ def _named_objects(value: Any, where: str, field: str, sep: str,
         w = f"{where}{sep}{field}[{i}]"
         if not isinstance(obj, dict):
             raise ChecklistError(f"{w}: expected an object, got {type(obj).__name__}")
-        n = _text(obj.get("name"), f"{w}, field 'name'", MAX_NAME_CHARS, True)
+        n = _name(obj.get("name"), f"{w}, field 'name'")
         if n in seen:
             raise ChecklistError(f"{w}, field 'name': {kind} {n!r} is listed twice")
         seen.add(n)
@@ -192,7 +202,7 @@ def _authors_spec(name: str, data: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     for dn, d in data.items():
         w = f"{name}, dimension {dn[:60]!r}"
-        dn = _text(dn, f"{w} (its name)", MAX_NAME_CHARS, True)
+        dn = _name(dn, f"{w} (its name)")
         subs_in = d["sub_dimensions"]
         if not isinstance(subs_in, dict):
             raise ChecklistError(f"{w}, field 'sub_dimensions': expected an object "
@@ -200,7 +210,7 @@ def _authors_spec(name: str, data: Any) -> dict[str, Any]:
         subs: dict[str, Any] = {}
         for sn, s in subs_in.items():
             ws = f"{w}, sub-dimension {sn[:60]!r}"
-            sn = _text(sn, f"{ws} (its name)", MAX_NAME_CHARS, True)
+            sn = _name(sn, f"{ws} (its name)")
             if not isinstance(s, dict):
                 raise ChecklistError(f"{ws}: expected an object {{seed: [...], ...}}")
             qs = []
@@ -254,6 +264,10 @@ def read_checklist_data(data: bytes, filename: str) -> dict[str, Any]:
         spec = {dim: {"definition": definition, "sub_dimensions": {
             s: {"description": "", "questions": qs} for s, qs in subs.items()}}}
         return _check_counts(spec, name, every_dimension=True)
+    if suffix == ".jsonl":
+        raise ChecklistError(f"{name}: a .jsonl file holds per-query (RocketEval) checklists; "
+                             "import it with `checkeval checklist instance-import FILE --task "
+                             "TASK` (or the per-query upload on the Checklist review page)")
     if suffix != ".json":
         raise ChecklistError(f"{name}: use a CheckEval .yaml file or folder, or a .json "
                              "checklist")

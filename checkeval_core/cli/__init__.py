@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+import typer
+
 # Each command module registers its commands on ``app`` / ``bench_app`` when imported.
 from checkeval_core.cli import (  # noqa: F401
     analysis_cmds,
@@ -53,9 +55,29 @@ def hoist_db(argv: list[str]) -> list[str]:
     return head + rest
 
 
+MAX_INT = 2**63 - 1  # the largest number SQLite (ids, limits) can hold
+
+
+def too_large(argv: list[str]) -> str:
+    """The message for a number on the command line that no command can use (an id, a count
+    beyond SQLite's integers), naming the option it was given to."""
+    for i, a in enumerate(argv):
+        value = a.split("=", 1)[1] if a.startswith("--") and "=" in a else a
+        if value.lstrip("-").isdigit() and abs(int(value)) > MAX_INT:
+            opt = a.split("=", 1)[0] if a.startswith("--") and "=" in a else \
+                argv[i - 1] if i and argv[i - 1].startswith("--") else "a value"
+            return f"{opt} {value}: the number is too large (at most {MAX_INT:,})"
+    return "a number on the command line is too large"
+
+
 def main() -> None:
     """Console-script entry point."""
-    app(args=hoist_db(sys.argv[1:]), prog_name="checkeval")
+    args = hoist_db(sys.argv[1:])
+    try:
+        app(args=args, prog_name="checkeval")
+    except OverflowError:  # a huge id or count reached SQLite: an input error, not a crash
+        typer.echo(too_large(args), err=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -55,7 +55,25 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
 
     if split not in WHICH:
         fail(f"--split {split!r}: use dev, heldout or all")
-    margin = _tie_margin(tie_margin)
+    from checkeval_core.runs.options import (
+        check_bootstrap,
+        check_run_aggregation,
+        check_tie_margin,
+    )
+
+    try:
+        check_bootstrap(bootstrap)
+        margin = _tie_margin(tie_margin)
+        if margin is not None:
+            check_tie_margin(margin)
+        if aggregation is not None:
+            from checkeval_core.runs import get_run
+
+            db0 = open_db()
+            for rid in run or []:
+                check_run_aggregation(get_run(db0, rid)["method"], aggregation)
+    except (NotFound, ValueError) as e:
+        fail(str(e))
     if rankings or pairs:
         from checkeval_core.cli.ranking_cmds import analyze_rankings
 
@@ -148,8 +166,12 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
     """Run and analyse a benchmark subset in the papers' layout."""
     from checkeval_core.bench.quality import RANKING_BENCHMARKS as RB
     from checkeval_core.bench.quality import bench_quality, bench_rankings, format_table
-    from checkeval_core.runs.options import parse_params
+    from checkeval_core.runs.options import check_bootstrap, parse_params
 
+    try:
+        check_bootstrap(bootstrap)
+    except ValueError as e:
+        fail(str(e))
     if benchmark in RB:  # issue 14: list level / pairwise (H5)
         try:
             res = bench_rankings(benchmark, data, judge or ["embedded"], queries=queries,

@@ -25,10 +25,16 @@ DEMO_TASKS = [
 ]
 
 
+def demo_task_names() -> list[str]:
+    """Every demo task :func:`load_demo` creates, in order (the instruction-following task
+    only when it is enabled), for messages that list them."""
+    return [t[0] for t in DEMO_TASKS] + ([TASK] if enabled() else [])
+
+
 def demo_loaded(db: sqlite_utils.Database) -> bool:
     """True when every demo task exists."""
     names = {r[0] for r in db.execute("SELECT name FROM task")}
-    return all(t[0] in names for t in DEMO_TASKS)
+    return all(n in names for n in demo_task_names())
 
 
 def load_demo(db: sqlite_utils.Database) -> dict[str, Any]:

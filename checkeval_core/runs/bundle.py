@@ -21,6 +21,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.runs.jobs import get_run
+from checkeval_core.runs.options import check_params
 from checkeval_core.runs.registry import METHODS
 from checkeval_core.runs.score_write import compute_scores
 from checkeval_core.store import NotFound, dumps, loads, now_iso, rows, task_id, transaction
@@ -112,6 +113,10 @@ def validate_bundle(bundle: Any) -> None:
                           f"{', '.join(METHODS)}")
     if not isinstance(bundle.get("params", {}) or {}, dict):
         raise BundleError("bundle.params: expected an object")
+    try:  # the same option rules as a run started here (runs/options.py)
+        check_params(bundle["method"], bundle.get("params") or {})
+    except ValueError as e:
+        raise BundleError(f"bundle.params: {str(e).removeprefix('--param ')}") from None
     for key in ("tokens_in", "tokens_out"):
         v = bundle.get(key, 0)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):

@@ -24,16 +24,25 @@ Integrity: ``max_error_share`` (a number in [0, 1], default :data:`DEFAULT_MAX_E
 or ``$CHECKEVAL_MAX_ERROR_SHARE``) — a run whose share of answers with a judge error
 (transport/HTTP failures, not unparsable answers) is above it ends ``failed``.
 Values given as text on the command line are read as JSON when they parse (``true``, ``3``,
-``{"fluency": "sentence"}``), else kept as strings.
+``{"fluency": "sentence"}``), else kept as strings; a value that starts like JSON (``[``,
+``{``, ``"``) must be valid JSON and goes through the bounded reader of every import
+(:func:`checkeval_core.safeio.load_json_text`: nesting depth, duplicate keys, lone surrogates).
+
+The other numbers a command takes (``--limit``, ``--bootstrap``, ``--tie-margin``) and the
+aggregation ``analyze`` reads are checked here too, so the CLI and the pages refuse the same
+values with the same message listing what is valid.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any
 
+from checkeval_core.runs.registry import check_aggregation
 from checkeval_core.runs.registry import method as method_entry
+from checkeval_core.safeio import LIMITS, InputError, has_surrogate, load_json_text
 
 RUN_OPTIONS: dict[str, type] = {
     "include_definition": bool,
@@ -48,14 +57,16 @@ RUN_OPTIONS: dict[str, type] = {
 # written by the run itself, ignored when comparing the options two runs were asked with
 DERIVED = ("aggregation", "seal_weights", "bundle", "bundle_hash")
 
+# SEAL unit granularities a dimension can be given (runs/methods.py ``unit_kind``)
+SEAL_UNIT_KINDS = ("sentence", "pair", "fact", "whole")
+MAX_BOOTSTRAP = 100_000  # resamples for an interval; more only makes a command slower
+
 DEFAULT_MAX_ERROR_SHARE = 0.5
 MAX_ERROR_SHARE_ENV = "CHECKEVAL_MAX_ERROR_SHARE"
 
 
 def _share(value: Any, where: str) -> float:
     """A number in [0, 1] (bools refused), else a ValueError naming ``where``."""
-    import math
-
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         try:
             value = float(str(value).strip())
@@ -94,6 +105,62 @@ def check_params(method: str, params: dict[str, Any]) -> None:
             raise ValueError(f"--param phrasing={ph}: method {method} has phrasings 0 to {n - 1}"
                              if n > 1 else f"--param phrasing={ph}: method {method} has one "
                              "wording only (phrasing=0); rocketeval and checkeval have more")
+    if "seal_units" in params:
+        check_seal_units(params["seal_units"])
+
+
+def check_seal_units(units: Any) -> dict[str, str]:
+    """``{dimension: sentence|pair|fact|whole}``; a ValueError naming the entry otherwise."""
+    if not isinstance(units, dict):
+        raise ValueError("--param seal_units: expected an object {dimension: unit}, e.g. "
+                         '{"fluency": "sentence"}')
+    for dim, kind in units.items():
+        if kind not in SEAL_UNIT_KINDS:
+            shown = json.dumps(kind, ensure_ascii=False)[:40]
+            raise ValueError(f"--param seal_units: {shown} for dimension {str(dim)[:60]!r} is "
+                             f"not a unit (valid: {', '.join(SEAL_UNIT_KINDS)})")
+    return units
+
+
+def check_limit(limit: int | None, where: str = "--limit") -> int | None:
+    """None (every item) or a whole number from 1 to the row limit of one import."""
+    if limit is None:
+        return None
+    top = LIMITS["rows"]
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= top:
+        raise ValueError(f"{where} {str(limit)[:30]}: give a positive number of items, at most "
+                         f"{top:,} (or leave it out for every item)")
+    return limit
+
+
+def check_bootstrap(n: int, where: str = "--bootstrap") -> int:
+    """0 (no intervals) or a number of resamples up to :data:`MAX_BOOTSTRAP`."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_BOOTSTRAP:
+        raise ValueError(f"{where} {str(n)[:30]}: give 0 (no intervals) or a number of "
+                         f"resamples from 1 to {MAX_BOOTSTRAP:,}")
+    return n
+
+
+def check_tie_margin(x: float, where: str = "--tie-margin") -> float:
+    """A finite score gap ≥ 0 below which two answers tie."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) \
+            or x < 0:
+        raise ValueError(f"{where} {x}: give a finite score gap ≥ 0 (0 = only equal scores "
+                         "tie; e.g. 0.1)")
+    return float(x)
+
+
+def check_run_aggregation(method_name: str, aggregation: str | None,
+                          where: str = "--aggregation") -> str | None:
+    """``aggregation`` when the method's scores hold it (None = the run's own); a ValueError
+    listing the method's aggregations otherwise."""
+    if aggregation is None:
+        return None
+    method_entry(method_name)
+    try:
+        return check_aggregation(method_name, aggregation)
+    except ValueError as e:
+        raise ValueError(f"{where} {aggregation[:40]!r}: {e}") from None
 
 
 def parse_params(pairs: list[str] | None) -> dict[str, Any]:
@@ -106,15 +173,23 @@ def parse_params(pairs: list[str] | None) -> dict[str, Any]:
         k, v = (x.strip() for x in p.split("=", 1))
         if k not in RUN_OPTIONS:
             raise ValueError(f"--param {k!r}: unknown option (known: {', '.join(RUN_OPTIONS)})")
+        shown = v if len(v) <= 60 else v[:57] + "..."
+        if has_surrogate(v):
+            raise ValueError(f"--param {k}: the value is not valid text (a lone surrogate; "
+                             "check the shell's encoding)")
         try:
-            val = json.loads(v)
-        except ValueError:
+            val = load_json_text(v, f"--param {k}")
+        except InputError as e:
+            if v[:1] in "[{\"":  # meant as JSON: say what is wrong with it
+                raise ValueError(str(e)) from None
             val = v
         if RUN_OPTIONS[k] is float:
-            val = _share(val, f"--param {k}={v}")
+            val = _share(val, f"--param {k}={shown}")
         elif not isinstance(val, RUN_OPTIONS[k]) or isinstance(val, bool) is not (
                 RUN_OPTIONS[k] is bool):
-            raise ValueError(f"--param {k}={v}: expected {RUN_OPTIONS[k].__name__}")
+            raise ValueError(f"--param {k}={shown}: expected {RUN_OPTIONS[k].__name__}")
+        if k == "seal_units":  # (an aggregation is checked against the run's method later)
+            check_seal_units(val)
         out[k] = val
     return out
 

@@ -1,4 +1,10 @@
-"""One item's Yes/No trace across runs: every question, each run's answer, the scores."""
+"""One item's Yes/No trace across runs: every question, each run's answer, the scores.
+
+Words on the Traces page mean one thing: the items are ordered by their *score difference*
+(|judge − human|, both scaled to 0–1), never called a "gap" (the Analysis page's rank gap);
+a cell of a run that did not judge the item says so instead of showing ``None``; a p(Yes) is
+shown with as many digits as it takes to see which side of 0.5 it is on.
+"""
 
 from __future__ import annotations
 
@@ -109,20 +115,46 @@ def run_column(run_id: int) -> str:
     return f"#{run_id}"
 
 
+NOT_IN_RUN = "not in this run"  # a run that did not judge this item (or this question)
+
+
+def p_text(p: float) -> str:
+    """p(Yes) with 2 decimals, or more when 2 would show 0.50 for a value that is not 0.5
+    (``✗ 0.4987`` next to ``✓ 0.5013``: the side of 0.5 decides the verdict)."""
+    for digits in range(2, 7):
+        text = f"{p:.{digits}f}"
+        if p == 0.5 or text.rstrip("0") != "0.5":
+            return text
+    return f"{p:.6f}"
+
+
 def verdict_cell(verdict: str, p_yes: float | None = None, value: float | None = None) -> str:
     """A compact cell: ``✓ 0.82`` / ``✗ 0.10`` / ``invalid``; a Likert answer shows its value."""
     if value is not None:
-        return f"{value:g}" + (f" ({p_yes:.2f})" if p_yes is not None else "")
+        return f"{value:g}" + (f" ({p_text(p_yes)})" if p_yes is not None else "")
     if verdict not in VERDICT_MARKS:
         return "invalid"
     mark = VERDICT_MARKS[verdict]
-    return f"{mark} {p_yes:.2f}" if p_yes is not None else f"{mark} {verdict}"
+    return f"{mark} {p_text(p_yes)}" if p_yes is not None else f"{mark} {verdict}"
+
+
+def score_text(value: float | None, missing: str = NOT_IN_RUN) -> str:
+    """A score for a text cell: 3 significant digits, or why there is none."""
+    return missing if value is None else f"{value:.3g}"
 
 
 def run_dimensions(db: sqlite_utils.Database, run_id: int) -> list[str]:
     """Dimensions this run has scores for."""
     return [r[0] for r in db.execute("SELECT DISTINCT dimension FROM score WHERE run_id = ? "
                                      "ORDER BY dimension", [run_id])]
+
+
+def first_run_with_answers(db: sqlite_utils.Database, run_ids: list[int]) -> int | None:
+    """The first of ``run_ids`` that has stored answers (a run still starting has none)."""
+    for rid in run_ids:
+        if db.execute("SELECT 1 FROM answer WHERE run_id = ? LIMIT 1", [rid]).fetchone():
+            return rid
+    return None
 
 
 def item_listing(db: sqlite_utils.Database, run_id: int, dimension: str | None
@@ -154,11 +186,14 @@ SHOW_FILTERS = ("all questions", "judges disagree", "disagree with humans or jud
 
 
 def decision_rows(trace: dict[str, Any], show: str = "all questions",
+                  dimension: str | None = None,
                   db: sqlite_utils.Database | None = None) -> list[dict[str, Any]]:
     """One row per question (or SEAL unit / Likert dimension) with one compact cell per run
-    (column :func:`run_column`), filtered by ``show`` (one of :data:`SHOW_FILTERS`;
+    (column :func:`run_column`; :data:`NOT_IN_RUN` where a run has no answer), filtered by
+    ``show`` (one of :data:`SHOW_FILTERS`) and, when given, to one ``dimension``.
     "never-varying questions" — which needs ``db`` — keeps the questions one of the runs
-    answers the same way on every item, see :func:`checkeval_core.analysis.health.never_varying`).
+    answers the same way on every item (see
+    :func:`checkeval_core.analysis.health.never_varying`).
 
     Row keys: ``dimension``, ``sub-dimension``, ``question``, ``question_id``, ``unit``,
     ``raw`` (``{run column: the judge's raw answer}``) and the run columns."""
@@ -188,7 +223,12 @@ def decision_rows(trace: dict[str, Any], show: str = "all questions",
         col = run_column(a["run_id"])
         row[col] = verdict_cell(a["verdict"], a["p_yes"], a["value"])
         row["raw"][col] = a["error"] or a["raw"] or ""
-    return [row for key, row in table.items() if show == SHOW_FILTERS[0] or key in dis]
+    cols = [run_column(r["id"]) for r in trace["runs"]]
+    for row in table.values():
+        for col in cols:
+            row.setdefault(col, NOT_IN_RUN)
+    return [row for key, row in table.items() if (show == SHOW_FILTERS[0] or key in dis)
+            and (dimension is None or row["dimension"] == dimension)]
 
 
 def unit_rows(trace: dict[str, Any]) -> list[dict[str, Any]]:
@@ -210,7 +250,20 @@ def unit_rows(trace: dict[str, Any]) -> list[dict[str, Any]]:
 
 def score_rows(trace: dict[str, Any], all_aggregations: bool = False) -> list[dict[str, Any]]:
     """Per dimension: the human score and each run's score in its own (primary) aggregation
-    (run columns); with ``all_aggregations`` one row per (dimension, aggregation)."""
+    (run columns); with ``all_aggregations`` one row per (dimension, aggregation). Cells are
+    text: a score, or why there is none ("no human score", :data:`NOT_IN_RUN`)."""
+    answered = {a["run_id"] for a in trace["answers"]}
+    missing = {run_column(r["id"]): "no score (no valid answer)" if r["id"] in answered
+               else NOT_IN_RUN for r in trace["runs"]}
+    out_rows = _score_rows(trace, all_aggregations)
+    for row in out_rows:
+        row["human"] = score_text(row.get("human"), "no human score")
+        for col, why in missing.items():
+            row[col] = score_text(row.get(col), why)
+    return out_rows
+
+
+def _score_rows(trace: dict[str, Any], all_aggregations: bool) -> list[dict[str, Any]]:
     primary = {r["id"]: r["aggregation"] for r in trace["runs"]}
     out: dict[tuple[str, str], dict[str, Any]] = {}
     if not all_aggregations:
