@@ -26,6 +26,7 @@ from checkeval_core.checklists.editing import add_question, norm, questions
 from checkeval_core.checklists.parse import parse_questions, question_flags
 from checkeval_core.judges.base import GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator, stable_unit
+from checkeval_core.judges.model_files import quality_model_installed
 from checkeval_core.judges.registry import get_judge
 from checkeval_core.prompts import checklist as P
 from checkeval_core.prompts.judge import OUTPUT_LABEL
@@ -46,8 +47,6 @@ def default_mode(judge: str) -> str:
 def generation_judge() -> str:
     """The judge preselected for writing questions: the 1.5B embedded model when its package
     is installed (it writes clearly better questions), else the 0.5B one."""
-    from checkeval_core.runs.defaults import quality_model_installed
-
     return "embedded:quality" if quality_model_installed() else "embedded"
 
 

