@@ -91,4 +91,5 @@ def test_cli_agreement_json(tmp_path):
                        capture_output=True, text=True, check=True)
     out = json.loads(r.stdout)
     assert out == {"human_human": {"krippendorff_alpha": None, "fleiss_kappa": None,
-                                   "n_units": 0}, "human_judge": {}}
+                                   "n_units": 0, "n_items": 0, "n_groups": 0, "n_systems": 0},
+                   "human_judge": {}}

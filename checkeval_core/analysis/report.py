@@ -7,6 +7,7 @@ down to Yes/No decisions (the page links each chart to the Traces page).
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from itertools import combinations
@@ -73,14 +74,17 @@ def metric_frame(db: sqlite_utils.Database, task: str, name: str) -> pd.DataFram
 def correlation_report(df: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> dict[str, Any]:
     """``{"dimensions": {dim: {level: {...}}}, "average": {level: {...}}}``.
 
-    Next to every NaN value sits its explanation: each level entry carries ``reasons``
-    (``{coef: why the value is undefined}``) and ``ci_reasons`` (``{coef: why there is no
-    interval}``), each quality-split subset a ``reason`` — see :func:`explain_level`."""
+    ``support`` (and each dimension's ``support``) counts what the numbers rest on: items,
+    groups and systems with both scores. Next to every NaN value sits its explanation: each
+    level entry carries ``reasons`` (``{coef: why the value is undefined}``) and
+    ``ci_reasons`` (``{coef: why there is no interval}``), each quality-split subset a
+    ``reason`` — see :func:`explain_level`."""
     dims: dict[str, Any] = {}
     for dim, part in df.groupby("dimension", sort=True):
         if part["human"].notna().sum() == 0:
             continue
         dims[dim] = correlations(part, n_boot=n_boot, seed=seed)
+        dims[dim]["support"] = support(part)
         for level in LEVELS:
             dims[dim][level].update(explain_level(part, level, dims[dim][level], n_boot))
         dims[dim]["quality_split"] = quality_split(part)
@@ -92,7 +96,19 @@ def correlation_report(df: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> di
     for level, entry in average.items():
         entry["reasons"] = {c: (f"no dimension has a {c} value at {LEVEL_NAMES[level]}"
                                 if _isnan(entry[c]) else None) for c in COEFFICIENTS}
-    return {"dimensions": dims, "average": average}
+    return {"dimensions": dims, "average": average, "support": support(df)}
+
+
+def support(df: pd.DataFrame) -> dict[str, int]:
+    """What a correlation rests on: the items with both a judge (metric) and a human score,
+    and the groups (documents / contexts / queries) and systems they come from."""
+    both = df.dropna(subset=["metric", "human"]) if len(df) else df
+    if not len(both):
+        return {"n_items": 0, "n_groups": 0, "n_systems": 0}
+    # a frame without item keys (built by hand) has one row per item
+    items = both["item_pk"].nunique() if "item_pk" in both else len(both)
+    return {"n_items": int(items), "n_groups": int(both["group"].nunique()),
+            "n_systems": int(both["system"].nunique())}
 
 
 # -- why a statistic is undefined (the pages show these next to the blank) ----------------------
@@ -170,15 +186,24 @@ def correlation_table(per_run: dict[str, Any], level: str, coef: str) -> list[di
             e = d[level]
             out.append({"run": r.get("label", ""), "dimension": dim, coef: e[coef],
                         "95% CI": format_ci(e, coef), f"n {unit}": e["n"],
+                        **_support_cells(d.get("support")),
                         "skipped documents": e.get("skipped", 0),
                         "note": (e.get("reasons") or {}).get(coef) or ""})
         avg = r["average"][level]
         ns = [d[level]["n"] for d in r["dimensions"].values()]
         out.append({"run": r.get("label", ""), "dimension": "AVERAGE", coef: avg[coef],
-                    "95% CI": "", f"n {unit}": max(ns, default=0), "skipped documents": 0,
+                    "95% CI": "no interval: a mean over dimensions (see each dimension's)",
+                    f"n {unit}": max(ns, default=0), **_support_cells(r.get("support")),
+                    "skipped documents": 0,
                     "note": (avg.get("reasons") or {}).get(coef)
                     or f"mean over {avg['n']} dimension(s)"})
     return out
+
+
+def _support_cells(sup: dict[str, int] | None) -> dict[str, int | None]:
+    sup = sup or {}
+    return {"items": sup.get("n_items"), "groups": sup.get("n_groups"),
+            "systems": sup.get("n_systems")}
 
 
 def quality_rows(per_run: dict[str, Any]) -> list[dict[str, Any]]:
@@ -229,17 +254,65 @@ def correlation_chart_note(per_run: dict[str, Any], level: str, coef: str) -> st
 
 
 def analyze_runs(db: sqlite_utils.Database, run_ids: list[int], aggregation: str | None = None,
-                 n_boot: int = 200, seed: int = 0) -> dict[str, Any]:
-    """Correlations per run, agreement across the runs, stability (the CLI's JSON)."""
+                 n_boot: int = 200, seed: int = 0, shared: bool = False) -> dict[str, Any]:
+    """Correlations per run, agreement across the runs, stability (the CLI's JSON).
+
+    ``coverage`` says which items each run scored and how many all of them share; with
+    ``shared`` the correlations are computed on the shared items only (so that the runs'
+    numbers can be compared), unless they share none (then ``coverage["note"]`` says so)."""
+    frames = {str(rid): run_frame(db, rid, aggregation) for rid in run_ids}
+    cov = coverage({k: f for k, (f, _) in frames.items()}, shared)
     out: dict[str, Any] = {"runs": {}}
-    for rid in run_ids:
-        df, meta = run_frame(db, rid, aggregation)
+    for key, (df, meta) in frames.items():
+        if cov["shared"]:
+            df = df[df["item_pk"].isin(cov["items"])]
         rep = correlation_report(df, n_boot, seed)
-        out["runs"][str(rid)] = {**{k: meta[k] for k in ("judge", "method", "aggregation")},
-                                 **rep}
+        out["runs"][key] = {**{k: meta[k] for k in ("judge", "method", "aggregation")}, **rep}
     out["agreement"] = agreement(db, run_ids)
     out["stability"] = stability(out["runs"])
+    out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
     return out
+
+
+def coverage(frames: dict[str, pd.DataFrame], shared: bool = True) -> dict[str, Any]:
+    """Which items each frame (run, metric) scored and which all of them share.
+
+    ``{"runs": {key: {"n_items", "n_groups", "n_systems"}}, "n_shared_items",
+    "n_shared_groups", "same_items", "shared" (the correlations use only the shared items),
+    "note" (what the reader must know, or None), "items" (the shared item keys)}``. Runs over
+    different items are not comparable: a correlation over 3 summaries is not the same
+    quantity as one over 16, so the comparison is made on the items they share, and when they
+    share none the note says loudly that the bars cannot be compared."""
+    scored = {k: f.dropna(subset=["metric"]) for k, f in frames.items()}
+    per = {k: {"n_items": int(f["item_pk"].nunique()), "n_groups": int(f["group"].nunique()),
+               "n_systems": int(f["system"].nunique())} for k, f in scored.items()}
+    sets = [set(f["item_pk"]) for f in scored.values()]
+    common = set.intersection(*sets) if sets else set()
+    same = all(s == sets[0] for s in sets)
+    groups = {g for f in scored.values() for g in f.loc[f["item_pk"].isin(common), "group"]}
+    use = bool(shared and len(frames) >= 2 and common and not same)
+    note = None
+    if len(frames) >= 2 and not same:
+        each = "; ".join(f"{_key_label(k)}: {v['n_items']} items over {v['n_groups']} "
+                         "group(s)" for k, v in per.items())
+        if not common:
+            note = (f"The selected runs share no item ({each}): each value is computed on its "
+                    "own items, so the runs are NOT comparable — select runs over the same "
+                    "items.")
+        elif use:
+            note = (f"The selected runs cover different items ({each}): every value below is "
+                    f"computed on the {len(common)} items over {len(groups)} group(s) that all "
+                    "of them share.")
+        else:
+            note = (f"The selected runs cover different items ({each}) and each value is "
+                    f"computed on its own items: they share only {len(common)}, so the values "
+                    "are not comparable.")
+    return {"runs": per, "n_shared_items": len(common), "n_shared_groups": len(groups),
+            "same_items": same, "shared": use, "note": note, "items": common}
+
+
+def _key_label(key: str) -> str:
+    return f"#{key}" if key.isdigit() else key
 
 
 def scores_stamp(db: sqlite_utils.Database) -> str:
@@ -254,26 +327,39 @@ def analyze_metric(db: sqlite_utils.Database, task: str, name: str, n_boot: int 
 
 def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
                 metrics: list[str] | tuple[str, ...] = (), aggregation: str | None = None,
-                ensemble: bool = False, mode: str = "mean", n_boot: int = 100
-                ) -> dict[str, Any]:
+                ensemble: bool = False, mode: str = "mean", n_boot: int = 100,
+                shared: bool = True) -> dict[str, Any]:
     """What the Analysis page shows: :func:`analyze_runs` of the runs, plus (optionally) their
     ensemble and each external metric as one more entry of ``runs``; every entry gets a
-    ``label`` (``#12 fake · checkeval``, ``ensemble of #1, #2``, the metric's name)."""
-    out = analyze_runs(db, list(run_ids), aggregation, n_boot=n_boot) if run_ids else \
-        {"runs": {}, "agreement": agreement(db, []), "stability": {}}
-    for k, r in out["runs"].items():
-        r["label"] = f"#{k} {r['judge']} · {r['method']}"
+    ``label`` (``#12 fake · checkeval``, ``ensemble of #1, #2``, the metric's name).
+
+    With ``shared`` (the default) every run and metric is compared on the items all of them
+    share (``coverage`` says how many, and what each covers)."""
+    frames = {str(r): run_frame(db, r, aggregation) for r in run_ids}
+    frames.update({f"metric:{m}": (metric_frame(db, task, m), {"judge": m, "method": "external",
+                                                                "aggregation": m})
+                   for m in metrics})
+    cov = coverage({k: f for k, (f, _) in frames.items()}, shared)
+    out: dict[str, Any] = {"runs": {}}
+    for key, (df, meta) in frames.items():
+        if cov["shared"]:
+            df = df[df["item_pk"].isin(cov["items"])]
+        out["runs"][key] = {**{k: meta[k] for k in ("judge", "method", "aggregation")},
+                            **correlation_report(df, n_boot, 0),
+                            "label": f"#{key} {meta['judge']} · {meta['method']}"
+                            if key.isdigit() else key}
+    out["agreement"] = agreement(db, list(run_ids))
+    out["stability"] = stability({k: v for k, v in out["runs"].items() if k.isdigit()})
+    out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
+    out["judges"] = {k: v["judge"] for k, v in out["runs"].items() if k.isdigit()}
     if ensemble and len(run_ids) >= 2:
         from checkeval_core.analysis.ensemble import analyze_ensemble
 
         ens = analyze_ensemble(db, list(run_ids), aggregation, n_boot=n_boot, mode=mode)
+        # the ensemble is scored on the items every member scored: the shared items already
         out["runs"]["ensemble:" + "+".join(map(str, run_ids))] = {
             "judge": "ensemble", "method": "ensemble", "aggregation": aggregation or "each run's",
             **ens, "label": "ensemble of " + ", ".join(f"#{r}" for r in run_ids)}
-    for m in metrics:
-        out["runs"][f"metric:{m}"] = {"judge": m, "method": "external", "aggregation": m,
-                                      **analyze_metric(db, task, m, n_boot=n_boot),
-                                      "label": f"metric:{m}"}
     return out
 
 
@@ -285,14 +371,21 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int]) -> dict[str, Any]:
 
     ``reasons`` says why each NaN statistic is undefined (or what makes a defined one
     misleading, e.g. a judge answering the same everywhere); ``pairwise`` gives each pair's
-    κ with its number of units, raw agreement and such a note."""
+    κ with its number of units, raw agreement and such a note. ``support`` counts the items,
+    groups and systems of the units; ``ci`` holds α's group-bootstrap interval and
+    ``ci_reasons`` why a statistic has none."""
     if len(run_ids) < 2:
         why = (f"needs ≥ 2 runs (judges); {len(run_ids)} selected — select another run of "
                "the same task")
         return {"krippendorff_alpha": math.nan, "fleiss_kappa": math.nan,
                 "krippendorff_alpha_scores": math.nan, "pairwise_cohen": {}, "n_units": 0,
                 "pairwise": {}, "reasons": {"krippendorff_alpha": why, "fleiss_kappa": why,
-                                            "krippendorff_alpha_scores": why}}
+                                            "krippendorff_alpha_scores": why},
+                "support": {"n_items": 0, "n_groups": 0, "n_systems": 0, "n_runs":
+                            len(run_ids)}, "ci": {"krippendorff_alpha": [math.nan, math.nan]},
+                "ci_reasons": dict.fromkeys(("krippendorff_alpha", "fleiss_kappa",
+                                             "krippendorff_alpha_scores"),
+                                            "no interval: " + why)}
     marks = ",".join("?" * len(run_ids))
     labels: dict[tuple, dict[int, str]] = defaultdict(dict)
     for r in db.execute(f"SELECT run_id, item_id, question_id, unit, verdict FROM answer WHERE "
@@ -337,9 +430,70 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int]) -> dict[str, Any]:
         reasons["krippendorff_alpha_scores"] = (
             "the runs share no scored (item, dimension)" if not su else
             "every run gave the same score everywhere: α undefined")
+    where = item_groups(db, {u[0] for u in units})
+    sup = {"n_items": len(where), "n_groups": len({g for g, _ in where.values()}),
+           "n_systems": len({s_ for _, s_ in where.values()}), "n_runs": len(run_ids)}
+    ci = alpha_binary_ci({u: labels[u] for u in units}, {u: where[u[0]][0] for u in units})
+    no_ci = "no interval: computed for Krippendorff α (Yes/No) only"
     return {"krippendorff_alpha": alpha, "fleiss_kappa": fk,
             "krippendorff_alpha_scores": alpha_s, "pairwise_cohen": pair, "n_units": len(units),
-            "n_agree": agree, "pairwise": detail, "reasons": reasons}
+            "n_agree": agree, "pairwise": detail, "reasons": reasons, "support": sup,
+            "ci": {"krippendorff_alpha": ci["ci"]},
+            "ci_reasons": {"krippendorff_alpha": ci["reason"], "fleiss_kappa": no_ci,
+                           "krippendorff_alpha_scores": no_ci}}
+
+
+def item_groups(db: sqlite_utils.Database, item_pks: set[int] | list[int]
+                ) -> dict[int, tuple[str, str]]:
+    """``{item pk: (group id, system id)}`` of the given items."""
+    if not item_pks:
+        return {}
+    return {r[0]: (r[1], r[2]) for r in db.execute(
+        "SELECT id, group_id, system_id FROM item WHERE id IN (SELECT value FROM json_each(?))",
+        [json.dumps(sorted(int(i) for i in item_pks))])}
+
+
+#: Resamples of the groups for the interval of the agreement across judges.
+AGREEMENT_BOOT = 500
+
+
+def alpha_binary_ci(labels: dict[Any, dict[Any, str]], group_of: dict[Any, Any],
+                    n_boot: int = AGREEMENT_BOOT, seed: int = 0) -> dict[str, Any]:
+    """Percentile interval of Krippendorff's α (nominal, Yes/No) resampling *groups*.
+
+    The (item, question) units of one document are not independent, so the document is what
+    is drawn. Binary nominal α only needs, per group, the sums of n_yes, n_no and
+    n_yes·n_no/(m−1) over its pairable units (α = 1 − (n−1)·o_yn / (n_yes·n_no)), so a
+    resample is a weighted sum — fast enough for every page view.
+    ``{"ci": [lo, hi], "reason": why there is none or None}``."""
+    per: dict[Any, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for u, by_rater in labels.items():
+        vals = list(by_rater.values())
+        m = len(vals)
+        if m < 2:
+            continue
+        y = vals.count("yes")
+        n = m - y
+        acc = per[group_of[u]]
+        acc[0] += y
+        acc[1] += n
+        acc[2] += y * n / (m - 1)
+    if len(per) < 2:
+        return {"ci": [math.nan, math.nan],
+                "reason": f"no interval: needs ≥ 2 groups (documents / contexts / queries) "
+                          f"(n={len(per)})"}
+    sums = np.array(list(per.values()))
+    rng = np.random.default_rng(seed)
+    w = rng.multinomial(len(sums), [1 / len(sums)] * len(sums), size=n_boot)
+    ny, nn, o = (w @ sums).T
+    tot = ny + nn
+    ok = (ny > 0) & (nn > 0)
+    vals = 1 - (tot[ok] - 1) * o[ok] / (ny[ok] * nn[ok])
+    if len(vals) < 2:
+        return {"ci": [math.nan, math.nan],
+                "reason": "no interval: fewer than 2 resamples had both answers"}
+    return {"ci": [float(np.quantile(vals, 0.025)), float(np.quantile(vals, 0.975))],
+            "reason": None}
 
 
 def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True) -> str | None:
@@ -367,34 +521,81 @@ def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True
 
 
 # -- stability and significance -----------------------------------------------------------------
+def stability_points(per_run: dict[str, Any], level: str = "sample_level",
+                     coef: str = "spearman") -> dict[str, list[dict[str, Any]]]:
+    """Per method, the per-dimension correlations of one run per *distinct* judge.
+
+    Stability across judges asks how much the value moves when the judge changes: two runs
+    of the same judge (a rerun, another aggregation) are not two judges, so only the first
+    run of each (method, judge) counts. Ensembles and external metrics have no judge."""
+    seen: set[tuple[str, str]] = set()
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for key, r in per_run.items():
+        method = r.get("method")
+        if method in ("external", "ensemble"):
+            continue
+        judge = r.get("judge", key)
+        if (method, judge) in seen:
+            continue
+        seen.add((method, judge))
+        for dim, d in r["dimensions"].items():
+            v = d[level][coef]
+            if not _isnan(v):
+                out[method].append({"run": key, "judge": judge, "dimension": dim, "value": v})
+    return dict(out)
+
+
+def _judges_by_method(per_run: dict[str, Any]) -> dict[str, list[str]]:
+    by: dict[str, list[str]] = defaultdict(list)
+    for key, r in per_run.items():
+        if r.get("method") not in ("external", "ensemble"):
+            by[r["method"]].append(r.get("judge", key))
+    return by
+
+
 def stability(per_run: dict[str, Any], level: str = "sample_level",
               coef: str = "spearman") -> dict[str, Any]:
-    """Mean and variance of the runs' average correlation, per method (CheckEval Fig. 2)."""
-    by_method: dict[str, list[float]] = defaultdict(list)
-    for r in per_run.values():
+    """Mean and variance of the runs' average correlation across *distinct* judges, per
+    method (CheckEval Fig. 2); a judge's second run of the method is not counted."""
+    by_method: dict[str, dict[str, float]] = defaultdict(dict)
+    for key, r in per_run.items():
+        if r.get("method") in ("external", "ensemble"):
+            continue
         v = r["average"][level][coef]
         if not math.isnan(v):
-            by_method[r["method"]].append(v)
-    return {m: {"mean": float(np.mean(v)), "variance": float(np.var(v, ddof=1)) if len(v) > 1
-                else math.nan, "n_runs": len(v), "values": v,
-                "reason": None if len(v) > 1 else
-                "variance needs ≥ 2 runs of this method (different judges); 1 selected"}
-            for m, v in by_method.items()}
+            by_method[r["method"]].setdefault(r.get("judge", key), v)
+    runs = _judges_by_method(per_run)
+    out = {}
+    for m, per_judge in by_method.items():
+        v = list(per_judge.values())
+        reason = None
+        if len(v) < 2:
+            reason = (f"variance needs ≥ 2 runs of this method with different judges; "
+                      f"{len(runs[m])} run(s) of {len(set(runs[m]))} judge(s) selected")
+        out[m] = {"mean": float(np.mean(v)), "variance": float(np.var(v, ddof=1))
+                  if len(v) > 1 else math.nan, "n_runs": len(runs[m]), "n_judges": len(v),
+                  "values": v, "reason": reason}
+    return out
 
 
 def stability_note(per_run: dict[str, Any], level: str = "sample_level",
                    coef: str = "spearman") -> str | None:
     """Why the stability chart would say nothing (then the page shows this instead): it
-    compares runs of one method across judges, so it needs ≥ 2 runs of some method."""
-    counts: dict[str, int] = defaultdict(int)
-    for r in per_run.values():
-        if r.get("method") not in ("external", "ensemble"):
-            counts[r["method"]] += 1
-    if any(n >= 2 for n in counts.values()):
+    compares runs of one method across judges, so it needs ≥ 2 distinct judges of some
+    method — two runs of the same judge are not "across judges"."""
+    by = _judges_by_method(per_run)
+    if any(len(set(j)) >= 2 for j in by.values()):
         return None
-    have = ", ".join(f"{m} ×{n}" for m, n in sorted(counts.items())) or "none"
+    have = ", ".join(f"{m} ×{len(j)}" for m, j in sorted(by.items())) or "none"
+    same = [m for m, j in sorted(by.items()) if len(j) >= 2]
+    extra = ""
+    if same:
+        extra = (" The " + " and ".join(f"{len(by[m])} {m} runs" for m in same)
+                 + " come from one judge (" + ", ".join(sorted({by[m][0] for m in same}))
+                 + "): runs of the same judge are not across judges, so nothing is drawn.")
     return ("Stability across judges needs ≥ 2 runs of the same method with different judges "
-            f"(selected: {have}) — run the same method with another judge and select both.")
+            f"(selected: {have}) — run the same method with another judge and select both."
+            + extra)
 
 
 def method_significance(per_run: dict[str, Any], level: str = "sample_level",
@@ -478,16 +679,26 @@ def paired_bootstrap(df_a: pd.DataFrame, df_b: pd.DataFrame, level: str = "sampl
 
 
 # -- question diagnostics ---------------------------------------------------------------------
+#: A question is flagged only from answers on at least this many groups (documents, contexts,
+#: queries). On fewer, "never varies" or "anti-correlates" describes those few documents, not
+#: the question: SummEval's first document alone gives 19 answers per question and once
+#: flagged half of a good checklist. The signs seen on fewer groups are still listed
+#: (``weak_signs``), unflagged.
+MIN_FLAG_GROUPS = 5
+
+
 def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]:
     """Per question over the runs: yes-rate, invalid rate, discrimination (Spearman of its
     answer values with the dimension's human score), agreement across judges (share of items
-    where all runs agree), agreement with human annotations; and flags."""
+    where all runs agree), agreement with human annotations; the evidence (``n`` answers,
+    ``n_items``, ``n_groups``) and flags — raised only from ≥ :data:`MIN_FLAG_GROUPS` groups."""
     if not run_ids:
         return []
     marks = ",".join("?" * len(run_ids))
     ans = rows(db, f"SELECT a.run_id, a.item_id, a.question_id, a.dimension, a.verdict, a.p_yes, "
-                   f"q.text FROM answer a JOIN question q ON q.id = a.question_id WHERE "
-                   f"a.run_id IN ({marks}) AND a.question_id != 0 AND a.unit = ''", run_ids)
+                   f"q.text, q.status, i.group_id FROM answer a JOIN question q ON q.id = "
+                   f"a.question_id JOIN item i ON i.id = a.item_id WHERE a.run_id IN ({marks}) "
+                   f"AND a.question_id != 0 AND a.unit = ''", run_ids)
     human = {(r[0], r[1]): r[2] for r in db.execute(
         "SELECT item_id, dimension, value FROM human_score WHERE annotator = ''")}
     ann: dict[tuple[int, int], list[str]] = defaultdict(list)
@@ -518,18 +729,26 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int]) -> list[
                                                                             qid)].count))
                for a in valid if ann.get((a["item_id"], qid))]
         human_agree = np.mean([x == y for x, y in hum]) if hum else math.nan
-        flags = []
+        signs = []
         if valid and len({a["verdict"] for a in valid}) == 1:
-            flags.append("never varies")
+            signs.append("never varies")
         if not math.isnan(disc) and disc < -0.1:
-            flags.append("anti-correlates with humans")
+            signs.append("anti-correlates with humans")
         if not math.isnan(judge_agree) and judge_agree < 0.6:
-            flags.append("judges disagree")
+            signs.append("judges disagree")
+        n_groups = len({a["group_id"] for a in lst})
+        enough = n_groups >= MIN_FLAG_GROUPS
         out.append({"question_id": qid, "dimension": lst[0]["dimension"], "question":
-                    lst[0]["text"], "n": len(lst), "yes_rate": float(yes_rate),
+                    lst[0]["text"], "status": lst[0]["status"], "n": len(lst),
+                    "n_items": len({a["item_id"] for a in lst}), "n_groups": n_groups,
+                    "yes_rate": float(yes_rate),
                     "invalid_rate": 1 - len(valid) / len(lst), "discrimination": disc,
                     "judge_agreement": float(judge_agree), "human_agreement": float(human_agree),
-                    "flags": flags})
+                    "flags": signs if enough else [],
+                    "weak_signs": [] if enough else signs,
+                    "flag_note": None if enough or not signs else
+                    f"not flagged: answers on {n_groups} group(s), fewer than the "
+                    f"{MIN_FLAG_GROUPS} a flag needs"})
     return sorted(out, key=lambda d: (d["dimension"], d["question_id"]))
 
 
@@ -563,12 +782,3 @@ def items_behind(db: sqlite_utils.Database, run_id: int, dimension: str,
     part = df[df["dimension"] == dimension].dropna(subset=["human"]).copy()
     part["gap"] = (part["metric"].rank(pct=True) - part["human"].rank(pct=True)).abs()
     return part.sort_values("gap", ascending=False)
-
-
-def send_to_review(db: sqlite_utils.Database, question_ids: list[int], reason: str) -> int:
-    """Put flagged questions back in the review queue (status ``proposed``, with the reason)."""
-    n = 0
-    for qid in question_ids:
-        n += db.execute("UPDATE question SET status = 'proposed', reason = ? WHERE id = ?",
-                        [f"diagnostics: {reason}"[:500], qid]).rowcount
-    return n
