@@ -105,8 +105,8 @@ def _pairwise(prs: dict[str, Any]) -> dict[str, Any]:
     decisive = [p for p in pairs if p["gold"] != "tie"]
     acc = group_bootstrap_share([p["group_id"] for p in decisive],
                                 [p["correct"] for p in decisive])
-    groups = {p["group_id"] for p in pairs}
-    systems = {s for p in pairs for s in (p["system_a"], p["system_b"])}
+    groups = {p["group_id"] for p in decisive}
+    systems = {s for p in decisive for s in (p["system_a"], p["system_b"])}
     ci = (f"95% CI [{acc['ci'][0]:.1%}, {acc['ci'][1]:.1%}] (queries resampled)"
           if acc["ci"][0] is not None else (acc["reason"] or "no interval"))
     conf = prs["confusion"]
