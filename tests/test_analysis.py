@@ -103,6 +103,8 @@ def test_cli_analyze_json(tmp_path):
                                     check=True).stdout)
     dims = out["runs"][str(rid)]["dimensions"]
     assert set(dims) == {"coherence", "engagingness", "groundedness", "naturalness"}
+    assert dims["coherence"]["support"] == {"n_items": 72, "n_groups": 12, "n_systems": 6}
+    assert out["coverage"]["runs"][str(rid)]["n_items"] == 72
     assert dims["coherence"]["dataset_level"]["n"] == 72
     metric = tmp_path / "m.csv"
     metric.write_text("item_id,coherence\n" + "".join(f"tc-{i:03d},{i % 5}\n" for i in range(72)))
@@ -174,3 +176,26 @@ def test_agreement_with_a_constant_judge(db, two_runs):
     assert "pulled towards 0" in ag["reasons"]["krippendorff_alpha"]
     one = analyze_runs(db, [a], n_boot=0)["agreement"]
     assert one["reasons"]["fleiss_kappa"].startswith("needs ≥ 2 runs (judges); 1 selected")
+
+
+def test_analyze_runs_on_shared_items(db, db_path):
+    from checkeval_core.demo import load_demo
+    from checkeval_core.runs import create_run, execute_run
+    from checkeval_core.store import db_path as path_of
+
+    load_demo(db)
+    ids = []
+    for limit in (16, 3):
+        ids.append(create_run(db, "summeval-demo", "fake", "rocketeval", limit=limit))
+        execute_run(path_of(db), ids[-1])
+    own = analyze_runs(db, ids, n_boot=0)
+    assert own["runs"][str(ids[0])]["support"]["n_items"] == 16
+    assert "the values are not comparable" in own["coverage"]["note"]
+    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), "analyze",
+                        "--run", str(ids[0]), "--run", str(ids[1]), "--shared-items",
+                        "--bootstrap", "0", "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert {out["runs"][str(i)]["support"]["n_items"] for i in ids} == {3}
+    assert out["coverage"]["shared"] and out["coverage"]["n_shared_items"] == 3
+    assert out["agreement"]["support"]["n_items"] == 3

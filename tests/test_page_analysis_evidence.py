@@ -64,7 +64,7 @@ def test_a_bar_without_interval_is_hollow(db):
 
 def test_agreement_says_what_it_rests_on_and_its_interval(db):
     load_demo(db)
-    a, b = _run(db, 32), _run(db, 32, "checkeval")
+    _run(db, 32), _run(db, 32, "checkeval")
     at = analysis_page()
     text = _texts(at)
     assert ("units answered Yes/No by at least two runs, over 32 items · 2 groups (documents "
@@ -75,7 +75,7 @@ def test_agreement_says_what_it_rests_on_and_its_interval(db):
 
 def test_stability_needs_distinct_judges_and_stops_at_one(db):
     load_demo(db)
-    a, b = _run(db, 32), _run(db, 32)
+    _, b = _run(db, 32), _run(db, 32)
     db.execute("UPDATE run SET judge_spec = 'openai:other-judge' WHERE id = ?", [b])
     at = analysis_page()
     violin = next(f for f in _figures(at) if f["data"] and f["data"][0].get("type") == "violin")

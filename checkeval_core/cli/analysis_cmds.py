@@ -44,6 +44,9 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                                                  help="score gap below which two answers tie"),
                 reference: str | None = typer.Option(None, "--reference",
                                                      help="reference rating source"),
+                shared_items: bool = typer.Option(False, "--shared-items",
+                                                  help="compare several runs on the items "
+                                                       "they all scored"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Correlation with human scores (sample / dataset / system level), agreement, stability."""
     if rankings or pairs:
@@ -65,7 +68,8 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             res = import_metric(db, task, metric_file)
             out = analyze_metric(db, task, res["metric"], n_boot=bootstrap)
         elif run:
-            out = analyze_runs(db, list(run), aggregation, n_boot=bootstrap)
+            out = analyze_runs(db, list(run), aggregation, n_boot=bootstrap,
+                               shared=shared_items)
             if ensemble:
                 from checkeval_core.analysis.ensemble import analyze_ensemble
 
