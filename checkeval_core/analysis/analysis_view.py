@@ -175,7 +175,7 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
                        "long": {"run": "The run (judge · method), ensemble or external metric",
                                 "95% CI": "Bootstrap interval (groups resampled), or why none",
                                 "note": "Why a value is blank, or how the average is made"},
-                       "widths": {"run": 200, "95% CI": 270}},
+                       "widths": {"run": 180, "95% CI": 200}},
             "order": ["run", "dimension", coef, "95% CI", f"n {unit}", "items", "groups",
                       "systems", "note"]},
         "items": {
@@ -210,12 +210,14 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
                        "long": {"result": "Wilcoxon W, p and BH-corrected p — or why no test"}},
             "order": ["comparison", "judges", "result"]},
         "quality": {
-            "config": {"keys": {"run": "", "dimension": "", "subset": ""},
+            "config": {"keys": {"dimension": "", "subset": ""},
                        "counts": {"items": "Items in the subset"},
                        "scores": {"mean judge score": "Mean judge score",
                                   "spearman": "Spearman with the human score within the "
                                               "subset"},
-                       "long": {"note": "Why the correlation is blank"}},
+                       "long": {"run": "The run (judge · method)",
+                                "note": "Why the correlation is blank"},
+                       "widths": {"run": 200}},
             "order": ["run", "dimension", "subset", "items", "mean judge score", "spearman",
                       "note"]},
         "diagnostics": {
