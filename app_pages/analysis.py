@@ -13,7 +13,7 @@ from checkeval_core.analysis.analysis_view import analysis_page, evidence_page
 from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.ensemble import ENSEMBLE_MODES
 from checkeval_core.analysis.external import MetricFileError, import_metric, list_metrics
-from checkeval_core.analysis.report import items_behind, scores_stamp
+from checkeval_core.analysis.report import items_behind, page_report, scores_stamp
 from checkeval_core.export import rows_to_csv
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.scores import aggregations
@@ -76,12 +76,13 @@ if not chosen and not chosen_metrics:
 
 @st.cache_data(ttl=60, show_spinner="Computing correlations and bootstrap intervals…")
 def compute(db_file: str, *args) -> dict:
-    return analysis_page(open_db(db_file), *args[:-1])  # the last argument: the cache stamp
+    return page_report(open_db(db_file), *args[:-1])  # the last argument: the cache stamp
 
 
-view = compute(db_path(db), task, tuple(chosen), tuple(chosen_metrics),
-               None if agg == "(run default)" else agg, level, coef, use_ensemble, ens_mode,
-               shared, scores_stamp(db))
+agg = None if agg == "(run default)" else agg
+report = compute(db_path(db), task, tuple(chosen), tuple(chosen_metrics), agg, use_ensemble,
+                 ens_mode, 100, shared, scores_stamp(db))
+view = analysis_page(db, task, chosen, chosen_metrics, agg, level, coef, report=report)
 cols, per_run, dims = view["columns"], view["report"]["runs"], view["dimensions"]
 st.subheader("Correlation with human scores")
 if view["coverage_note"]:  # runs over different items: said before anything is read
@@ -122,7 +123,7 @@ if run_keys and dims:
     pick_run = p1.selectbox("Items behind a bar — run", run_keys, key="an_pick_run",
                             format_func=lambda k: per_run[k]["label"])
     pick_dim = p2.selectbox("dimension", dims, key="an_pick_dim")
-    part = items_behind(db, int(pick_run), pick_dim, None if agg == "(run default)" else agg)
+    part = items_behind(db, int(pick_run), pick_dim, agg)
     st.markdown(f"**{per_run[pick_run]['label']} · {pick_dim}: {len(part)} items** "
                 "(largest rank disagreement with humans first)")
     table(part, cols["items"])

@@ -37,8 +37,9 @@ def test_bar_without_interval_is_hollow_and_explained():
                "2": {"label": "#2 six docs", **correlation_report(_frame(6, 8), n_boot=20)}}
     fig = charts.correlation_bars(per_run)
     one, six = fig.data[0], fig.data[1]
-    assert list(one.marker.pattern.shape) == ["/"] and list(one.marker.opacity) == [0.3]
-    assert list(six.marker.pattern.shape) == [""] and list(six.marker.opacity) == [1.0]
+    assert list(one.marker.pattern.shape) == ["/"] and one.marker.color[0].endswith(", 0.3)")
+    assert list(one.marker.line.width) == [charts.HOLLOW["line_width"]]
+    assert six.marker.pattern.shape is None and six.marker.color == charts.PALETTE[1]
     assert six.error_y.visible and six.error_y.array[0] is not None
     legend = [t for t in fig.data if t.name == charts.HOLLOW_NOTE]
     assert len(legend) == 1 and legend[0].showlegend

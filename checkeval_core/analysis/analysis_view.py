@@ -90,12 +90,16 @@ def _stability(per_run: dict[str, Any], report: dict[str, Any], level: str,
 def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
                   metrics: tuple[str, ...] | list[str], aggregation: str | None,
                   level: str, coef: str, ensemble: bool = False, mode: str = "mean",
-                  shared: bool = True, n_boot: int = 100) -> dict[str, Any]:
+                  shared: bool = True, n_boot: int = 100,
+                  report: dict[str, Any] | None = None) -> dict[str, Any]:
     """Correlation table, chart and notes; agreement across judges; stability; significance;
     high/low split — for the selected runs and metrics, compared on the items they share
-    (``shared``)."""
-    report = page_report(db, task, list(run_ids), metrics, aggregation, ensemble, mode,
-                         n_boot=n_boot, shared=shared)
+    (``shared``). ``report``: a :func:`~checkeval_core.analysis.report.page_report` already
+    computed with these arguments (the page caches that expensive part and rebuilds the
+    figures on every run, as Streamlit needs for a chart's click selection to stick)."""
+    if report is None:
+        report = page_report(db, task, list(run_ids), metrics, aggregation, ensemble, mode,
+                             n_boot=n_boot, shared=shared)
     per_run = report["runs"]
     labels = {int(k): r["label"] for k, r in per_run.items() if k.isdigit()}
     cov = report["coverage"]

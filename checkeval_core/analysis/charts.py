@@ -16,6 +16,16 @@ def _nan(x: float) -> float | None:
 #: of a bar that has one.
 HOLLOW = {"shape": "/", "opacity": 0.3, "line_width": 1.5}
 HOLLOW_NOTE = "hatched, pale: no interval"
+#: Plotly's default colour sequence, set explicitly so a hollow bar can be a pale version of
+#: its run's colour.
+PALETTE = ("#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692",
+           "#B6E880", "#FF97FF", "#FECB52")
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r}, {g}, {b}, {alpha})"
 
 
 def correlation_bars(per_run: dict[str, Any], level: str = "sample_level",
@@ -44,12 +54,18 @@ def correlation_bars(per_run: dict[str, Any], level: str = "sample_level",
               for a, b, d in zip(lo, hi, dims)]
         hollow = [v is not None and (a is None or b is None) for v, a, b in zip(vals, lo, hi)]
         any_hollow = any_hollow or any(hollow)
-        fig.add_bar(name=r.get("label", key), x=dims, y=vals,
-                    marker={"pattern": {"shape": [HOLLOW["shape"] if h else "" for h in hollow],
-                                        "solidity": 0.3},
-                            "opacity": [HOLLOW["opacity"] if h else 1.0 for h in hollow],
-                            "line": {"width": [HOLLOW["line_width"] if h else 0
-                                               for h in hollow]}},
+        color = PALETTE[len(fig.data) % len(PALETTE)]
+        marker: dict[str, Any] = {"color": color}
+        if any(hollow):
+            # per-point colours (not a per-point opacity array, which breaks plotly's
+            # click selection): pale, hatched and outlined where there is no interval
+            marker = {"color": [_rgba(color, HOLLOW["opacity"]) if h else color
+                                for h in hollow],
+                      "pattern": {"shape": [HOLLOW["shape"] if h else "" for h in hollow],
+                                  "fgcolor": color, "solidity": 0.3},
+                      "line": {"color": color,
+                               "width": [HOLLOW["line_width"] if h else 0 for h in hollow]}}
+        fig.add_bar(name=r.get("label", key), x=dims, y=vals, marker=marker,
                     error_y={"type": "data", "array": plus, "arrayminus": minus,
                              "visible": any(p is not None for p in plus)},
                     customdata=[[key, d, n, c, s.get("n_items", ""), s.get("n_groups", ""),
@@ -62,9 +78,10 @@ def correlation_bars(per_run: dict[str, Any], level: str = "sample_level",
     if any_hollow:
         # a legend entry only: explains the hatched bars where the reader looks for meaning
         fig.add_bar(name=HOLLOW_NOTE, x=[None], y=[None], showlegend=True, hoverinfo="skip",
-                    marker={"color": "lightgrey", "opacity": HOLLOW["opacity"],
-                            "pattern": {"shape": HOLLOW["shape"], "solidity": 0.3},
-                            "line": {"width": HOLLOW["line_width"]}})
+                    marker={"color": _rgba("#808080", HOLLOW["opacity"]),
+                            "pattern": {"shape": HOLLOW["shape"], "fgcolor": "#808080",
+                                        "solidity": 0.3},
+                            "line": {"color": "#808080", "width": HOLLOW["line_width"]}})
     # a correlation lives in [-1, 1]: a fixed axis, so an almost empty chart never shows -1…4
     fig.update_layout(barmode="group", yaxis_title=f"{coef} ({level.replace('_', ' ')})",
                       yaxis_range=[-1.05, 1.05], legend_title="run", margin={"t": 30},
