@@ -73,7 +73,8 @@ if view["correlation_line"] is None:
 else:
     st.markdown(view["correlation_line"])  # the one place ρ/τ are printed (numbers only)
     st.plotly_chart(score_vs_reference(view["report"]), key="rk_scatter")
-    st.caption(view["aggregation_line"])
+    if view["aggregation_line"]:
+        st.caption(view["aggregation_line"])
 with st.expander("Elo ratings (Bradley–Terry on matches per query)", expanded=False):
     st.caption(view["elo"]["caption"])
     st.caption(view["elo"]["human_caption"])

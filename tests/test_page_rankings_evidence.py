@@ -37,6 +37,9 @@ def test_rho_tau_once_system_column_wide_accuracy_with_support(db):
     at = _open()
     lines = [m.value for m in at.markdown if "Spearman ρ" in m.value]
     assert len(lines) == 1 and "n = 3 systems" in lines[0]
+    # the other aggregations are listed without repeating the selected one
+    other = next(c.value for c in at.caption if c.value.startswith("Other aggregations"))
+    assert f"{at.selectbox(key='rk_agg').value}:" not in other
     scatter = json.loads(at.get("plotly_chart")[0].proto.spec)
     title = (scatter["layout"].get("title") or {}).get("text") or ""
     assert "ρ" not in title and "Spearman" not in title

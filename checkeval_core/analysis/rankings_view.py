@@ -68,11 +68,15 @@ def _leaderboard(rep: dict[str, Any]) -> list[dict[str, Any]]:
              "judge Elo": _v(s["elo"]), "queries": s["n_queries"]} for s in rep["systems"]]
 
 
-def _aggregation_line(rep: dict[str, Any]) -> str:
-    return "Per aggregation of this run (point estimates, n systems): " + " · ".join(
+def _aggregation_line(rep: dict[str, Any]) -> str | None:
+    """ρ / τ of the run's *other* aggregations (the selected one is printed once, above)."""
+    others = {a: v for a, v in rep["aggregations"].items() if a != rep["aggregation"]}
+    if not others:
+        return None
+    return "Other aggregations of this run (point estimates, n systems): " + " · ".join(
         f"{a}: ρ {v['spearman']:.2f}, τ {v['kendall']:.2f} (n={v['n']})"
         if _v(v["spearman"]) is not None else f"{a}: {v['reason']}"
-        for a, v in rep["aggregations"].items())
+        for a, v in others.items())
 
 
 def _elo(rep: dict[str, Any]) -> dict[str, Any]:
