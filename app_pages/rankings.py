@@ -58,14 +58,15 @@ except ValueError as e:
 st.subheader("Leaderboard")
 st.caption(view["board_caption"])
 board = pd.DataFrame(view["leaderboard"])
+board_cfg = {**table_config(long={"system": "The system (model)"}, widths={"system": 260},
+                            counts={"queries": "Queries the score rests on"}),
+             **{c: st.column_config.NumberColumn(c, format="%.3f", help=h) for c, h in (
+                 ("score", "Mean over queries of the answer scores"),
+                 ("CI low", "95% interval (queries resampled)"),
+                 ("CI high", "95% interval (queries resampled)"))},
+             "judge Elo": st.column_config.NumberColumn("judge Elo", format="%.0f")}
 sel_board = st.dataframe(board, hide_index=True, on_select="rerun", key="rk_board",
-                         selection_mode="single-row", column_config=table_config(
-                             long={"system": "The system (model)"}, widths={"system": 260},
-                             scores={"score": "Mean over queries of the answer scores",
-                                     "CI low": "95% interval (queries resampled)",
-                                     "CI high": "95% interval (queries resampled)",
-                                     "reference": "Reference rating", "judge Elo": "Elo"},
-                             counts={"queries": "Queries the score rests on"}))
+                         selection_mode="single-row", column_config=board_cfg)
 csv_download(board, f"rankings_run{run_id}.csv", "rk_board_csv")
 if view["correlation_line"] is None:
     st.info("No reference ratings for this task: import a file of system_id, rating (or "
