@@ -123,7 +123,8 @@ if run_keys and dims:
     pick_run = p1.selectbox("Items behind a bar — run", run_keys, key="an_pick_run",
                             format_func=lambda k: per_run[k]["label"])
     pick_dim = p2.selectbox("dimension", dims, key="an_pick_dim")
-    part = items_behind(db, int(pick_run), pick_dim, agg)
+    part = items_behind(db, int(pick_run), pick_dim, agg,
+                        only=report["coverage"].get("shared_item_pks"))
     st.markdown(f"**{per_run[pick_run]['label']} · {pick_dim}: {len(part)} items** "
                 "(largest rank disagreement with humans first)")
     table(part, cols["items"])

@@ -43,6 +43,8 @@ def test_runs_over_different_items_are_compared_on_the_shared_ones(db):
     corr = at.dataframe[0].value
     assert set(corr["items"]) == {3} and set(corr["groups"]) == {1}
     assert {"items", "groups", "systems"} <= set(corr.columns)
+    # the items behind a bar are the shared ones the bar was computed on
+    assert len(next(d.value for d in at.dataframe if "gap" in d.value.columns)) == 3
     # unticked: each run on its own items, and the page says they are not comparable
     at.checkbox(key="an_shared").uncheck().run()
     assert not at.exception, at.exception

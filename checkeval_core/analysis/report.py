@@ -351,6 +351,9 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
     out["agreement"] = agreement(db, list(run_ids))
     out["stability"] = stability({k: v for k, v in out["runs"].items() if k.isdigit()})
     out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
+    # the items behind each bar, for the page's "items behind a bar" table
+    out["coverage"]["shared_item_pks"] = sorted(int(i) for i in cov["items"]) \
+        if cov["shared"] else None
     out["judges"] = {k: v["judge"] for k, v in out["runs"].items() if k.isdigit()}
     if ensemble and len(run_ids) >= 2:
         from checkeval_core.analysis.ensemble import analyze_ensemble
@@ -775,10 +778,14 @@ def diagnostics_notes(diag: list[dict[str, Any]], n_runs: int) -> list[str]:
 
 
 def items_behind(db: sqlite_utils.Database, run_id: int, dimension: str,
-                 aggregation: str | None = None) -> pd.DataFrame:
+                 aggregation: str | None = None,
+                 only: list[int] | None = None) -> pd.DataFrame:
     """The items behind one bar (run × dimension) with a human score, largest rank
-    disagreement (|percentile rank of judge − of human|) first."""
+    disagreement (|percentile rank of judge − of human|) first; ``only``: the shared items
+    the bar was computed on (``coverage["shared_item_pks"]``), when runs were compared."""
     df, _ = run_frame(db, run_id, aggregation)
+    if only is not None:
+        df = df[df["item_pk"].isin(only)]
     part = df[df["dimension"] == dimension].dropna(subset=["human"]).copy()
     part["gap"] = (part["metric"].rank(pct=True) - part["human"].rank(pct=True)).abs()
     return part.sort_values("gap", ascending=False)
