@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from checkeval_core.analysis.report import analyze_runs, question_diagnostics, send_to_review
+from checkeval_core.analysis.report import MIN_FLAG_GROUPS, analyze_runs, question_diagnostics
 from checkeval_core.checklists.editing import questions
+from checkeval_core.checklists.review import decide, send_to_review, undo_send_to_review
 from tests.conftest import fake_demo_runs
 
 LEVEL_KEYS = {"spearman", "kendall", "pearson", "n"}
@@ -21,7 +22,7 @@ def two_runs(db):
 
 def test_analyze_runs_shape_and_agreement(db, two_runs):
     rep = analyze_runs(db, two_runs, n_boot=20)
-    assert set(rep) == {"runs", "agreement", "stability", "split"}
+    assert set(rep) == {"runs", "agreement", "stability", "split", "coverage"}
     assert rep["split"]["which"] == "all" and rep["split"]["defined"] is False
     r = rep["runs"][str(two_runs[0])]
     assert set(r["dimensions"]) == {"coherence", "consistency", "fluency", "relevance"}
@@ -38,16 +39,56 @@ def test_analyze_runs_shape_and_agreement(db, two_runs):
     assert math.isnan(one["krippendorff_alpha"])  # one judge: documented NaN, no exception
 
 
-def test_diagnostics_and_send_to_review(db, two_runs):
+def test_no_flag_from_fewer_groups_than_the_minimum(db, two_runs):
+    # 32 items = 2 documents: the signs are listed, never raised as flags
     diag = question_diagnostics(db, two_runs)
     assert len(diag) == 122
     d = diag[0]
-    assert {"yes_rate", "discrimination", "judge_agreement", "invalid_rate", "flags"} <= set(d)
-    flagged = [x["question_id"] for x in diag if x["flags"]]
-    assert flagged  # the fake judge never says yes to some questions
-    assert send_to_review(db, flagged, "test") == len(flagged)
-    st = {q["id"]: q["status"] for q in questions(db, "summeval-demo")}
-    assert all(st[q] == "proposed" for q in flagged)
+    assert {"yes_rate", "discrimination", "judge_agreement", "invalid_rate", "flags", "n_items",
+            "n_groups"} <= set(d)
+    assert {x["n_groups"] for x in diag} == {2} and {x["n_items"] for x in diag} == {32}
+    assert not [x for x in diag if x["flags"]]
+    weak = [x for x in diag if x["weak_signs"]]
+    assert weak  # the fake judge never says yes to some questions
+    assert weak[0]["flag_note"] == (f"not flagged: answers on 2 group(s), fewer than the "
+                                    f"{MIN_FLAG_GROUPS} a flag needs")
+
+
+def test_send_to_review_is_one_transaction_and_can_be_undone(db):
+    from checkeval_core.runs import create_run, execute_run
+    from checkeval_core.store import db_path
+    from tests.conftest import fake_demo_runs
+
+    ids = fake_demo_runs(db, 16 * MIN_FLAG_GROUPS)  # exactly the minimum of documents
+    rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=16)
+    execute_run(db_path(db), rid)
+    flagged = [x["question_id"] for x in question_diagnostics(db, ids) if x["flags"]]
+    assert len(flagged) >= 3
+    before = {q["id"]: (q["status"], q["reason"]) for q in questions(db, "summeval-demo")}
+    # a question a reviewer rejected is not resurrected; a missing id is reported, not fatal
+    decide(db, [flagged[2]], "rev", "reject", "vague")
+    res = send_to_review(db, [flagged[0], flagged[1], flagged[2], 999999], "test")
+    assert res["moved"] == flagged[:2]
+    assert set(res["skipped"]) == {flagged[2], 999999}
+    st = {q["id"]: q for q in questions(db, "summeval-demo")}
+    assert all(st[q]["status"] == "proposed" for q in flagged[:2])
+    assert st[flagged[0]]["reason"] == "diagnostics: test"
+    # pressing twice moves nothing more
+    assert send_to_review(db, flagged[:2], "test")["moved"] == []
+    # undo restores status and reason, except where a reviewer decided since
+    decide(db, [flagged[1]], "rev", "keep")
+    undo = undo_send_to_review(db, res)
+    assert undo == {"restored": [flagged[0]], "kept_decision": [flagged[1]]}
+    st = {q["id"]: q for q in questions(db, "summeval-demo")}
+    assert (st[flagged[0]]["status"], st[flagged[0]]["reason"]) == before[flagged[0]]
+    assert st[flagged[1]]["status"] == "kept"
+    assert undo_send_to_review(db, res)["restored"] == []  # twice: harmless
+    # one transaction: a failure half-way leaves every question as it was
+    db.execute("CREATE TRIGGER boom BEFORE UPDATE OF status ON question WHEN NEW.id = "
+               f"{flagged[1]} BEGIN SELECT RAISE(ABORT, 'boom'); END")
+    with pytest.raises(Exception, match="boom"):
+        send_to_review(db, [flagged[0], flagged[1]], "test")
+    assert {q["id"]: q["status"] for q in questions(db, "summeval-demo")}[flagged[0]] == "kept"
 
 
 def test_cli_analyze_json(tmp_path):
@@ -63,6 +104,8 @@ def test_cli_analyze_json(tmp_path):
                                     check=True).stdout)
     dims = out["runs"][str(rid)]["dimensions"]
     assert set(dims) == {"coherence", "engagingness", "groundedness", "naturalness"}
+    assert dims["coherence"]["support"] == {"n_items": 72, "n_groups": 12, "n_systems": 6}
+    assert out["coverage"]["runs"][str(rid)]["n_items"] == 72
     assert dims["coherence"]["dataset_level"]["n"] == 72
     metric = tmp_path / "m.csv"
     metric.write_text("item_id,coherence\n" + "".join(f"tc-{i:03d},{i % 5}\n" for i in range(72)))
@@ -70,7 +113,8 @@ def test_cli_analyze_json(tmp_path):
                         str(metric), "--bootstrap", "0", "--json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)
-    assert set(m) == {"dimensions", "average"}
+    assert set(m) == {"dimensions", "average", "support"}
+    assert m["support"] == {"n_items": 72, "n_groups": 12, "n_systems": 6}
     assert LEVEL_KEYS <= set(m["dimensions"]["coherence"]["sample_level"])
     bad = tmp_path / "bad.csv"
     bad.write_text("item_id,coherence\nnope,1\n")
@@ -133,3 +177,26 @@ def test_agreement_with_a_constant_judge(db, two_runs):
     assert "pulled towards 0" in ag["reasons"]["krippendorff_alpha"]
     one = analyze_runs(db, [a], n_boot=0)["agreement"]
     assert one["reasons"]["fleiss_kappa"].startswith("needs ≥ 2 runs (judges); 1 selected")
+
+
+def test_analyze_runs_on_shared_items(db, db_path):
+    from checkeval_core.demo import load_demo
+    from checkeval_core.runs import create_run, execute_run
+    from checkeval_core.store import db_path as path_of
+
+    load_demo(db)
+    ids = []
+    for limit in (16, 3):
+        ids.append(create_run(db, "summeval-demo", "fake", "rocketeval", limit=limit))
+        execute_run(path_of(db), ids[-1])
+    own = analyze_runs(db, ids, n_boot=0)
+    assert own["runs"][str(ids[0])]["support"]["n_items"] == 16
+    assert "the values are not comparable" in own["coverage"]["note"]
+    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), "analyze",
+                        "--run", str(ids[0]), "--run", str(ids[1]), "--shared-items",
+                        "--bootstrap", "0", "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert {out["runs"][str(i)]["support"]["n_items"] for i in ids} == {3}
+    assert out["coverage"]["shared"] and out["coverage"]["n_shared_items"] == 3
+    assert out["agreement"]["support"]["n_items"] == 3

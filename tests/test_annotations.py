@@ -69,6 +69,9 @@ def test_agreement_hand_computed(db, tmp_path):
     hj = rep["human_judge"]["fake"]
     # majority of (alice, bob): ties on the two flipped units are left out
     assert hj["n_units"] == 6
+    # what each figure rests on: 2 summaries of one document, by 2 systems
+    for block in (rep["human_human"], hj):
+        assert (block["n_items"], block["n_groups"], block["n_systems"]) == (2, 1, 2)
     assert rows_equal_kappa(hj["cohen_kappa"])
     pq = {d["question_id"]: d["percent_agreement"] for d in rep["per_question"]}
     assert [pq[q] for q in qids] == [0.5, 0.5, 1.0, 1.0]  # the two flipped units
@@ -91,4 +94,5 @@ def test_cli_agreement_json(tmp_path):
                        capture_output=True, text=True, check=True)
     out = json.loads(r.stdout)
     assert out == {"human_human": {"krippendorff_alpha": None, "fleiss_kappa": None,
-                                   "n_units": 0}, "human_judge": {}}
+                                   "n_units": 0, "n_items": 0, "n_groups": 0, "n_systems": 0},
+                   "human_judge": {}}

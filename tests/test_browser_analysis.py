@@ -34,3 +34,38 @@ def test_bar_to_trace(app_server, page):
     page.get_by_role("link", name="Open the Yes/No trace of").click()
     page.get_by_text("Yes/No decisions").wait_for()
     page.get_by_text("(122 shown)").wait_for()
+
+
+@pytest.mark.browser
+def test_analysis_at_1440_shows_what_figures_rest_on(app_server, browser, monkeypatch):
+    """The demo's embedded run (one document) beside a fake run on 3 of its summaries: the
+    page says they cover different items and compares them on the shared ones; bars without
+    an interval are hatched, with a legend entry saying so."""
+    from checkeval_core.demo import load_demo
+    from checkeval_core.runs import create_run, execute_run
+    from checkeval_core.store import open_db
+
+    monkeypatch.setenv("CHECKEVAL_DEMO_RUNS", "1")
+    db = open_db(app_server.db_path)
+    load_demo(db)
+    execute_run(app_server.db_path, create_run(db, "summeval-demo", "fake", "checkeval",
+                                               limit=3))
+    db.close()
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app_server.url + "/analysis")
+    page.get_by_text("Correlation with human scores").wait_for()
+    page.get_by_text("The selected runs cover different items").wait_for()
+    page.locator(".js-plotly-plot .legendtext", has_text="hatched, pale: no interval").wait_for()
+    idle(page)
+    page.wait_for_timeout(1500)
+    page.screenshot(path="/tmp/h-analysis-1440.png")
+    page.mouse.move(800, 500)
+    page.mouse.wheel(0, 700)
+    page.wait_for_timeout(800)
+    page.screenshot(path="/tmp/h-analysis-chart-1440.png")
+    page.get_by_text("Question diagnostics").scroll_into_view_if_needed()
+    idle(page)
+    page.screenshot(path="/tmp/h-analysis-diagnostics-1440.png")
+    ctx.close()

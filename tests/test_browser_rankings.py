@@ -50,3 +50,37 @@ def test_rankings_leaderboard_and_pair_click(app_server, page):
     page.get_by_text("lemons mangos mention (sys-mid)").wait_for()
     page.get_by_text("lemons mangos olives peaches mention (sys-best)").wait_for()
     page.get_by_text("checklist questions got different answers").wait_for()
+
+
+@pytest.mark.browser
+def test_rankings_at_1440_alpaca_demo(app_server, browser, monkeypatch):
+    """The AlpacaEval demo (12 systems, embedded run): ρ/τ printed once, the scatter's labels
+    placed without overlap, the default pair decided by some question."""
+    from checkeval_core.demo import load_demo
+    from checkeval_core.store import open_db
+
+    monkeypatch.setenv("CHECKEVAL_DEMO_RUNS", "1")
+    monkeypatch.setenv("CHECKEVAL_DEMO_INSTRUCTION", "1")
+    db = open_db(app_server.db_path)
+    load_demo(db)
+    db.close()
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app_server.url + "/rankings")
+    page.get_by_text("Leaderboard", exact=True).wait_for()
+    page.locator(".js-plotly-plot .scatterlayer").first.wait_for()
+    idle(page)
+    page.wait_for_timeout(1500)
+    assert page.get_by_text("Spearman ρ =").count() == 1
+    page.screenshot(path="/tmp/h-rankings-1440.png")
+    page.get_by_text("Spearman ρ =").scroll_into_view_if_needed()
+    page.mouse.wheel(0, 300)
+    page.wait_for_timeout(800)
+    page.screenshot(path="/tmp/h-rankings-scatter-1440.png")
+    page.get_by_text("Two answers side by side").scroll_into_view_if_needed()
+    idle(page)
+    page.get_by_text("checklist questions got different answers").wait_for()
+    assert not page.get_by_text("0 of ").count()
+    page.screenshot(path="/tmp/h-rankings-pair-1440.png")
+    ctx.close()

@@ -102,8 +102,10 @@ def test_everyone_answers_the_same(db):
     assert note.startswith("every answer is the same (#") and note.endswith(
         f"chance agreement is 1, κ undefined; raw agreement {n}/{n}")
     assert f"#{a} always 'no'" in note and f"#{b} always 'no'" in note
-    # two runs of one method: the stability chart is drawn
-    assert "Stability across judges needs" not in _texts(at)
+    # two runs of one method by the same judge are not "across judges": nothing is drawn
+    assert ("The 2 rocketeval runs come from one judge (fake): runs of the same judge are not "
+            "across judges, so nothing is drawn.") in _texts(at)
+    assert "an_violin" not in [getattr(c, "key", None) for c in at.get("plotly_chart")]
 
 
 def test_no_human_scores_says_so(db):

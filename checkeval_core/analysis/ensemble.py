@@ -24,7 +24,7 @@ import pandas as pd
 import sqlite_utils
 from scipy import stats
 
-from checkeval_core.analysis.report import correlation_report, run_frame
+from checkeval_core.analysis.frames import correlation_report, run_frame
 
 
 def ensemble_frame(db: sqlite_utils.Database, run_ids: list[int],

@@ -7,6 +7,7 @@ down to Yes/No decisions (the page links each chart to the Traces page).
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from itertools import combinations
@@ -19,138 +20,20 @@ from scipy import stats
 
 from checkeval_core.analysis.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
 from checkeval_core.analysis.correlation import (
-    COEFFICIENTS,
-    LEVELS,
-    average_levels,
     corr,
-    correlations,
-    quality_split,
 )
-from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.analysis.frames import (  # noqa: F401 - re-exported for the pages
+    LEVEL_NAMES,
+    LEVEL_UNITS,
+    _isnan,
+    correlation_report,
+    explain_level,
+    metric_frame,
+    run_frame,
+    support,
+)
 from checkeval_core.runs.score_math import answer_value
-from checkeval_core.store import NotFound, rows, task_id
-
-
-def _human(db: sqlite_utils.Database, tid: int) -> pd.DataFrame:
-    return pd.DataFrame(rows(db, "SELECT hs.item_id AS item_pk, hs.dimension, hs.value AS human "
-                                 "FROM human_score hs JOIN item i ON i.id = hs.item_id WHERE "
-                                 "i.task_id = ? AND hs.annotator = ''", [tid]),
-                        columns=["item_pk", "dimension", "human"])
-
-
-def run_frame(db: sqlite_utils.Database, run_id: int,
-              aggregation: str | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Scores of one run joined with human scores: item_pk, item_id, group, system,
-    dimension, metric, human."""
-    run = rows(db, "SELECT id, task_id, judge_spec, method, params FROM run WHERE id = ?",
-               [run_id])
-    if not run:
-        raise NotFound(f"no run {run_id}")
-    run = run[0]
-    agg = aggregation or primary_aggregation(run)
-    sc = pd.DataFrame(rows(db, "SELECT s.item_id AS item_pk, i.item_id, i.group_id AS "
-                               '"group", i.system_id AS system, s.dimension, s.value AS metric '
-                               "FROM score s JOIN item i ON i.id = s.item_id WHERE s.run_id = ? "
-                               "AND s.aggregation = ?", [run_id, agg]),
-                      columns=["item_pk", "item_id", "group", "system", "dimension", "metric"])
-    df = sc.merge(_human(db, run["task_id"]), on=["item_pk", "dimension"], how="left")
-    return df, {"run": run_id, "judge": run["judge_spec"], "method": run["method"],
-                "aggregation": agg, "task_id": run["task_id"]}
-
-
-def metric_frame(db: sqlite_utils.Database, task: str, name: str) -> pd.DataFrame:
-    tid = task_id(db, task)
-    sc = pd.DataFrame(rows(db, "SELECT e.item_id AS item_pk, i.item_id, i.group_id AS "
-                               '"group", i.system_id AS system, e.dimension, e.value AS metric '
-                               "FROM external_score e JOIN external_metric m ON m.id = "
-                               "e.metric_id JOIN item i ON i.id = e.item_id WHERE m.task_id = ? "
-                               "AND m.name = ?", [tid, name]),
-                      columns=["item_pk", "item_id", "group", "system", "dimension", "metric"])
-    if sc.empty:
-        raise NotFound(f"task {task!r} has no metric {name!r}")
-    return sc.merge(_human(db, tid), on=["item_pk", "dimension"], how="left")
-
-
-def correlation_report(df: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> dict[str, Any]:
-    """``{"dimensions": {dim: {level: {...}}}, "average": {level: {...}}}``.
-
-    Next to every NaN value sits its explanation: each level entry carries ``reasons``
-    (``{coef: why the value is undefined}``) and ``ci_reasons`` (``{coef: why there is no
-    interval}``), each quality-split subset a ``reason`` — see :func:`explain_level`."""
-    dims: dict[str, Any] = {}
-    for dim, part in df.groupby("dimension", sort=True):
-        if part["human"].notna().sum() == 0:
-            continue
-        dims[dim] = correlations(part, n_boot=n_boot, seed=seed)
-        for level in LEVELS:
-            dims[dim][level].update(explain_level(part, level, dims[dim][level], n_boot))
-        dims[dim]["quality_split"] = quality_split(part)
-        for sub in dims[dim]["quality_split"].values():
-            sub["reason"] = None if not _isnan(sub["spearman"]) else (
-                f"needs ≥ 2 items (n={sub['n']})" if sub["n"] < 2
-                else f"scores constant in this subset (n={sub['n']})")
-    average = average_levels(dims)
-    for level, entry in average.items():
-        entry["reasons"] = {c: (f"no dimension has a {c} value at {LEVEL_NAMES[level]}"
-                                if _isnan(entry[c]) else None) for c in COEFFICIENTS}
-    return {"dimensions": dims, "average": average}
-
-
-# -- why a statistic is undefined (the pages show these next to the blank) ----------------------
-LEVEL_NAMES = {"sample_level": "sample level", "dataset_level": "dataset level",
-               "system_level": "system level"}
-#: What ``n`` counts at each level.
-LEVEL_UNITS = {"sample_level": "documents", "dataset_level": "items",
-               "system_level": "systems"}
-
-
-def _isnan(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
-def _constant_reason(metric: pd.Series, human: pd.Series, where: str) -> str | None:
-    if metric.nunique() <= 1:
-        return (f"the judge gave every {where} the same score ({metric.iloc[0]:g}) — try "
-                "another aggregation (e.g. mean_p_yes) or judge")
-    if human.nunique() <= 1:
-        return f"the human scores are all equal ({human.iloc[0]:g}) on every {where}"
-    return None
-
-
-def explain_level(part: pd.DataFrame, level: str, entry: dict[str, Any],
-                  n_boot: int) -> dict[str, dict[str, str | None]]:
-    """``{"reasons": {coef: str | None}, "ci_reasons": {coef: str | None}}`` for one
-    dimension's level entry (``None`` where the value / interval exists)."""
-    df = part.dropna(subset=["metric", "human"])
-    n_groups = df["group"].nunique()
-    if df.empty:
-        why = "no item has both a judge score and a human score"
-    elif level == "sample_level":
-        sizes = df.groupby("group").size()
-        if sizes.max() < 2:
-            why = (f"needs ≥ 2 items per document; each of the {n_groups} document(s) has "
-                   "1 — run on more items per document")
-        else:
-            why = (f"within every document the judge or the human scores are constant "
-                   f"({entry.get('skipped', n_groups)} of {n_groups} document(s) skipped)")
-    elif level == "dataset_level":
-        why = (f"needs ≥ 2 items (n={len(df)})" if len(df) < 2
-               else _constant_reason(df["metric"], df["human"], "item"))
-    else:
-        sys_means = df.groupby("system")[["metric", "human"]].mean()
-        why = (f"needs ≥ 2 systems (n={len(sys_means)}) — include outputs of more systems"
-               if len(sys_means) < 2 else
-               _constant_reason(sys_means["metric"], sys_means["human"], "system (mean)"))
-    if n_boot <= 0:
-        ci_why = "no interval: bootstrap switched off (0 resamples)"
-    elif n_groups < 2:
-        ci_why = f"no interval: needs ≥ 2 documents (n={n_groups})"
-    else:
-        ci_why = "no interval: fewer than 2 resamples had a value (too few varied documents)"
-    return {"reasons": {c: (why or "undefined") if _isnan(entry[c]) else None
-                        for c in COEFFICIENTS},
-            "ci_reasons": {c: ci_why if any(_isnan(x) for x in entry["ci"][c]) else None
-                           for c in COEFFICIENTS}}
+from checkeval_core.store import rows
 
 
 def format_ci(entry: dict[str, Any], coef: str, digits: int = 2) -> str:
@@ -171,15 +54,24 @@ def correlation_table(per_run: dict[str, Any], level: str, coef: str) -> list[di
             e = d[level]
             out.append({"run": r.get("label", ""), "dimension": dim, coef: e[coef],
                         "95% CI": format_ci(e, coef), f"n {unit}": e["n"],
+                        **_support_cells(d.get("support")),
                         "skipped documents": e.get("skipped", 0),
                         "note": (e.get("reasons") or {}).get(coef) or ""})
         avg = r["average"][level]
         ns = [d[level]["n"] for d in r["dimensions"].values()]
         out.append({"run": r.get("label", ""), "dimension": "AVERAGE", coef: avg[coef],
-                    "95% CI": "", f"n {unit}": max(ns, default=0), "skipped documents": 0,
+                    "95% CI": "no interval: a mean over dimensions (see each dimension's)",
+                    f"n {unit}": max(ns, default=0), **_support_cells(r.get("support")),
+                    "skipped documents": 0,
                     "note": (avg.get("reasons") or {}).get(coef)
                     or f"mean over {avg['n']} dimension(s)"})
     return out
+
+
+def _support_cells(sup: dict[str, int] | None) -> dict[str, int | None]:
+    sup = sup or {}
+    return {"items": sup.get("n_items"), "groups": sup.get("n_groups"),
+            "systems": sup.get("n_systems")}
 
 
 def quality_rows(per_run: dict[str, Any]) -> list[dict[str, Any]]:
@@ -230,11 +122,15 @@ def correlation_chart_note(per_run: dict[str, Any], level: str, coef: str) -> st
 
 
 def analyze_runs(db: sqlite_utils.Database, run_ids: list[int], aggregation: str | None = None,
-                 n_boot: int = 200, seed: int = 0, split: str = "all") -> dict[str, Any]:
+                 n_boot: int = 200, seed: int = 0, split: str = "all",
+                 shared: bool = False) -> dict[str, Any]:
     """Correlations per run, agreement across the runs, stability (the CLI's JSON).
 
     ``split``: read only the task's ``dev`` or ``heldout`` items (``all``: every item); the
-    result's ``split`` block says which part was read and how many groups it has."""
+    result's ``split`` block says which part was read and how many groups it has.
+    ``coverage`` says which items each run scored and how many all of them share; with
+    ``shared`` the correlations are computed on the shared items only (so that the runs'
+    numbers can be compared), unless they share none (then ``coverage["note"]`` says so)."""
     from checkeval_core.analysis.split import check_which, filter_frame, split_note, task_of_run
 
     check_which(split)
@@ -242,20 +138,67 @@ def analyze_runs(db: sqlite_utils.Database, run_ids: list[int], aggregation: str
     if split != "all" and len(tasks) > 1:
         raise ValueError(f"--split {split}: the runs belong to different tasks "
                          f"({', '.join(tasks)}); a split is a task's")
-    out: dict[str, Any] = {"runs": {}}
-    kept: set[int] = set()
+    frames = {}
     for rid in run_ids:
         df, meta = run_frame(db, rid, aggregation)
         if split != "all":
             df = filter_frame(db, tasks[0], df, split)
-            kept |= set(df["item_pk"].tolist())
+        frames[str(rid)] = (df, meta)
+    cov = coverage({k: f for k, (f, _) in frames.items()}, shared)
+    out: dict[str, Any] = {"runs": {}}
+    kept: set[int] = set()
+    for key, (df, meta) in frames.items():
+        if cov["shared"]:
+            df = df[df["item_pk"].isin(cov["items"])]
+        kept |= set(df["item_pk"].tolist())
         rep = correlation_report(df, n_boot, seed)
-        out["runs"][str(rid)] = {**{k: meta[k] for k in ("judge", "method", "aggregation")},
-                                 **rep}
+        out["runs"][key] = {**{k: meta[k] for k in ("judge", "method", "aggregation")}, **rep}
     out["agreement"] = agreement(db, run_ids, item_pks=None if split == "all" else kept)
     out["stability"] = stability(out["runs"])
+    out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
     out["split"] = split_note(db, tasks[0], split) if tasks else {"which": split}
     return out
+
+
+def coverage(frames: dict[str, pd.DataFrame], shared: bool = True) -> dict[str, Any]:
+    """Which items each frame (run, metric) scored and which all of them share.
+
+    ``{"runs": {key: {"n_items", "n_groups", "n_systems"}}, "n_shared_items",
+    "n_shared_groups", "same_items", "shared" (the correlations use only the shared items),
+    "note" (what the reader must know, or None), "items" (the shared item keys)}``. Runs over
+    different items are not comparable: a correlation over 3 summaries is not the same
+    quantity as one over 16, so the comparison is made on the items they share, and when they
+    share none the note says loudly that the bars cannot be compared."""
+    scored = {k: f.dropna(subset=["metric"]) for k, f in frames.items()}
+    per = {k: {"n_items": int(f["item_pk"].nunique()), "n_groups": int(f["group"].nunique()),
+               "n_systems": int(f["system"].nunique())} for k, f in scored.items()}
+    sets = [set(f["item_pk"]) for f in scored.values()]
+    common = set.intersection(*sets) if sets else set()
+    same = all(s == sets[0] for s in sets)
+    groups = {g for f in scored.values() for g in f.loc[f["item_pk"].isin(common), "group"]}
+    use = bool(shared and len(frames) >= 2 and common and not same)
+    note = None
+    if len(frames) >= 2 and not same:
+        each = "; ".join(f"{_key_label(k)}: {v['n_items']} items over {v['n_groups']} "
+                         "group(s)" for k, v in per.items())
+        if not common:
+            note = (f"The selected runs share no item ({each}): each value is computed on its "
+                    "own items, so the runs are NOT comparable — select runs over the same "
+                    "items.")
+        elif use:
+            note = (f"The selected runs cover different items ({each}): every value below is "
+                    f"computed on the {len(common)} items over {len(groups)} group(s) that all "
+                    "of them share.")
+        else:
+            note = (f"The selected runs cover different items ({each}) and each value is "
+                    f"computed on its own items: they share only {len(common)}, so the values "
+                    "are not comparable.")
+    return {"runs": per, "n_shared_items": len(common), "n_shared_groups": len(groups),
+            "same_items": same, "shared": use, "note": note, "items": common}
+
+
+def _key_label(key: str) -> str:
+    return f"#{key}" if key.isdigit() else key
 
 
 def scores_stamp(db: sqlite_utils.Database) -> str:
@@ -279,30 +222,51 @@ def analyze_metric(db: sqlite_utils.Database, task: str, name: str, n_boot: int 
 def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
                 metrics: list[str] | tuple[str, ...] = (), aggregation: str | None = None,
                 ensemble: bool = False, mode: str = "mean", n_boot: int = 100,
-                split: str = "all") -> dict[str, Any]:
+                shared: bool = True, split: str = "all") -> dict[str, Any]:
     """What the Analysis page shows: :func:`analyze_runs` of the runs, plus (optionally) their
     ensemble and each external metric as one more entry of ``runs``; every entry gets a
     ``label`` (``#12 fake · checkeval``, ``ensemble of #1, #2``, the metric's name).
-    ``split``: every figure reads the task's ``dev`` / ``heldout`` items (``split`` block)."""
-    from checkeval_core.analysis.split import split_note
 
-    out = analyze_runs(db, list(run_ids), aggregation, n_boot=n_boot, split=split) \
-        if run_ids else {"runs": {}, "agreement": agreement(db, []), "stability": {},
-                         "split": split_note(db, task, split)}
-    for k, r in out["runs"].items():
-        r["label"] = f"#{k} {r['judge']} · {r['method']}"
+    With ``shared`` (the default) every run and metric is compared on the items all of them
+    share (``coverage`` says how many, and what each covers). ``split``: every figure reads
+    the task's ``dev`` / ``heldout`` items (``split`` block)."""
+    from checkeval_core.analysis.split import check_which, filter_frame, split_note
+
+    check_which(split)
+    frames = {str(r): run_frame(db, r, aggregation) for r in run_ids}
+    frames.update({f"metric:{m}": (metric_frame(db, task, m), {"judge": m, "method": "external",
+                                                                "aggregation": m})
+                   for m in metrics})
+    if split != "all":
+        frames = {k: (filter_frame(db, task, f, split), meta) for k, (f, meta) in frames.items()}
+    cov = coverage({k: f for k, (f, _) in frames.items()}, shared)
+    out: dict[str, Any] = {"runs": {}}
+    kept: set[int] = set()
+    for key, (df, meta) in frames.items():
+        if cov["shared"]:
+            df = df[df["item_pk"].isin(cov["items"])]
+        kept |= set(df["item_pk"].tolist())
+        out["runs"][key] = {**{k: meta[k] for k in ("judge", "method", "aggregation")},
+                            **correlation_report(df, n_boot, 0),
+                            "label": f"#{key} {meta['judge']} · {meta['method']}"
+                            if key.isdigit() else key}
+    out["agreement"] = agreement(db, list(run_ids), item_pks=None if split == "all" else kept)
+    out["stability"] = stability({k: v for k, v in out["runs"].items() if k.isdigit()})
+    out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
+    # the items behind each bar, for the page's "items behind a bar" table
+    out["coverage"]["shared_item_pks"] = sorted(int(i) for i in cov["items"]) \
+        if cov["shared"] else None
+    out["judges"] = {k: v["judge"] for k, v in out["runs"].items() if k.isdigit()}
+    out["split"] = split_note(db, task, split)
     if ensemble and len(run_ids) >= 2:
         from checkeval_core.analysis.ensemble import analyze_ensemble
 
         ens = analyze_ensemble(db, list(run_ids), aggregation, n_boot=n_boot, mode=mode,
                                split=split)
+        # the ensemble is scored on the items every member scored: the shared items already
         out["runs"]["ensemble:" + "+".join(map(str, run_ids))] = {
             "judge": "ensemble", "method": "ensemble", "aggregation": aggregation or "each run's",
             **ens, "label": "ensemble of " + ", ".join(f"#{r}" for r in run_ids)}
-    for m in metrics:
-        out["runs"][f"metric:{m}"] = {"judge": m, "method": "external", "aggregation": m,
-                                      **analyze_metric(db, task, m, n_boot=n_boot, split=split),
-                                      "label": f"metric:{m}"}
     return out
 
 
@@ -316,14 +280,21 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int],
     ``reasons`` says why each NaN statistic is undefined (or what makes a defined one
     misleading, e.g. a judge answering the same everywhere); ``pairwise`` gives each pair's
     κ with its number of units, raw agreement and such a note. ``item_pks``: only answers
-    and scores of these items (a dev / held-out part of the task)."""
+    and scores of these items (a dev / held-out part of the task). ``support`` counts the
+    items, groups and systems of the units; ``ci`` holds α's group-bootstrap interval and
+    ``ci_reasons`` why a statistic has none."""
     if len(run_ids) < 2:
         why = (f"needs ≥ 2 runs (judges); {len(run_ids)} selected — select another run of "
                "the same task")
         return {"krippendorff_alpha": math.nan, "fleiss_kappa": math.nan,
                 "krippendorff_alpha_scores": math.nan, "pairwise_cohen": {}, "n_units": 0,
                 "pairwise": {}, "reasons": {"krippendorff_alpha": why, "fleiss_kappa": why,
-                                            "krippendorff_alpha_scores": why}}
+                                            "krippendorff_alpha_scores": why},
+                "support": {"n_items": 0, "n_groups": 0, "n_systems": 0, "n_runs":
+                            len(run_ids)}, "ci": {"krippendorff_alpha": [math.nan, math.nan]},
+                "ci_reasons": dict.fromkeys(("krippendorff_alpha", "fleiss_kappa",
+                                             "krippendorff_alpha_scores"),
+                                            "no interval: " + why)}
     marks = ",".join("?" * len(run_ids))
     labels: dict[tuple, dict[int, str]] = defaultdict(dict)
     for r in db.execute(f"SELECT run_id, item_id, question_id, unit, verdict FROM answer WHERE "
@@ -370,9 +341,70 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int],
         reasons["krippendorff_alpha_scores"] = (
             "the runs share no scored (item, dimension)" if not su else
             "every run gave the same score everywhere: α undefined")
+    where = item_groups(db, {u[0] for u in units})
+    sup = {"n_items": len(where), "n_groups": len({g for g, _ in where.values()}),
+           "n_systems": len({s_ for _, s_ in where.values()}), "n_runs": len(run_ids)}
+    ci = alpha_binary_ci({u: labels[u] for u in units}, {u: where[u[0]][0] for u in units})
+    no_ci = "no interval: computed for Krippendorff α (Yes/No) only"
     return {"krippendorff_alpha": alpha, "fleiss_kappa": fk,
             "krippendorff_alpha_scores": alpha_s, "pairwise_cohen": pair, "n_units": len(units),
-            "n_agree": agree, "pairwise": detail, "reasons": reasons}
+            "n_agree": agree, "pairwise": detail, "reasons": reasons, "support": sup,
+            "ci": {"krippendorff_alpha": ci["ci"]},
+            "ci_reasons": {"krippendorff_alpha": ci["reason"], "fleiss_kappa": no_ci,
+                           "krippendorff_alpha_scores": no_ci}}
+
+
+def item_groups(db: sqlite_utils.Database, item_pks: set[int] | list[int]
+                ) -> dict[int, tuple[str, str]]:
+    """``{item pk: (group id, system id)}`` of the given items."""
+    if not item_pks:
+        return {}
+    return {r[0]: (r[1], r[2]) for r in db.execute(
+        "SELECT id, group_id, system_id FROM item WHERE id IN (SELECT value FROM json_each(?))",
+        [json.dumps(sorted(int(i) for i in item_pks))])}
+
+
+#: Resamples of the groups for the interval of the agreement across judges.
+AGREEMENT_BOOT = 500
+
+
+def alpha_binary_ci(labels: dict[Any, dict[Any, str]], group_of: dict[Any, Any],
+                    n_boot: int = AGREEMENT_BOOT, seed: int = 0) -> dict[str, Any]:
+    """Percentile interval of Krippendorff's α (nominal, Yes/No) resampling *groups*.
+
+    The (item, question) units of one document are not independent, so the document is what
+    is drawn. Binary nominal α only needs, per group, the sums of n_yes, n_no and
+    n_yes·n_no/(m−1) over its pairable units (α = 1 − (n−1)·o_yn / (n_yes·n_no)), so a
+    resample is a weighted sum — fast enough for every page view.
+    ``{"ci": [lo, hi], "reason": why there is none or None}``."""
+    per: dict[Any, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for u, by_rater in labels.items():
+        vals = list(by_rater.values())
+        m = len(vals)
+        if m < 2:
+            continue
+        y = vals.count("yes")
+        n = m - y
+        acc = per[group_of[u]]
+        acc[0] += y
+        acc[1] += n
+        acc[2] += y * n / (m - 1)
+    if len(per) < 2:
+        return {"ci": [math.nan, math.nan],
+                "reason": f"no interval: needs ≥ 2 groups (documents / contexts / queries) "
+                          f"(n={len(per)})"}
+    sums = np.array(list(per.values()))
+    rng = np.random.default_rng(seed)
+    w = rng.multinomial(len(sums), [1 / len(sums)] * len(sums), size=n_boot)
+    ny, nn, o = (w @ sums).T
+    tot = ny + nn
+    ok = (ny > 0) & (nn > 0)
+    vals = 1 - (tot[ok] - 1) * o[ok] / (ny[ok] * nn[ok])
+    if len(vals) < 2:
+        return {"ci": [math.nan, math.nan],
+                "reason": "no interval: fewer than 2 resamples had both answers"}
+    return {"ci": [float(np.quantile(vals, 0.025)), float(np.quantile(vals, 0.975))],
+            "reason": None}
 
 
 def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True) -> str | None:
@@ -400,34 +432,81 @@ def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True
 
 
 # -- stability and significance -----------------------------------------------------------------
+def stability_points(per_run: dict[str, Any], level: str = "sample_level",
+                     coef: str = "spearman") -> dict[str, list[dict[str, Any]]]:
+    """Per method, the per-dimension correlations of one run per *distinct* judge.
+
+    Stability across judges asks how much the value moves when the judge changes: two runs
+    of the same judge (a rerun, another aggregation) are not two judges, so only the first
+    run of each (method, judge) counts. Ensembles and external metrics have no judge."""
+    seen: set[tuple[str, str]] = set()
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for key, r in per_run.items():
+        method = r.get("method")
+        if method in ("external", "ensemble"):
+            continue
+        judge = r.get("judge", key)
+        if (method, judge) in seen:
+            continue
+        seen.add((method, judge))
+        for dim, d in r["dimensions"].items():
+            v = d[level][coef]
+            if not _isnan(v):
+                out[method].append({"run": key, "judge": judge, "dimension": dim, "value": v})
+    return dict(out)
+
+
+def _judges_by_method(per_run: dict[str, Any]) -> dict[str, list[str]]:
+    by: dict[str, list[str]] = defaultdict(list)
+    for key, r in per_run.items():
+        if r.get("method") not in ("external", "ensemble"):
+            by[r["method"]].append(r.get("judge", key))
+    return by
+
+
 def stability(per_run: dict[str, Any], level: str = "sample_level",
               coef: str = "spearman") -> dict[str, Any]:
-    """Mean and variance of the runs' average correlation, per method (CheckEval Fig. 2)."""
-    by_method: dict[str, list[float]] = defaultdict(list)
-    for r in per_run.values():
+    """Mean and variance of the runs' average correlation across *distinct* judges, per
+    method (CheckEval Fig. 2); a judge's second run of the method is not counted."""
+    by_method: dict[str, dict[str, float]] = defaultdict(dict)
+    for key, r in per_run.items():
+        if r.get("method") in ("external", "ensemble"):
+            continue
         v = r["average"][level][coef]
         if not math.isnan(v):
-            by_method[r["method"]].append(v)
-    return {m: {"mean": float(np.mean(v)), "variance": float(np.var(v, ddof=1)) if len(v) > 1
-                else math.nan, "n_runs": len(v), "values": v,
-                "reason": None if len(v) > 1 else
-                "variance needs ≥ 2 runs of this method (different judges); 1 selected"}
-            for m, v in by_method.items()}
+            by_method[r["method"]].setdefault(r.get("judge", key), v)
+    runs = _judges_by_method(per_run)
+    out = {}
+    for m, per_judge in by_method.items():
+        v = list(per_judge.values())
+        reason = None
+        if len(v) < 2:
+            reason = (f"variance needs ≥ 2 runs of this method with different judges; "
+                      f"{len(runs[m])} run(s) of {len(set(runs[m]))} judge(s) selected")
+        out[m] = {"mean": float(np.mean(v)), "variance": float(np.var(v, ddof=1))
+                  if len(v) > 1 else math.nan, "n_runs": len(runs[m]), "n_judges": len(v),
+                  "values": v, "reason": reason}
+    return out
 
 
 def stability_note(per_run: dict[str, Any], level: str = "sample_level",
                    coef: str = "spearman") -> str | None:
     """Why the stability chart would say nothing (then the page shows this instead): it
-    compares runs of one method across judges, so it needs ≥ 2 runs of some method."""
-    counts: dict[str, int] = defaultdict(int)
-    for r in per_run.values():
-        if r.get("method") not in ("external", "ensemble"):
-            counts[r["method"]] += 1
-    if any(n >= 2 for n in counts.values()):
+    compares runs of one method across judges, so it needs ≥ 2 distinct judges of some
+    method — two runs of the same judge are not "across judges"."""
+    by = _judges_by_method(per_run)
+    if any(len(set(j)) >= 2 for j in by.values()):
         return None
-    have = ", ".join(f"{m} ×{n}" for m, n in sorted(counts.items())) or "none"
+    have = ", ".join(f"{m} ×{len(j)}" for m, j in sorted(by.items())) or "none"
+    same = [m for m, j in sorted(by.items()) if len(j) >= 2]
+    extra = ""
+    if same:
+        extra = (" The " + " and ".join(f"{len(by[m])} {m} runs" for m in same)
+                 + " come from one judge (" + ", ".join(sorted({by[m][0] for m in same}))
+                 + "): runs of the same judge are not across judges, so nothing is drawn.")
     return ("Stability across judges needs ≥ 2 runs of the same method with different judges "
-            f"(selected: {have}) — run the same method with another judge and select both.")
+            f"(selected: {have}) — run the same method with another judge and select both."
+            + extra)
 
 
 def method_significance(per_run: dict[str, Any], level: str = "sample_level",
@@ -511,16 +590,26 @@ def paired_bootstrap(df_a: pd.DataFrame, df_b: pd.DataFrame, level: str = "sampl
 
 
 # -- question diagnostics ---------------------------------------------------------------------
+#: A question is flagged only from answers on at least this many groups (documents, contexts,
+#: queries). On fewer, "never varies" or "anti-correlates" describes those few documents, not
+#: the question: SummEval's first document alone gives 19 answers per question and once
+#: flagged half of a good checklist. The signs seen on fewer groups are still listed
+#: (``weak_signs``), unflagged.
+MIN_FLAG_GROUPS = 5
+
+
 def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]:
     """Per question over the runs: yes-rate, invalid rate, discrimination (Spearman of its
     answer values with the dimension's human score), agreement across judges (share of items
-    where all runs agree), agreement with human annotations; and flags."""
+    where all runs agree), agreement with human annotations; the evidence (``n`` answers,
+    ``n_items``, ``n_groups``) and flags — raised only from ≥ :data:`MIN_FLAG_GROUPS` groups."""
     if not run_ids:
         return []
     marks = ",".join("?" * len(run_ids))
     ans = rows(db, f"SELECT a.run_id, a.item_id, a.question_id, a.dimension, a.verdict, a.p_yes, "
-                   f"q.text FROM answer a JOIN question q ON q.id = a.question_id WHERE "
-                   f"a.run_id IN ({marks}) AND a.question_id != 0 AND a.unit = ''", run_ids)
+                   f"q.text, q.status, i.group_id FROM answer a JOIN question q ON q.id = "
+                   f"a.question_id JOIN item i ON i.id = a.item_id WHERE a.run_id IN ({marks}) "
+                   f"AND a.question_id != 0 AND a.unit = ''", run_ids)
     human = {(r[0], r[1]): r[2] for r in db.execute(
         "SELECT item_id, dimension, value FROM human_score WHERE annotator = ''")}
     ann: dict[tuple[int, int], list[str]] = defaultdict(list)
@@ -551,18 +640,26 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int]) -> list[
                                                                             qid)].count))
                for a in valid if ann.get((a["item_id"], qid))]
         human_agree = np.mean([x == y for x, y in hum]) if hum else math.nan
-        flags = []
+        signs = []
         if valid and len({a["verdict"] for a in valid}) == 1:
-            flags.append("never varies")
+            signs.append("never varies")
         if not math.isnan(disc) and disc < -0.1:
-            flags.append("anti-correlates with humans")
+            signs.append("anti-correlates with humans")
         if not math.isnan(judge_agree) and judge_agree < 0.6:
-            flags.append("judges disagree")
+            signs.append("judges disagree")
+        n_groups = len({a["group_id"] for a in lst})
+        enough = n_groups >= MIN_FLAG_GROUPS
         out.append({"question_id": qid, "dimension": lst[0]["dimension"], "question":
-                    lst[0]["text"], "n": len(lst), "yes_rate": float(yes_rate),
+                    lst[0]["text"], "status": lst[0]["status"], "n": len(lst),
+                    "n_items": len({a["item_id"] for a in lst}), "n_groups": n_groups,
+                    "yes_rate": float(yes_rate),
                     "invalid_rate": 1 - len(valid) / len(lst), "discrimination": disc,
                     "judge_agreement": float(judge_agree), "human_agreement": float(human_agree),
-                    "flags": flags})
+                    "flags": signs if enough else [],
+                    "weak_signs": [] if enough else signs,
+                    "flag_note": None if enough or not signs else
+                    f"not flagged: answers on {n_groups} group(s), fewer than the "
+                    f"{MIN_FLAG_GROUPS} a flag needs"})
     return sorted(out, key=lambda d: (d["dimension"], d["question_id"]))
 
 
@@ -589,19 +686,14 @@ def diagnostics_notes(diag: list[dict[str, Any]], n_runs: int) -> list[str]:
 
 
 def items_behind(db: sqlite_utils.Database, run_id: int, dimension: str,
-                 aggregation: str | None = None) -> pd.DataFrame:
+                 aggregation: str | None = None,
+                 only: list[int] | None = None) -> pd.DataFrame:
     """The items behind one bar (run × dimension) with a human score, largest rank
-    disagreement (|percentile rank of judge − of human|) first."""
+    disagreement (|percentile rank of judge − of human|) first; ``only``: the shared items
+    the bar was computed on (``coverage["shared_item_pks"]``), when runs were compared."""
     df, _ = run_frame(db, run_id, aggregation)
+    if only is not None:
+        df = df[df["item_pk"].isin(only)]
     part = df[df["dimension"] == dimension].dropna(subset=["human"]).copy()
     part["gap"] = (part["metric"].rank(pct=True) - part["human"].rank(pct=True)).abs()
     return part.sort_values("gap", ascending=False)
-
-
-def send_to_review(db: sqlite_utils.Database, question_ids: list[int], reason: str) -> int:
-    """Put flagged questions back in the review queue (status ``proposed``, with the reason)."""
-    n = 0
-    for qid in question_ids:
-        n += db.execute("UPDATE question SET status = 'proposed', reason = ? WHERE id = ?",
-                        [f"diagnostics: {reason}"[:500], qid]).rowcount
-    return n

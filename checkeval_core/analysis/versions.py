@@ -34,6 +34,7 @@ import pandas as pd
 import sqlite_utils
 
 from checkeval_core.analysis.correlation import COEFFICIENTS, bootstrap_ci, corr, level_value
+from checkeval_core.analysis.frames import LEVEL_NAMES, explain_level, run_frame
 from checkeval_core.analysis.rankings import (
     DEFAULT_TIE_MARGIN,
     item_scores,
@@ -42,7 +43,6 @@ from checkeval_core.analysis.rankings import (
     percentile_ci,
     score_table,
 )
-from checkeval_core.analysis.report import LEVEL_NAMES, explain_level, run_frame
 from checkeval_core.analysis.split import check_which, filter_frame, get_split, members
 from checkeval_core.checklists.versions import diff_versions, list_versions
 from checkeval_core.store import rows, task_id

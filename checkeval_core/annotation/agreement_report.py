@@ -18,6 +18,7 @@ import numpy as np
 import sqlite_utils
 
 from checkeval_core.analysis.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
+from checkeval_core.analysis.report import item_groups
 from checkeval_core.checklists.instance import question_applies
 from checkeval_core.store import rows, task_id
 
@@ -77,7 +78,7 @@ def agreement_report(db: sqlite_utils.Database, task: str,
     mat = [[code[human[u][a]] if a in human[u] else np.nan for u in multi] for a in annotators]
     hh = {"krippendorff_alpha": krippendorff_alpha(mat) if multi else math.nan,
           "fleiss_kappa": fleiss_from_labels([list(human[u].values()) for u in multi])[0],
-          "n_units": len(multi)}
+          "n_units": len(multi), **_support(db, multi)}
     majority: dict[tuple[int, int], str] = {}
     for u, v in human.items():
         vals = list(v.values())
@@ -112,8 +113,8 @@ def agreement_report(db: sqlite_utils.Database, task: str,
         hj[key] = {"run": rid, "method": methods.get(rid, ""), "cohen_kappa": cohen_kappa(h, j),
                    "krippendorff_alpha": krippendorff_alpha([[code[x] for x in h],
                                                              [code[x] for x in j]])
-                   if common else math.nan, "n_units": len(common),
-                   "note": _pair_note(h, j)}
+                   if common else math.nan, "n_units": len(common), "note": _pair_note(h, j),
+                   **_support(db, common)}
     per_question = []
     by_q: dict[int, list[list[str]]] = defaultdict(list)
     for u in multi:
@@ -129,6 +130,14 @@ def agreement_report(db: sqlite_utils.Database, task: str,
     return {"human_human": hh, "human_note": _human_note(human, multi),
             "human_judge": hj, "annotators": annotators,
             "per_question": per_question, "likert": human_vs_likert(db, tid)}
+
+
+def _support(db: sqlite_utils.Database, units: list[tuple[int, int]]) -> dict[str, Any]:
+    """What an agreement figure rests on: the items, groups (documents / contexts / queries)
+    and systems of its (item, question) units (no interval is computed for these)."""
+    where = item_groups(db, {u[0] for u in units})
+    return {"n_items": len(where), "n_groups": len({g for g, _ in where.values()}),
+            "n_systems": len({s for _, s in where.values()})}
 
 
 def human_vs_likert(db: sqlite_utils.Database, tid: int) -> dict[str, Any]:

@@ -98,3 +98,59 @@ def review_agreement(db: sqlite_utils.Database, task: str) -> dict[str, Any]:
     alpha = krippendorff_alpha(matrix) if multi else float("nan")
     return {"annotators": annotators, "n_questions": len(multi), "fleiss_kappa": fk,
             "fleiss_units": n_used, "krippendorff_alpha": alpha, "per_question": per_question}
+
+
+# -- questions sent back to review by an analysis (e.g. question diagnostics) -------------------
+#: Only questions in use can be sent back: a rejected or filtered question is already out of
+#: the checklist, and moving it to ``proposed`` would bring it back for review unasked.
+SENDABLE = ("kept",)
+
+
+def send_to_review(db: sqlite_utils.Database, question_ids: list[int],
+                   reason: str) -> dict[str, Any]:
+    """Put questions back in the review queue (status ``proposed``, ``reason`` recorded) in one
+    transaction.
+
+    Returns ``{"moved": [ids], "skipped": {id: why}, "previous": [{"id", "status",
+    "reason"}]}``; ``previous`` is what :func:`undo_send_to_review` restores. Pressing twice
+    is harmless: a question already moved is no longer ``kept`` and is skipped."""
+    why = f"diagnostics: {reason}"[:500]
+    moved: list[int] = []
+    skipped: dict[int, str] = {}
+    previous: list[dict[str, Any]] = []
+    with transaction(db):
+        for qid in dict.fromkeys(int(q) for q in question_ids):
+            q = rows(db, "SELECT id, status, reason FROM question WHERE id = ?", [qid])
+            if not q:
+                skipped[qid] = "no such question"
+                continue
+            if q[0]["status"] not in SENDABLE:
+                skipped[qid] = f"status is {q[0]['status']!r}, not kept"
+                continue
+            previous.append({"id": qid, "status": q[0]["status"], "reason": q[0]["reason"]})
+            db.execute("UPDATE question SET status = 'proposed', reason = ? WHERE id = ?",
+                       [why, qid])
+            moved.append(qid)
+    return {"moved": moved, "skipped": skipped, "previous": previous, "reason": why}
+
+
+def undo_send_to_review(db: sqlite_utils.Database, sent: dict[str, Any]) -> dict[str, Any]:
+    """Restore what :func:`send_to_review` changed (its returned dict), in one transaction.
+
+    A question a reviewer decided on since (no longer ``proposed`` with the sent reason) keeps
+    that decision: it is listed under ``kept_decision`` instead of being overwritten. Pressing
+    twice is harmless (the second time everything is already restored)."""
+    restored: list[int] = []
+    kept_decision: list[int] = []
+    with transaction(db):
+        for p in sent.get("previous", []):
+            n = db.execute("UPDATE question SET status = ?, reason = ? WHERE id = ? AND "
+                           "status = 'proposed' AND reason IS ?",
+                           [p["status"], p["reason"], p["id"], sent.get("reason")]).rowcount
+            if n:
+                restored.append(p["id"])
+                continue
+            now = rows(db, "SELECT status, reason FROM question WHERE id = ?", [p["id"]])
+            if now and (now[0]["status"], now[0]["reason"]) != (p["status"], p["reason"]):
+                kept_decision.append(p["id"])
+    return {"restored": restored, "kept_decision": kept_decision}

@@ -49,6 +49,9 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                 split: str = typer.Option("all", "--split", help="dev | heldout | all: read "
                                           "only the task's dev or held-out groups (see "
                                           "`checkeval split`)"),
+                shared_items: bool = typer.Option(False, "--shared-items",
+                                                  help="compare several runs on the items "
+                                                       "they all scored"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Correlation with human scores (sample / dataset / system level), agreement, stability."""
     from checkeval_core.analysis.split import WHICH
@@ -93,7 +96,8 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             res = import_metric(db, task, metric_file)
             out = analyze_metric(db, task, res["metric"], n_boot=bootstrap, split=split)
         elif run:
-            out = analyze_runs(db, list(run), aggregation, n_boot=bootstrap, split=split)
+            out = analyze_runs(db, list(run), aggregation, n_boot=bootstrap, split=split,
+                               shared=shared_items)
             from checkeval_core.analysis.health import runs_health
 
             out["health"] = runs_health(db, list(run), aggregation, margin)

@@ -1,0 +1,261 @@
+"""What the Analysis page shows, as plain rows, sentences and plotly figures (no Streamlit).
+
+The page reads its widgets, calls :func:`analysis_page` (the correlations and agreement,
+cached by the page) and :func:`evidence_page` (human agreement and question diagnostics,
+which change as people annotate and review), and renders them. Every agreement number comes
+with the items, groups and systems behind it and its interval or the reason it has none.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import sqlite_utils
+
+from checkeval_core.analysis import charts
+from checkeval_core.analysis.report import (
+    LEVEL_UNITS,
+    MIN_FLAG_GROUPS,
+    correlation_chart_note,
+    correlation_table,
+    diagnostics_notes,
+    interval_note,
+    method_significance,
+    page_report,
+    quality_rows,
+    question_diagnostics,
+    significance_rows,
+    stability_note,
+    stability_points,
+)
+from checkeval_core.annotation.agreement_report import agreement_report
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    """A number for a metric tile: "—" for a missing value (its reason is shown beside)."""
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _ci(ci: list[Any] | None, reason: str | None) -> str:
+    if ci and all(v is not None and not math.isnan(v) for v in ci):
+        return f"95% CI [{ci[0]:.2f}, {ci[1]:.2f}] (groups resampled)"
+    return reason or "no interval"
+
+
+def _support_line(sup: dict[str, Any]) -> str:
+    return (f"{sup.get('n_items', 0)} items · {sup.get('n_groups', 0)} groups (documents / "
+            f"contexts / queries) · {sup.get('n_systems', 0)} systems")
+
+
+def _agreement(report: dict[str, Any], labels: dict[int, str]) -> dict[str, Any]:
+    ag = report["agreement"]
+    if len(labels) < 2:
+        return {"note": "Agreement across judges needs ≥ 2 runs (judges) of this task: select "
+                        "another run above."}
+    why, ci_why = ag.get("reasons") or {}, ag.get("ci_reasons") or {}
+    tiles = []
+    for key, name in (("krippendorff_alpha", "Krippendorff α (Yes/No)"),
+                      ("fleiss_kappa", "Fleiss κ (Yes/No)"),
+                      ("krippendorff_alpha_scores", "Krippendorff α (scores, interval)")):
+        tiles.append({"label": name, "value": fmt(ag[key]), "reason": why.get(key),
+                      "interval": _ci((ag.get("ci") or {}).get(key), ci_why.get(key))})
+    sup = ag.get("support") or {}
+    out = {"tiles": tiles,
+           "caption": f"{ag['n_units']} (item, question) units answered Yes/No by at least two "
+                      f"runs, over {_support_line(sup)}, {sup.get('n_runs', len(labels))} runs;"
+                      f" all runs agree on {ag.get('n_agree', 0)} of them.",
+           "heatmap": charts.agreement_heatmap(ag["pairwise_cohen"],
+                                               {str(r): v for r, v in labels.items()})
+           if ag["n_units"] else None,
+           "pairs": [{"pair": f"{labels[int(k.split('-')[0])]} vs "
+                              f"{labels[int(k.split('-')[1])]}",
+                      "Cohen κ": v["kappa"], "raw agreement": f"{v['agree']}/{v['n']}",
+                      "note": v["reason"] or ""} for k, v in (ag.get("pairwise") or {}).items()]}
+    return out
+
+
+def _stability(per_run: dict[str, Any], report: dict[str, Any], level: str,
+               coef: str) -> dict[str, Any]:
+    note = stability_note(per_run, level, coef)
+    if note:
+        return {"note": note}
+    points = stability_points(per_run, level, coef)
+    drawn = {m: p for m, p in points.items() if len({x["judge"] for x in p}) >= 2}
+    rows = [{"method": m, **{k: v for k, v in s.items() if k != "values"}}
+            for m, s in report["stability"].items()]
+    return {"note": None, "figure": charts.stability_violin(drawn, coef), "rows": rows}
+
+
+def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
+                  metrics: tuple[str, ...] | list[str], aggregation: str | None,
+                  level: str, coef: str, ensemble: bool = False, mode: str = "mean",
+                  shared: bool = True, n_boot: int = 100,
+                  report: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Correlation table, chart and notes; agreement across judges; stability; significance;
+    high/low split — for the selected runs and metrics, compared on the items they share
+    (``shared``). ``report``: a :func:`~checkeval_core.analysis.report.page_report` already
+    computed with these arguments (the page caches that expensive part and rebuilds the
+    figures on every run, as Streamlit needs for a chart's click selection to stick)."""
+    if report is None:
+        report = page_report(db, task, list(run_ids), metrics, aggregation, ensemble, mode,
+                             n_boot=n_boot, shared=shared)
+    per_run = report["runs"]
+    labels = {int(k): r["label"] for k, r in per_run.items() if k.isdigit()}
+    cov = report["coverage"]
+    chart_note = correlation_chart_note(per_run, level, coef)
+    sig = method_significance(per_run, level, coef)
+    ensembles = ["Ensemble members' agreement (Spearman between their scores): " + "; ".join(
+        f"{dim}: " + ", ".join(f"#{p.replace('-', ' vs #')} {v:.2f}" for p, v in pairs.items())
+        for dim, pairs in r["member_agreement"].items())
+        for k, r in per_run.items() if k.startswith("ensemble:")]
+    return {
+        "report": report,
+        "columns": columns(coef, level),
+        "labels": labels,
+        "dimensions": sorted({d for r in per_run.values() for d in r["dimensions"]}),
+        "unit": LEVEL_UNITS[level],
+        "table": correlation_table(per_run, level, coef),
+        "coverage_note": cov["note"],
+        "comparable": cov["same_items"] or cov["shared"] or len(per_run) < 2,
+        "chart_note": chart_note,
+        "interval_note": None if chart_note else interval_note(per_run, level, coef),
+        "figure": None if chart_note else charts.correlation_bars(per_run, level, coef),
+        "ensemble_notes": ensembles,
+        "agreement": _agreement(report, labels),
+        "stability": _stability(per_run, report, level, coef),
+        "significance": significance_rows(sig) if sig else [],
+        "quality": quality_rows(per_run),
+    }
+
+
+def evidence_page(db: sqlite_utils.Database, task: str, run_ids: list[int]) -> dict[str, Any]:
+    """Humans vs judges and the question diagnostics, with the evidence behind each flag and
+    the questions that can be sent back to review (flagged, still kept)."""
+    human = agreement_report(db, task, list(run_ids))
+    hh = human["human_human"]
+    diag = question_diagnostics(db, list(run_ids)) if run_ids else []
+    rows = [{**{k: v for k, v in d.items() if k not in ("weak_signs", "flag_note")},
+             "flags": ", ".join(d["flags"]) if d["flags"] else
+             (f"({', '.join(d['weak_signs'])}: {d['flag_note']})" if d["weak_signs"] else "")}
+            for d in diag]
+    candidates = [{"question_id": d["question_id"], "dimension": d["dimension"],
+                   "question": d["question"], "flags": ", ".join(d["flags"]),
+                   "answers": d["n"], "items": d["n_items"], "groups": d["n_groups"]}
+                  for d in diag if d["flags"] and d["status"] == "kept"]
+    weak = sum(1 for d in diag if d.get("weak_signs"))
+    return {
+        "annotators": human["annotators"],
+        "human_line": (f"{len(human['annotators'])} annotators, {hh['n_units']} (item, question)"
+                       f" units answered by two or more, over {_support_line(hh)}: "
+                       f"Krippendorff α = {fmt(hh['krippendorff_alpha'])}, Fleiss κ = "
+                       f"{fmt(hh['fleiss_kappa'])} (no interval: a point estimate)"),
+        "human_empty": hh["n_units"] == 0,
+        "human_judge": [{"judge": k, **v} for k, v in human["human_judge"].items()],
+        "diagnostics": rows,
+        "figure": charts.diagnostics_scatter(diag) if diag else None,
+        "notes": diagnostics_notes(diag, len(run_ids)) + ([
+            f"{weak} questions show a sign on fewer than {MIN_FLAG_GROUPS} groups: listed, not "
+            f"flagged (a flag needs answers on ≥ {MIN_FLAG_GROUPS} documents / contexts / "
+            "queries)."] if weak else []),
+        "candidates": candidates,
+    }
+
+
+def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, dict[str, Any]]:
+    """What each column of the page's tables holds: ``{table: {"config": keyword arguments of
+    ``studio_ui.tables.table_config``, "order": column order, "long": long-text columns}}``."""
+    unit = LEVEL_UNITS[level]
+    support = {"items": "Items with both a judge and a human score behind the value",
+               "groups": "Groups (documents / contexts / queries) of those items",
+               "systems": "Systems (models) of those items"}
+    return {
+        "correlation": {
+            "config": {"keys": {"dimension": ""},
+                       "scores": {coef: f"{coef} correlation with the human scores "
+                                        f"({level.replace('_', ' ')})"},
+                       "counts": {f"n {unit}": f"Sample size: the number of {unit} the value "
+                                               "is computed over", **support},
+                       "long": {"run": "The run (judge · method), ensemble or external metric",
+                                "95% CI": "Bootstrap interval (groups resampled), or why none",
+                                "note": "Why a value is blank, or how the average is made"},
+                       "widths": {"run": 180, "95% CI": 200}},
+            "order": ["run", "dimension", coef, "95% CI", f"n {unit}", "items", "groups",
+                      "systems", "note"]},
+        "items": {
+            "config": {"keys": {"item_id": "", "group": "Source document / context",
+                                "system": ""},
+                       "scores": {"metric": "The run's score of the item",
+                                  "human": "Human score",
+                                  "gap": "|percentile rank of judge − of human|"},
+                       "labels": {"item_id": "item", "metric": "judge score",
+                                  "human": "human score", "gap": "rank gap"}},
+            "order": ["item_id", "group", "system", "metric", "human", "gap"]},
+        "pairs": {
+            "config": {"scores": {"Cohen κ": "Chance-corrected agreement of the two runs' "
+                                             "Yes/No"},
+                       "decisions": {"raw agreement": "Units where both gave the same answer"},
+                       "long": {"note": "Why κ is blank or 0 by construction"}},
+            "order": ["pair", "Cohen κ", "raw agreement", "note"]},
+        "human_judge": {
+            "config": {"labels": {"cohen_kappa": "Cohen κ vs humans",
+                                  "krippendorff_alpha": "Krippendorff α", "n_units": "units",
+                                  "n_items": "items", "n_groups": "groups",
+                                  "n_systems": "systems"}},
+            "order": ["judge", "cohen_kappa", "krippendorff_alpha", "n_units", "n_items",
+                      "n_groups", "n_systems"]},
+        "stability": {
+            "config": {"scores": {"mean": "Mean of the judges' average correlation",
+                                  "variance": "Variance across judges (lower = more stable)"},
+                       "labels": {"n_runs": "runs", "n_judges": "judges", "reason": "note"}},
+            "order": ["method", "mean", "variance", "n_judges", "n_runs", "reason"]},
+        "significance": {
+            "config": {"decisions": {"judges": "Judges run with both methods (the pairs)"},
+                       "long": {"result": "Wilcoxon W, p and BH-corrected p — or why no test"}},
+            "order": ["comparison", "judges", "result"]},
+        "quality": {
+            "config": {"keys": {"dimension": "", "subset": ""},
+                       "counts": {"items": "Items in the subset"},
+                       "scores": {"mean judge score": "Mean judge score",
+                                  "spearman": "Spearman with the human score within the "
+                                              "subset"},
+                       "long": {"run": "The run (judge · method)",
+                                "note": "Why the correlation is blank"},
+                       "widths": {"run": 200}},
+            "order": ["run", "dimension", "subset", "items", "mean judge score", "spearman",
+                      "note"]},
+        "diagnostics": {
+            "config": {"keys": {"question_id": "", "dimension": ""},
+                       "counts": {"n": "Answers to the question over the selected runs",
+                                  "n_items": "Items those answers are about",
+                                  "n_groups": "Groups (documents / contexts / queries) of "
+                                              "those items"},
+                       "decisions": {"flags": "Why the question may need review (or the sign "
+                                              "seen on too few groups to flag)",
+                                     "status": "The question's review status"},
+                       "scores": {"yes_rate": "Share of valid answers that are Yes",
+                                  "invalid_rate": "Share of answers with no readable verdict",
+                                  "discrimination": "Spearman of the answers with the human "
+                                                    "score",
+                                  "judge_agreement": "Share of items where all runs agree",
+                                  "human_agreement": "Share agreeing with the annotators' "
+                                                     "majority"},
+                       "long": {"question": "The checklist question"},
+                       "labels": {"question_id": "id", "yes_rate": "yes-rate",
+                                  "invalid_rate": "invalid", "judge_agreement": "judges agree",
+                                  "human_agreement": "humans agree", "n": "answers",
+                                  "n_items": "items", "n_groups": "groups"}},
+            "order": ["question_id", "dimension", "flags", "n", "n_items", "n_groups",
+                      "yes_rate", "invalid_rate", "discrimination", "judge_agreement",
+                      "human_agreement", "status"], "long": ["question"]},
+        "candidates": {
+            "config": {"keys": {"question_id": "", "dimension": ""},
+                       "decisions": {"flags": "Why the question was flagged"},
+                       "counts": {"answers": "Answers behind the flag",
+                                  "items": "Items answered", "groups": "Groups (documents / "
+                                  "contexts / queries) answered"},
+                       "long": {"question": "The checklist question"},
+                       "labels": {"question_id": "id"}},
+            "order": ["question_id", "dimension", "flags", "answers", "items", "groups"],
+            "long": ["question"]},
+    }

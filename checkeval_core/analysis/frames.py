@@ -1,0 +1,158 @@
+"""A run's (or an external metric's) scores beside the human scores, one row per item and
+dimension, and the correlations computed from such a frame. The base every analysis reads
+(report, ensemble, compare, versions), kept apart so none of them imports another's module."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+import sqlite_utils
+
+from checkeval_core.analysis.correlation import (
+    COEFFICIENTS,
+    LEVELS,
+    average_levels,
+    correlations,
+    quality_split,
+)
+from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.store import NotFound, rows, task_id
+
+
+def _human(db: sqlite_utils.Database, tid: int) -> pd.DataFrame:
+    return pd.DataFrame(rows(db, "SELECT hs.item_id AS item_pk, hs.dimension, hs.value AS human "
+                                 "FROM human_score hs JOIN item i ON i.id = hs.item_id WHERE "
+                                 "i.task_id = ? AND hs.annotator = ''", [tid]),
+                        columns=["item_pk", "dimension", "human"])
+
+
+def run_frame(db: sqlite_utils.Database, run_id: int,
+              aggregation: str | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Scores of one run joined with human scores: item_pk, item_id, group, system,
+    dimension, metric, human."""
+    run = rows(db, "SELECT id, task_id, judge_spec, method, params FROM run WHERE id = ?",
+               [run_id])
+    if not run:
+        raise NotFound(f"no run {run_id}")
+    run = run[0]
+    agg = aggregation or primary_aggregation(run)
+    sc = pd.DataFrame(rows(db, "SELECT s.item_id AS item_pk, i.item_id, i.group_id AS "
+                               '"group", i.system_id AS system, s.dimension, s.value AS metric '
+                               "FROM score s JOIN item i ON i.id = s.item_id WHERE s.run_id = ? "
+                               "AND s.aggregation = ?", [run_id, agg]),
+                      columns=["item_pk", "item_id", "group", "system", "dimension", "metric"])
+    df = sc.merge(_human(db, run["task_id"]), on=["item_pk", "dimension"], how="left")
+    return df, {"run": run_id, "judge": run["judge_spec"], "method": run["method"],
+                "aggregation": agg, "task_id": run["task_id"]}
+
+
+def metric_frame(db: sqlite_utils.Database, task: str, name: str) -> pd.DataFrame:
+    tid = task_id(db, task)
+    sc = pd.DataFrame(rows(db, "SELECT e.item_id AS item_pk, i.item_id, i.group_id AS "
+                               '"group", i.system_id AS system, e.dimension, e.value AS metric '
+                               "FROM external_score e JOIN external_metric m ON m.id = "
+                               "e.metric_id JOIN item i ON i.id = e.item_id WHERE m.task_id = ? "
+                               "AND m.name = ?", [tid, name]),
+                      columns=["item_pk", "item_id", "group", "system", "dimension", "metric"])
+    if sc.empty:
+        raise NotFound(f"task {task!r} has no metric {name!r}")
+    return sc.merge(_human(db, tid), on=["item_pk", "dimension"], how="left")
+
+
+def correlation_report(df: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> dict[str, Any]:
+    """``{"dimensions": {dim: {level: {...}}}, "average": {level: {...}}}``.
+
+    ``support`` (and each dimension's ``support``) counts what the numbers rest on: items,
+    groups and systems with both scores. Next to every NaN value sits its explanation: each
+    level entry carries ``reasons`` (``{coef: why the value is undefined}``) and
+    ``ci_reasons`` (``{coef: why there is no interval}``), each quality-split subset a
+    ``reason`` — see :func:`explain_level`."""
+    dims: dict[str, Any] = {}
+    for dim, part in df.groupby("dimension", sort=True):
+        if part["human"].notna().sum() == 0:
+            continue
+        dims[dim] = correlations(part, n_boot=n_boot, seed=seed)
+        dims[dim]["support"] = support(part)
+        for level in LEVELS:
+            dims[dim][level].update(explain_level(part, level, dims[dim][level], n_boot))
+        dims[dim]["quality_split"] = quality_split(part)
+        for sub in dims[dim]["quality_split"].values():
+            sub["reason"] = None if not _isnan(sub["spearman"]) else (
+                f"needs ≥ 2 items (n={sub['n']})" if sub["n"] < 2
+                else f"scores constant in this subset (n={sub['n']})")
+    average = average_levels(dims)
+    for level, entry in average.items():
+        entry["reasons"] = {c: (f"no dimension has a {c} value at {LEVEL_NAMES[level]}"
+                                if _isnan(entry[c]) else None) for c in COEFFICIENTS}
+    return {"dimensions": dims, "average": average, "support": support(df)}
+
+
+def support(df: pd.DataFrame) -> dict[str, int]:
+    """What a correlation rests on: the items with both a judge (metric) and a human score,
+    and the groups (documents / contexts / queries) and systems they come from."""
+    both = df.dropna(subset=["metric", "human"]) if len(df) else df
+    if not len(both):
+        return {"n_items": 0, "n_groups": 0, "n_systems": 0}
+    # a frame without item keys (built by hand) has one row per item
+    items = both["item_pk"].nunique() if "item_pk" in both else len(both)
+    return {"n_items": int(items), "n_groups": int(both["group"].nunique()),
+            "n_systems": int(both["system"].nunique())}
+
+
+# -- why a statistic is undefined (the pages show these next to the blank) ----------------------
+LEVEL_NAMES = {"sample_level": "sample level", "dataset_level": "dataset level",
+               "system_level": "system level"}
+#: What ``n`` counts at each level.
+LEVEL_UNITS = {"sample_level": "documents", "dataset_level": "items",
+               "system_level": "systems"}
+
+
+def _isnan(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def _constant_reason(metric: pd.Series, human: pd.Series, where: str) -> str | None:
+    if metric.nunique() <= 1:
+        return (f"the judge gave every {where} the same score ({metric.iloc[0]:g}) — try "
+                "another aggregation (e.g. mean_p_yes) or judge")
+    if human.nunique() <= 1:
+        return f"the human scores are all equal ({human.iloc[0]:g}) on every {where}"
+    return None
+
+
+def explain_level(part: pd.DataFrame, level: str, entry: dict[str, Any],
+                  n_boot: int) -> dict[str, dict[str, str | None]]:
+    """``{"reasons": {coef: str | None}, "ci_reasons": {coef: str | None}}`` for one
+    dimension's level entry (``None`` where the value / interval exists)."""
+    df = part.dropna(subset=["metric", "human"])
+    n_groups = df["group"].nunique()
+    if df.empty:
+        why = "no item has both a judge score and a human score"
+    elif level == "sample_level":
+        sizes = df.groupby("group").size()
+        if sizes.max() < 2:
+            why = (f"needs ≥ 2 items per document; each of the {n_groups} document(s) has "
+                   "1 — run on more items per document")
+        else:
+            why = (f"within every document the judge or the human scores are constant "
+                   f"({entry.get('skipped', n_groups)} of {n_groups} document(s) skipped)")
+    elif level == "dataset_level":
+        why = (f"needs ≥ 2 items (n={len(df)})" if len(df) < 2
+               else _constant_reason(df["metric"], df["human"], "item"))
+    else:
+        sys_means = df.groupby("system")[["metric", "human"]].mean()
+        why = (f"needs ≥ 2 systems (n={len(sys_means)}) — include outputs of more systems"
+               if len(sys_means) < 2 else
+               _constant_reason(sys_means["metric"], sys_means["human"], "system (mean)"))
+    if n_boot <= 0:
+        ci_why = "no interval: bootstrap switched off (0 resamples)"
+    elif n_groups < 2:
+        ci_why = f"no interval: needs ≥ 2 documents (n={n_groups})"
+    else:
+        ci_why = "no interval: fewer than 2 resamples had a value (too few varied documents)"
+    return {"reasons": {c: (why or "undefined") if _isnan(entry[c]) else None
+                        for c in COEFFICIENTS},
+            "ci_reasons": {c: ci_why if any(_isnan(x) for x in entry["ci"][c]) else None
+                           for c in COEFFICIENTS}}

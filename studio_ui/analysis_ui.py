@@ -1,0 +1,118 @@
+"""Rendering of the Analysis page's sections from ``checkeval_core.analysis.analysis_view``
+results (Streamlit calls only; every number and sentence comes from the core).
+
+Sending flagged questions back to review changes a checklist, so it shows what it will move
+and the evidence behind each flag, lets the person pick, asks to confirm and can be undone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import sqlite_utils
+import streamlit as st
+
+from checkeval_core.checklists.review import send_to_review, undo_send_to_review
+from studio_ui.tables import order, table_config
+
+REASON = "flagged by question diagnostics"
+
+
+def table(rows: Any, spec: dict[str, Any], key: str | None = None, **kw: Any) -> Any:
+    """A table with its column meanings (``spec`` from ``analysis_view.columns``)."""
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+    return st.dataframe(df, hide_index=True, width="stretch", key=key,
+                        column_config=table_config(**spec["config"]),
+                        column_order=order([c for c in spec["order"] if c in df.columns],
+                                           spec.get("long", [])), **kw)
+
+
+def agreement_section(ag: dict[str, Any], cols: dict[str, Any]) -> None:
+    if ag.get("note"):
+        st.info(ag["note"])
+        return
+    for col, tile in zip(st.columns(3), ag["tiles"]):
+        col.metric(tile["label"], tile["value"], help=tile["reason"] or None)
+        col.caption(" · ".join(x for x in (tile["reason"], tile["interval"]) if x))
+    st.caption(ag["caption"])
+    if ag["heatmap"] is not None:
+        st.plotly_chart(ag["heatmap"], key="an_heat")
+    if ag["pairs"]:
+        table(ag["pairs"], cols["pairs"])
+
+
+def humans_section(ev: dict[str, Any], cols: dict[str, Any]) -> None:
+    if not ev["annotators"]:
+        st.caption("Humans vs judges: no Yes/No annotations for this task yet — annotate items "
+                   "on the Annotate page to compare the judges with people.")
+        return
+    st.subheader("Humans: among annotators and against each judge")
+    st.write(ev["human_line"])
+    if ev["human_empty"]:
+        st.caption("α and κ among annotators need ≥ 2 annotators answering the same (item, "
+                   "question): assign overlapping items on the Annotation jobs page.")
+    table(ev["human_judge"], cols["human_judge"])
+
+
+def diagnostics_section(db: sqlite_utils.Database, ev: dict[str, Any],
+                        cols: dict[str, Any]) -> None:
+    st.subheader("Question diagnostics")
+    if ev["figure"] is not None:
+        st.plotly_chart(ev["figure"], key="an_diag")
+    for line in ev["notes"]:
+        st.caption(line)
+    rows = pd.DataFrame(ev["diagnostics"])
+    if st.checkbox("Only flagged questions", key="an_flagged") and len(rows):
+        rows = rows[rows["flags"].astype(bool) & ~rows["flags"].str.startswith("(")]
+    table(rows, cols["diagnostics"])
+    review_flagged(db, ev["candidates"], cols)
+
+
+def review_flagged(db: sqlite_utils.Database, cands: list[dict[str, Any]],
+                   cols: dict[str, Any]) -> None:
+    """Pick flagged questions, see their evidence, confirm, then (optionally) undo."""
+    done = st.session_state.get("an_send_done")
+    if done:
+        st.success(f"{len(done['moved'])} questions are back in the review queue (Checklist "
+                   "review page)." + (f" {len(done['skipped'])} skipped (no longer kept)."
+                                      if done["skipped"] else ""))
+        if st.button("Undo: put them back as they were", key="an_send_undo"):
+            res = undo_send_to_review(db, done)
+            st.session_state.pop("an_send_done")
+            st.session_state["an_send_undone"] = res
+            st.rerun()
+    undone = st.session_state.pop("an_send_undone", None)
+    if undone:
+        st.success(f"Undone: {len(undone['restored'])} questions restored."
+                   + (f" {len(undone['kept_decision'])} keep the decision a reviewer made "
+                      "since." if undone["kept_decision"] else ""))
+    if not cands:
+        st.caption("No flagged question is still kept: nothing to send back to review.")
+        return
+    st.markdown(f"**Send flagged questions back to the review queue** — {len(cands)} flagged "
+                "and still kept; the evidence behind each flag:")
+    table(cands, cols["candidates"])
+    text = {c["question_id"]: c for c in cands}
+    picked = st.multiselect(
+        "Questions to send back (they become 'proposed' until a reviewer decides again)",
+        list(text), key="an_send_pick",
+        format_func=lambda q: f"#{q} {text[q]['question'][:70]} — {text[q]['flags']} "
+                              f"({text[q]['groups']} groups)")
+    if st.button(f"Send {len(picked)} selected questions to review…", key="an_send",
+                 disabled=not picked):
+        st.session_state["an_send_pending"] = list(picked)
+    pending = [q for q in st.session_state.get("an_send_pending") or [] if q in text]
+    if not pending:
+        return
+    st.warning(f"Move {len(pending)} questions from kept back to proposed? They leave the "
+               "checklist until a reviewer keeps them again; you can undo this.")
+    c1, c2, _ = st.columns([1, 1, 4])
+    if c1.button("Confirm", key="an_send_confirm", type="primary"):
+        st.session_state["an_send_done"] = send_to_review(db, pending, REASON)
+        st.session_state.pop("an_send_pending", None)
+        st.session_state.pop("an_send_pick", None)
+        st.rerun()
+    if c2.button("Cancel", key="an_send_cancel"):
+        st.session_state.pop("an_send_pending", None)
+        st.rerun()

@@ -1,0 +1,97 @@
+"""Rendering helpers of the Rankings page (Streamlit calls only; the rows, sentences and
+default choices come from ``checkeval_core.analysis.rankings_view``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import sqlite_utils
+import streamlit as st
+
+from checkeval_core.analysis.rankings_view import systems_of
+from checkeval_core.annotation.preferences import (
+    PreferenceError,
+    import_preferences,
+    import_ratings,
+)
+from checkeval_core.textsafe import md_escape
+
+
+def import_expander(db: sqlite_utils.Database, task: str) -> None:
+    """Upload human pairwise preferences or reference ratings into ``task``."""
+    with st.expander("Import human preferences or reference ratings"):
+        c1, c2 = st.columns(2)
+        up_p = c1.file_uploader(
+            "Pairwise preferences (CSV / JSONL)", type=["csv", "jsonl", "json"],
+            key="rk_pref_file", help="group_id, item_a, item_b, winner (a / b / tie) — or "
+            "input, output_1, output_2, label (1 / 2), which creates the answers as items")
+        up_r = c2.file_uploader(
+            "Reference ratings (CSV / JSON)", type=["csv", "json", "jsonl"],
+            key="rk_rating_file", help="system_id, rating, optional lower / upper — or "
+            "models.json with arena_elo, arena_elo_lower, arena_elo_upper")
+        try:
+            if up_p is not None and c1.button("Import preferences", key="rk_pref_import"):
+                res = import_preferences(db, task, data=up_p.getvalue(), filename=up_p.name)
+                c1.success(f"Imported {res['n_preferences']} preferences over "
+                           f"{res['n_groups']} queries ({res['n_items_created']} items "
+                           "created).")
+            if up_r is not None and c2.button("Import ratings", key="rk_rating_import"):
+                res = import_ratings(db, task, data=up_r.getvalue(), filename=up_r.name)
+                c2.success(f"Imported {res['n_ratings']} ratings as {res['source']!r}: "
+                           f"{len(res['matched'])} systems of this task"
+                           + (f", {len(res['unmatched'])} not in it." if res["unmatched"]
+                              else "."))
+        except PreferenceError as e:
+            st.error(str(e))
+
+
+def pair_picker(view: dict[str, Any], focus: str | None) -> tuple[int, int]:
+    """Query, system A and system B selectors; by default a pair that some checklist question
+    decides (``view["default_pair"]``), or the leaderboard's selected system as A."""
+    groups, dflt = list(view["queries"]), view["default_pair"] or {}
+    if not groups:
+        st.info("This run has no scored answers.")
+        st.stop()
+    q1, q2, q3 = st.columns([3, 2, 2])
+    group = q1.selectbox("Query", groups, key="rk_query",
+                         index=groups.index(dflt["group"]) if dflt and not focus else 0,
+                         format_func=lambda g: f"{g} · {view['queries'].get(g, '')[:80]}")
+    in_q = systems_of(view, group)
+    if len(in_q) < 2:
+        st.info("This query has fewer than two scored answers.")
+        st.stop()
+    systems = list(in_q)
+    is_dflt = not focus and dflt.get("group") == group
+    a_name = focus if focus in systems else (dflt["system_a"] if is_dflt else systems[0])
+    # a new key per leaderboard selection, so selecting a system there moves System A to it
+    sys_a = q2.selectbox("System A", systems, index=systems.index(a_name),
+                         key="rk_sys_a" if focus is None else f"rk_sys_a:{focus}")
+    others = [s for s in systems if s != sys_a]
+    b_name = dflt["system_b"] if is_dflt and dflt.get("system_b") in others else others[0]
+    sys_b = q3.selectbox("System B", others, key="rk_sys_b", index=others.index(b_name))
+    return in_q[sys_a], in_q[sys_b]
+
+
+def show_pair(detail: dict[str, Any]) -> None:
+    """Both answers side by side and each question's Yes/No and p(Yes) for A and B."""
+    st.markdown("**Query**")
+    st.text(detail["query"] or "(no query text)")
+    for col, side, name in zip(st.columns(2), (detail["a"], detail["b"]), "AB"):
+        score = "n/a" if side["score"] is None else f"{side['score']:.3f}"
+        who = md_escape(side["system"] or side["item_id"])
+        col.markdown(f"**{name}: {who}** · score {score}")
+        col.code(side["output"], language=None, wrap_lines=True, height=320)
+    if detail["human"]:
+        st.caption("Human vote(s): " + ", ".join(
+            f"{md_escape(h['winner'])} ({md_escape(h['source'] or h['annotator'])})"
+            for h in detail["human"]))
+    st.caption(detail["summary"])
+    if detail["rows"]:
+        st.dataframe(pd.DataFrame(detail["rows"]), hide_index=True, key="rk_questions",
+                     column_order=["decided", "A", "p(Yes) A", "B", "p(Yes) B", "Δ p(Yes)",
+                                   "question"],
+                     column_config={"p(Yes) A": st.column_config.NumberColumn(format="%.2f"),
+                                    "p(Yes) B": st.column_config.NumberColumn(format="%.2f"),
+                                    "Δ p(Yes)": st.column_config.NumberColumn(format="%+.2f"),
+                                    "question": st.column_config.TextColumn(width="large")})
