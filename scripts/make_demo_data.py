@@ -6,7 +6,7 @@ Usage: ``python scripts/make_demo_data.py [--src ../shared/benchmarks] [--docs 1
 Writes ``data/summeval_demo.jsonl`` (first N documents × all 16 systems),
 ``data/topical_chat_demo.jsonl`` (first N contexts × 6 responses), copies the CheckEval
 authors' published checklists to ``data/checklists/``, and writes the instruction-following
-demo (issue 14): ``data/alpacaeval_demo.jsonl`` (the first N AlpacaEval queries of the shared
+demo: ``data/alpacaeval_demo.jsonl`` (the first N AlpacaEval queries of the shared
 sample × the 12 test models), ``data/alpacaeval_demo_models.json`` (their Chatbot Arena Elo)
 and ``data/checklists/alpacaeval_author.jsonl`` (the author-written checklists of those
 queries). Deterministic: same input, same bytes.

@@ -1,6 +1,6 @@
 """Human pairwise preferences and reference ratings of systems, imported into the store.
 
-RocketEval's own setting (issue 14) judges a pointwise checklist judge against *human
+RocketEval's own setting judges a pointwise checklist judge against *human
 preferences*: votes between two answers to one query (instance level) and a reference
 rating of each model such as Chatbot Arena Elo (list level). This module brings both into
 the store so :mod:`checkeval_core.analysis.rankings` can compare a run with them.

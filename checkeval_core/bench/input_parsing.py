@@ -1,4 +1,4 @@
-"""Bench (not a test): CPU time of the input parsers on hostile text (issue 13, item 4).
+"""Bench (not a test): CPU time of the input parsers on hostile text.
 
 Usage: ``.venv/bin/python -m checkeval_core.bench.input_parsing [--before]``. ``--before`` also times the
 former regexes (quadratic: 160 KB takes ~20 s of CPU, so 1 MB is left out of it).

@@ -325,7 +325,7 @@ def format_table(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-# -- issue 14: ranking models (AlpacaEval list level) and pairwise human preferences ------------
+# -- ranking models (AlpacaEval list level) and pairwise human preferences ------------
 RANKING_BENCHMARKS = {
     # list level: N queries × the 12 test models, Kendall τ / Spearman ρ against Arena Elo
     "alpacaeval": {"level": "list"},

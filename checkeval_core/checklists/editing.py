@@ -91,7 +91,7 @@ def questions(db: sqlite_utils.Database, task: str, dimension: str | None = None
     if status is not None:
         sql += " AND q.status = ?"
         params.append(status)
-    if instance is True:  # per item (legacy) or per query (group_id, issue 14)
+    if instance is True:  # per item (legacy) or per query (group_id)
         sql += " AND (q.item_id IS NOT NULL OR q.group_id != '')"
     elif instance is False:
         sql += " AND q.item_id IS NULL AND q.group_id = ''"

@@ -384,7 +384,7 @@ def live_group_questions(db: sqlite_utils.Database, task: str) -> list[dict[str,
                     "status != 'rejected' ORDER BY group_id, position, id", [task_id(db, task)])
 
 
-# Kept for callers of the per-item API (issue 14 made checklists per query).
+# Kept for callers of the per-item API (checklists are per query now).
 generate_instance_checklists = generate_group_checklists
 
 

@@ -176,7 +176,7 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
         check_bootstrap(bootstrap)
     except ValueError as e:
         fail(str(e))
-    if benchmark in RB:  # issue 14: list level / pairwise (H5)
+    if benchmark in RB:  # ranking benchmarks: list level (AlpacaEval) or human pairs
         try:
             res = bench_rankings(benchmark, data, judge or ["embedded"], queries=queries,
                                  checklist=checklist, checklist_judge=checklist_judge,

@@ -1,4 +1,4 @@
-"""Ranking models (issue 14): per-query (instance) checklist questions keyed by the query's
+"""Ranking models: per-query (instance) checklist questions keyed by the query's
 group, human pairwise preferences between two answers to one query, and reference ratings
 per system (e.g. Chatbot Arena Elo) to compare judge rankings against."""
 

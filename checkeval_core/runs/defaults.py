@@ -1,5 +1,5 @@
 """The recommended run configuration per task kind — the best one measured in
-``docs/benchmarks.md`` (issue 8's quality table) that this machine can run.
+``docs/benchmarks.md`` (its quality table) that this machine can run.
 
 The Run page preselects it and says why. Learned aggregations need human scores on at least
 three documents (they are fitted on other documents); without them the best unsupervised
