@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The quality table of docs/benchmarks.md, row by row (issue 8). Every row reuses the bench
+# The quality table of docs/benchmarks.md, row by row. Every row reuses the bench
 # database (default ~/.cache/checkeval/bench_quality.db): a finished row reruns in seconds,
 # an interrupted one resumes where it stopped. Rows are ordered cheapest first.
 #   bash bench/quality_sweep.sh            # all rows
