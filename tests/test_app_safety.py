@@ -237,8 +237,7 @@ def test_annotate_switching_annotator_leaks_nothing(db, tmp_path):
     for r in at.radio:
         r.set_value("yes")  # the same option alice chose
     at.run()
-    at.button(key="ann_submit").click().run()
-    at.button(key="ann_next").click().run()
+    at.button(key="ann_submit").click().run()  # Submit moves on to bob's next item
     assert [r.value for r in at.radio] == [None] * n_q
     for r in at.radio:
         r.set_value("no")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import typer
@@ -12,15 +13,17 @@ from checkeval_core.store import NotFound, open_db
 
 
 def _tie_margin(text: str) -> float | None:
-    """``--tie-margin``: a number ≥ 0, or ``auto`` (None: derived per run from its spread)."""
+    """``--tie-margin``: a finite number ≥ 0, or ``auto`` (None: derived per run from its
+    spread)."""
     if text.strip().lower() == "auto":
         return None
     try:
         value = float(text)
     except ValueError:
-        fail(f"--tie-margin: {text!r} is neither a number nor 'auto'")
-    if not value >= 0:
-        fail("--tie-margin must be ≥ 0 (or 'auto')")
+        fail(f"--tie-margin {text[:30]!r} is neither a number nor 'auto'")
+    if not math.isfinite(value) or value < 0:
+        fail(f"--tie-margin {text[:30]}: give a finite score gap ≥ 0 (0 = only equal scores "
+             "tie; e.g. 0.1), or 'auto' for one derived from the score spread")
     return value
 
 
