@@ -52,11 +52,14 @@ def test_bundle_cli(tmp_path):
 # --- integrity (issue 13, item 9) -----------------------------------------------------------
 
 import os  # noqa: E402
+from pathlib import Path  # noqa: E402
 
-from checkeval_core.config import data_dir  # noqa: E402
 from checkeval_core.runs.bundle import BundleError, import_bundle_info  # noqa: E402
 
-DEMO_BUNDLE = data_dir() / "demo_runs" / "summeval-embedded-rocketeval.json"
+# a fake-judge RocketEval run on version 1 (16 summaries × 122 questions = 1,952 answers), so
+# these tests do not depend on which runs data/demo_runs ships
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "demo_runs"
+DEMO_BUNDLE = FIXTURES / "summeval-fake-rocketeval.json"
 
 
 def demo_bundle() -> dict:
@@ -215,6 +218,7 @@ def test_demo_repairs_a_run_left_without_scores(db_path, monkeypatch):
     """A demo killed between writing its run and its scores (the old, non-atomic import)
     left a "completed" run without ``score`` rows; ``checkeval demo`` repairs it."""
     monkeypatch.setenv("CHECKEVAL_DEMO_RUNS", "1")
+    monkeypatch.setenv("CHECKEVAL_DEMO_RUNS_DIR", str(FIXTURES))
     d = open_db(db_path)
     load_demo(d)
     rid, params = d.execute("SELECT id, params FROM run").fetchone()
