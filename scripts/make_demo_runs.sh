@@ -57,8 +57,11 @@ export CHECKEVAL_DEMO_RUNS=0
 
 timed() {  # label command...: run it, append its wall / CPU time to the LOG
   local label=$1; shift
-  /usr/bin/time -f "%e s wall, %U s user, %S s sys, %M KB max RSS" -o "$WORK/time" "$@"
-  echo "$label: $* — $(cat "$WORK/time")" >> "$LOG"
+  local rc=0
+  /usr/bin/time -f "%e s wall, %U s user, %S s sys, %M KB max RSS" -o "$WORK/time" "$@" || rc=$?
+  echo "$label: $* — $(tail -1 "$WORK/time")$([ $rc = 0 ] || echo " — FAILED (exit $rc)")" \
+    >> "$LOG"
+  return $rc
 }
 field() {  # file key: a top-level field of a JSON file
   "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
