@@ -1,29 +1,133 @@
 #!/usr/bin/env bash
-# Re-create the demo's pre-computed runs (data/demo_runs/*.json) with the product's own commands
-# and the embedded judge:
-#  * summeval   — RocketEval, the 16 summaries of the first SummEval demo document, the
-#                 published 122-question checklist (about 10 minutes on 2 CPU cores);
-#  * alpacaeval — RocketEval on the instruction-following demo (issue 14): 8 AlpacaEval queries
-#                 × 12 models, each answer asked its query's author-written checklist (the
-#                 frozen instance checklist of alpacaeval-demo; 456 answers, 87 min on 2 cores
-#                 shared with other work on 2026-11-23, roughly 10–15 min on a free machine).
-# Usage: bash scripts/make_demo_runs.sh [all|summeval|alpacaeval]   (default: all)
+# Re-create the demo's pre-computed runs (data/demo_runs/*.json) with the product's own commands.
+#
+# evidence — the runs the demo's Analysis, Versions and Compare views open on, all on the
+#   configuration docs/benchmarks.md recommends (the CheckEval authors' seed questions, frozen
+#   as version 2 of each demo task), on every item:
+#   * summeval-demo (12 documents × 16 summaries = 192 items, 15 questions) and
+#     topical-chat-demo (12 contexts × 6 responses = 72 items, 18 questions), each with both
+#     embedded judges (JUDGE_A = the 0.5B model, JUDGE_B = the 1.5B one) × RocketEval (a
+#     checklist method) and G-Eval (the Likert baseline);
+#   * on summeval-demo also CheckEval (JUDGE_A) and SEAL (JUDGE_A, first SEAL_LIMIT items);
+#   * the dev / held-out split of both tasks (the seed and share the demo loader sets:
+#     checkeval_core/demo/runs.py), then version 3 = version 2 pruned by `checklist propose`
+#     on the DEV documents of the JUDGE_A RocketEval run, and that run again on version 3
+#     (its answers come from the request cache: seconds).
+# alpacaeval — RocketEval (JUDGE_A) on the instruction-following demo: 8 AlpacaEval queries ×
+#   12 models, each answer asked its query's author-written checklist (456 answers).
+#
+# Cost on the 2-vCPU VM of docs/benchmarks.md (estimates from `checkeval bench speed`: the
+# 0.5B judge ≈ 4.5 s to read an item + 0.5 s per question; the 1.5B ≈ 3× that; a G-Eval item
+# is read once per dimension). Measured wall / CPU time of every command goes to $OUT/LOG.
+#   summeval rocketeval 0.5B ≈ 40 min, 1.5B ≈ 2 h; geval 0.5B ≈ 1 h, 1.5B ≈ 3 h;
+#   checkeval 0.5B ≈ 1 h; seal (16 items) ≈ 10 min; topical-chat: about a third of each;
+#   version 3: seconds (cache); alpacaeval ≈ 15 min on a free machine (87 min loaded).
+#   In all about 10–12 h of CPU on a free machine; no network, no key, no GPU.
+# Re-running with the DB of an earlier build (DB=path) answers every repeated request from
+# that database's request cache, so an interrupted build resumes in minutes.
+#
+# Usage: bash scripts/make_demo_runs.sh [all|evidence|alpacaeval]   (default: all;
+#        `summeval` is an older name of `evidence`)
+# Environment: DB (the build database; default a new temporary one), OUT (default
+#   data/demo_runs), JUDGE_A / JUDGE_B (default embedded / embedded:quality), LABEL_A /
+#   LABEL_B (their names in file names; default embedded / quality), SEAL_LIMIT (default 16),
+#   CHECKEVAL (the command; default .venv/bin/checkeval). The tests run this script with the
+#   `fake` judge on a temporary OUT.
 set -euo pipefail
+shopt -s inherit_errexit  # a failed run inside $( ) stops the build
 cd "$(dirname "$0")/.."
 WHICH="${1:-all}"
-DB="$(mktemp -d)/demo-runs.db"
-C=".venv/bin/checkeval --db $DB"
-mkdir -p data/demo_runs
-CHECKEVAL_DEMO_RUNS=0 $C demo
-run_id() { python3 -c 'import json,sys; print(json.load(sys.stdin)["run"])'; }
-if [ "$WHICH" = all ] || [ "$WHICH" = summeval ]; then
-  rm -f data/demo_runs/summeval-embedded-rocketeval.json
-  R1=$($C run --task summeval-demo --judge embedded --method rocketeval --limit 16 --json --quiet \
-       | run_id)
-  $C bundle export --run "$R1" --out data/demo_runs/summeval-embedded-rocketeval.json
+[ "$WHICH" = summeval ] && WHICH=evidence
+case "$WHICH" in all|evidence|alpacaeval) ;; *) echo "usage: $0 [all|evidence|alpacaeval]" >&2; exit 2;; esac
+DB="${DB:-$(mktemp -d)/demo-runs.db}"
+OUT="${OUT:-data/demo_runs}"
+JUDGE_A="${JUDGE_A:-embedded}"
+JUDGE_B="${JUDGE_B:-embedded:quality}"
+LABEL_A="${LABEL_A:-embedded}"
+LABEL_B="${LABEL_B:-quality}"
+SEAL_LIMIT="${SEAL_LIMIT:-16}"
+CHECKEVAL="${CHECKEVAL:-.venv/bin/checkeval}"
+PY="${PYTHON:-.venv/bin/python}"
+C="$CHECKEVAL --db $DB"
+mkdir -p "$OUT"
+WORK="$(mktemp -d)"
+LOG="$OUT/LOG"
+echo "# make_demo_runs.sh $WHICH $(date -u +%FT%TZ) db=$DB judges=$JUDGE_A,$JUDGE_B" >> "$LOG"
+export CHECKEVAL_DEMO_RUNS=0
+
+timed() {  # label command...: run it, append its wall / CPU time to the LOG
+  local label=$1; shift
+  local rc=0
+  /usr/bin/time -f "%e s wall, %U s user, %S s sys, %M KB max RSS" -o "$WORK/time" "$@" || rc=$?
+  echo "$label: $* — $(tail -1 "$WORK/time")$([ $rc = 0 ] || echo " — FAILED (exit $rc)")" \
+    >> "$LOG"
+  return $rc
+}
+field() {  # file key: a top-level field of a JSON file
+  "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
+one() {  # name task judge method checklist [limit]: run, then export its bundle
+  local name=$1 task=$2 judge=$3 method=$4 version=$5 lim=()
+  [ $# -ge 6 ] && lim=(--limit "$6")
+  timed "run $name" $C run --task "$task" --judge "$judge" --method "$method" \
+    --checklist "$version" "${lim[@]}" --json --quiet > "$WORK/$name.run.json"
+  local r; r=$(field "$WORK/$name.run.json" run)
+  timed "export $name" $C bundle export --run "$r" --out "$OUT/$name.json" > /dev/null
+  echo "$r"
+}
+freeze_seeds() {  # task: the seed questions as a version; prints its number
+  $C checklist freeze --task "$1" --origin seed --json \
+    --note "the CheckEval authors' seed questions (the recommended configuration)" \
+    > "$WORK/$1.v.json"
+  field "$WORK/$1.v.json" version
+}
+
+timed "demo" $C demo > /dev/null
+if [ "$WHICH" = all ] || [ "$WHICH" = evidence ]; then
+  SEED=$("$PY" -c 'from checkeval_core.demo.runs import SPLIT_SEED; print(SPLIT_SEED)')
+  SHARE=$("$PY" -c 'from checkeval_core.demo.runs import SPLIT_SHARE; print(SPLIT_SHARE)')
+  VS=$(freeze_seeds summeval-demo)
+  VT=$(freeze_seeds topical-chat-demo)
+  for t in summeval-demo topical-chat-demo; do  # before any choice is made on the runs
+    $C split --task "$t" --heldout-share "$SHARE" --seed "$SEED" --no-by-system > /dev/null
+  done
+  RA=$(one "summeval-$LABEL_A-rocketeval" summeval-demo "$JUDGE_A" rocketeval "$VS")
+  one "summeval-$LABEL_A-geval" summeval-demo "$JUDGE_A" geval "$VS" > /dev/null
+  one "summeval-$LABEL_B-rocketeval" summeval-demo "$JUDGE_B" rocketeval "$VS" > /dev/null
+  one "summeval-$LABEL_B-geval" summeval-demo "$JUDGE_B" geval "$VS" > /dev/null
+  one "summeval-$LABEL_A-checkeval" summeval-demo "$JUDGE_A" checkeval "$VS" > /dev/null
+  one "summeval-$LABEL_A-seal" summeval-demo "$JUDGE_A" seal "$VS" "$SEAL_LIMIT" > /dev/null
+  one "topical-chat-$LABEL_A-rocketeval" topical-chat-demo "$JUDGE_A" rocketeval "$VT" > /dev/null
+  one "topical-chat-$LABEL_A-geval" topical-chat-demo "$JUDGE_A" geval "$VT" > /dev/null
+  one "topical-chat-$LABEL_B-rocketeval" topical-chat-demo "$JUDGE_B" rocketeval "$VT" > /dev/null
+  one "topical-chat-$LABEL_B-geval" topical-chat-demo "$JUDGE_B" geval "$VT" > /dev/null
+  # version 3: version 2 without the questions the proposal drops on DEV documents
+  timed "propose" $C checklist propose --run "$RA" --json > "$WORK/propose.json"
+  mapfile -t EXCL < <("$PY" -c 'import json,sys
+p = json.load(open(sys.argv[1]))
+for d in p["dropped"]:
+    print("--exclude"); print(d["question"]["id"])' "$WORK/propose.json")
+  NOTE=$("$PY" -c 'import json,sys
+p = json.load(open(sys.argv[1])); d = p["dev"]
+f = lambda x: "undefined" if x is None else "%.3f" % x
+print("version %s pruned on dev documents by checklist propose (%s rocketeval run): "
+      "%d dropped, %d kept; dev agreement %s -> %s" % (p["version"], sys.argv[2],
+      len(p["dropped"]), len(p["kept"]), f(d["before"]), f(d["after"])))' \
+    "$WORK/propose.json" "$JUDGE_A")
+  if [ ${#EXCL[@]} -eq 0 ]; then
+    echo "the proposal on run $RA dropped no question: no pruned version to ship" >&2
+    exit 1
+  fi
+  $C checklist freeze --task summeval-demo --origin seed "${EXCL[@]}" --note "$NOTE" --json \
+    > "$WORK/v3.json"
+  V3=$(field "$WORK/v3.json" version)
+  [ "$(field "$WORK/v3.json" n_questions)" = "$("$PY" -c 'import json,sys
+print(len(json.load(open(sys.argv[1]))["kept"]))' "$WORK/propose.json")" ] \
+    || { echo "version $V3 is not the proposal's kept set" >&2; exit 1; }
+  one "summeval-v$V3-$LABEL_A-rocketeval" summeval-demo "$JUDGE_A" rocketeval "$V3" > /dev/null
 fi
 if [ "$WHICH" = all ] || [ "$WHICH" = alpacaeval ]; then
-  rm -f data/demo_runs/alpacaeval-embedded-rocketeval.json
-  R2=$($C run --task alpacaeval-demo --judge embedded --method rocketeval --json --quiet | run_id)
-  $C bundle export --run "$R2" --out data/demo_runs/alpacaeval-embedded-rocketeval.json
+  one "alpacaeval-$LABEL_A-rocketeval" alpacaeval-demo "$JUDGE_A" rocketeval latest > /dev/null
 fi
+echo "# done $(date -u +%FT%TZ)" >> "$LOG"
+rm -rf "$WORK"

@@ -26,6 +26,7 @@ def test_bundle_round_trip(db, tmp_path):
     assert sorted(tuple(r[k] for k in key) for r in run_scores(db, rid, "all")) == \
         sorted(tuple(r[k] for k in key) for r in run_scores(other, new, "all"))
     b["checklist_hash"] = "0" * 64
+    del b["checklist"]  # (a bundle carrying its checklist: see the tests below)
     with pytest.raises(NotFound, match="no checklist version"):
         import_bundle(other, b)
 
@@ -51,11 +52,14 @@ def test_bundle_cli(tmp_path):
 # --- integrity (issue 13, item 9) -----------------------------------------------------------
 
 import os  # noqa: E402
+from pathlib import Path  # noqa: E402
 
-from checkeval_core.config import data_dir  # noqa: E402
 from checkeval_core.runs.bundle import BundleError, import_bundle_info  # noqa: E402
 
-DEMO_BUNDLE = data_dir() / "demo_runs" / "summeval-embedded-rocketeval.json"
+# a fake-judge RocketEval run on version 1 (16 summaries × 122 questions = 1,952 answers), so
+# these tests do not depend on which runs data/demo_runs ships
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "demo_runs"
+DEMO_BUNDLE = FIXTURES / "summeval-fake-rocketeval.json"
 
 
 def demo_bundle() -> dict:
@@ -214,6 +218,7 @@ def test_demo_repairs_a_run_left_without_scores(db_path, monkeypatch):
     """A demo killed between writing its run and its scores (the old, non-atomic import)
     left a "completed" run without ``score`` rows; ``checkeval demo`` repairs it."""
     monkeypatch.setenv("CHECKEVAL_DEMO_RUNS", "1")
+    monkeypatch.setenv("CHECKEVAL_DEMO_RUNS_DIR", str(FIXTURES))
     d = open_db(db_path)
     load_demo(d)
     rid, params = d.execute("SELECT id, params FROM run").fetchone()
@@ -242,3 +247,74 @@ def test_bundle_file_over_the_import_size_limit_is_refused_before_reading(tmp_pa
     p.write_text('{"answers": [' + ",".join(["1"] * 200) + "]}")
     with pytest.raises(BundleError, match="big.json: .*limit"):
         read_bundle_file(p)
+
+
+# --- a bundle carries its checklist version ---------------------------------------------------
+
+from checkeval_core.checklists.versions import freeze as freeze_version  # noqa: E402
+from checkeval_core.checklists.versions import list_versions  # noqa: E402
+
+
+def _seed_run_bundle(db) -> dict:
+    """A fake run on the seed questions (version 2) of a database with the demo."""
+    load_demo(db)
+    v = freeze_version(db, "summeval-demo", note="seeds", origins=["seed"])
+    rid = create_run(db, "summeval-demo", "fake", "rocketeval", checklist=v["version"], limit=2)
+    execute_run(db_path(db), rid)
+    return json.loads(json.dumps(export_bundle(db, rid)))
+
+
+def test_bundle_carries_its_version_and_freezes_it_on_import(db, tmp_path):
+    b = _seed_run_bundle(db)
+    c = b["checklist"]
+    assert c["version"] == 2 and c["kind"] == "global" and c["note"] == "seeds"
+    assert len(c["questions"]) == 15 and all(len(q) == 3 for q in c["questions"])
+    other = open_db(tmp_path / "other.db")
+    load_demo(other)
+    assert [v["version"] for v in list_versions(other, "summeval-demo")] == [1]
+    info = import_bundle_info(other, b, name="seed.json")
+    vs = list_versions(other, "summeval-demo")
+    assert [(v["version"], v["n_questions"], v["note"]) for v in vs] == [
+        (1, 122, "CheckEval authors' published checklist (seed + diversification + "
+                 "elaboration)"), (2, 15, "seeds")]
+    assert vs[1]["hash"] == b["checklist_hash"]
+    assert other.execute("SELECT checklist_version_id FROM run WHERE id = ?",
+                         [info["run"]]).fetchone()[0] == vs[1]["id"]
+    assert import_bundle_info(other, b)["created"] is False  # once
+    assert len(list_versions(other, "summeval-demo")) == 2
+
+
+def test_bundle_version_with_a_missing_question_is_refused_naming_it(db, tmp_path):
+    b = _seed_run_bundle(db)
+    other = open_db(tmp_path / "other.db")
+    load_demo(other)
+    text = b["checklist"]["questions"][4][2]
+    other.execute("UPDATE question SET status = 'rejected' WHERE text = ?", [text])
+    before = counts(other), len(list_versions(other, "summeval-demo"))
+    with pytest.raises(NotFound, match=r"1 of the bundle's 15 .*there, but rejected"):
+        import_bundle(other, b)
+    assert (counts(other), len(list_versions(other, "summeval-demo"))) == before
+
+
+def test_bundle_version_whose_hash_differs_is_refused_and_a_bad_row_writes_no_version(
+        db, tmp_path):
+    b = _seed_run_bundle(db)
+    other = open_db(tmp_path / "other.db")
+    load_demo(other)
+    wrong = json.loads(json.dumps(b))
+    wrong["checklist"]["questions"] = wrong["checklist"]["questions"][:-1]
+    with pytest.raises(BundleError, match="bundle.checklist: .*hash"):
+        import_bundle(other, wrong)
+    late = json.loads(json.dumps(b))
+    late["answers"][-1]["item_id"] = "nope"
+    with pytest.raises(BundleError, match=r"answers\[\d+\]\.item_id"):
+        import_bundle(other, late)
+    assert len(list_versions(other, "summeval-demo")) == 1 and counts(other) == (0, 0, 0)
+    bad = json.loads(json.dumps(b))
+    bad["checklist"]["questions"][2] = ["coherence", None]
+    with pytest.raises(BundleError, match=r"bundle\.checklist\.questions\[2\]"):
+        import_bundle(other, bad)
+    old = json.loads(json.dumps(b))
+    del old["checklist"]  # an older bundle: the version must exist, as before
+    with pytest.raises(NotFound, match="no checklist version"):
+        import_bundle(other, old)

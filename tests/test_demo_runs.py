@@ -21,9 +21,13 @@ def test_demo_loads_precomputed_runs(tmp_path, monkeypatch):
     assert "pre-computed run(s)" in r.stdout
     again = subprocess.run([*base, "demo"], capture_output=True, text=True, timeout=120)
     assert again.stdout.count("pre-computed run(s) 1") == 1  # not imported twice
-    out = json.loads(subprocess.run([*base, "analyze", "--run", "1", "--bootstrap", "0",
+    runs = json.loads(subprocess.run([*base, "runs", "--task", "summeval-demo", "--json"],
+                                     capture_output=True, text=True, check=True).stdout)
+    rid = next(r["run"] for r in runs if r["judge"] == "embedded"
+               and r["method"] == "rocketeval")  # whichever order the bundles load in
+    out = json.loads(subprocess.run([*base, "analyze", "--run", str(rid), "--bootstrap", "0",
                                      "--json"], capture_output=True, text=True,
                                     check=True).stdout)
-    run = out["runs"]["1"]
+    run = out["runs"][str(rid)]
     assert run["judge"] == "embedded" and run["method"] == "rocketeval"
     assert set(run["dimensions"]) == {"coherence", "consistency", "fluency", "relevance"}

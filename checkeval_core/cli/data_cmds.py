@@ -29,7 +29,12 @@ def demo_cmd() -> None:
                     f"({entry['version']['n_questions']} questions)"
         if entry.get("runs"):
             extra += f"; pre-computed run(s) {', '.join(map(str, entry['runs']))}"
+        if entry.get("split"):
+            s = entry["split"]
+            extra += f"; dev / held-out split {s['dev']} / {s['heldout']} groups (seed {s['seed']})"
         typer.echo(f"{task}: {what}{extra}")
+        for p in entry.get("problems", []):
+            typer.echo(f"! {task}: pre-computed run not loaded — {p}", err=True)
 
 
 @app.command("import")

@@ -35,7 +35,9 @@ def enabled() -> bool:
     return os.environ.get("CHECKEVAL_DEMO_INSTRUCTION", "1") != "0"
 
 
-def load_instruction_demo(db: sqlite_utils.Database) -> dict[str, Any]:
+def load_instruction_demo(db: sqlite_utils.Database,
+                          bundles: list[tuple[str, dict[str, Any]]] | None = None
+                          ) -> dict[str, Any]:
     """Create whatever part of the ``alpacaeval-demo`` task is missing; returns what was done."""
     from checkeval_core.annotation.preferences import import_ratings
     from checkeval_core.checklists.instance import import_group_checklists
@@ -56,11 +58,12 @@ def load_instruction_demo(db: sqlite_utils.Database) -> dict[str, Any]:
         entry["version"] = freeze(db, TASK, note=NOTE, kind="instance")
     if not db.execute("SELECT 1 FROM system_rating WHERE task_id = ?", [tid]).fetchone():
         entry["ratings"] = import_ratings(db, TASK, path=data_dir() / RATINGS_FILE)
-    entry["runs"] = _runs(db)
+    entry["runs"] = _runs(db, bundles)
     return entry
 
 
-def _runs(db: sqlite_utils.Database) -> list[int]:
+def _runs(db: sqlite_utils.Database,
+          bundles: list[tuple[str, dict[str, Any]]] | None = None) -> list[int]:
     """The shipped run bundles of this task, loaded the way every demo task's are
-    (``CHECKEVAL_DEMO_RUNS=0`` skips them)."""
-    return demo_runs(db, TASK)
+    (``CHECKEVAL_DEMO_RUNS=0`` skips them; ``bundles``: already read)."""
+    return demo_runs(db, TASK, bundles)

@@ -2,7 +2,11 @@
 
 ``load_demo`` is idempotent: tasks already present are left as they are. It also imports the
 published checklists into the demo tasks and freezes
-them as version 1, so a run works on the demo right away.
+them as version 1, so a run works on the demo right away. Then it loads the shipped runs
+(:mod:`checkeval_core.demo.runs`; ``CHECKEVAL_DEMO_RUNS=0`` skips this part): importing them
+creates the versions they were made on (2: the authors' seed questions; 3: version 2 pruned on
+dev documents), and the SummEval and Topical-Chat tasks get the demo's dev / held-out split
+when they have none, so the versions view and the run comparison have content at once.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from checkeval_core.checklists import versions
 from checkeval_core.config import data_dir
 from checkeval_core.datasets import import_file
 from checkeval_core.demo.instruction import TASK, enabled, load_instruction_demo
-from checkeval_core.demo.runs import demo_runs
+from checkeval_core.demo.runs import demo_runs, demo_split, shipped_bundles
+from checkeval_core.demo.runs import enabled as runs_enabled
 
 DEMO_TASKS = [
     # (task name, kind, data file, checklist file)
@@ -40,6 +45,7 @@ def demo_loaded(db: sqlite_utils.Database) -> bool:
 def load_demo(db: sqlite_utils.Database) -> dict[str, Any]:
     """Create the demo tasks that are missing; returns what was done per task."""
     done: dict[str, Any] = {}
+    bundles = shipped_bundles() if runs_enabled() else []
     for name, kind, data_file, checklist in DEMO_TASKS:
         entry: dict[str, Any] = {}
         exists = db.execute("SELECT 1 FROM task WHERE name = ?", [name]).fetchone()
@@ -57,8 +63,15 @@ def load_demo(db: sqlite_utils.Database) -> dict[str, Any]:
             entry["version"] = versions.freeze(
                 db, name, note="CheckEval authors' published checklist (seed + "
                                "diversification + elaboration)")
-        entry["runs"] = demo_runs(db, name)
+        problems: list[str] = []
+        entry["runs"] = demo_runs(db, name, bundles, problems)
+        if problems:
+            entry["problems"] = problems
+        split = demo_split(db, name)
+        if split is not None:
+            entry["split"] = {"dev": len(split["dev"]), "heldout": len(split["heldout"]),
+                              "seed": split["seed"]}
         done[name] = entry
     if enabled():
-        done[TASK] = load_instruction_demo(db)
+        done[TASK] = load_instruction_demo(db, bundles)
     return done

@@ -3,11 +3,20 @@ text), so runs made elsewhere — or the demo's pre-computed embedded-judge runs
 into another database and analysed at once.
 
 Import is atomic (every row is checked first; the run, its answers and its scores are written
-in one transaction) and de-duplicated by the bundle's content hash, not its file name. It
-checks that the task holds a frozen checklist version with the same content hash as the
-bundle's; every answer is mapped to that version's questions by (dimension, sub-dimension,
-text) and to items by their ids; p(Yes) must be a finite number in [0, 1] or null. Errors
-name the row and field (``answers[1951].p_yes``). Scores are recomputed.
+in one transaction) and de-duplicated by the bundle's content hash, not its file name. The
+run's frozen checklist version is found in the task by its content hash; every answer is mapped
+to that version's questions by (dimension, sub-dimension, text) and to items by their ids;
+p(Yes) must be a finite number in [0, 1] or null. Errors name the row and field
+(``answers[1951].p_yes``). Scores are recomputed.
+
+A bundle also carries its version's content (``checklist``: number, kind, note and questions
+as ``[dimension, sub_dimension, text(, group_id)]``), so it loads into a database that never
+froze that version: when the task has no version with the bundle's ``checklist_hash``, the
+version is frozen, inside the import's transaction, from the task's kept questions with those
+keys — every one must be there, and the recomputed hash must equal ``checklist_hash``, or
+nothing is written. The new version gets the task's next number (the bundle's number is where
+it came from, not a claim on a number). Bundles without ``checklist`` (older files) need the
+version to exist, as before.
 """
 
 from __future__ import annotations
@@ -20,6 +29,8 @@ from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.checklists.editing import questions as task_questions
+from checkeval_core.checklists.versions import build_content, content_hash, freeze
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.runs.options import check_params
 from checkeval_core.runs.registry import METHODS
@@ -33,8 +44,8 @@ def export_bundle(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
     run = get_run(db, run_id)
     if run["status"] != "completed":
         raise ValueError(f"run {run_id} is {run['status']}: only completed runs are bundled")
-    v = db.execute("SELECT hash FROM checklist_version WHERE id = ?",
-                   [run["checklist_version_id"]]).fetchone()
+    v = db.execute("SELECT hash, version, kind, note, content FROM checklist_version WHERE "
+                   "id = ?", [run["checklist_version_id"]]).fetchone()
     answers = rows(db, "SELECT i.item_id, a.dimension, s.name AS sub_dimension, q.text AS "
                        "question, a.unit, a.verdict, a.p_yes, a.value, a.mode, a.raw, a.error "
                        "FROM answer a JOIN item i ON i.id = a.item_id LEFT JOIN question q ON "
@@ -46,9 +57,17 @@ def export_bundle(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
             "method": run["method"],
             "params": {k: x for k, x in run["params"].items() if k not in ("bundle", "bundle_hash")},
             "checklist_hash": v[0],
+            "checklist": {"version": v[1], "kind": v[2], "note": v[3] or "",
+                          "questions": [_question_key(q) for q in loads(v[4])["questions"]]},
             "scoring_mode": run["scoring_mode"], "tokens_in": run["tokens_in"],
             "tokens_out": run["tokens_out"], "started_at": run["started_at"],
             "finished_at": run["finished_at"], "answers": answers, "seal_units": units}
+
+
+def _question_key(q: dict[str, Any]) -> list[Any]:
+    """A version's question as a bundle carries it: what identifies it in any database."""
+    key = [q["dimension"], q["sub_dimension"], q["text"]]
+    return key + [q["group_id"]] if q.get("group_id") else key
 
 
 class BundleError(ValueError):
@@ -123,6 +142,8 @@ def validate_bundle(bundle: Any) -> None:
             raise BundleError(f"bundle.{key}: expected a whole number ≥ 0, got {_show(v)}")
     for key in ("scoring_mode", "started_at", "finished_at"):
         _text(bundle, key, "bundle", nullable=True, required=False)
+    if "checklist" in bundle:
+        _validate_checklist(bundle["checklist"])
     answers = bundle.get("answers")
     if not isinstance(answers, list):
         raise BundleError("bundle.answers: missing or not a list")
@@ -153,6 +174,34 @@ def validate_bundle(bundle: Any) -> None:
         pos = u.get("position")
         if isinstance(pos, bool) or not isinstance(pos, int):
             raise BundleError(f"{where}.position: expected a whole number, got {_show(pos)}")
+
+
+KINDS = ("global", "instance")
+
+
+def _validate_checklist(c: Any) -> None:
+    where = "bundle.checklist"
+    if not isinstance(c, dict):
+        raise BundleError(f"{where}: expected an object, got {type(c).__name__}")
+    if c.get("kind", "global") not in KINDS:
+        raise BundleError(f"{where}.kind: {_show(c.get('kind'))} is not one of "
+                          f"{', '.join(KINDS)}")
+    _text(c, "note", where, nullable=True, required=False)
+    n = c.get("version")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise BundleError(f"{where}.version: expected a whole number ≥ 1, got {_show(n)}")
+    qs = c.get("questions")
+    if not isinstance(qs, list) or not qs:
+        raise BundleError(f"{where}.questions: expected a non-empty list")
+    for k, q in enumerate(qs):
+        at = f"{where}.questions[{k}]"
+        if not isinstance(q, list) or len(q) not in (3, 4):
+            raise BundleError(f"{at}: expected [dimension, sub_dimension, text(, group_id)], "
+                              f"got {_show(q)}")
+        if not (isinstance(q[0], str) and (q[1] is None or isinstance(q[1], str))
+                and all(isinstance(x, str) for x in q[2:])):
+            raise BundleError(f"{at}: dimension, text and group id must be text, "
+                              f"sub_dimension text or null; got {_show(q)}")
 
 
 def read_bundle_file(path: str | Path) -> dict[str, Any]:
@@ -214,12 +263,18 @@ def import_bundle_info(db: sqlite_utils.Database, bundle: Any, name: str = "",
         db.execute("DELETE FROM run WHERE id = ?", [old])  # an empty leftover: import again
     v = db.execute("SELECT id, content FROM checklist_version WHERE task_id = ? AND hash = ?",
                    [tid, bundle["checklist_hash"]]).fetchone()
-    if v is None:
+    plan = None
+    if v is not None:
+        version_questions = loads(v[1])["questions"]
+    elif "checklist" in bundle:
+        plan = _version_plan(db, task, bundle["checklist"], bundle["checklist_hash"])
+        version_questions = plan["questions"]
+    else:
         raise NotFound(f"task {task!r} has no checklist version with hash "
                        f"{bundle['checklist_hash'][:12]}… (the bundle's checklist)")
     # a per-query question is found within its item's query (two queries may share a text)
     qmap = {(q["dimension"], q["sub_dimension"], q["text"], q.get("group_id") or ""): q["id"]
-            for q in loads(v[1])["questions"]}
+            for q in version_questions}
     items, group_of = {}, {}
     for r in db.execute("SELECT item_id, id, group_id FROM item WHERE task_id = ?", [tid]):
         items[r[0]], group_of[r[0]] = r[1], r[2]
@@ -258,6 +313,13 @@ def import_bundle_info(db: sqlite_utils.Database, bundle: Any, name: str = "",
         params["bundle"] = name
     now = now_iso()
     with transaction(db):
+        if plan is not None:  # the version joins this transaction: no version without its run
+            made = freeze(db, task, note=plan["note"], kind=plan["kind"],
+                          exclude=plan["exclude"])
+            if made["hash"] != bundle["checklist_hash"]:  # the same content as checked above
+                raise BundleError("bundle.checklist: the frozen version's hash changed while "
+                                  "importing; nothing was written")
+            v = (made["id"],)
         rid = db.execute(
             "INSERT INTO run (task_id, checklist_version_id, judge_spec, method, params, "
             "item_ids, status, progress_done, progress_total, tokens_in, tokens_out, "
@@ -276,6 +338,52 @@ def import_bundle_info(db: sqlite_utils.Database, bundle: Any, name: str = "",
             "VALUES (?,?,?,?,?,?,?)", [[rid, *u] for u in unit_rows])
         compute_scores(db, rid)  # joins this transaction: no run without its scores
     return {"run": rid, "created": True, "repaired": False}
+
+
+def _version_plan(db: sqlite_utils.Database, task: str, checklist: dict[str, Any],
+                  digest: str) -> dict[str, Any]:
+    """How to freeze the bundle's version from ``task``'s kept questions, checked before
+    anything is written: ``{"kind", "note", "exclude", "questions"}`` (``questions``: the
+    version's content, with this database's question ids). Raises :class:`NotFound` naming
+    the questions the task does not keep, :class:`BundleError` when the rebuilt content does
+    not hash to ``digest``."""
+    kind = checklist.get("kind") or "global"
+
+    def key(dim: Any, sub: Any, text: Any, group: Any = "") -> tuple[str, str, str, str]:
+        return (dim or "", sub or "", text, group or "")
+
+    kept: dict[tuple[str, str, str, str], int] = {}
+    other: dict[tuple[str, str, str, str], str] = {}
+    kept_ids: list[int] = []
+    for q in task_questions(db, task, instance=(kind == "instance")):
+        k = key(q["dimension"], q["sub_dimension"], q["text"], q.get("group_id"))
+        if q["status"] == "kept":
+            kept_ids.append(q["id"])
+            kept.setdefault(k, q["id"])  # a duplicate text: one of them stands for it
+        else:
+            other.setdefault(k, q["status"])
+    wanted = [key(*q) for q in checklist["questions"]]
+    missing = [k for k in wanted if k not in kept]
+    if missing:
+        shown = "; ".join(f"[{k[0]}/{k[1]}] {k[2]!r}"
+                          + (f" (query {k[3]})" if k[3] else "")
+                          + (f" (there, but {other[k]})" if k in other else "")
+                          for k in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise NotFound(f"task {task!r} has no checklist version with hash {digest[:12]}… and "
+                       f"cannot freeze it: {len(missing)} of the bundle's {len(wanted)} "
+                       f"checklist questions are not kept questions of the task: {shown}{more}")
+    chosen = {kept[k] for k in wanted}
+    exclude = [i for i in kept_ids if i not in chosen]
+    content = build_content(db, task, kind, exclude=exclude)
+    h = content_hash(content["questions"])
+    if h != digest:
+        raise BundleError(f"bundle.checklist: the task's questions with these keys make a "
+                          f"version with hash {h[:12]}…, not the bundle's {digest[:12]}… "
+                          "(a question of the version is tied to an item of the database it "
+                          "came from, or the file was edited); nothing was written")
+    return {"kind": kind, "note": checklist.get("note") or "", "exclude": exclude,
+            "questions": content["questions"]}
 
 
 def import_bundle(db: sqlite_utils.Database, bundle: Any, name: str = "",
