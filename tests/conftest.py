@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers import (  # noqa: F401 - fake_demo_runs: imported from here by some tests
+    APP,
+    REPO,
+    demo_template,
+    fake_demo_runs,
+    make_runs_task,
+    restore,
+)
+
 # Tests start from the demo's data and checklists without its pre-computed runs (run ids
 # then start at 1); tests/test_demo_runs.py checks those runs explicitly.
 os.environ["CHECKEVAL_DEMO_RUNS"] = "0"
@@ -39,20 +47,26 @@ def db(db_path):
     d.close()
 
 
-def fake_demo_runs(db, limit: int) -> list[int]:
-    """The demo loaded, then one finished ``fake`` run per method (rocketeval, checkeval) on
-    the first ``limit`` SummEval demo items; their run ids."""
-    from checkeval_core.demo import load_demo
-    from checkeval_core.runs import create_run, execute_run
-    from checkeval_core.store import db_path as path_of
+@pytest.fixture(scope="session")
+def demo_template_path() -> Path:
+    """The demo database (``load_demo`` with the settings above), built once per session;
+    never write to it: use ``demo_db``."""
+    return demo_template()
 
-    load_demo(db)
-    ids = []
-    for m in ("rocketeval", "checkeval"):
-        rid = create_run(db, "summeval-demo", "fake", m, limit=limit)
-        execute_run(path_of(db), rid)
-        ids.append(rid)
-    return ids
+
+@pytest.fixture
+def demo_db(db, demo_template_path):
+    """``db`` with the demo loaded: a copy of the session's demo database."""
+    restore(demo_template_path, db)
+    return db
+
+
+@pytest.fixture
+def task(db, tmp_path) -> str:
+    """Task ``t``: 3 documents x 3 systems with human scores and a frozen seed checklist."""
+    return make_runs_task(db, tmp_path)
+
+
 
 
 def free_port() -> int:
@@ -129,8 +143,6 @@ def page(browser):
     yield pg
     ctx.close()
 
-
-APP = str(REPO / "app.py")
 
 
 def open_app_page(page_path: str, timeout: int = 180):

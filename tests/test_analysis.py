@@ -9,7 +9,7 @@ import pytest
 
 from checkeval_core.analysis.report import analyze_runs, question_diagnostics, send_to_review
 from checkeval_core.checklists.editing import questions
-from tests.conftest import fake_demo_runs
+from tests.helpers import fake_demo_runs
 
 LEVEL_KEYS = {"spearman", "kendall", "pearson", "n"}
 

@@ -12,9 +12,9 @@ from checkeval_core.annotation.files import (
     export_annotations,
     import_annotations,
 )
-from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path
+from tests.helpers import load_demo_copy
 
 
 def qtext(db, i):
@@ -23,7 +23,7 @@ def qtext(db, i):
 
 
 def test_import_errors_are_atomic(db, tmp_path):
-    load_demo(db)
+    load_demo_copy(db)
     q0 = qtext(db, 0)
     bad = tmp_path / "a.csv"
     bad.write_text("annotator,item_id,question,answer\n"
@@ -41,7 +41,7 @@ def test_import_errors_are_atomic(db, tmp_path):
 
 
 def test_agreement_hand_computed(db, tmp_path):
-    load_demo(db)
+    load_demo_copy(db)
     rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=2)
     execute_run(db_path(db), rid)
     verdicts = {(r[0], r[1]): r[2] for r in db.execute(

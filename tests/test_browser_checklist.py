@@ -7,10 +7,11 @@ import sys
 
 import pytest
 
+from tests.helpers import run_cli
+
 
 def cli(db, *args):
-    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db), *args],
-                          capture_output=True, text=True, check=True, timeout=120).stdout
+    return run_cli(list(args), db=db, check=True).stdout
 
 
 def idle(page):

@@ -11,15 +11,16 @@ from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.bundle import export_bundle, import_bundle
 from checkeval_core.runs.score_read import run_scores
 from checkeval_core.store import NotFound, db_path, open_db
+from tests.helpers import load_demo_copy, run_cli
 
 
 def test_bundle_round_trip(db, tmp_path):
-    load_demo(db)
+    load_demo_copy(db)
     rid = create_run(db, "summeval-demo", "fake", "seal", limit=2)
     execute_run(db_path(db), rid)
     b = json.loads(json.dumps(export_bundle(db, rid)))
     other = open_db(tmp_path / "other.db")
-    load_demo(other)
+    load_demo_copy(other)
     new = import_bundle(other, b, name="x.json")
     assert import_bundle(other, b, name="x.json") == new  # imported once
     key = ("item_id", "dimension", "aggregation", "value")
@@ -88,13 +89,12 @@ def demo_db(demo_template, tmp_path):
 
 
 def cli(db_path, *args):
-    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), *args],
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(list(args), db=db_path)
 
 
 @pytest.mark.parametrize("bad", [7.5, -3, float("nan"), "abc", True])
 def test_bad_p_yes_on_last_row_writes_nothing(db, bad):
-    load_demo(db)
+    load_demo_copy(db)
     b = demo_bundle()
     assert len(b["answers"]) == 1952
     b["answers"][-1]["p_yes"] = bad

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tests.test_rankings import build_ranking_task
+from tests.helpers import build_ranking_task
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 

@@ -54,7 +54,7 @@ def test_kill_remote_run_with_slow_request_then_resume(tmp_path):
     """A remote judge with concurrency 4; one request hangs while the others of the item come
     back. SIGKILL the run while it hangs: every response that arrived is in ``llm_cache``, so
     the resumed run sends the server only the one that never got an answer."""
-    from tests.test_judge_keys import ScriptedServer
+    from tests.helpers import ScriptedServer
 
     db = tmp_path / "r.db"
     base = [sys.executable, "-m", "checkeval_core", "--db", str(db)]
