@@ -2,14 +2,12 @@
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 
 from checkeval_core.analysis.report import analyze_runs, question_diagnostics, send_to_review
 from checkeval_core.checklists.editing import questions
-from tests.helpers import fake_demo_runs
+from tests.helpers import fake_demo_runs, run_cli
 
 LEVEL_KEYS = {"spearman", "kendall", "pearson", "n"}
 
@@ -52,30 +50,29 @@ def test_diagnostics_and_send_to_review(db, two_runs):
 
 def test_cli_analyze_json(tmp_path):
     dbf = tmp_path / "c.db"
-    base = [sys.executable, "-m", "checkeval_core", "--db", str(dbf)]
-    subprocess.run([*base, "demo"], check=True, capture_output=True, timeout=120)
-    r = subprocess.run([*base, "run", "--task", "topical-chat-demo", "--judge", "fake",
-                        "--method", "geval", "--json", "--quiet"], capture_output=True,
-                       text=True, timeout=300)
+    base = ["--db", str(dbf)]
+    run_cli([*base, "demo"], check=True)
+    r = run_cli([*base, "run", "--task", "topical-chat-demo", "--judge", "fake",
+                 "--method", "geval", "--json", "--quiet"])
     rid = json.loads(r.stdout)["run"]
-    out = json.loads(subprocess.run([*base, "analyze", "--run", str(rid), "--bootstrap", "10",
-                                     "--json"], capture_output=True, text=True,
-                                    check=True).stdout)
+    out = json.loads(run_cli([*base, "analyze", "--run", str(rid), "--bootstrap", "10",
+                              "--json"],
+                             check=True).stdout)
     dims = out["runs"][str(rid)]["dimensions"]
     assert set(dims) == {"coherence", "engagingness", "groundedness", "naturalness"}
     assert dims["coherence"]["dataset_level"]["n"] == 72
     metric = tmp_path / "m.csv"
     metric.write_text("item_id,coherence\n" + "".join(f"tc-{i:03d},{i % 5}\n" for i in range(72)))
-    r = subprocess.run([*base, "analyze", "--task", "topical-chat-demo", "--metric-file",
-                        str(metric), "--bootstrap", "0", "--json"], capture_output=True, text=True)
+    r = run_cli([*base, "analyze", "--task", "topical-chat-demo", "--metric-file",
+                 str(metric), "--bootstrap", "0", "--json"])
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)
     assert set(m) == {"dimensions", "average"}
     assert LEVEL_KEYS <= set(m["dimensions"]["coherence"]["sample_level"])
     bad = tmp_path / "bad.csv"
     bad.write_text("item_id,coherence\nnope,1\n")
-    r = subprocess.run([*base, "analyze", "--task", "topical-chat-demo", "--metric-file",
-                        str(bad), "--json"], capture_output=True, text=True)
+    r = run_cli([*base, "analyze", "--task", "topical-chat-demo", "--metric-file",
+                 str(bad), "--json"])
     assert r.returncode == 2 and "bad.csv, line 2, field 'item_id'" in r.stderr
 
 

@@ -1,8 +1,6 @@
 """Human answers: atomic import with clear errors, export, agreement (hand-computed)."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -14,7 +12,7 @@ from checkeval_core.annotation.files import (
 )
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path
-from tests.helpers import load_demo_copy
+from tests.helpers import load_demo_copy, run_cli
 
 
 def qtext(db, i):
@@ -85,10 +83,9 @@ def rows_equal_kappa(k):
 
 def test_cli_agreement_json(tmp_path):
     dbf = tmp_path / "c.db"
-    base = [sys.executable, "-m", "checkeval_core", "--db", str(dbf)]
-    subprocess.run([*base, "demo"], check=True, capture_output=True, timeout=120)
-    r = subprocess.run([*base, "agreement", "--task", "summeval-demo", "--json"],
-                       capture_output=True, text=True, check=True)
+    base = ["--db", str(dbf)]
+    run_cli([*base, "demo"], check=True)
+    r = run_cli([*base, "agreement", "--task", "summeval-demo", "--json"], check=True)
     out = json.loads(r.stdout)
     assert out == {"human_human": {"krippendorff_alpha": None, "fleiss_kappa": None,
                                    "n_units": 0}, "human_judge": {}}

@@ -1,8 +1,6 @@
 """Run bundles: export a finished run, import it into another database, same scores."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -34,24 +32,22 @@ def test_bundle_round_trip(db, tmp_path):
 def test_bundle_cli(tmp_path):
     a, b = tmp_path / "a.db", tmp_path / "b.db"
     for d in (a, b):
-        subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(d), "demo"],
-                       check=True, capture_output=True, timeout=120)
-    subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(a), "run", "--task",
-                    "topical-chat-demo", "--judge", "fake", "--method", "rocketeval", "--limit",
-                    "2", "--quiet"], check=True, capture_output=True, timeout=120)
+        run_cli(["--db", str(d), "demo"],
+                check=True)
+    run_cli(["--db", str(a), "run", "--task",
+             "topical-chat-demo", "--judge", "fake", "--method", "rocketeval", "--limit",
+             "2", "--quiet"], check=True)
     out = tmp_path / "r.json"
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(a), "bundle",
-                        "export", "--run", "1", "--out", str(out)], capture_output=True,
-                       text=True)
+    r = run_cli(["--db", str(a), "bundle",
+                 "export", "--run", "1", "--out", str(out)])
     assert r.returncode == 0 and "216 answers" in r.stdout, r.stderr
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(b), "bundle",
-                        "import", str(out)], capture_output=True, text=True)
+    r = run_cli(["--db", str(b), "bundle",
+                 "import", str(out)])
     assert r.returncode == 0 and "imported" in r.stdout, r.stderr
 
 
 # --- integrity (issue 13, item 9) -----------------------------------------------------------
 
-import os  # noqa: E402
 
 from checkeval_core.config import data_dir  # noqa: E402
 from checkeval_core.runs.bundle import BundleError, import_bundle_info  # noqa: E402
@@ -224,9 +220,8 @@ def test_demo_repairs_a_run_left_without_scores(db_path, monkeypatch):
     p.pop("bundle_hash", None)
     d.execute("UPDATE run SET params = ? WHERE id = ?", [json.dumps(p), rid])
     d.execute("DELETE FROM score WHERE run_id = ?", [rid])
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), "demo"],
-                       capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "CHECKEVAL_DEMO_RUNS": "1"})
+    r = run_cli(["--db", str(db_path), "demo"],
+                env={"CHECKEVAL_DEMO_RUNS": "1"})
     assert r.returncode == 0, r.stderr
     assert counts(d) == (1, 1952, n_scores)  # repaired in place, not imported twice
     assert import_bundle_info(d, demo_bundle(), name="x.json") == {

@@ -13,7 +13,7 @@ from checkeval_core.annotation import pairwise as PW
 from checkeval_core.annotation.preferences import human_data_stamp, import_preferences
 from checkeval_core.store import NotFound
 from tests.helpers import DUEL_SYSTEMS as SYSTEMS
-from tests.helpers import PREFS_CSV, build_ranking_task, small_task
+from tests.helpers import PREFS_CSV, build_ranking_task, run_cli, small_task
 from tests.helpers import RANKING_TASK as TASK
 
 
@@ -166,8 +166,6 @@ def test_app_votes_count_beside_imported_ones(db):
 
 def test_export_cli_round_trips_app_votes(db, db_path, tmp_path):
     import csv
-    import subprocess
-    import sys
 
     from checkeval_core.store import open_db
 
@@ -177,9 +175,9 @@ def test_export_cli_round_trips_app_votes(db, db_path, tmp_path):
     import_preferences(db, "duel", data=b"group_id,item_a,item_b,winner\nq2,s1,s2,b\n",
                        filename="imported.csv")
     out = tmp_path / "votes.csv"
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path),
-                        "preferences", "export", "--task", "duel", "--out", str(out),
-                        "--source", "app"], capture_output=True, text=True, timeout=120)
+    r = run_cli(["--db", str(db_path),
+                 "preferences", "export", "--task", "duel", "--out", str(out),
+                 "--source", "app"])
     assert r.returncode == 0, r.stderr
     assert "wrote 2 votes" in r.stdout
     got = list(csv.DictReader(out.open()))

@@ -13,7 +13,7 @@ from checkeval_core.runs.export import run_rows
 from checkeval_core.runs.methods import sentence_pairs, sentences
 from checkeval_core.store import db_path
 from checkeval_core.tasks import items
-from tests.helpers import CHECKLIST, load_demo_copy, run, scores_of
+from tests.helpers import CHECKLIST, load_demo_copy, run, run_cli, scores_of
 
 QS = {d: [q for s in v["sub_dimensions"].values() for q in s["seed"]]
       for d, v in CHECKLIST.items()}
@@ -144,25 +144,18 @@ def test_prompt_layout_options(db, task):
 
 
 def test_cli_run_param(tmp_path):
-    import subprocess
-    import sys
-
-    env = {**__import__("os").environ, "CHECKEVAL_DB": str(tmp_path / "c.db"),
-           "CHECKEVAL_DEMO_RUNS": "0"}
-    subprocess.run([sys.executable, "-m", "checkeval_core", "demo"], env=env, check=True,
-                   capture_output=True)
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "run", "--task", "summeval-demo",
-                        "--judge", "fake", "--limit", "1", "--param", "include_reference=true",
-                        "--json", "--quiet"], env=env, capture_output=True, text=True)
+    env = {"CHECKEVAL_DB": str(tmp_path / "c.db"), "CHECKEVAL_DEMO_RUNS": "0"}
+    run_cli(["demo"], env=env, check=True)
+    r = run_cli(["run", "--task", "summeval-demo", "--judge", "fake", "--limit", "1", "--param",
+                 "include_reference=true", "--json", "--quiet"], env=env)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert set(out) == {"run", "status", "n_answers"}  # the issue-5 contract, unchanged
     from checkeval_core.runs.jobs import get_run
     from checkeval_core.store import open_db
     assert get_run(open_db(tmp_path / "c.db"), out["run"])["params"]["include_reference"] is True
-    bad = subprocess.run([sys.executable, "-m", "checkeval_core", "run", "--task",
-                          "summeval-demo", "--judge", "fake", "--param", "colour=red"],
-                         env=env, capture_output=True, text=True)
+    bad = run_cli(["run", "--task", "summeval-demo", "--judge", "fake", "--param", "colour=red"],
+                  env=env)
     assert bad.returncode != 0 and "'colour': unknown option" in bad.stderr
 
 
