@@ -2,16 +2,14 @@
 
 import json
 
-import pytest
-
 from checkeval_core.config import data_dir
 from tests.helpers import run_cli
 
 BUNDLES = sorted((data_dir() / "demo_runs").glob("*.json"))
 
 
-@pytest.mark.skipif(not BUNDLES, reason="data/demo_runs has no bundle")
 def test_demo_loads_precomputed_runs(tmp_path, monkeypatch):
+    assert BUNDLES, "data/demo_runs has no bundle (scripts/make_demo_runs.sh makes them)"
     monkeypatch.setenv("CHECKEVAL_DEMO_RUNS", "1")
     dbf = tmp_path / "d.db"
     base = ["--db", str(dbf)]
