@@ -30,6 +30,14 @@ os.environ["CHECKEVAL_DEMO_INSTRUCTION"] = "0"
 CHROMIUM = "/usr/bin/chromium"
 
 
+def pytest_collection_modifyitems(config, items):
+    """Browser and embedded-model tests are slow by nature (a Streamlit server and Chromium,
+    or a real model): mark them so ``-m 'not slow'`` leaves them out of a quick loop."""
+    for item in items:
+        if item.get_closest_marker("browser") or item.get_closest_marker("embedded"):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def db_path(tmp_path, monkeypatch) -> Path:
     """A fresh database path, also exported as CHECKEVAL_DB for code that uses the default."""

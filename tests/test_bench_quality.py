@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from checkeval_core.config import data_dir
 from tests.helpers import run_cli
 
@@ -69,6 +71,7 @@ def test_format_table_shows_undefined_cells_as_dash():
     assert "0.50/0.25" in next(x for x in text.splitlines() if "mean_p_yes" in x)
 
 
+@pytest.mark.slow  # two full fake runs with bootstrap: 15-28 s on 2 cores
 def test_bench_quality_member_with_its_own_options(tmp_path):
     """``--member "SPEC KEY=VALUE"``: another prompt layout of the same judge joins the
     ensemble as its own run."""

@@ -8,7 +8,12 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from checkeval_core.store import open_db
+
+# real processes killed and restarted: 10-15 s each on 2 cores
+pytestmark = pytest.mark.slow
 
 
 def test_sigkill_and_resume(tmp_path):
