@@ -15,6 +15,7 @@ import pytest
 from tests.helpers import (  # noqa: F401 - fake_demo_runs: imported from here by some tests
     APP,
     REPO,
+    copy_db,
     demo_template,
     fake_demo_runs,
     make_runs_task,
@@ -60,6 +61,12 @@ def demo_template_path() -> Path:
     """The demo database (``load_demo`` with the settings above), built once per session;
     never write to it: use ``demo_db``."""
     return demo_template()
+
+
+@pytest.fixture
+def demo_db_path(tmp_path, demo_template_path) -> Path:
+    """A file copy of the session's demo database (for tests that hand a path to the CLI)."""
+    return copy_db(demo_template_path, tmp_path / "demo.db")
 
 
 @pytest.fixture

@@ -57,8 +57,8 @@ class CliResult:
 
 def run_cli(args: list[str], db: str | Path | None = None, env: dict[str, str | None] | None = None,
             input: str | None = None, check: bool = False) -> CliResult:
-    """Run ``checkeval ARGS`` in this process with typer's ``CliRunner`` (no interpreter start,
-    no re-import: ~50x cheaper than a subprocess). ``db`` is passed as ``--db`` before the
+    """Run ``checkeval ARGS`` in this process with typer's ``CliRunner`` (no interpreter to
+    start, nothing to re-import: a fraction of a subprocess's cost). ``db`` is passed as ``--db`` before the
     arguments; a ``--db`` after the subcommand is hoisted the way the console script does.
     ``env`` sets (or, with ``None``, unsets) variables for the call only; the ``--db``
     callback's write to ``CHECKEVAL_DB`` is undone afterwards too. An unexpected exception
@@ -98,6 +98,7 @@ def cli(db_path, *args, env: dict[str, str | None] | None = None, input: str | N
 # each distinct database is built once per test process into a template file and restored into
 # the test's own (empty) database with SQLite's backup API, which replaces its whole content.
 _TEMPLATES: dict[tuple, Path] = {}
+_RESULTS: dict[Path, object] = {}  # what the builder returned, per template
 _TEMPLATE_DIR: Path | None = None
 DEMO_ENV = ("CHECKEVAL_DEMO_RUNS", "CHECKEVAL_DEMO_INSTRUCTION")
 
@@ -121,9 +122,6 @@ def _template(key: tuple, build) -> Path:
         _TEMPLATES[key] = path
         _RESULTS[path] = result
     return _TEMPLATES[key]
-
-
-_RESULTS: dict[Path, object] = {}
 
 
 def restore(template: Path, db) -> None:

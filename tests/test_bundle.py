@@ -64,26 +64,6 @@ def counts(d) -> tuple[int, int, int]:
                  for t in ("run", "answer", "score"))
 
 
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory):
-    """A database with the demo tasks and checklists (no runs), made once per module."""
-    p = tmp_path_factory.mktemp("tpl") / "demo.db"
-    d = open_db(p)
-    load_demo(d)
-    d.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    d.close()
-    return p
-
-
-@pytest.fixture
-def demo_db(demo_template, tmp_path):
-    import shutil
-
-    p = tmp_path / "d.db"
-    shutil.copy(demo_template, p)
-    return p
-
-
 def cli(db_path, *args):
     return run_cli(list(args), db=db_path)
 
@@ -104,8 +84,8 @@ def test_bad_p_yes_on_last_row_writes_nothing(db, bad):
                       [rid]).fetchone()[0] is None
 
 
-def test_cli_bad_row_exit_2_names_file_row_field(demo_db, tmp_path):
-    db_path = demo_db
+def test_cli_bad_row_exit_2_names_file_row_field(demo_db_path, tmp_path):
+    db_path = demo_db_path
     b = demo_bundle()
     b["answers"][1951]["p_yes"] = 7.5
     f = tmp_path / "broken.json"
@@ -116,8 +96,8 @@ def test_cli_bad_row_exit_2_names_file_row_field(demo_db, tmp_path):
     assert counts(open_db(db_path)) == (0, 0, 0)  # old code: a run with 1,952 answers
 
 
-def test_dedup_by_content_not_name(demo_db, tmp_path):
-    db_path = demo_db
+def test_dedup_by_content_not_name(demo_db_path, tmp_path):
+    db_path = demo_db_path
     b = demo_bundle()
     (tmp_path / "one").mkdir()
     (tmp_path / "two").mkdir()
@@ -179,9 +159,9 @@ def _mutations():
 
 
 @pytest.mark.parametrize("case", list(_mutations()))
-def test_malformed_variants_exit_2_nothing_written(demo_db, tmp_path, case):
+def test_malformed_variants_exit_2_nothing_written(demo_db_path, tmp_path, case):
     fn, needle = _mutations()[case]
-    db_path = demo_db
+    db_path = demo_db_path
     f = tmp_path / f"{case}.json"
     f.write_text(json.dumps(fn(demo_bundle())))
     r = cli(db_path, "bundle", "import", str(f))
@@ -197,8 +177,8 @@ def test_malformed_variants_exit_2_nothing_written(demo_db, tmp_path, case):
     ("binary.json", b"\xff\xfe\x00garbage"),
     ("empty.json", b""),
 ])
-def test_unreadable_files_exit_2(demo_db, tmp_path, name, data):
-    db_path = demo_db
+def test_unreadable_files_exit_2(demo_db_path, tmp_path, name, data):
+    db_path = demo_db_path
     f = tmp_path / name
     f.write_bytes(data)
     r = cli(db_path, "bundle", "import", str(f))

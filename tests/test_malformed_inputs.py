@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.helpers import copy_db
+
 DEEP = "[" * 100_000 + "]" * 100_000
 ROW = '{"id": "9", "output": "x"}'
 Q1, Q2 = "Is the output clear?", "Is the output correct?"
@@ -262,16 +264,6 @@ def base(tmp_path_factory) -> dict[str, Any]:
         else:
             os.environ["CHECKEVAL_DB"] = old
     return {"path": path, "bundle": bundle}
-
-
-def copy_db(src: Path, dst: Path) -> None:
-    """A consistent copy (the base database may still have pages in its WAL file)."""
-    a, b = sqlite3.connect(src), sqlite3.connect(dst)
-    try:
-        a.backup(b)
-    finally:
-        a.close()
-        b.close()
 
 
 def counts(path: Path) -> dict[str, int]:
