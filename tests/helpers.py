@@ -55,11 +55,13 @@ class CliResult:
                                  f"{self.stderr}")
 
 
-def run_cli(args: list[str], db: str | Path | None = None, env: dict[str, str | None] | None = None,
-            input: str | None = None, check: bool = False) -> CliResult:
+def run_cli(args: list[str], db: str | Path | None = None,
+            env: dict[str, str | None] | None = None, input: str | None = None,
+            check: bool = False) -> CliResult:
     """Run ``checkeval ARGS`` in this process with typer's ``CliRunner`` (no interpreter to
-    start, nothing to re-import: a fraction of a subprocess's cost). ``db`` is passed as ``--db`` before the
-    arguments; a ``--db`` after the subcommand is hoisted the way the console script does.
+    start, nothing to re-import: a fraction of a subprocess's cost). ``db`` is passed as
+    ``--db`` before the arguments; a ``--db`` after the subcommand is hoisted the way the
+    console script does.
     ``env`` sets (or, with ``None``, unsets) variables for the call only; the ``--db``
     callback's write to ``CHECKEVAL_DB`` is undone afterwards too. An unexpected exception
     leaves exit code 1 and its traceback on stderr, as a real process would.
@@ -377,13 +379,13 @@ def scores_of(db, rid, agg):
 PROPOSE_GROUPS = [f"g{i}" for i in range(8)]
 PROPOSE_SYSTEMS = ["s1", "s2", "s3", "s4"]
 # a different order of the four human scores in each document
-PROPOSE_PERMS = [[1, 2, 3, 4], [4, 3, 2, 1], [2, 4, 1, 3], [3, 1, 4, 2], [1, 3, 2, 4], [4, 2, 3, 1],
-         [2, 1, 4, 3], [3, 4, 1, 2]]
+PROPOSE_PERMS = [[1, 2, 3, 4], [4, 3, 2, 1], [2, 4, 1, 3], [3, 1, 4, 2], [1, 3, 2, 4],
+                 [4, 2, 3, 1], [2, 1, 4, 3], [3, 4, 1, 2]]
 PROPOSE_HUMAN = {g: PROPOSE_PERMS[i] for i, g in enumerate(PROPOSE_GROUPS)}
 PROPOSE_TEXTS = {"good": "Does the summary state the main event of the source?",
-         "constant": "Is the summary written in English?",
-         "copy": "Does the summary state the main events of the source?",
-         "anti": "Is the summary free of details?"}
+                 "constant": "Is the summary written in English?",
+                 "copy": "Does the summary state the main events of the source?",
+                 "anti": "Is the summary free of details?"}
 
 
 def proposal_values(name: str, h: int) -> float:
@@ -402,8 +404,8 @@ def build_proposal_task(db, human=PROPOSE_HUMAN):
     from checkeval_core.datasets import import_file
     from checkeval_core.store import now_iso, task_id
 
-    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": PROPOSE_SYSTEMS[k], "source": f"doc {g}",
-             "output": f"summary {g} {k}", "human_coherence": h}
+    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": PROPOSE_SYSTEMS[k],
+             "source": f"doc {g}", "output": f"summary {g} {k}", "human_coherence": h}
             for g, hs in human.items() for k, h in enumerate(hs)]
     import_file(db, None, "pt", kind="summarization", filename="items.jsonl",
                 data="\n".join(json.dumps(r) for r in recs).encode())
@@ -460,8 +462,8 @@ def build_versions_task(db):
     from checkeval_core.datasets import import_file
     from checkeval_core.store import task_id
 
-    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": VERSIONS_SYSTEMS[k], "source": f"doc {g}",
-             "output": f"summary {g} {k}", "human_coherence": h}
+    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": VERSIONS_SYSTEMS[k],
+             "source": f"doc {g}", "output": f"summary {g} {k}", "human_coherence": h}
             for g, hs in VERSIONS_HUMAN.items() for k, h in enumerate(hs)]
     import_file(db, None, "vt", kind="summarization", filename="items.jsonl",
                 data="\n".join(json.dumps(r) for r in recs).encode())
