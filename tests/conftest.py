@@ -12,7 +12,16 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers import (  # noqa: F401 - fake_demo_runs: imported from here by some tests
+    APP,
+    REPO,
+    copy_db,
+    demo_template,
+    fake_demo_runs,
+    make_runs_task,
+    restore,
+)
+
 # Tests start from the demo's data and checklists without its pre-computed runs (run ids
 # then start at 1); tests/test_demo_runs.py checks those runs explicitly.
 os.environ["CHECKEVAL_DEMO_RUNS"] = "0"
@@ -20,6 +29,14 @@ os.environ["CHECKEVAL_DEMO_RUNS"] = "0"
 # tests of that task set CHECKEVAL_DEMO_INSTRUCTION=1 (tests/test_demo_instruction.py).
 os.environ["CHECKEVAL_DEMO_INSTRUCTION"] = "0"
 CHROMIUM = "/usr/bin/chromium"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser and embedded-model tests are slow by nature (a Streamlit server and Chromium,
+    or a real model): mark them so ``-m 'not slow'`` leaves them out of a quick loop."""
+    for item in items:
+        if item.get_closest_marker("browser") or item.get_closest_marker("embedded"):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture
@@ -39,20 +56,32 @@ def db(db_path):
     d.close()
 
 
-def fake_demo_runs(db, limit: int) -> list[int]:
-    """The demo loaded, then one finished ``fake`` run per method (rocketeval, checkeval) on
-    the first ``limit`` SummEval demo items; their run ids."""
-    from checkeval_core.demo import load_demo
-    from checkeval_core.runs import create_run, execute_run
-    from checkeval_core.store import db_path as path_of
+@pytest.fixture(scope="session")
+def demo_template_path() -> Path:
+    """The demo database (``load_demo`` with the settings above), built once per session;
+    never write to it: use ``demo_db``."""
+    return demo_template()
 
-    load_demo(db)
-    ids = []
-    for m in ("rocketeval", "checkeval"):
-        rid = create_run(db, "summeval-demo", "fake", m, limit=limit)
-        execute_run(path_of(db), rid)
-        ids.append(rid)
-    return ids
+
+@pytest.fixture
+def demo_db_path(tmp_path, demo_template_path) -> Path:
+    """A file copy of the session's demo database (for tests that hand a path to the CLI)."""
+    return copy_db(demo_template_path, tmp_path / "demo.db")
+
+
+@pytest.fixture
+def demo_db(db, demo_template_path):
+    """``db`` with the demo loaded: a copy of the session's demo database."""
+    restore(demo_template_path, db)
+    return db
+
+
+@pytest.fixture
+def task(db, tmp_path) -> str:
+    """Task ``t``: 3 documents x 3 systems with human scores and a frozen seed checklist."""
+    return make_runs_task(db, tmp_path)
+
+
 
 
 def free_port() -> int:
@@ -130,8 +159,6 @@ def page(browser):
     ctx.close()
 
 
-APP = str(REPO / "app.py")
-
 
 def open_app_page(page_path: str, timeout: int = 180):
     """AppTest of the whole app (st.navigation), switched to one page, checked error-free."""
@@ -141,3 +168,7 @@ def open_app_page(page_path: str, timeout: int = 180):
     at.switch_page(page_path).run()
     assert not at.exception, at.exception
     return at
+
+
+# module-scoped fixture shared by the malformed-input matrix and the CLI input rules
+from tests.helpers import base  # noqa: E402, F401

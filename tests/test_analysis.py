@@ -2,15 +2,13 @@
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 
 from checkeval_core.analysis.report import MIN_FLAG_GROUPS, analyze_runs, question_diagnostics
 from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.review import decide, send_to_review, undo_send_to_review
-from tests.conftest import fake_demo_runs
+from tests.helpers import fake_demo_runs, run_cli
 
 LEVEL_KEYS = {"spearman", "kendall", "pearson", "n"}
 
@@ -57,7 +55,6 @@ def test_no_flag_from_fewer_groups_than_the_minimum(db, two_runs):
 def test_send_to_review_is_one_transaction_and_can_be_undone(db):
     from checkeval_core.runs import create_run, execute_run
     from checkeval_core.store import db_path
-    from tests.conftest import fake_demo_runs
 
     ids = fake_demo_runs(db, 16 * MIN_FLAG_GROUPS)  # exactly the minimum of documents
     rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=16)
@@ -93,15 +90,14 @@ def test_send_to_review_is_one_transaction_and_can_be_undone(db):
 
 def test_cli_analyze_json(tmp_path):
     dbf = tmp_path / "c.db"
-    base = [sys.executable, "-m", "checkeval_core", "--db", str(dbf)]
-    subprocess.run([*base, "demo"], check=True, capture_output=True, timeout=120)
-    r = subprocess.run([*base, "run", "--task", "topical-chat-demo", "--judge", "fake",
-                        "--method", "geval", "--json", "--quiet"], capture_output=True,
-                       text=True, timeout=300)
+    base = ["--db", str(dbf)]
+    run_cli([*base, "demo"], check=True)
+    r = run_cli([*base, "run", "--task", "topical-chat-demo", "--judge", "fake",
+                 "--method", "geval", "--json", "--quiet"])
     rid = json.loads(r.stdout)["run"]
-    out = json.loads(subprocess.run([*base, "analyze", "--run", str(rid), "--bootstrap", "10",
-                                     "--json"], capture_output=True, text=True,
-                                    check=True).stdout)
+    out = json.loads(run_cli([*base, "analyze", "--run", str(rid), "--bootstrap", "10",
+                              "--json"],
+                             check=True).stdout)
     dims = out["runs"][str(rid)]["dimensions"]
     assert set(dims) == {"coherence", "engagingness", "groundedness", "naturalness"}
     assert dims["coherence"]["support"] == {"n_items": 72, "n_groups": 12, "n_systems": 6}
@@ -109,8 +105,8 @@ def test_cli_analyze_json(tmp_path):
     assert dims["coherence"]["dataset_level"]["n"] == 72
     metric = tmp_path / "m.csv"
     metric.write_text("item_id,coherence\n" + "".join(f"tc-{i:03d},{i % 5}\n" for i in range(72)))
-    r = subprocess.run([*base, "analyze", "--task", "topical-chat-demo", "--metric-file",
-                        str(metric), "--bootstrap", "0", "--json"], capture_output=True, text=True)
+    r = run_cli([*base, "analyze", "--task", "topical-chat-demo", "--metric-file",
+                 str(metric), "--bootstrap", "0", "--json"])
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)
     assert set(m) == {"dimensions", "average", "support"}
@@ -118,8 +114,8 @@ def test_cli_analyze_json(tmp_path):
     assert LEVEL_KEYS <= set(m["dimensions"]["coherence"]["sample_level"])
     bad = tmp_path / "bad.csv"
     bad.write_text("item_id,coherence\nnope,1\n")
-    r = subprocess.run([*base, "analyze", "--task", "topical-chat-demo", "--metric-file",
-                        str(bad), "--json"], capture_output=True, text=True)
+    r = run_cli([*base, "analyze", "--task", "topical-chat-demo", "--metric-file",
+                 str(bad), "--json"])
     assert r.returncode == 2 and "bad.csv, line 2, field 'item_id'" in r.stderr
 
 
@@ -192,9 +188,8 @@ def test_analyze_runs_on_shared_items(db, db_path):
     own = analyze_runs(db, ids, n_boot=0)
     assert own["runs"][str(ids[0])]["support"]["n_items"] == 16
     assert "the values are not comparable" in own["coverage"]["note"]
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), "analyze",
-                        "--run", str(ids[0]), "--run", str(ids[1]), "--shared-items",
-                        "--bootstrap", "0", "--json"], capture_output=True, text=True)
+    r = run_cli(["--db", str(db_path), "analyze", "--run", str(ids[0]), "--run", str(ids[1]),
+                 "--shared-items", "--bootstrap", "0", "--json"])
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert {out["runs"][str(i)]["support"]["n_items"] for i in ids} == {3}

@@ -8,8 +8,8 @@ import pytest
 
 from checkeval_core.annotation import jobs as J
 from checkeval_core.annotation.agreement_report import agreement_report
-from checkeval_core.demo import load_demo
 from checkeval_core.store import open_db
+from tests.helpers import load_demo_copy
 
 
 @pytest.mark.parametrize("n_items,annotators,k", [(10, 3, 2), (7, 4, 3), (5, 2, 1), (9, 3, 3)])
@@ -26,7 +26,7 @@ def test_assign_exactly_k_balanced(n_items, annotators, k):
 
 
 def test_job_flow(db):
-    load_demo(db)
+    load_demo_copy(db)
     jid = J.create_job(db, "summeval-demo", ["ann", "bob", "cy"], 2, n_items=6,
                        strategy="stratified", dimension="coherence", seed=3)
     prog = {p["annotator"]: p for p in J.progress(db, jid)}
@@ -52,7 +52,7 @@ def test_job_flow(db):
 
 
 def test_concurrent_annotators_and_judge_writes(db, db_path):
-    load_demo(db)
+    load_demo_copy(db)
     jid = J.create_job(db, "summeval-demo", ["a", "b"], 2, n_items=4)
     errors = []
 

@@ -2,8 +2,6 @@
 in the job, on the Annotate page, in agreement and in ``annotations import``."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from checkeval_core.checklists.instance import import_group_checklists
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
 from checkeval_core.store import open_db
+from tests.helpers import run_cli
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 GROUP_QS = {"g0": ["Does it name Paris?", "Is it one sentence?"],
@@ -125,9 +124,8 @@ def test_cli_import_refuses_another_querys_question(tmp_path, monkeypatch):
     f.write_text("annotator,item_id,question,answer\n"
                  f"ann,r0,{GROUP_QS['g0'][0]},yes\n"
                  f"ann,r0,{GROUP_QS['g1'][2]},no\n")
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(dbf), "annotations",
-                        "import", str(f), "--task", "pq"], capture_output=True, text=True,
-                       timeout=120)
+    r = run_cli(["--db", str(dbf), "annotations",
+                 "import", str(f), "--task", "pq"])
     assert r.returncode != 0
     assert "ans.csv, line 3, field 'question'" in r.stderr
     assert ("'Is it polite?' is not on the checklist of item 'r0' (it belongs to query "
@@ -137,9 +135,8 @@ def test_cli_import_refuses_another_querys_question(tmp_path, monkeypatch):
     f.write_text("annotator,item_id,question,answer\n"
                  f"ann,r0,{GROUP_QS['g0'][0]},yes\n"
                  f"ann,r2,{GROUP_QS['g1'][2]},no\n")
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(dbf), "annotations",
-                        "import", str(f), "--task", "pq"], capture_output=True, text=True,
-                       timeout=120)
+    r = run_cli(["--db", str(dbf), "annotations",
+                 "import", str(f), "--task", "pq"])
     assert r.returncode == 0, r.stderr
     assert db.execute("SELECT COUNT(*) FROM annotation").fetchone()[0] == 2
 

@@ -1,8 +1,6 @@
 """Human answers: atomic import with clear errors, export, agreement (hand-computed)."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -12,9 +10,9 @@ from checkeval_core.annotation.files import (
     export_annotations,
     import_annotations,
 )
-from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path
+from tests.helpers import load_demo_copy, run_cli
 
 
 def qtext(db, i):
@@ -23,7 +21,7 @@ def qtext(db, i):
 
 
 def test_import_errors_are_atomic(db, tmp_path):
-    load_demo(db)
+    load_demo_copy(db)
     q0 = qtext(db, 0)
     bad = tmp_path / "a.csv"
     bad.write_text("annotator,item_id,question,answer\n"
@@ -41,7 +39,7 @@ def test_import_errors_are_atomic(db, tmp_path):
 
 
 def test_agreement_hand_computed(db, tmp_path):
-    load_demo(db)
+    load_demo_copy(db)
     rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=2)
     execute_run(db_path(db), rid)
     verdicts = {(r[0], r[1]): r[2] for r in db.execute(
@@ -88,10 +86,9 @@ def rows_equal_kappa(k):
 
 def test_cli_agreement_json(tmp_path):
     dbf = tmp_path / "c.db"
-    base = [sys.executable, "-m", "checkeval_core", "--db", str(dbf)]
-    subprocess.run([*base, "demo"], check=True, capture_output=True, timeout=120)
-    r = subprocess.run([*base, "agreement", "--task", "summeval-demo", "--json"],
-                       capture_output=True, text=True, check=True)
+    base = ["--db", str(dbf)]
+    run_cli([*base, "demo"], check=True)
+    r = run_cli([*base, "agreement", "--task", "summeval-demo", "--json"], check=True)
     out = json.loads(r.stdout)
     assert out == {"human_human": {"krippendorff_alpha": None, "fleiss_kappa": None,
                                    "n_units": 0, "n_items": 0, "n_groups": 0, "n_systems": 0},

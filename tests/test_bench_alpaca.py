@@ -17,15 +17,19 @@ from checkeval_core.bench.quality import (
     format_rankings,
 )
 from checkeval_core.store import open_db
+from tests.helpers import FIXTURES
 
-SRC = default_data_dir()
-pytestmark = pytest.mark.skipif(not (SRC / "alpacaeval").exists(),
-                                reason="../shared/benchmarks/alpacaeval is not on this machine")
+# The benchmark folder when it is on this machine, else a committed subset of it: the first 3
+# AlpacaEval queries plus the 2 where gemma-2b-it answered nothing, and 6 LLMBar pairs
+# (tests/fixtures/README.md).
+FULL = (default_data_dir() / "alpacaeval").exists()
+SRC = default_data_dir() if FULL else FIXTURES / "benchmarks"
+N_QUERIES = 50 if FULL else 5
 
 
 def test_alpacaeval_list_level_author_checklists(tmp_path):
     f = tmp_path / "b.db"
-    res = bench_rankings("alpacaeval", None, "fake", queries=3, checklist="author", db_file=f)
+    res = bench_rankings("alpacaeval", SRC, "fake", queries=3, checklist="author", db_file=f)
     (r,) = res["runs"]
     assert r["n_answers"] > 0 and res["task"] == "alpacaeval-3-author"
     db = open_db(f)
@@ -51,16 +55,16 @@ def test_alpacaeval_list_level_author_checklists(tmp_path):
     assert lc["spearman"] == pytest.approx(0.979, abs=5e-4)  # the README's figure
     assert "spearman" in format_rankings(res)
     # a rerun reuses the task, the checklist and the finished run
-    again = bench_rankings("alpacaeval", None, "fake", queries=3, checklist="author", db_file=f)
+    again = bench_rankings("alpacaeval", SRC, "fake", queries=3, checklist="author", db_file=f)
     assert again["runs"][0]["run"] == r["run"] and again["runs"][0]["spearman"] == r["spearman"]
     assert db.execute("SELECT COUNT(*) FROM run").fetchone()[0] == 1
 
 
 def test_alpacaeval_generated_and_fixed_checklists(tmp_path):
     f = tmp_path / "b.db"
-    gen = bench_rankings("alpacaeval", None, "fake", queries=2, checklist="generated_ref",
+    gen = bench_rankings("alpacaeval", SRC, "fake", queries=2, checklist="generated_ref",
                          checklist_judge="fake", db_file=f)
-    fixed = bench_rankings("alpacaeval", None, "fake", queries=2, checklist="fixed", db_file=f)
+    fixed = bench_rankings("alpacaeval", SRC, "fake", queries=2, checklist="fixed", db_file=f)
     assert gen["task"] == "alpacaeval-2-generated_ref-fake"
     db = open_db(f)
     pv = {r[0] for r in db.execute("SELECT q.prompt_version FROM question q JOIN task t ON "
@@ -68,7 +72,7 @@ def test_alpacaeval_generated_and_fixed_checklists(tmp_path):
     assert pv == {"instance-v2+reference"}
     assert fixed["runs"][0]["n_answers"] == 2 * 12 * 6
     # single mode: its own task (the list-mode one is kept), one question per generation
-    one = bench_rankings("alpacaeval", None, "fake", queries=2, checklist="generated",
+    one = bench_rankings("alpacaeval", SRC, "fake", queries=2, checklist="generated",
                          checklist_judge="fake", checklist_mode="single", db_file=f)
     assert one["task"] == "alpacaeval-2-generated-fake-single"
     assert one["checklist_mode"] == "single" and gen["checklist_mode"] == "list"
@@ -78,11 +82,11 @@ def test_alpacaeval_generated_and_fixed_checklists(tmp_path):
 
 
 def test_alpacaeval_all_queries_every_answer_judged():
-    """All 50 queries × 12 test models: the two answers gemma-2b-it left empty are judged as
-    an explicit empty answer (the importer refuses an empty output; dropping them would rank
-    the model on its other queries only)."""
-    items, models, author = _alpaca_rows(SRC, 50)
-    assert len(models) == 12 and len(author) == 50 and len(items) == 600
+    """All queries (50, or the subset's 5) × 12 test models: the two answers gemma-2b-it left
+    empty are judged as an explicit empty answer (the importer refuses an empty output;
+    dropping them would rank the model on its other queries only)."""
+    items, models, author = _alpaca_rows(SRC, N_QUERIES)
+    assert len(models) == 12 and len(author) == N_QUERIES and len(items) == N_QUERIES * 12
     empty = [i["id"] for i in items if i["output"] == EMPTY_ANSWER]
     assert empty == ["ae409:gemma-2b-it", "ae708:gemma-2b-it"]
     assert all(i["output"].strip() for i in items)
@@ -90,7 +94,7 @@ def test_alpacaeval_all_queries_every_answer_judged():
 
 def test_pairwise_accuracy_and_length_baseline(tmp_path):
     f = tmp_path / "b.db"
-    res = bench_rankings("llmbar_natural", None, "fake", queries=6, checklist="generated",
+    res = bench_rankings("llmbar_natural", SRC, "fake", queries=6, checklist="generated",
                          checklist_judge="fake", db_file=f)
     (r,) = res["runs"]
     assert r["n_pairs"] == 6
@@ -120,5 +124,5 @@ def test_pairwise_accuracy_and_length_baseline(tmp_path):
 def test_bad_options_refused_before_the_database(tmp_path, kwargs, msg):
     f = tmp_path / "b.db"
     with pytest.raises(ValueError, match=msg):
-        bench_rankings(kwargs.pop("benchmark"), None, "fake", db_file=f, **kwargs)
+        bench_rankings(kwargs.pop("benchmark"), SRC, "fake", db_file=f, **kwargs)
     assert not f.exists()

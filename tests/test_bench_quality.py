@@ -1,10 +1,11 @@
 """``checkeval bench quality`` plumbing with the fake judge on a small bundled-data subset."""
 
 import json
-import subprocess
-import sys
+
+import pytest
 
 from checkeval_core.config import data_dir
+from tests.helpers import run_cli
 
 
 def _bench_folder(tmp_path):
@@ -23,11 +24,10 @@ def _bench_folder(tmp_path):
 
 def test_bench_quality_fake(tmp_path):
     src = _bench_folder(tmp_path)
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "bench", "quality",
-                        "--benchmark", "summeval", "--data", str(src), "--judge", "fake",
-                        "--method", "checkeval", "--docs", "3", "--db", str(tmp_path / "b.db"),
-                        "--json"],
-                       capture_output=True, text=True, timeout=300)
+    r = run_cli(["bench", "quality",
+                 "--benchmark", "summeval", "--data", str(src), "--judge", "fake",
+                 "--method", "checkeval", "--docs", "3", "--db", str(tmp_path / "b.db"),
+                 "--json"])
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert res["docs"] == 3 and res["items"] == 48 and res["level"] == "sample_level"
@@ -40,13 +40,12 @@ def test_bench_quality_fake(tmp_path):
     assert set(res["baselines"]) == {"length"}  # the demo rows carry no reference list
     assert -1 <= res["baselines"]["length"]["AVG"]["spearman"] <= 1
     # a rerun reuses the finished run: same numbers, no new answers
-    again = subprocess.run(r.args, capture_output=True, text=True, timeout=300)
+    again = run_cli(r.args)
     res2 = json.loads(again.stdout)
     assert res2["runs"][0]["run"] == res["runs"][0]["run"]
     assert res2["table"] == res["table"]
-    bad = subprocess.run([sys.executable, "-m", "checkeval_core", "bench", "quality",
-                          "--benchmark", "nope", "--data", str(src), "--judge", "fake"],
-                         capture_output=True, text=True)
+    bad = run_cli(["bench", "quality",
+                   "--benchmark", "nope", "--data", str(src), "--judge", "fake"])
     assert bad.returncode == 2 and "summeval or topical_chat" in bad.stderr
 
 
@@ -72,15 +71,15 @@ def test_format_table_shows_undefined_cells_as_dash():
     assert "0.50/0.25" in next(x for x in text.splitlines() if "mean_p_yes" in x)
 
 
+@pytest.mark.slow  # two full fake runs with bootstrap: 15-28 s on 2 cores
 def test_bench_quality_member_with_its_own_options(tmp_path):
     """``--member "SPEC KEY=VALUE"``: another prompt layout of the same judge joins the
     ensemble as its own run."""
     src = _bench_folder(tmp_path)
-    base = [sys.executable, "-m", "checkeval_core", "bench", "quality", "--benchmark",
+    base = ["bench", "quality", "--benchmark",
             "summeval", "--data", str(src), "--judge", "fake", "--method", "rocketeval",
             "--docs", "3", "--db", str(tmp_path / "b.db")]
-    r = subprocess.run([*base, "--member", "fake include_definition=true", "--json"],
-                       capture_output=True, text=True, timeout=300)
+    r = run_cli([*base, "--member", "fake include_definition=true", "--json"])
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert [(x["judge"], x["variant"]) for x in res["runs"]] == \
@@ -91,10 +90,9 @@ def test_bench_quality_member_with_its_own_options(tmp_path):
     from checkeval_core.store import open_db
     run2 = get_run(open_db(tmp_path / "b.db"), res["runs"][1]["run"])
     assert run2["params"]["include_definition"] is True
-    text = subprocess.run([*base, "--member", "fake include_definition=true"],
-                          capture_output=True, text=True, timeout=300).stdout
+    text = run_cli([*base, "--member", "fake include_definition=true"]).stdout
     assert "fake [include_definition=true] mean_p_yes" in text
-    bad = subprocess.run([*base, "--member", "fake colour=red"], capture_output=True, text=True)
+    bad = run_cli([*base, "--member", "fake colour=red"])
     assert bad.returncode == 2 and "'colour': unknown option" in bad.stderr
 
 
@@ -108,15 +106,14 @@ def test_bench_quality_skip_holds_out_the_first_documents(tmp_path):
     assert len(g1) == len(g2) == 3 and not set(g1) & set(g2)
     assert {r["group_id"] for r in later} == set(g2) and len(later) == 48
     bench_db = tmp_path / "b.db"
-    base = [sys.executable, "-m", "checkeval_core", "bench", "quality", "--benchmark",
+    base = ["bench", "quality", "--benchmark",
             "summeval", "--data", str(src), "--judge", "fake", "--method", "rocketeval",
             "--docs", "3", "--db", str(bench_db)]
     # refused before the bench database is created
-    bad = subprocess.run([*base, "--skip", "500"], capture_output=True, text=True, timeout=300)
+    bad = run_cli([*base, "--skip", "500"])
     assert bad.returncode == 2 and "no documents after the first 500" in bad.stderr
     assert not bench_db.exists()
-    r = subprocess.run([*base, "--skip", "3", "--json"], capture_output=True, text=True,
-                       timeout=300)
+    r = run_cli([*base, "--skip", "3", "--json"])
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert res["docs"] == 3 and res["skip"] == 3 and res["items"] == 48

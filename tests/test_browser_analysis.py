@@ -1,9 +1,9 @@
 """Browser: click a correlation bar on the Analysis page, follow it to the Yes/No trace."""
 
-import subprocess
-import sys
 
 import pytest
+
+from tests.helpers import run_cli
 
 
 def idle(page):
@@ -13,11 +13,10 @@ def idle(page):
 
 @pytest.mark.browser
 def test_bar_to_trace(app_server, page):
-    base = [sys.executable, "-m", "checkeval_core", "--db", str(app_server.db_path)]
-    subprocess.run([*base, "demo"], check=True, capture_output=True, timeout=120)
-    subprocess.run([*base, "run", "--task", "summeval-demo", "--judge", "fake", "--method",
-                    "rocketeval", "--limit", "32", "--quiet"], check=True, capture_output=True,
-                   timeout=300)
+    base = ["--db", str(app_server.db_path)]
+    run_cli([*base, "demo"], check=True)
+    run_cli([*base, "run", "--task", "summeval-demo", "--judge", "fake", "--method",
+             "rocketeval", "--limit", "32", "--quiet"], check=True)
     page.goto(app_server.url)
     page.get_by_role("link", name="Analysis").first.click()
     page.get_by_text("Correlation with human scores").wait_for()

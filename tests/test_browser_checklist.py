@@ -2,15 +2,14 @@
 
 import json
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 
+from tests.helpers import run_cli
+
 
 def cli(db, *args):
-    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db), *args],
-                          capture_output=True, text=True, check=True, timeout=120).stdout
+    return run_cli(list(args), db=db, check=True).stdout
 
 
 def idle(page):
@@ -93,13 +92,11 @@ def test_review_at_1440_question_readable_and_reason_not_reused(app_server, brow
     """The per-query checklist of the instruction demo at 1440×900: the query beside the id,
     the question wide, the dimensions in view; then reject, keep and edit in a real
     browser, and the rejection's reason is stored with the rejection only."""
-    import os
 
     from playwright.sync_api import expect
 
-    subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(app_server.db_path),
-                    "demo"], env=dict(os.environ, CHECKEVAL_DEMO_INSTRUCTION="1"), check=True,
-                   capture_output=True, timeout=300)
+    run_cli(["--db", str(app_server.db_path),
+             "demo"], env={"CHECKEVAL_DEMO_INSTRUCTION": "1"}, check=True)
     ctx = browser.new_context(viewport={"width": 1440, "height": 900})
     page = ctx.new_page()
     page.set_default_timeout(60_000)

@@ -1,9 +1,9 @@
 """Browser: the real app in Chromium loads the demo and shows SummEval items on the Data page."""
 
-import subprocess
-import sys
 
 import pytest
+
+from tests.helpers import run_cli
 
 
 @pytest.mark.browser
@@ -20,7 +20,7 @@ def test_demo_and_data_page_in_browser(app_server, page):
     page.locator("[data-testid='stDataFrame']").first.wait_for()
     page.locator("[data-testid='stText']").filter(
         has_text="Paul Merson has restarted his row").first.wait_for()
-    out = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(app_server.db_path),
-                          "tasks", "--json"], capture_output=True, text=True, check=True).stdout
+    out = run_cli(["--db", str(app_server.db_path),
+                   "tasks", "--json"], check=True).stdout
     assert "summeval-demo" in out
     page.screenshot(path=str(app_server.db_path.parent / "data.png"))

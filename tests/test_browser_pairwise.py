@@ -2,13 +2,12 @@
 (key B) and the vote is stored; the systems appear only after the vote."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from checkeval_core.annotation import pairwise as PW
 from checkeval_core.store import open_db
+from tests.helpers import run_cli
 
 SHOTS = os.environ.get("CHECKEVAL_SCREENSHOTS", "")
 
@@ -21,8 +20,8 @@ def idle(page):
 @pytest.mark.browser
 def test_vote_one_pair_by_keyboard(app_server, browser, tmp_path):
     env = dict(os.environ, CHECKEVAL_DEMO_INSTRUCTION="1")
-    subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(app_server.db_path),
-                    "demo"], check=True, capture_output=True, timeout=300, env=env)
+    run_cli(["--db", str(app_server.db_path),
+             "demo"], check=True, env=env)
     db = open_db(app_server.db_path)
     nxt = PW.pair_queue(db, "alpacaeval-demo", "dana")["next"]
     systems = {r[0] for r in db.execute("SELECT DISTINCT system_id FROM item i JOIN task t ON "

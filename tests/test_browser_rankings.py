@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_rankings import build_ranking_task
+from tests.helpers import build_ranking_task
 
 ROW_PX = 35  # Streamlit's data grid row height (header included)
 

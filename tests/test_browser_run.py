@@ -1,10 +1,10 @@
 """Browser: start a fake-judge run on the Run page, watch it finish, open a trace."""
 
 import sqlite3
-import subprocess
-import sys
 
 import pytest
+
+from tests.helpers import run_cli
 
 
 def idle(page):
@@ -14,8 +14,8 @@ def idle(page):
 
 @pytest.mark.browser
 def test_run_and_trace_in_browser(app_server, page):
-    subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(app_server.db_path),
-                    "demo"], check=True, capture_output=True, timeout=120)
+    run_cli(["--db", str(app_server.db_path),
+             "demo"], check=True)
     page.goto(app_server.url + "/run")
     page.get_by_text("Checklist version").wait_for()
     extra = page.get_by_label("Another judge spec (optional)")

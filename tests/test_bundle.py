@@ -1,8 +1,6 @@
 """Run bundles: export a finished run, import it into another database, same scores."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -11,15 +9,16 @@ from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.bundle import export_bundle, import_bundle
 from checkeval_core.runs.score_read import run_scores
 from checkeval_core.store import NotFound, db_path, open_db
+from tests.helpers import load_demo_copy, run_cli
 
 
 def test_bundle_round_trip(db, tmp_path):
-    load_demo(db)
+    load_demo_copy(db)
     rid = create_run(db, "summeval-demo", "fake", "seal", limit=2)
     execute_run(db_path(db), rid)
     b = json.loads(json.dumps(export_bundle(db, rid)))
     other = open_db(tmp_path / "other.db")
-    load_demo(other)
+    load_demo_copy(other)
     new = import_bundle(other, b, name="x.json")
     assert import_bundle(other, b, name="x.json") == new  # imported once
     key = ("item_id", "dimension", "aggregation", "value")
@@ -34,24 +33,22 @@ def test_bundle_round_trip(db, tmp_path):
 def test_bundle_cli(tmp_path):
     a, b = tmp_path / "a.db", tmp_path / "b.db"
     for d in (a, b):
-        subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(d), "demo"],
-                       check=True, capture_output=True, timeout=120)
-    subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(a), "run", "--task",
-                    "topical-chat-demo", "--judge", "fake", "--method", "rocketeval", "--limit",
-                    "2", "--quiet"], check=True, capture_output=True, timeout=120)
+        run_cli(["--db", str(d), "demo"],
+                check=True)
+    run_cli(["--db", str(a), "run", "--task",
+             "topical-chat-demo", "--judge", "fake", "--method", "rocketeval", "--limit",
+             "2", "--quiet"], check=True)
     out = tmp_path / "r.json"
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(a), "bundle",
-                        "export", "--run", "1", "--out", str(out)], capture_output=True,
-                       text=True)
+    r = run_cli(["--db", str(a), "bundle",
+                 "export", "--run", "1", "--out", str(out)])
     assert r.returncode == 0 and "216 answers" in r.stdout, r.stderr
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(b), "bundle",
-                        "import", str(out)], capture_output=True, text=True)
+    r = run_cli(["--db", str(b), "bundle",
+                 "import", str(out)])
     assert r.returncode == 0 and "imported" in r.stdout, r.stderr
 
 
 # --- integrity (issue 13, item 9) -----------------------------------------------------------
 
-import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from checkeval_core.runs.bundle import BundleError, import_bundle_info  # noqa: E402
@@ -71,34 +68,13 @@ def counts(d) -> tuple[int, int, int]:
                  for t in ("run", "answer", "score"))
 
 
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory):
-    """A database with the demo tasks and checklists (no runs), made once per module."""
-    p = tmp_path_factory.mktemp("tpl") / "demo.db"
-    d = open_db(p)
-    load_demo(d)
-    d.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    d.close()
-    return p
-
-
-@pytest.fixture
-def demo_db(demo_template, tmp_path):
-    import shutil
-
-    p = tmp_path / "d.db"
-    shutil.copy(demo_template, p)
-    return p
-
-
 def cli(db_path, *args):
-    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), *args],
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(list(args), db=db_path)
 
 
 @pytest.mark.parametrize("bad", [7.5, -3, float("nan"), "abc", True])
 def test_bad_p_yes_on_last_row_writes_nothing(db, bad):
-    load_demo(db)
+    load_demo_copy(db)
     b = demo_bundle()
     assert len(b["answers"]) == 1952
     b["answers"][-1]["p_yes"] = bad
@@ -112,8 +88,8 @@ def test_bad_p_yes_on_last_row_writes_nothing(db, bad):
                       [rid]).fetchone()[0] is None
 
 
-def test_cli_bad_row_exit_2_names_file_row_field(demo_db, tmp_path):
-    db_path = demo_db
+def test_cli_bad_row_exit_2_names_file_row_field(demo_db_path, tmp_path):
+    db_path = demo_db_path
     b = demo_bundle()
     b["answers"][1951]["p_yes"] = 7.5
     f = tmp_path / "broken.json"
@@ -124,8 +100,8 @@ def test_cli_bad_row_exit_2_names_file_row_field(demo_db, tmp_path):
     assert counts(open_db(db_path)) == (0, 0, 0)  # old code: a run with 1,952 answers
 
 
-def test_dedup_by_content_not_name(demo_db, tmp_path):
-    db_path = demo_db
+def test_dedup_by_content_not_name(demo_db_path, tmp_path):
+    db_path = demo_db_path
     b = demo_bundle()
     (tmp_path / "one").mkdir()
     (tmp_path / "two").mkdir()
@@ -187,9 +163,9 @@ def _mutations():
 
 
 @pytest.mark.parametrize("case", list(_mutations()))
-def test_malformed_variants_exit_2_nothing_written(demo_db, tmp_path, case):
+def test_malformed_variants_exit_2_nothing_written(demo_db_path, tmp_path, case):
     fn, needle = _mutations()[case]
-    db_path = demo_db
+    db_path = demo_db_path
     f = tmp_path / f"{case}.json"
     f.write_text(json.dumps(fn(demo_bundle())))
     r = cli(db_path, "bundle", "import", str(f))
@@ -205,8 +181,8 @@ def test_malformed_variants_exit_2_nothing_written(demo_db, tmp_path, case):
     ("binary.json", b"\xff\xfe\x00garbage"),
     ("empty.json", b""),
 ])
-def test_unreadable_files_exit_2(demo_db, tmp_path, name, data):
-    db_path = demo_db
+def test_unreadable_files_exit_2(demo_db_path, tmp_path, name, data):
+    db_path = demo_db_path
     f = tmp_path / name
     f.write_bytes(data)
     r = cli(db_path, "bundle", "import", str(f))
@@ -229,9 +205,8 @@ def test_demo_repairs_a_run_left_without_scores(db_path, monkeypatch):
     p.pop("bundle_hash", None)
     d.execute("UPDATE run SET params = ? WHERE id = ?", [json.dumps(p), rid])
     d.execute("DELETE FROM score WHERE run_id = ?", [rid])
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), "demo"],
-                       capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "CHECKEVAL_DEMO_RUNS": "1"})
+    r = run_cli(["--db", str(db_path), "demo"],
+                env={"CHECKEVAL_DEMO_RUNS": "1"})
     assert r.returncode == 0, r.stderr
     assert counts(d) == (1, 1952, n_scores)  # repaired in place, not imported twice
     assert import_bundle_info(d, demo_bundle(), name="x.json") == {

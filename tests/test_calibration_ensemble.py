@@ -9,8 +9,7 @@ import pytest
 from checkeval_core.analysis.ensemble import analyze_ensemble, ensemble_frame
 from checkeval_core.runs.options import parse_params
 from checkeval_core.runs.score_math import calibrated_scores
-from tests.conftest import fake_demo_runs
-from tests.test_runs import run, scores_of, task  # noqa: F401 - task is a fixture
+from tests.helpers import fake_demo_runs, run, scores_of
 
 
 def test_calibration_learns_a_signal_from_other_groups():

@@ -7,7 +7,7 @@ from checkeval_core.checklists.instance import generate_instance_checklists
 from checkeval_core.checklists.parse import parse_questions, question_flags
 from checkeval_core.judges.base import GenerateResult
 from checkeval_core.prompts.checklist import PROMPT_VERSION
-from tests.test_checklist_io import CK, new_task
+from tests.helpers import import_checklist_seeds, new_task
 
 
 class Scripted:
@@ -61,22 +61,6 @@ def test_augment_provenance_and_independence(db, tmp_path):
     assert ela and all(q["parent_id"] in seeds_before for q in ela)
     # elaboration started from seeds only, never from diversification output
     assert {a["parent_id"] for a in res2["added"]} <= set(seeds_before)
-
-
-def import_checklist_seeds(db, task):
-    import json
-    import tempfile
-    from pathlib import Path
-
-    from checkeval_core.checklists.io import import_checklist
-
-    src = json.loads((CK / "summeval.json").read_text())
-    seeds = {d: {"definition": v["definition"], "sub_dimensions": {
-        s: {"seed": q["seed"]} for s, q in v["sub_dimensions"].items()}} for d, v in src.items()}
-    with tempfile.TemporaryDirectory() as tmp:
-        p = Path(tmp) / "s.json"
-        p.write_text(json.dumps(seeds))
-        return import_checklist(db, task, p)
 
 
 def test_unparsable_answer_is_reported(db, tmp_path):

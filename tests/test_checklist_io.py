@@ -1,8 +1,6 @@
 """Importing the published checklists: unique counts, merged origins, YAML = JSON, CLI freeze."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -14,19 +12,12 @@ from checkeval_core.checklists.io import (
     split_questions,
 )
 from checkeval_core.checklists.versions import freeze
-from checkeval_core.config import data_dir
-from checkeval_core.datasets import import_file
+from tests.helpers import CK, new_task, run_cli
 
-CK = data_dir() / "checklists"
 SUMMEVAL = {"coherence": 23, "consistency": 29, "fluency": 39, "relevance": 31}
 TOPICAL = {"coherence": 21, "engagingness": 32, "groundedness": 26, "naturalness": 29}
 
 
-def new_task(db, tmp_path, name="t"):
-    p = tmp_path / f"{name}.csv"
-    p.write_text("id,output\n1,x\n", encoding="utf-8")
-    import_file(db, p, name)
-    return name
 
 
 def test_split_after_question_marks():
@@ -84,8 +75,7 @@ def test_cli_freeze_json_counts(tmp_path):
     data.write_text("id,output\n1,x\n", encoding="utf-8")
 
     def cli(*a):
-        return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(dbp), *a],
-                              capture_output=True, text=True, timeout=120)
+        return run_cli(list(a), db=dbp)
 
     assert cli("import", str(data), "--task", "only").returncode == 0
     r = cli("checklist", "import", str(CK / "raw" / "summeval_questions"), "--task", "only")

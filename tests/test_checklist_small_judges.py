@@ -9,8 +9,7 @@ from checkeval_core.checklists.filtering import default_mode as filter_mode
 from checkeval_core.checklists.filtering import filter_dimension
 from checkeval_core.judges.registry import get_judge
 from checkeval_core.prompts.checklist import SINGLE_PROMPT_VERSION
-from tests.test_checklist_generation import import_checklist_seeds
-from tests.test_checklist_io import new_task
+from tests.helpers import import_checklist_seeds, new_task
 
 
 class Recording:

@@ -7,8 +7,7 @@ import pytest
 from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.review import decide, review_agreement
 from checkeval_core.checklists.versions import diff_versions, freeze, get_version
-from tests.test_checklist_generation import import_checklist_seeds
-from tests.test_checklist_io import new_task
+from tests.helpers import import_checklist_seeds, new_task
 
 
 def test_freeze_hash_and_diff(db, tmp_path):

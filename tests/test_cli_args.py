@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from checkeval_core.cli import app, hoist_db
+from tests.helpers import load_demo_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,10 +71,9 @@ def test_every_documented_command_exists() -> None:
 def test_runs_lists_runs_with_options(db, db_path) -> None:
     import json
 
-    from checkeval_core.demo import load_demo
     from checkeval_core.runs import create_run
 
-    load_demo(db)
+    load_demo_copy(db)
     rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=1,
                      params={"include_definition": True})
     res = CliRunner().invoke(app, ["runs", "--task", "summeval-demo", "--json"])

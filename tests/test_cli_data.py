@@ -1,13 +1,12 @@
 """The data CLI as a user runs it: exit codes, stdout/stderr, --db."""
 
 import json
-import subprocess
-import sys
+
+from tests.helpers import run_cli
 
 
 def cli(db, *args):
-    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db), *args],
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(list(args), db=db)
 
 
 def test_demo_tasks_import_export(tmp_path):

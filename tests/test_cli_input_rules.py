@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from checkeval_core.cli import app
-from tests.test_malformed_inputs import base, copy_db, counts  # noqa: F401 - fixture
+from tests.helpers import copy_db, counts  # noqa: F401 - fixture
 
 SHARED = Path("/work/shared/benchmarks")
 
@@ -162,7 +162,7 @@ def test_per_query_import_keeps_only_the_base_name(dbf):
 def test_checklist_page_per_query_upload_keeps_only_the_base_name(db, tmp_path, monkeypatch):
     from checkeval_core.datasets import import_file
     from tests.conftest import open_app_page
-    from tests.test_upload_paths import FakeUpload, use_upload
+    from tests.helpers import FakeUpload, use_upload
 
     src = tmp_path / "d.csv"
     src.write_text("id,group_id,output\n1,g1,x\n2,g1,y\n", encoding="utf-8")

@@ -4,70 +4,29 @@ page) on tiny hand-built runs whose every number is computed by hand below."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from checkeval_core.analysis.compare import CompareError, compare_runs, paired_agreement
-from checkeval_core.store import now_iso
 from tests.conftest import APP
+from tests.helpers import COMPARE_HUMAN as HUMAN  # noqa: F401
+from tests.helpers import COMPARE_ITEMS as ITEMS
+from tests.helpers import compare_cli as cli
+from tests.helpers import compare_run as make_run
+from tests.helpers import compare_task as make_task
 
-HUMAN = [1.0, 2.0, 3.0]
 # per group (g1, g2), the scores of systems s1, s2, s3 — humans are 1, 2, 3 in both groups
 A_SCORES = {"g1": [0.1, 0.2, 0.3], "g2": [0.3, 0.2, 0.1]}  # Spearman +1 and −1: mean 0
 B_SCORES = {"g1": [0.1, 0.2, 0.3], "g2": [0.3, 0.1, 0.2]}  # Spearman +1 and −0.5: mean 0.25
 
 
-def make_task(db, name: str = "t", human: bool = True, outputs: dict | None = None) -> int:
-    """Task ``name``: groups g1, g2 × systems s1..s3 (item ids ``g1-s1``…), one dimension
-    ``d`` with questions q1, q2, human scores 1/2/3 per group when ``human``."""
-    tid = db["task"].insert({"name": name, "kind": "summarization", "created_at": now_iso()}
-                            ).last_pk
-    did = db["dimension"].insert({"task_id": tid, "name": "d"}).last_pk
-    for n, text in enumerate(("Is it q1?", "Is it q2?")):
-        db["question"].insert({"task_id": tid, "dimension_id": did, "text": text,
-                               "status": "kept", "position": n, "created_at": now_iso()})
-    pos = 0
-    for g in ("g1", "g2"):
-        for k, s in enumerate(("s1", "s2", "s3")):
-            out = (outputs or {}).get(f"{g}-{s}", "some output")
-            pk = db["item"].insert({"task_id": tid, "item_id": f"{g}-{s}", "group_id": g,
-                                    "system_id": s, "output": out, "position": pos}).last_pk
-            pos += 1
-            if human:
-                db["human_score"].insert({"item_id": pk, "dimension": "d", "value": HUMAN[k]})
-    return tid
 
 
-def qids(db, tid: int) -> list[int]:
-    return [r[0] for r in db.execute("SELECT id FROM question WHERE task_id = ? ORDER BY "
-                                     "position", [tid])]
 
 
-def make_run(db, tid: int, scores: dict[str, list[float]], answers: dict | None = None,
-             method: str = "checkeval", aggregation: str = "share_yes") -> int:
-    """A completed run with the given item scores (dimension ``d``) and answers
-    ``{(item_id, question position): verdict}``."""
-    rid = db["run"].insert({"task_id": tid, "judge_spec": "fake", "method": method,
-                            "params": json.dumps({"aggregation": aggregation}),
-                            "status": "completed", "created_at": now_iso()}).last_pk
-    pks = {r[1]: r[0] for r in db.execute("SELECT id, item_id FROM item WHERE task_id = ?",
-                                          [tid])}
-    for g, vals in scores.items():
-        for s, v in zip(("s1", "s2", "s3"), vals):
-            if v is not None:
-                db["score"].insert({"run_id": rid, "item_id": pks[f"{g}-{s}"], "dimension": "d",
-                                    "aggregation": aggregation, "value": v})
-    q = qids(db, tid)
-    for (item, pos), verdict in (answers or {}).items():
-        db["answer"].insert({"run_id": rid, "item_id": pks[item], "question_id": q[pos],
-                             "dimension": "d", "verdict": verdict, "created_at": now_iso()})
-    return rid
 
 
-ITEMS = [f"{g}-{s}" for g in ("g1", "g2") for s in ("s1", "s2", "s3")]
 # q1: A Yes everywhere, B No on g2-s1 and g2-s2 (2 Yes→No); q2: A No on g1-s1 where B says
 # Yes (1 No→Yes), B invalid on g1-s2 (not a decision: q2 is compared on 5 items)
 A_ANS = {**{(i, 0): "yes" for i in ITEMS}, **{(i, 1): "yes" for i in ITEMS}, ("g1-s1", 1): "no"}
@@ -168,9 +127,6 @@ def test_refuses_mismatched_runs(db):
         compare_runs(db, a, make_run(db, t1, A_SCORES), aggregation="likert")
 
 
-def cli(db_path, *args):
-    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), *args],
-                          capture_output=True, text=True, timeout=300)
 
 
 def test_cli_compare_json_and_refusal(two_runs, db_path):

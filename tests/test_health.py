@@ -13,7 +13,10 @@ from streamlit.testing.v1 import AppTest
 from checkeval_core.analysis import health as H
 from checkeval_core.runs.traces import SHOW_FILTERS, decision_rows, item_trace
 from tests.conftest import APP
-from tests.test_compare import ITEMS, cli, make_run, make_task
+from tests.helpers import COMPARE_ITEMS as ITEMS
+from tests.helpers import compare_cli as cli
+from tests.helpers import compare_run as make_run
+from tests.helpers import compare_task as make_task
 
 # outputs of 1..6 words (g1-s1 … g2-s3)
 OUTPUTS = {item: " ".join(["w"] * (k + 1)) for k, item in enumerate(ITEMS)}

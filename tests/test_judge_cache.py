@@ -59,7 +59,7 @@ def test_concurrent_responses_cached_as_they_arrive(db_path):
 
     from checkeval_core.judges.registry import get_judge
     from checkeval_core.store import open_db
-    from tests.test_judge_keys import ScriptedServer
+    from tests.helpers import ScriptedServer
 
     server = ScriptedServer()
     server.block_marker = "Question 0?"

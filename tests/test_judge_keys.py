@@ -12,81 +12,18 @@ Authorization header) is shared with the other run-integrity tests.
 from __future__ import annotations
 
 import json
-import math
-import os
-import subprocess
-import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from checkeval_core.judges.keys import resolve_key
 from checkeval_core.judges.saved import add_judge
 from checkeval_core.store import open_db
-from tests.test_judge_openai_compat import completion
+from tests.helpers import ScriptedServer, cli, load_demo_copy
 
 SECRET = "sk-MYKEY-secret-0123456789abcdef"
 
 
 
-class ScriptedServer:
-    """OpenAI-compatible chat completions on 127.0.0.1. ``mode``: ``ok`` (Yes, with
-    log-probabilities), ``401`` (every request refused: a wrong key), ``maybe`` (an answer
-    that is neither yes nor no). A request whose user message contains ``block_marker`` waits
-    for ``release`` before it is answered."""
-
-    def __init__(self) -> None:
-        self.mode = "ok"
-        self.requests: list[dict] = []
-        self.lock = threading.Lock()
-        self.block_marker: str | None = None
-        self.release = threading.Event()
-        self.blocked = threading.Event()
-        srv = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                user = body["messages"][-1]["content"]
-                with srv.lock:
-                    srv.requests.append({"auth": self.headers.get("Authorization"),
-                                         "user": user})
-                if srv.block_marker and srv.block_marker in user:
-                    srv.blocked.set()
-                    srv.release.wait(60)
-                if srv.mode == "401":
-                    return self._send(401, {"error": {"message": "invalid api key",
-                                                      "type": "invalid_request_error"}})
-                if srv.mode == "maybe":
-                    return self._send(200, completion("Maybe", {"Maybe": -0.1}))
-                self._send(200, completion("Yes", {"Yes": math.log(0.7), "No": math.log(0.3)}))
-
-            def _send(self, code, obj):
-                data = json.dumps(obj).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.spec = f"openai-compat:{self.url}#m"
-
-    def auths(self) -> set[str | None]:
-        with self.lock:
-            return {r["auth"] for r in self.requests}
-
-    def close(self) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -106,10 +43,6 @@ def clean_keys(monkeypatch, tmp_path):
     monkeypatch.setenv("CHECKEVAL_DEMO_RUNS", "0")
 
 
-def cli(db_path, *args, env=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), *args],
-                          capture_output=True, text=True, timeout=timeout,
-                          env=env or dict(os.environ))
 
 
 def assert_secret_nowhere(tmp_path, *texts):
@@ -167,10 +100,9 @@ def test_judge_test_and_run_send_the_saved_key(server, db_path, tmp_path, clean_
 
 
 def test_background_worker_sends_the_saved_key(server, db, db_path, tmp_path, clean_keys):
-    from checkeval_core.demo import load_demo
     from checkeval_core.runs.jobs import create_run, start_background, wait_for
 
-    load_demo(db)
+    load_demo_copy(db)
     add_judge(db, server.spec, key_env="MYKEY")
     rid = create_run(db, "topical-chat-demo", server.spec, "rocketeval", limit=1)
     start_background(db_path, rid)  # what the Run page's Start/Resume do

@@ -18,21 +18,10 @@ import pytest
 
 from checkeval_core.judges.base import BinaryRequest, GenerateRequest
 from checkeval_core.judges.registry import get_judge, load_backend
+from tests.helpers import completion
 
 KEY = "sk-test-SECRET-1234567890"
 
-
-def completion(content, top=None):
-    choice = {"index": 0, "finish_reason": "stop",
-              "message": {"role": "assistant", "content": content}}
-    if top is not None:
-        choice["logprobs"] = {"content": [{
-            "token": content, "logprob": max(top.values()), "bytes": None,
-            "top_logprobs": [{"token": t, "logprob": lp, "bytes": None}
-                             for t, lp in top.items()]}]}
-    return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [choice], "usage": {"prompt_tokens": 11, "completion_tokens": 1,
-                                           "total_tokens": 12}}
 
 
 class Script:

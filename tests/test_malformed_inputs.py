@@ -15,16 +15,15 @@ copy of one prepared database, and every table is counted before and after.
 from __future__ import annotations
 
 import json
-import sqlite3
-from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.helpers import Q1, Q2, authors, copy_db, counts  # noqa: F401
+
 DEEP = "[" * 100_000 + "]" * 100_000
 ROW = '{"id": "9", "output": "x"}'
-Q1, Q2 = "Is the output clear?", "Is the output correct?"
 ANN_HEAD = "annotator,item_id,question,answer\n"
 BOMB = "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(
     f"{c}: &{c} [{','.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
@@ -34,8 +33,6 @@ def proj(dims: Any) -> str:
     return json.dumps({"format": "checkeval-studio/checklist-v1", "dimensions": dims})
 
 
-def authors(subs: Any, definition: Any = "d") -> str:
-    return json.dumps({"clarity": {"definition": definition, "sub_dimensions": subs}})
 
 
 def jl(*rows: Any) -> str:
@@ -356,62 +353,8 @@ BUNDLE_CASES: list[tuple[str, str, list[str]]] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory) -> dict[str, Any]:
-    """A database with task ``t`` (items 1–3), a frozen two-question checklist and one
-    completed fake run, plus that run's bundle."""
-    import os
-
-    from checkeval_core.checklists.io import import_checklist
-    from checkeval_core.checklists.versions import freeze
-    from checkeval_core.datasets import import_file
-    from checkeval_core.runs import create_run, execute_run
-    from checkeval_core.runs.bundle import export_bundle
-    from checkeval_core.store import open_db
-
-    d = tmp_path_factory.mktemp("base")
-    path = d / "base.db"
-    old = os.environ.get("CHECKEVAL_DB")
-    os.environ["CHECKEVAL_DB"] = str(path)
-    try:
-        db = open_db(path)
-        src = d / "t.csv"
-        src.write_text("id,output,human_clarity\n1,a,1\n2,b,2\n3,c,3\n", encoding="utf-8")
-        import_file(db, src, "t")
-        ck = d / "ck.json"
-        ck.write_text(authors({"s": {"seed": [Q1, Q2]}}), encoding="utf-8")
-        import_checklist(db, "t", ck)
-        freeze(db, "t")
-        rid = create_run(db, "t", "fake", "checkeval")
-        execute_run(path, rid)
-        bundle = export_bundle(db, rid)
-        db.close()
-    finally:
-        if old is None:
-            os.environ.pop("CHECKEVAL_DB", None)
-        else:
-            os.environ["CHECKEVAL_DB"] = old
-    return {"path": path, "bundle": bundle}
 
 
-def copy_db(src: Path, dst: Path) -> None:
-    """A consistent copy (the base database may still have pages in its WAL file)."""
-    a, b = sqlite3.connect(src), sqlite3.connect(dst)
-    try:
-        a.backup(b)
-    finally:
-        a.close()
-        b.close()
-
-
-def counts(path: Path) -> dict[str, int]:
-    con = sqlite3.connect(path)
-    try:
-        names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                           "AND name NOT LIKE 'sqlite_%'")]
-        return {n: con.execute(f'SELECT COUNT(*) FROM "{n}"').fetchone()[0] for n in names}
-    finally:
-        con.close()
 
 
 ARGS = {

@@ -1,25 +1,13 @@
 """AppTest of the Analysis page: tables, charts, click-through selectors."""
 
-from streamlit.testing.v1 import AppTest
 
-from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path
-from tests.conftest import APP
-
-
-def analysis_page(task: str = "summeval-demo") -> AppTest:
-    """The Analysis page of the whole app, opened on ``task``."""
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state["task_name"] = task
-    at.run()
-    at.switch_page("app_pages/analysis.py").run()
-    assert not at.exception, at.exception
-    return at
+from tests.helpers import analysis_page, load_demo_copy
 
 
 def test_analysis_page(db):
-    load_demo(db)
+    load_demo_copy(db)
     for m in ("rocketeval", "checkeval"):
         execute_run(db_path(db), create_run(db, "summeval-demo", "fake", m, limit=32))
     at = analysis_page()
@@ -42,7 +30,7 @@ def test_analysis_page(db):
 
 
 def test_switching_task_keeps_the_page_filled(db):
-    load_demo(db)
+    load_demo_copy(db)
     s = create_run(db, "summeval-demo", "fake", "rocketeval", limit=16)
     t = create_run(db, "topical-chat-demo", "fake", "rocketeval", limit=12)
     for rid in (s, t):

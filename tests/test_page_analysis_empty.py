@@ -3,10 +3,9 @@ one method, a judge that answers the same everywhere (AppTests on tiny fake-judg
 
 import pandas as pd
 
-from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path
-from tests.test_page_analysis import analysis_page
+from tests.helpers import analysis_page, load_demo_copy
 
 
 def _run(db, limit: int, method: str = "rocketeval", task: str = "summeval-demo") -> int:
@@ -28,7 +27,7 @@ def _cells(at) -> str:
 
 
 def test_one_document_one_run(db):
-    load_demo(db)
+    load_demo_copy(db)
     _run(db, 16)  # the first SummEval document: 16 summaries
     at = analysis_page()
     corr = at.dataframe[0].value
@@ -51,7 +50,7 @@ def test_one_document_one_run(db):
 
 
 def test_one_item_no_chart_but_the_reason(db):
-    load_demo(db)
+    load_demo_copy(db)
     _run(db, 1)
     at = analysis_page()
     text = _texts(at)
@@ -70,7 +69,7 @@ def test_one_item_no_chart_but_the_reason(db):
 
 
 def test_constant_judge_kappa_is_explained(db):
-    load_demo(db)
+    load_demo_copy(db)
     a, b = _run(db, 16), _run(db, 16, "checkeval")
     db.execute("UPDATE answer SET verdict = 'no' WHERE run_id = ?", [b])  # judge b: always No
     n = db.execute("SELECT COUNT(*) FROM answer WHERE run_id = ? AND verdict != 'invalid'",
@@ -89,7 +88,7 @@ def test_constant_judge_kappa_is_explained(db):
 
 
 def test_everyone_answers_the_same(db):
-    load_demo(db)
+    load_demo_copy(db)
     a, b = _run(db, 16), _run(db, 16)
     db.execute("UPDATE answer SET verdict = 'no' WHERE run_id IN (?, ?)", [a, b])
     n = db.execute("SELECT COUNT(*) FROM answer WHERE run_id = ?", [a]).fetchone()[0]
@@ -109,7 +108,7 @@ def test_everyone_answers_the_same(db):
 
 
 def test_no_human_scores_says_so(db):
-    load_demo(db)
+    load_demo_copy(db)
     _run(db, 16)
     db.execute("DELETE FROM human_score")
     at = analysis_page()

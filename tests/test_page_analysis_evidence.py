@@ -12,7 +12,7 @@ from checkeval_core.checklists.editing import questions
 from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path
-from tests.test_page_analysis import analysis_page
+from tests.helpers import analysis_page
 
 
 def _run(db, limit: int, method: str = "rocketeval") -> int:

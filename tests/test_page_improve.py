@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from checkeval_core.analysis import split as S
 from tests.conftest import open_app_page
-from tests.test_propose import build
+from tests.helpers import build_proposal_task as build
 
 
 def _table(at, column):

@@ -6,7 +6,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from checkeval_core.annotation import pairwise as PW
-from tests.test_pairwise_votes import SYSTEMS, small_task
+from tests.helpers import DUEL_SYSTEMS as SYSTEMS
+from tests.helpers import small_task
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tests.test_rankings import build_ranking_task
+from tests.helpers import build_ranking_task
+from tests.helpers import open_rankings_page as _open  # noqa: F401
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -17,11 +18,6 @@ def _df(at: AppTest, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
-def _open() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180).run()
-    at.switch_page("app_pages/rankings.py").run()
-    assert not at.exception, at.exception
-    return at
 
 
 def test_rankings_page(db):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from tests.test_page_rankings import _open
-from tests.test_rankings import build_ranking_task
+from tests.helpers import build_ranking_task
+from tests.helpers import open_rankings_page as _open
 
 
 def _item(db, item_id: str) -> int:

@@ -6,7 +6,8 @@ from streamlit.testing.v1 import AppTest
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.traces import decision_rows, item_trace, verdict_cell
 from checkeval_core.store import db_path
-from tests.conftest import APP, fake_demo_runs
+from tests.conftest import APP
+from tests.helpers import fake_demo_runs, load_demo_copy
 
 
 def test_verdict_cell_is_compact():
@@ -68,9 +69,8 @@ def test_deep_link_opens_the_runs_task(db):
 
 
 def test_seal_and_likert_runs_side_by_side(db):
-    from checkeval_core.demo import load_demo
 
-    load_demo(db)
+    load_demo_copy(db)
     runs = []
     for m in ("seal", "geval"):
         rid = create_run(db, "summeval-demo", "fake", m, limit=2)

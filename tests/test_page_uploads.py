@@ -14,7 +14,7 @@ import pytest
 
 from checkeval_core.datasets import import_file
 from tests.conftest import open_app_page
-from tests.test_upload_paths import FakeUpload, use_upload
+from tests.helpers import FakeUpload, use_upload
 
 ROOT = Path(__file__).resolve().parent.parent
 SURROGATE_JSONL = b'{"id": "1", "output": "ok"}\n{"id": "2", "output": "a\\ud800b"}\n'

@@ -8,7 +8,7 @@ import pytest
 
 from checkeval_core.analysis import split as S
 from tests.conftest import open_app_page
-from tests.test_versions import build
+from tests.helpers import build_versions_task as build
 
 
 def _table(at, column):

@@ -1,12 +1,12 @@
 """AppTest of the Dimensions and Checklist review pages."""
 
 from checkeval_core.checklists.editing import questions
-from checkeval_core.demo import load_demo
 from tests.conftest import open_app_page as open_page
+from tests.helpers import load_demo_copy
 
 
 def test_dimensions_edit_seed_generate_filter(db):
-    load_demo(db)
+    load_demo_copy(db)
     at = open_page("app_pages/dimensions.py")
     assert at.selectbox(key="dim_pick").value == "coherence"
     seed = next(t for t in at.text_input if t.key and t.key.startswith("seed_"))
@@ -27,7 +27,7 @@ def test_dimensions_edit_seed_generate_filter(db):
 
 
 def test_review_reject_and_freeze(db):
-    load_demo(db)
+    load_demo_copy(db)
     at = open_page("app_pages/checklist.py")
     at.text_input(key="rv_annotator").input("alice").run()
     first = at.multiselect(key="rv_selected").options[0]
@@ -45,7 +45,7 @@ def test_review_reject_and_freeze(db):
 
 
 def test_generate_twice_says_cache_and_generate_again_asks_anew(db):
-    load_demo(db)
+    load_demo_copy(db)
     at = open_page("app_pages/dimensions.py")
     assert at.text_input(key="gen_judge").value in ("embedded", "embedded:quality")
     at.text_input(key="gen_judge").input("fake").run()

@@ -5,6 +5,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from checkeval_core.demo import load_demo
+from tests.helpers import load_demo_copy
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -20,7 +21,7 @@ def test_home_loads_demo(db):
 
 
 def test_data_page_browses_items(db):
-    load_demo(db)
+    load_demo_copy(db)
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.switch_page("app_pages/data.py").run()
     assert not at.exception

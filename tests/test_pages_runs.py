@@ -1,14 +1,14 @@
 """AppTest of the Run and Traces pages."""
 
-from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run, get_run
 from checkeval_core.runs.jobs import wait_for
 from checkeval_core.store import db_path
 from tests.conftest import open_app_page as open_page
+from tests.helpers import load_demo_copy
 
 
 def test_run_page_starts_background_run(db):
-    load_demo(db)
+    load_demo_copy(db)
     at = open_page("app_pages/run.py")
     # the recommended configuration is preselected, with its reason
     from checkeval_core.runs.defaults import recommended
@@ -39,7 +39,7 @@ def test_run_page_starts_background_run(db):
 
 
 def test_traces_page_shows_answers_side_by_side(db):
-    load_demo(db)
+    load_demo_copy(db)
     r1 = create_run(db, "summeval-demo", "fake", "rocketeval", limit=2)
     r2 = create_run(db, "summeval-demo", "fake", "checkeval", limit=2)
     for r in (r1, r2):
@@ -58,7 +58,7 @@ def test_traces_page_shows_answers_side_by_side(db):
 def test_run_page_bad_extra_spec_starts_nothing_and_lists_only_this_tasks_runs(db):
     from checkeval_core.runs import create_run, list_runs
 
-    load_demo(db)
+    load_demo_copy(db)
     other = create_run(db, "topical-chat-demo", "fake", "rocketeval", limit=1)
     mine = create_run(db, "summeval-demo", "fake", "geval", limit=1)
     at = open_page("app_pages/run.py")

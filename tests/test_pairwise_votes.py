@@ -4,7 +4,6 @@ ranking analysis counts app votes beside imported ones."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 import pytest
@@ -13,22 +12,9 @@ from checkeval_core.analysis import rankings as R
 from checkeval_core.annotation import pairwise as PW
 from checkeval_core.annotation.preferences import human_data_stamp, import_preferences
 from checkeval_core.store import NotFound
-from tests.test_rankings import PREFS_CSV, TASK, build_ranking_task
-
-SYSTEMS = ["s1", "s2", "s3", "s4"]
-
-
-def small_task(db, name: str = "duel", n_queries: int = 3) -> dict[tuple[str, str], int]:
-    """``n_queries`` queries × 4 systems (kind instruction); the item pk per (query, system)."""
-    from checkeval_core.datasets import import_file
-
-    recs = [{"id": f"q{g}:{s}", "group_id": f"q{g}", "system_id": s, "input": f"Query {g}?",
-             "output": f"answer of {s} to {g}"} for g in range(n_queries) for s in SYSTEMS]
-    import_file(db, None, name, kind="instruction", filename="items.jsonl",
-                data="\n".join(json.dumps(r) for r in recs).encode())
-    return {(r[0], r[1]): r[2] for r in db.execute(
-        "SELECT group_id, system_id, id FROM item WHERE task_id = (SELECT id FROM task WHERE "
-        "name = ?)", [name])}
+from tests.helpers import DUEL_SYSTEMS as SYSTEMS
+from tests.helpers import PREFS_CSV, build_ranking_task, run_cli, small_task
+from tests.helpers import RANKING_TASK as TASK
 
 
 def test_sequence_covers_every_pair_once_balanced_and_deterministic(db):
@@ -180,8 +166,6 @@ def test_app_votes_count_beside_imported_ones(db):
 
 def test_export_cli_round_trips_app_votes(db, db_path, tmp_path):
     import csv
-    import subprocess
-    import sys
 
     from checkeval_core.store import open_db
 
@@ -191,9 +175,9 @@ def test_export_cli_round_trips_app_votes(db, db_path, tmp_path):
     import_preferences(db, "duel", data=b"group_id,item_a,item_b,winner\nq2,s1,s2,b\n",
                        filename="imported.csv")
     out = tmp_path / "votes.csv"
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path),
-                        "preferences", "export", "--task", "duel", "--out", str(out),
-                        "--source", "app"], capture_output=True, text=True, timeout=120)
+    r = run_cli(["--db", str(db_path),
+                 "preferences", "export", "--task", "duel", "--out", str(out),
+                 "--source", "app"])
     assert r.returncode == 0, r.stderr
     assert "wrote 2 votes" in r.stdout
     got = list(csv.DictReader(out.open()))

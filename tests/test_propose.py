@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -16,58 +14,13 @@ from scipy import stats
 
 from checkeval_core.analysis import propose as P
 from checkeval_core.analysis import split as S
-
-GROUPS = [f"g{i}" for i in range(8)]
-SYSTEMS = ["s1", "s2", "s3", "s4"]
-# a different order of the four human scores in each document
-PERMS = [[1, 2, 3, 4], [4, 3, 2, 1], [2, 4, 1, 3], [3, 1, 4, 2], [1, 3, 2, 4], [4, 2, 3, 1],
-         [2, 1, 4, 3], [3, 4, 1, 2]]
-HUMAN = {g: PERMS[i] for i, g in enumerate(GROUPS)}
-TEXTS = {"good": "Does the summary state the main event of the source?",
-         "constant": "Is the summary written in English?",
-         "copy": "Does the summary state the main events of the source?",
-         "anti": "Is the summary free of details?"}
-
-
-def values(name: str, h: int) -> float:
-    """p(Yes) of each question for an item of human score ``h``: ``good`` follows the humans,
-    ``copy`` too but with its top two swapped, ``anti`` against them and steeper, ``constant``
-    never moves."""
-    return {"good": h / 10, "constant": 0.99, "copy": {4: 0.3, 3: 0.4}.get(h, h / 10),
-            "anti": 1 - h / 5}[name]
-
-
-def build(db, human=HUMAN):
-    """Task ``pt`` (8 documents × 4 systems, human coherence), the four questions frozen as
-    v1, one completed run with the answers above; returns (run id, {name: question id})."""
-    from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub
-    from checkeval_core.checklists.versions import freeze
-    from checkeval_core.datasets import import_file
-    from checkeval_core.store import now_iso, task_id
-
-    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": SYSTEMS[k], "source": f"doc {g}",
-             "output": f"summary {g} {k}", "human_coherence": h}
-            for g, hs in human.items() for k, h in enumerate(hs)]
-    import_file(db, None, "pt", kind="summarization", filename="items.jsonl",
-                data="\n".join(json.dumps(r) for r in recs).encode())
-    tid = task_id(db, "pt")
-    d = ensure_dimension(db, tid, "coherence")
-    s = ensure_sub(db, d, "structure")
-    qid = {n: add_question(db, tid, d, s, t, status="kept") for n, t in TEXTS.items()}
-    vid = freeze(db, "pt")["id"]
-    rid = db.execute("INSERT INTO run (task_id, checklist_version_id, judge_spec, method, "
-                     "params, status, created_at) VALUES (?, ?, 'fake', 'checkeval', '{}', "
-                     "'completed', ?)", [tid, vid, now_iso()]).lastrowid
-    for g, hs in HUMAN.items():  # the judge's answers never depend on a changed human score
-        for k, h in enumerate(hs):
-            pk = db.execute("SELECT id FROM item WHERE task_id = ? AND item_id = ?",
-                            [tid, f"{g}-{k}"]).fetchone()[0]
-            for n, q in qid.items():
-                p = values(n, h)
-                db.execute("INSERT INTO answer (run_id, item_id, question_id, dimension, "
-                           "verdict, p_yes, created_at) VALUES (?, ?, ?, 'coherence', ?, ?, ?)",
-                           [rid, pk, q, "yes" if p >= 0.5 else "no", p, now_iso()])
-    return rid, qid
+from tests.helpers import PROPOSE_GROUPS as GROUPS
+from tests.helpers import PROPOSE_HUMAN as HUMAN
+from tests.helpers import PROPOSE_SYSTEMS as SYSTEMS
+from tests.helpers import PROPOSE_TEXTS as TEXTS
+from tests.helpers import build_proposal_task as build
+from tests.helpers import proposal_values as values
+from tests.helpers import run_cli
 
 
 def _rho_by_hand(groups, human, names):
@@ -166,8 +119,7 @@ def test_ranking_setting_fits_dev_systems_reports_heldout_systems(db):
 
 
 def cli(db_path, *args):
-    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), *args],
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(list(args), db=db_path)
 
 
 def test_cli_propose_json_shape(db, db_path):

@@ -4,7 +4,6 @@ small fake-judge run (4 queries × 3 systems, per-query checklists)."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -13,57 +12,12 @@ import pytest
 from scipy import stats
 
 from checkeval_core.analysis import rankings as R
+from tests.helpers import (
+    FRUITS,
+    build_ranking_task,
+)
 
 ELO_PER_LN = 400 / math.log(10)
-
-# -- a fake-judge run in RocketEval's setting (shared with the page / CLI / browser tests) --------
-FRUITS = {"g1": ["apples", "bananas", "cherries", "grapes"],
-          "g2": ["lemons", "mangos", "olives", "peaches"],
-          "g3": ["plums", "quinces", "raisins", "tomatoes"],
-          "g4": ["carrots", "onions", "potatoes", "radishes"]}
-SYSTEMS = (("sys-best", 4), ("sys-mid", 2), ("sys-low", 0))
-TASK = "rank-demo"
-PREFS_CSV = ("group_id,item_a,item_b,winner\n"
-             "g1,g1:sys-best,g1:sys-low,a\n"
-             "g2,sys-mid,sys-best,b\n"
-             "g3,g3:sys-mid,g3:sys-low,tie\n"
-             "g4,g4:sys-low,g4:sys-mid,a\n")
-RATINGS_CSV = ("system_id,rating,lower,upper\nsys-best,1200,1190,1210\nsys-mid,1100,,\n"
-               "sys-low,1000,990,1010\nnot-in-task,900,,\n")
-
-
-def build_ranking_task(db, prefs: bool = True, ratings: bool = True) -> int:
-    """Task ``rank-demo`` (kind instruction): 4 queries × 3 systems whose answers mention 4, 2
-    or 0 of the words the query's checklist asks about; a per-query checklist imported with
-    the issue-14 API and frozen; one finished ``fake`` rocketeval run. Returns the run id."""
-    from checkeval_core.annotation.preferences import import_preferences, import_ratings
-    from checkeval_core.checklists.instance import import_group_checklists
-    from checkeval_core.checklists.versions import freeze
-    from checkeval_core.datasets import import_file
-    from checkeval_core.runs import create_run, execute_run
-    from checkeval_core.store import db_path
-
-    recs = []
-    for g, fruits in FRUITS.items():
-        for s, k in SYSTEMS:
-            words = fruits[:k] + (["mention"] if k else [])
-            recs.append({"id": f"{g}:{s}", "group_id": g, "system_id": s,
-                         "input": f"Write a short note for query {g[-1]}.",
-                         "output": (" ".join(words) or "nothing relevant here") + f" ({s})"})
-    import_file(db, None, TASK, kind="instruction", filename="items.jsonl",
-                data="\n".join(json.dumps(r) for r in recs).encode())
-    checklists = [{"group_id": g, "questions": [f"Does it mention {f}?" for f in fr]}
-                  for g, fr in FRUITS.items()]
-    import_group_checklists(db, TASK, filename="checklists.jsonl",
-                            data="\n".join(json.dumps(r) for r in checklists).encode())
-    freeze(db, TASK, kind="instance")
-    rid = create_run(db, TASK, "fake", "rocketeval")
-    execute_run(db_path(db), rid)
-    if prefs:
-        import_preferences(db, TASK, data=PREFS_CSV.encode(), filename="prefs.csv")
-    if ratings:
-        import_ratings(db, TASK, data=RATINGS_CSV.encode(), filename="ref.csv")
-    return rid
 
 
 # -- Bradley–Terry ------------------------------------------------------------------------------

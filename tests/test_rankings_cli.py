@@ -4,15 +4,12 @@ import``, ``analyze --run ID --rankings|--pairs --json`` — exit codes and JSON
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from tests.test_rankings import PREFS_CSV, RATINGS_CSV, build_ranking_task
+from tests.helpers import PREFS_CSV, RATINGS_CSV, build_ranking_task, run_cli
 
 
 def cli(db, *args):
-    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db), *args],
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(list(args), db=db)
 
 
 def test_imports_and_analyze_json(db, db_path, tmp_path):

@@ -14,7 +14,6 @@ import json
 
 import pytest
 
-from checkeval_core.demo import load_demo
 from checkeval_core.judges.base import BinaryResult
 from checkeval_core.judges.cached import CachedJudge
 from checkeval_core.judges.fake import FakeJudge
@@ -26,7 +25,7 @@ from checkeval_core.runs.jobs import (
     prepare_resume,
 )
 from checkeval_core.store import open_db
-from tests.test_judge_keys import ScriptedServer, cli
+from tests.helpers import ScriptedServer, cli, load_demo_copy
 
 
 @pytest.fixture
@@ -87,7 +86,7 @@ def test_cli_all_errors_fails_exit_1_then_resume_reasks(server, db_path, monkeyp
 
 
 def test_resume_reasks_errors_keeps_parse_invalid(db, db_path):
-    load_demo(db)
+    load_demo_copy(db)
     rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=2,
                      params={"max_error_share": 0.2})
     run = execute_run(db_path, rid, judge=CachedJudge(Flaky(), db=db))
@@ -111,7 +110,7 @@ def test_resume_reasks_errors_keeps_parse_invalid(db, db_path):
 
 
 def test_threshold_from_param_and_env(db, db_path, monkeypatch):
-    load_demo(db)
+    load_demo_copy(db)
     # about a third of the answers are errors: under 0.5 (default) the run completes
     rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=1)
     assert execute_run(db_path, rid, judge=CachedJudge(Flaky(), db=None))["status"] == \
@@ -145,7 +144,7 @@ def test_bad_run_options_refused_nothing_created(db_path, args, needle):
 
 
 def test_create_run_refuses_in_core(db):
-    load_demo(db)
+    load_demo_copy(db)
     with pytest.raises(ValueError, match="valid: weighted, share_yes"):
         create_run(db, "summeval-demo", "fake", "seal", params={"aggregation": "mean"})
     with pytest.raises(ValueError, match="positive"):
@@ -163,7 +162,7 @@ def test_run_page_resume_reasks_errors(db, db_path, tmp_path, monkeypatch):
     from tests.conftest import open_app_page
 
     monkeypatch.setenv("CHECKEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    load_demo(db)
+    load_demo_copy(db)
     rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=1,
                      params={"max_error_share": 0.2})
     assert execute_run(db_path, rid, judge=CachedJudge(Flaky(), db=db))["status"] == "failed"

@@ -8,7 +8,12 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from checkeval_core.store import open_db
+
+# real processes killed and restarted: 10-15 s each on 2 cores
+pytestmark = pytest.mark.slow
 
 
 def test_sigkill_and_resume(tmp_path):
@@ -54,7 +59,7 @@ def test_kill_remote_run_with_slow_request_then_resume(tmp_path):
     """A remote judge with concurrency 4; one request hangs while the others of the item come
     back. SIGKILL the run while it hangs: every response that arrived is in ``llm_cache``, so
     the resumed run sends the server only the one that never got an answer."""
-    from tests.test_judge_keys import ScriptedServer
+    from tests.helpers import ScriptedServer
 
     db = tmp_path / "r.db"
     base = [sys.executable, "-m", "checkeval_core", "--db", str(db)]

@@ -6,57 +6,14 @@ import json
 import numpy as np
 import pytest
 
-from checkeval_core.checklists.io import import_checklist
-from checkeval_core.checklists.versions import freeze
-from checkeval_core.datasets import import_file
 from checkeval_core.judges.fake import fake_p_yes, stable_unit
 from checkeval_core.prompts.judge import binary_request_for_item
 from checkeval_core.runs import create_run, execute_run, get_run
 from checkeval_core.runs.export import run_rows
 from checkeval_core.runs.methods import sentence_pairs, sentences
-from checkeval_core.runs.score_read import run_scores
 from checkeval_core.store import db_path
 from checkeval_core.tasks import items
-
-ROWS = [
-    {"id": f"d{g}-s{s}", "group_id": f"d{g}", "system_id": f"s{s}",
-     "source": f"The council of town {g} approved a new park. Work starts in May. It costs "
-               f"{g + 2} million euros.",
-     "output": ["The council approved a park. Work starts in May.",
-                "A park costs money. Cats like parks. The council met.",
-                "The town approved a new park costing money. Work begins in May."][s],
-     "scores": {"fluency": [4.0, 2.0, 5.0][s] - g * 0.5, "coherence": [3.0, 1.0, 4.0][s]}}
-    for g in range(3) for s in range(3)]
-CHECKLIST = {"fluency": {"definition": "grammar and wording", "sub_dimensions": {
-    "Grammar": {"seed": ["Is the summary grammatical?", "Does the summary use correct spelling?"]},
-    "Wording": {"seed": ["Is the wording of the park summary natural?"]}}},
-    "coherence": {"definition": "structure", "sub_dimensions": {
-        "Flow": {"seed": ["Does the summary about the council and the park flow logically?",
-                          "Is the summary about work starting in May well organised?"]}}}}
-
-
-@pytest.fixture
-def task(db, tmp_path):
-    p = tmp_path / "t.jsonl"
-    p.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
-    import_file(db, p, "t", kind="summarization")
-    c = tmp_path / "c.json"
-    c.write_text(json.dumps(CHECKLIST))
-    import_checklist(db, "t", c)
-    freeze(db, "t")
-    return "t"
-
-
-def run(db, task, method, **kw):
-    rid = create_run(db, task, "fake", method, **kw)
-    r = execute_run(db_path(db), rid)
-    assert r["status"] == "completed", r["error"]
-    return rid
-
-
-def scores_of(db, rid, agg):
-    return {(r["item_id"], r["dimension"]): r["value"] for r in run_scores(db, rid, agg)}
-
+from tests.helpers import CHECKLIST, load_demo_copy, run, run_cli, scores_of
 
 QS = {d: [q for s in v["sub_dimensions"].values() for q in s["seed"]]
       for d, v in CHECKLIST.items()}
@@ -187,34 +144,26 @@ def test_prompt_layout_options(db, task):
 
 
 def test_cli_run_param(tmp_path):
-    import subprocess
-    import sys
-
-    env = {**__import__("os").environ, "CHECKEVAL_DB": str(tmp_path / "c.db"),
-           "CHECKEVAL_DEMO_RUNS": "0"}
-    subprocess.run([sys.executable, "-m", "checkeval_core", "demo"], env=env, check=True,
-                   capture_output=True)
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "run", "--task", "summeval-demo",
-                        "--judge", "fake", "--limit", "1", "--param", "include_reference=true",
-                        "--json", "--quiet"], env=env, capture_output=True, text=True)
+    env = {"CHECKEVAL_DB": str(tmp_path / "c.db"), "CHECKEVAL_DEMO_RUNS": "0"}
+    run_cli(["demo"], env=env, check=True)
+    r = run_cli(["run", "--task", "summeval-demo", "--judge", "fake", "--limit", "1", "--param",
+                 "include_reference=true", "--json", "--quiet"], env=env)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert set(out) == {"run", "status", "n_answers"}  # the issue-5 contract, unchanged
     from checkeval_core.runs.jobs import get_run
     from checkeval_core.store import open_db
     assert get_run(open_db(tmp_path / "c.db"), out["run"])["params"]["include_reference"] is True
-    bad = subprocess.run([sys.executable, "-m", "checkeval_core", "run", "--task",
-                          "summeval-demo", "--judge", "fake", "--param", "colour=red"],
-                         env=env, capture_output=True, text=True)
+    bad = run_cli(["run", "--task", "summeval-demo", "--judge", "fake", "--param", "colour=red"],
+                  env=env)
     assert bad.returncode != 0 and "'colour': unknown option" in bad.stderr
 
 
 def test_recommended_configuration(db, monkeypatch):
     """The Run page's preselection: the best measured configuration per task kind."""
-    from checkeval_core.demo import load_demo
     from checkeval_core.runs import defaults
 
-    load_demo(db)
+    load_demo_copy(db)
     monkeypatch.setattr(defaults, "quality_model_installed", lambda: False)
     tc = defaults.recommended(db, "topical-chat-demo", "dialogue")
     assert (tc["judge"], tc["method"], tc["aggregation"]) == \
@@ -238,12 +187,11 @@ def test_recommended_configuration(db, monkeypatch):
 
 def test_registry_matches_what_scoring_computes(db):
     """Every aggregation a method's scores hold is registered for it, and its primary is there."""
-    from checkeval_core.demo import load_demo
     from checkeval_core.runs import create_run, execute_run
     from checkeval_core.runs.registry import AGGREGATIONS, METHODS
     from checkeval_core.store import db_path as path_of
 
-    load_demo(db)
+    load_demo_copy(db)
     for name, m in METHODS.items():
         rid = create_run(db, "summeval-demo", "fake", name, limit=2)
         execute_run(path_of(db), rid)

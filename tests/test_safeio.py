@@ -3,8 +3,6 @@ linear question splitting, and ``checklist export --out`` staying inside its fol
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,8 +21,8 @@ from checkeval_core.safeio import (
     safe_join,
 )
 from checkeval_core.store import task_id
+from tests.helpers import run_cli
 
-REPO = Path(__file__).resolve().parent.parent
 # the classic "billion laughs": 9 levels of 9 aliases, 9**9 strings once expanded
 BOMB = "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(
     f"{c}: &{c} [{','.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
@@ -149,9 +147,7 @@ def test_checklist_export_stays_inside_the_folder(db, db_path, tmp_path):
         add_question(db, tid, dim, ensure_sub(db, dim, "s"), f"Is {name} fine?",
                      status="kept")
     out = tmp_path / "deep" / "out"
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path),
-                        "checklist", "export", "--task", "t", "--out", str(out)],
-                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    r = run_cli(["checklist", "export", "--task", "t", "--out", str(out)], db=db_path)
     assert r.returncode == 0, r.stderr
     written = sorted(f.name for f in out.iterdir())
     assert written == ["abs_seed.yaml", "dimension_seed.yaml", "evil-2_seed.yaml",

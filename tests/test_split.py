@@ -5,12 +5,11 @@ by the CLI (``checkeval split``)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from checkeval_core.analysis import split as S
+from tests.helpers import run_cli
 
 
 def _task(db, name="t", groups=6, per=3, start=0, systems=("s1", "s2", "s3")):
@@ -101,7 +100,7 @@ def test_filter_items_by_split_partitions_by_group(db):
 
 
 def test_ranking_task_splits_systems_too(db):
-    from tests.test_rankings import build_ranking_task
+    from tests.helpers import build_ranking_task
 
     build_ranking_task(db)  # 4 queries × 3 systems, with reference ratings
     s = S.set_split(db, "rank-demo", 0.5, seed=0)
@@ -118,8 +117,7 @@ def test_ranking_task_splits_systems_too(db):
 
 # -- CLI ------------------------------------------------------------------------------------------
 def cli(db_path, *args, input=None):
-    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), *args],
-                          capture_output=True, text=True, timeout=300, input=input)
+    return run_cli(list(args), db=db_path, input=input)
 
 
 def test_cli_split_json_show_clear(db, db_path):
@@ -147,7 +145,7 @@ def test_cli_split_json_show_clear(db, db_path):
 
 def test_analyze_split_reads_one_part_and_says_which(db, db_path):
     from checkeval_core.analysis.report import analyze_runs
-    from tests.conftest import fake_demo_runs
+    from tests.helpers import fake_demo_runs
 
     rid = fake_demo_runs(db, 64)[1]  # 4 documents × 16 summaries
     r = cli(db_path, "analyze", "--run", str(rid), "--split", "dev", "--json")
@@ -173,7 +171,7 @@ def test_analyze_split_reads_one_part_and_says_which(db, db_path):
 
 
 def test_analyze_rankings_and_pairs_on_one_part(db, db_path):
-    from tests.test_rankings import build_ranking_task
+    from tests.helpers import build_ranking_task
 
     rid = build_ranking_task(db)
     s = S.set_split(db, "rank-demo", 0.5, seed=0)
@@ -201,7 +199,7 @@ def test_analyze_rankings_and_pairs_on_one_part(db, db_path):
 def test_page_report_reads_every_entry_on_the_part(db):
     """The Analysis page's report: each run and the ensemble read the same part's items."""
     from checkeval_core.analysis.report import page_report
-    from tests.conftest import fake_demo_runs
+    from tests.helpers import fake_demo_runs
 
     runs = fake_demo_runs(db, 64)  # the first 4 documents × 16 summaries
     s = S.set_split(db, "summeval-demo", 0.5, seed=0)

@@ -13,8 +13,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from checkeval_core.analysis.external import import_metric
 from checkeval_core.annotation.files import import_annotations
@@ -22,18 +20,12 @@ from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.io import import_checklist
 from checkeval_core.datasets import import_file
 from tests.conftest import open_app_page
+from tests.helpers import FakeUpload, use_upload  # noqa: F401
 
 CHECKLIST = {"coherence": {"definition": "Well organised.", "sub_dimensions": {
     "structure": {"seed": ["Is the summary well structured?", "Does it flow?"]}}}}
 
 
-class FakeUpload:
-    def __init__(self, name: str, data: bytes):
-        self.name, self._data, self.type, self.size = name, data, "application/json", len(data)
-        self.file_id = "fake"
-
-    def getvalue(self) -> bytes:
-        return self._data
 
 
 def files_under(root: Path) -> set[Path]:
@@ -54,22 +46,6 @@ def deep_tmp(tmp_path, monkeypatch) -> Path:
     return d
 
 
-def use_upload(monkeypatch, key: str, upload: FakeUpload) -> None:
-    """The uploader with ``key`` returns ``upload``; the others behave as usual."""
-    original, module_level = DeltaGenerator.file_uploader, st.file_uploader
-
-    def fake_uploader(self, label, *a, **kw):  # column.file_uploader(...)
-        if kw.get("key") == key:
-            return upload
-        return original(self, label, *a, **kw)
-
-    def fake_module_uploader(label, *a, **kw):  # st.file_uploader(...)
-        if kw.get("key") == key:
-            return upload
-        return module_level(label, *a, **kw)
-
-    monkeypatch.setattr(DeltaGenerator, "file_uploader", fake_uploader)
-    monkeypatch.setattr(st, "file_uploader", fake_module_uploader)
 
 
 def prepare(db, tmp_path) -> set[Path]:

@@ -6,66 +6,14 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 
 from checkeval_core.analysis import split as S
 from checkeval_core.analysis import versions as V
-
-HUMAN = {"g0": [1, 2, 3], "g1": [1, 2, 3], "g2": [3, 1, 2], "g3": [2, 3, 1]}
-# v1's scores: Spearman per document 1, −1, −0.5, −0.5 (Σd² = 0, 8, 6, 6 over 3 items)
-V1 = {"g0": [1, 2, 3], "g1": [3, 2, 1], "g2": [1, 2, 3], "g3": [1, 2, 3]}
-RHO_V1 = {"g0": 1.0, "g1": -1.0, "g2": -0.5, "g3": -0.5}
-SYSTEMS = ["s1", "s2", "s3"]
-
-
-def _insert_run(db, tid, vid, scores, judge="fake"):
-    from checkeval_core.store import now_iso
-
-    rid = db.execute("INSERT INTO run (task_id, checklist_version_id, judge_spec, method, "
-                     "params, status, created_at) VALUES (?, ?, ?, 'checkeval', "
-                     "'{\"aggregation\": \"share_yes\"}', 'completed', ?)",
-                     [tid, vid, judge, now_iso()]).lastrowid
-    for g, vals in scores.items():
-        for k, v in enumerate(vals):
-            pk = db.execute("SELECT id FROM item WHERE task_id = ? AND item_id = ?",
-                            [tid, f"{g}-{k}"]).fetchone()[0]
-            db.execute("INSERT INTO score (run_id, item_id, dimension, aggregation, value) "
-                       "VALUES (?, ?, 'coherence', 'share_yes', ?)", [rid, pk, float(v)])
-    return rid
-
-
-def build(db):
-    """Task ``vt``: 4 documents × 3 systems with human coherence scores; v1 = {q1, q2};
-    v2 = q2 edited into q3, q4 added; a run of each with the scores above (v2 = the human
-    scores themselves, Spearman 1 everywhere). Returns (tid, run v1, run v2, q ids)."""
-    from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub
-    from checkeval_core.checklists.versions import freeze
-    from checkeval_core.datasets import import_file
-    from checkeval_core.store import task_id
-
-    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": SYSTEMS[k], "source": f"doc {g}",
-             "output": f"summary {g} {k}", "human_coherence": h}
-            for g, hs in HUMAN.items() for k, h in enumerate(hs)]
-    import_file(db, None, "vt", kind="summarization", filename="items.jsonl",
-                data="\n".join(json.dumps(r) for r in recs).encode())
-    tid = task_id(db, "vt")
-    d = ensure_dimension(db, tid, "coherence")
-    s = ensure_sub(db, d, "structure")
-    q1 = add_question(db, tid, d, s, "Is the summary well structured?", status="kept")
-    q2 = add_question(db, tid, d, s, "Does each sentence follow from the previous one?",
-                      status="kept")
-    v1 = freeze(db, "vt")["id"]
-    db.execute("UPDATE question SET status = 'rejected' WHERE id = ?", [q2])
-    q3 = add_question(db, tid, d, s, "Does every sentence follow from the one before it?",
-                      origin="edited", status="kept", parent_id=q2)
-    q4 = add_question(db, tid, d, s, "Is there a clear topic sentence?", status="kept")
-    v2 = freeze(db, "vt")["id"]
-    r1 = _insert_run(db, tid, v1, V1)
-    r2 = _insert_run(db, tid, v2, HUMAN)
-    return tid, r1, r2, (q1, q2, q3, q4)
+from tests.helpers import VERSIONS_RHO_V1 as RHO_V1
+from tests.helpers import build_versions_task as build
+from tests.helpers import run_cli
 
 
 def _row(rep, version, evidence="human_scores", aggregation="share_yes"):
@@ -180,7 +128,7 @@ def test_no_evidence_or_no_runs_say_why(db):
 
 
 def test_ranking_task_preferences_and_reference_ratings(db):
-    from tests.test_rankings import build_ranking_task
+    from tests.helpers import build_ranking_task
 
     build_ranking_task(db)
     rep = V.versions_report(db, "rank-demo", n_boot=100)
@@ -212,8 +160,7 @@ def test_history_chart_draws_weak_points_hollow(db):
 
 # -- CLI ------------------------------------------------------------------------------------------
 def cli(db_path, *args):
-    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), *args],
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(list(args), db=db_path)
 
 
 def test_cli_versions_json(db, db_path):

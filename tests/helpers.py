@@ -1,0 +1,669 @@
+"""Helpers shared by several test modules: builders of small tasks, a scripted
+OpenAI-compatible server, the in-process CLI and the session-wide demo database.
+
+Test modules import from here (fixtures live in ``tests/conftest.py``), never from one
+another, so that a test file can be read, run or deleted on its own.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import math
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.testing.v1 import AppTest
+
+from checkeval_core.checklists.io import import_checklist
+from checkeval_core.checklists.versions import freeze
+from checkeval_core.config import data_dir
+from checkeval_core.datasets import import_file
+from checkeval_core.runs import create_run, execute_run
+from checkeval_core.runs.score_read import run_scores
+from checkeval_core.store import db_path, now_iso
+
+REPO = Path(__file__).resolve().parent.parent
+APP = str(REPO / "app.py")
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+# -- the command line, in process ---------------------------------------------------------------
+@dataclass
+class CliResult:
+    """What a finished ``checkeval`` command left: the shape of ``subprocess.CompletedProcess``
+    (``returncode``, ``stdout``, ``stderr``, ``args``) so a test reads it either way."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    exception: BaseException | None = field(default=None, repr=False)
+
+    @property
+    def exit_code(self) -> int:
+        return self.returncode
+
+    def check_returncode(self) -> None:
+        if self.returncode:
+            raise AssertionError(f"checkeval {' '.join(self.args)} exited {self.returncode}:\n"
+                                 f"{self.stderr}")
+
+
+def run_cli(args: list[str], db: str | Path | None = None,
+            env: dict[str, str | None] | None = None, input: str | None = None,
+            check: bool = False) -> CliResult:
+    """Run ``checkeval ARGS`` in this process with typer's ``CliRunner`` (no interpreter to
+    start, nothing to re-import: a fraction of a subprocess's cost). ``db`` is passed as
+    ``--db`` before the arguments; a ``--db`` after the subcommand is hoisted the way the
+    console script does.
+    ``env`` sets (or, with ``None``, unsets) variables for the call only; the ``--db``
+    callback's write to ``CHECKEVAL_DB`` is undone afterwards too. An unexpected exception
+    leaves exit code 1 and its traceback on stderr, as a real process would.
+
+    Use a subprocess instead when the test needs a real process: killing it, a background
+    worker, or the console-script entry point itself."""
+    from typer.testing import CliRunner
+
+    from checkeval_core.cli import app, hoist_db
+
+    argv = [str(a) for a in args]
+    if db is not None:
+        argv = ["--db", str(db), *argv]
+    argv = hoist_db(argv)
+    env = {"CHECKEVAL_DB": os.environ.get("CHECKEVAL_DB"), **(env or {})}
+    r = CliRunner().invoke(app, argv, env=env, input=input, prog_name="checkeval")
+    stderr = r.stderr
+    exc = r.exception
+    if exc is not None and not isinstance(exc, SystemExit):
+        stderr += "".join(traceback.format_exception(exc))
+    res = CliResult(argv, r.exit_code, r.stdout, stderr, exc)
+    if check:
+        res.check_returncode()
+    return res
+
+
+def cli(db_path, *args, env: dict[str, str | None] | None = None, input: str | None = None,
+        timeout: float | None = None) -> CliResult:
+    """``checkeval --db DB_PATH ARGS`` in process (``timeout`` is accepted for the callers that
+    used to run a subprocess; an in-process command cannot be timed out)."""
+    return run_cli(list(args), db=db_path, env=env, input=input)
+
+
+# -- the demo database, built once per session ----------------------------------------------------
+# Loading the demo costs little, but the demo plus two finished fake runs costs seconds per test:
+# each distinct database is built once per test process into a template file and restored into
+# the test's own (empty) database with SQLite's backup API, which replaces its whole content.
+_TEMPLATES: dict[tuple, Path] = {}
+_RESULTS: dict[Path, object] = {}  # what the builder returned, per template
+_TEMPLATE_DIR: Path | None = None
+DEMO_ENV = ("CHECKEVAL_DEMO_RUNS", "CHECKEVAL_DEMO_INSTRUCTION")
+
+
+def _template(key: tuple, build) -> Path:
+    """The template file for ``key`` (which includes the demo variables), built on first use by
+    ``build(db)`` on a fresh database."""
+    global _TEMPLATE_DIR
+    from checkeval_core.store import open_db
+
+    key = (*key, *(os.environ.get(k) for k in DEMO_ENV))
+    if key not in _TEMPLATES:
+        if _TEMPLATE_DIR is None:
+            _TEMPLATE_DIR = Path(tempfile.mkdtemp(prefix="checkeval-test-templates-"))
+            atexit.register(shutil.rmtree, _TEMPLATE_DIR, True)
+        path = _TEMPLATE_DIR / f"t{len(_TEMPLATES)}.db"
+        d = open_db(path)
+        result = build(d)
+        d.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        d.close()
+        _TEMPLATES[key] = path
+        _RESULTS[path] = result
+    return _TEMPLATES[key]
+
+
+def restore(template: Path, db) -> None:
+    """Replace the content of the open, empty database ``db`` with ``template``."""
+    n = db.execute("SELECT COUNT(*) FROM task").fetchone()[0]
+    assert n == 0, "restore() replaces a database's content: only into an empty one"
+    src = sqlite3.connect(template)
+    try:
+        src.backup(db.conn)
+    finally:
+        src.close()
+
+
+def demo_template() -> Path:
+    """A closed database file holding ``load_demo`` on a fresh database (with this process's
+    ``CHECKEVAL_DEMO_*`` settings)."""
+    from checkeval_core.demo import load_demo
+
+    return _template(("demo",), load_demo)
+
+
+def load_demo_copy(db) -> None:
+    """``load_demo(db)`` on an empty database, copied from the session's template."""
+    restore(demo_template(), db)
+
+
+def fake_demo_runs(db, limit: int) -> list[int]:
+    """The demo loaded, then one finished ``fake`` run per method (rocketeval, checkeval) on
+    the first ``limit`` SummEval demo items; their run ids. Built once per ``limit``, copied
+    into the (empty) ``db``."""
+
+    def build(d) -> list[int]:
+        from checkeval_core.demo import load_demo
+
+        load_demo(d)
+        ids = []
+        for m in ("rocketeval", "checkeval"):
+            rid = create_run(d, "summeval-demo", "fake", m, limit=limit)
+            execute_run(db_path(d), rid)
+            ids.append(rid)
+        return ids
+
+    t = _template(("fake_demo_runs", limit), build)
+    restore(t, db)
+    return list(_RESULTS[t])
+
+
+def copy_db(src: Path, dst: Path) -> Path:
+    """A consistent copy of the SQLite database file ``src`` at ``dst`` (the backup API, so a
+    write-ahead log is folded in)."""
+    a, b = sqlite3.connect(src), sqlite3.connect(dst)
+    try:
+        a.backup(b)
+    finally:
+        a.close()
+        b.close()
+    return dst
+
+
+# -- OpenAI-compatible answers and a scripted server -------------------------------------------
+def completion(content, top=None):
+    choice = {"index": 0, "finish_reason": "stop",
+              "message": {"role": "assistant", "content": content}}
+    if top is not None:
+        choice["logprobs"] = {"content": [{
+            "token": content, "logprob": max(top.values()), "bytes": None,
+            "top_logprobs": [{"token": t, "logprob": lp, "bytes": None}
+                             for t, lp in top.items()]}]}
+    return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [choice], "usage": {"prompt_tokens": 11, "completion_tokens": 1,
+                                           "total_tokens": 12}}
+
+
+class ScriptedServer:
+    """OpenAI-compatible chat completions on 127.0.0.1. ``mode``: ``ok`` (Yes, with
+    log-probabilities), ``401`` (every request refused: a wrong key), ``maybe`` (an answer
+    that is neither yes nor no). A request whose user message contains ``block_marker`` waits
+    for ``release`` before it is answered."""
+
+    def __init__(self) -> None:
+        self.mode = "ok"
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+        self.block_marker: str | None = None
+        self.release = threading.Event()
+        self.blocked = threading.Event()
+        srv = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                user = body["messages"][-1]["content"]
+                with srv.lock:
+                    srv.requests.append({"auth": self.headers.get("Authorization"),
+                                         "user": user})
+                if srv.block_marker and srv.block_marker in user:
+                    srv.blocked.set()
+                    srv.release.wait(60)
+                if srv.mode == "401":
+                    return self._send(401, {"error": {"message": "invalid api key",
+                                                      "type": "invalid_request_error"}})
+                if srv.mode == "maybe":
+                    return self._send(200, completion("Maybe", {"Maybe": -0.1}))
+                self._send(200, completion("Yes", {"Yes": math.log(0.7), "No": math.log(0.3)}))
+
+            def _send(self, code, obj):
+                data = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.spec = f"openai-compat:{self.url}#m"
+
+    def auths(self) -> set[str | None]:
+        with self.lock:
+            return {r["auth"] for r in self.requests}
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+# -- a fake-judge run in RocketEval's setting (page / CLI / browser tests) ---------------------
+FRUITS = {"g1": ["apples", "bananas", "cherries", "grapes"],
+          "g2": ["lemons", "mangos", "olives", "peaches"],
+          "g3": ["plums", "quinces", "raisins", "tomatoes"],
+          "g4": ["carrots", "onions", "potatoes", "radishes"]}
+RANKING_SYSTEMS = (("sys-best", 4), ("sys-mid", 2), ("sys-low", 0))
+RANKING_TASK = "rank-demo"
+PREFS_CSV = ("group_id,item_a,item_b,winner\n"
+             "g1,g1:sys-best,g1:sys-low,a\n"
+             "g2,sys-mid,sys-best,b\n"
+             "g3,g3:sys-mid,g3:sys-low,tie\n"
+             "g4,g4:sys-low,g4:sys-mid,a\n")
+RATINGS_CSV = ("system_id,rating,lower,upper\nsys-best,1200,1190,1210\nsys-mid,1100,,\n"
+               "sys-low,1000,990,1010\nnot-in-task,900,,\n")
+
+
+def build_ranking_task(db, prefs: bool = True, ratings: bool = True) -> int:
+    """Task ``rank-demo`` (kind instruction): 4 queries × 3 systems whose answers mention 4, 2
+    or 0 of the words the query's checklist asks about; a per-query checklist imported with
+    the issue-14 API and frozen; one finished ``fake`` rocketeval run. Returns the run id."""
+    from checkeval_core.annotation.preferences import import_preferences, import_ratings
+    from checkeval_core.checklists.instance import import_group_checklists
+    from checkeval_core.checklists.versions import freeze
+    from checkeval_core.datasets import import_file
+    from checkeval_core.runs import create_run, execute_run
+    from checkeval_core.store import db_path
+
+    recs = []
+    for g, fruits in FRUITS.items():
+        for s, k in RANKING_SYSTEMS:
+            words = fruits[:k] + (["mention"] if k else [])
+            recs.append({"id": f"{g}:{s}", "group_id": g, "system_id": s,
+                         "input": f"Write a short note for query {g[-1]}.",
+                         "output": (" ".join(words) or "nothing relevant here") + f" ({s})"})
+    import_file(db, None, RANKING_TASK, kind="instruction", filename="items.jsonl",
+                data="\n".join(json.dumps(r) for r in recs).encode())
+    checklists = [{"group_id": g, "questions": [f"Does it mention {f}?" for f in fr]}
+                  for g, fr in FRUITS.items()]
+    import_group_checklists(db, RANKING_TASK, filename="checklists.jsonl",
+                            data="\n".join(json.dumps(r) for r in checklists).encode())
+    freeze(db, RANKING_TASK, kind="instance")
+    rid = create_run(db, RANKING_TASK, "fake", "rocketeval")
+    execute_run(db_path(db), rid)
+    if prefs:
+        import_preferences(db, RANKING_TASK, data=PREFS_CSV.encode(), filename="prefs.csv")
+    if ratings:
+        import_ratings(db, RANKING_TASK, data=RATINGS_CSV.encode(), filename="ref.csv")
+    return rid
+
+
+# -- a one-item task and the published checklists ----------------------------------------------
+CK = data_dir() / "checklists"
+
+
+def new_task(db, tmp_path, name="t"):
+    p = tmp_path / f"{name}.csv"
+    p.write_text("id,output\n1,x\n", encoding="utf-8")
+    import_file(db, p, name)
+    return name
+
+
+def import_checklist_seeds(db, task):
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from checkeval_core.checklists.io import import_checklist
+
+    src = json.loads((CK / "summeval.json").read_text())
+    seeds = {d: {"definition": v["definition"], "sub_dimensions": {
+        s: {"seed": q["seed"]} for s, q in v["sub_dimensions"].items()}} for d, v in src.items()}
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "s.json"
+        p.write_text(json.dumps(seeds))
+        return import_checklist(db, task, p)
+
+
+# -- a 3 documents x 3 systems summarisation task with a seed checklist ------------------------
+ROWS = [
+    {"id": f"d{g}-s{s}", "group_id": f"d{g}", "system_id": f"s{s}",
+     "source": f"The council of town {g} approved a new park. Work starts in May. It costs "
+               f"{g + 2} million euros.",
+     "output": ["The council approved a park. Work starts in May.",
+                "A park costs money. Cats like parks. The council met.",
+                "The town approved a new park costing money. Work begins in May."][s],
+     "scores": {"fluency": [4.0, 2.0, 5.0][s] - g * 0.5, "coherence": [3.0, 1.0, 4.0][s]}}
+    for g in range(3) for s in range(3)]
+CHECKLIST = {"fluency": {"definition": "grammar and wording", "sub_dimensions": {
+    "Grammar": {"seed": ["Is the summary grammatical?", "Does the summary use correct spelling?"]},
+    "Wording": {"seed": ["Is the wording of the park summary natural?"]}}},
+    "coherence": {"definition": "structure", "sub_dimensions": {
+        "Flow": {"seed": ["Does the summary about the council and the park flow logically?",
+                          "Is the summary about work starting in May well organised?"]}}}}
+
+
+def make_runs_task(db, tmp_path) -> str:
+    """Task ``t`` (ROWS) with CHECKLIST imported and frozen."""
+    p = tmp_path / "t.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
+    import_file(db, p, "t", kind="summarization")
+    c = tmp_path / "c.json"
+    c.write_text(json.dumps(CHECKLIST))
+    import_checklist(db, "t", c)
+    freeze(db, "t")
+    return "t"
+
+
+
+def run(db, task, method, **kw):
+    rid = create_run(db, task, "fake", method, **kw)
+    r = execute_run(db_path(db), rid)
+    assert r["status"] == "completed", r["error"]
+    return rid
+
+
+def scores_of(db, rid, agg):
+    return {(r["item_id"], r["dimension"]): r["value"] for r in run_scores(db, rid, agg)}
+
+
+# -- a hand-checked proposal task (tests/test_propose.py) --------------------------------------
+PROPOSE_GROUPS = [f"g{i}" for i in range(8)]
+PROPOSE_SYSTEMS = ["s1", "s2", "s3", "s4"]
+# a different order of the four human scores in each document
+PROPOSE_PERMS = [[1, 2, 3, 4], [4, 3, 2, 1], [2, 4, 1, 3], [3, 1, 4, 2], [1, 3, 2, 4],
+                 [4, 2, 3, 1], [2, 1, 4, 3], [3, 4, 1, 2]]
+PROPOSE_HUMAN = {g: PROPOSE_PERMS[i] for i, g in enumerate(PROPOSE_GROUPS)}
+PROPOSE_TEXTS = {"good": "Does the summary state the main event of the source?",
+                 "constant": "Is the summary written in English?",
+                 "copy": "Does the summary state the main events of the source?",
+                 "anti": "Is the summary free of details?"}
+
+
+def proposal_values(name: str, h: int) -> float:
+    """p(Yes) of each question for an item of human score ``h``: ``good`` follows the humans,
+    ``copy`` too but with its top two swapped, ``anti`` against them and steeper, ``constant``
+    never moves."""
+    return {"good": h / 10, "constant": 0.99, "copy": {4: 0.3, 3: 0.4}.get(h, h / 10),
+            "anti": 1 - h / 5}[name]
+
+
+def build_proposal_task(db, human=PROPOSE_HUMAN):
+    """Task ``pt`` (8 documents × 4 systems, human coherence), the four questions frozen as
+    v1, one completed run with the answers above; returns (run id, {name: question id})."""
+    from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub
+    from checkeval_core.checklists.versions import freeze
+    from checkeval_core.datasets import import_file
+    from checkeval_core.store import now_iso, task_id
+
+    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": PROPOSE_SYSTEMS[k],
+             "source": f"doc {g}", "output": f"summary {g} {k}", "human_coherence": h}
+            for g, hs in human.items() for k, h in enumerate(hs)]
+    import_file(db, None, "pt", kind="summarization", filename="items.jsonl",
+                data="\n".join(json.dumps(r) for r in recs).encode())
+    tid = task_id(db, "pt")
+    d = ensure_dimension(db, tid, "coherence")
+    s = ensure_sub(db, d, "structure")
+    qid = {n: add_question(db, tid, d, s, t, status="kept") for n, t in PROPOSE_TEXTS.items()}
+    vid = freeze(db, "pt")["id"]
+    rid = db.execute("INSERT INTO run (task_id, checklist_version_id, judge_spec, method, "
+                     "params, status, created_at) VALUES (?, ?, 'fake', 'checkeval', '{}', "
+                     "'completed', ?)", [tid, vid, now_iso()]).lastrowid
+    for g, hs in PROPOSE_HUMAN.items():  # the judge's answers never depend on a changed human score
+        for k, h in enumerate(hs):
+            pk = db.execute("SELECT id FROM item WHERE task_id = ? AND item_id = ?",
+                            [tid, f"{g}-{k}"]).fetchone()[0]
+            for n, q in qid.items():
+                p = proposal_values(n, h)
+                db.execute("INSERT INTO answer (run_id, item_id, question_id, dimension, "
+                           "verdict, p_yes, created_at) VALUES (?, ?, ?, 'coherence', ?, ?, ?)",
+                           [rid, pk, q, "yes" if p >= 0.5 else "no", p, now_iso()])
+    return rid, qid
+
+
+# -- two frozen checklist versions with runs (tests/test_versions.py) --------------------------
+VERSIONS_HUMAN = {"g0": [1, 2, 3], "g1": [1, 2, 3], "g2": [3, 1, 2], "g3": [2, 3, 1]}
+# v1's scores: Spearman per document 1, −1, −0.5, −0.5 (Σd² = 0, 8, 6, 6 over 3 items)
+VERSIONS_V1 = {"g0": [1, 2, 3], "g1": [3, 2, 1], "g2": [1, 2, 3], "g3": [1, 2, 3]}
+VERSIONS_RHO_V1 = {"g0": 1.0, "g1": -1.0, "g2": -0.5, "g3": -0.5}
+VERSIONS_SYSTEMS = ["s1", "s2", "s3"]
+
+
+def insert_versions_run(db, tid, vid, scores, judge="fake"):
+    from checkeval_core.store import now_iso
+
+    rid = db.execute("INSERT INTO run (task_id, checklist_version_id, judge_spec, method, "
+                     "params, status, created_at) VALUES (?, ?, ?, 'checkeval', "
+                     "'{\"aggregation\": \"share_yes\"}', 'completed', ?)",
+                     [tid, vid, judge, now_iso()]).lastrowid
+    for g, vals in scores.items():
+        for k, v in enumerate(vals):
+            pk = db.execute("SELECT id FROM item WHERE task_id = ? AND item_id = ?",
+                            [tid, f"{g}-{k}"]).fetchone()[0]
+            db.execute("INSERT INTO score (run_id, item_id, dimension, aggregation, value) "
+                       "VALUES (?, ?, 'coherence', 'share_yes', ?)", [rid, pk, float(v)])
+    return rid
+
+
+def build_versions_task(db):
+    """Task ``vt``: 4 documents × 3 systems with human coherence scores; v1 = {q1, q2};
+    v2 = q2 edited into q3, q4 added; a run of each with the scores above (v2 = the human
+    scores themselves, Spearman 1 everywhere). Returns (tid, run v1, run v2, q ids)."""
+    from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub
+    from checkeval_core.checklists.versions import freeze
+    from checkeval_core.datasets import import_file
+    from checkeval_core.store import task_id
+
+    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": VERSIONS_SYSTEMS[k],
+             "source": f"doc {g}", "output": f"summary {g} {k}", "human_coherence": h}
+            for g, hs in VERSIONS_HUMAN.items() for k, h in enumerate(hs)]
+    import_file(db, None, "vt", kind="summarization", filename="items.jsonl",
+                data="\n".join(json.dumps(r) for r in recs).encode())
+    tid = task_id(db, "vt")
+    d = ensure_dimension(db, tid, "coherence")
+    s = ensure_sub(db, d, "structure")
+    q1 = add_question(db, tid, d, s, "Is the summary well structured?", status="kept")
+    q2 = add_question(db, tid, d, s, "Does each sentence follow from the previous one?",
+                      status="kept")
+    v1 = freeze(db, "vt")["id"]
+    db.execute("UPDATE question SET status = 'rejected' WHERE id = ?", [q2])
+    q3 = add_question(db, tid, d, s, "Does every sentence follow from the one before it?",
+                      origin="edited", status="kept", parent_id=q2)
+    q4 = add_question(db, tid, d, s, "Is there a clear topic sentence?", status="kept")
+    v2 = freeze(db, "vt")["id"]
+    r1 = insert_versions_run(db, tid, v1, VERSIONS_V1)
+    r2 = insert_versions_run(db, tid, v2, VERSIONS_HUMAN)
+    return tid, r1, r2, (q1, q2, q3, q4)
+
+
+# -- a small instruction task for pairwise votes -----------------------------------------------
+DUEL_SYSTEMS = ["s1", "s2", "s3", "s4"]
+
+
+def small_task(db, name: str = "duel", n_queries: int = 3) -> dict[tuple[str, str], int]:
+    """``n_queries`` queries × 4 systems (kind instruction); the item pk per (query, system)."""
+    from checkeval_core.datasets import import_file
+
+    recs = [{"id": f"q{g}:{s}", "group_id": f"q{g}", "system_id": s, "input": f"Query {g}?",
+             "output": f"answer of {s} to {g}"} for g in range(n_queries) for s in DUEL_SYSTEMS]
+    import_file(db, None, name, kind="instruction", filename="items.jsonl",
+                data="\n".join(json.dumps(r) for r in recs).encode())
+    return {(r[0], r[1]): r[2] for r in db.execute(
+        "SELECT group_id, system_id, id FROM item WHERE task_id = (SELECT id FROM task WHERE "
+        "name = ?)", [name])}
+
+
+# -- the Analysis page -------------------------------------------------------------------------
+def analysis_page(task: str = "summeval-demo"):
+    """The Analysis page of the whole app, opened on ``task`` (an ``AppTest``)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["task_name"] = task
+    at.run()
+    at.switch_page("app_pages/analysis.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+Q1, Q2 = "Is the output clear?", "Is the output correct?"
+
+
+def authors(subs: Any, definition: Any = "d") -> str:
+    return json.dumps({"clarity": {"definition": definition, "sub_dimensions": subs}})
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> dict[str, Any]:
+    """A database with task ``t`` (items 1–3), a frozen two-question checklist and one
+    completed fake run, plus that run's bundle."""
+    import os
+
+    from checkeval_core.checklists.io import import_checklist
+    from checkeval_core.checklists.versions import freeze
+    from checkeval_core.datasets import import_file
+    from checkeval_core.runs import create_run, execute_run
+    from checkeval_core.runs.bundle import export_bundle
+    from checkeval_core.store import open_db
+
+    d = tmp_path_factory.mktemp("base")
+    path = d / "base.db"
+    old = os.environ.get("CHECKEVAL_DB")
+    os.environ["CHECKEVAL_DB"] = str(path)
+    try:
+        db = open_db(path)
+        src = d / "t.csv"
+        src.write_text("id,output,human_clarity\n1,a,1\n2,b,2\n3,c,3\n", encoding="utf-8")
+        import_file(db, src, "t")
+        ck = d / "ck.json"
+        ck.write_text(authors({"s": {"seed": [Q1, Q2]}}), encoding="utf-8")
+        import_checklist(db, "t", ck)
+        freeze(db, "t")
+        rid = create_run(db, "t", "fake", "checkeval")
+        execute_run(path, rid)
+        bundle = export_bundle(db, rid)
+        db.close()
+    finally:
+        if old is None:
+            os.environ.pop("CHECKEVAL_DB", None)
+        else:
+            os.environ["CHECKEVAL_DB"] = old
+    return {"path": path, "bundle": bundle}
+
+
+def counts(path: Path) -> dict[str, int]:
+    con = sqlite3.connect(path)
+    try:
+        names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                           "AND name NOT LIKE 'sqlite_%'")]
+        return {n: con.execute(f'SELECT COUNT(*) FROM "{n}"').fetchone()[0] for n in names}
+    finally:
+        con.close()
+
+
+class FakeUpload:
+    def __init__(self, name: str, data: bytes):
+        self.name, self._data, self.type, self.size = name, data, "application/json", len(data)
+        self.file_id = "fake"
+
+    def getvalue(self) -> bytes:
+        return self._data
+
+
+def use_upload(monkeypatch, key: str, upload: FakeUpload) -> None:
+    """The uploader with ``key`` returns ``upload``; the others behave as usual."""
+    original, module_level = DeltaGenerator.file_uploader, st.file_uploader
+
+    def fake_uploader(self, label, *a, **kw):  # column.file_uploader(...)
+        if kw.get("key") == key:
+            return upload
+        return original(self, label, *a, **kw)
+
+    def fake_module_uploader(label, *a, **kw):  # st.file_uploader(...)
+        if kw.get("key") == key:
+            return upload
+        return module_level(label, *a, **kw)
+
+    monkeypatch.setattr(DeltaGenerator, "file_uploader", fake_uploader)
+    monkeypatch.setattr(st, "file_uploader", fake_module_uploader)
+
+
+COMPARE_HUMAN = [1.0, 2.0, 3.0]
+
+
+def compare_task(db, name: str = "t", human: bool = True, outputs: dict | None = None) -> int:
+    """Task ``name``: groups g1, g2 × systems s1..s3 (item ids ``g1-s1``…), one dimension
+    ``d`` with questions q1, q2, human scores 1/2/3 per group when ``human``."""
+    tid = db["task"].insert({"name": name, "kind": "summarization", "created_at": now_iso()}
+                            ).last_pk
+    did = db["dimension"].insert({"task_id": tid, "name": "d"}).last_pk
+    for n, text in enumerate(("Is it q1?", "Is it q2?")):
+        db["question"].insert({"task_id": tid, "dimension_id": did, "text": text,
+                               "status": "kept", "position": n, "created_at": now_iso()})
+    pos = 0
+    for g in ("g1", "g2"):
+        for k, s in enumerate(("s1", "s2", "s3")):
+            out = (outputs or {}).get(f"{g}-{s}", "some output")
+            pk = db["item"].insert({"task_id": tid, "item_id": f"{g}-{s}", "group_id": g,
+                                    "system_id": s, "output": out, "position": pos}).last_pk
+            pos += 1
+            if human:
+                db["human_score"].insert({"item_id": pk, "dimension": "d", "value": COMPARE_HUMAN[k]})
+    return tid
+
+
+def compare_qids(db, tid: int) -> list[int]:
+    return [r[0] for r in db.execute("SELECT id FROM question WHERE task_id = ? ORDER BY "
+                                     "position", [tid])]
+
+
+def compare_run(db, tid: int, scores: dict[str, list[float]], answers: dict | None = None,
+             method: str = "checkeval", aggregation: str = "share_yes") -> int:
+    """A completed run with the given item scores (dimension ``d``) and answers
+    ``{(item_id, question position): verdict}``."""
+    rid = db["run"].insert({"task_id": tid, "judge_spec": "fake", "method": method,
+                            "params": json.dumps({"aggregation": aggregation}),
+                            "status": "completed", "created_at": now_iso()}).last_pk
+    pks = {r[1]: r[0] for r in db.execute("SELECT id, item_id FROM item WHERE task_id = ?",
+                                          [tid])}
+    for g, vals in scores.items():
+        for s, v in zip(("s1", "s2", "s3"), vals):
+            if v is not None:
+                db["score"].insert({"run_id": rid, "item_id": pks[f"{g}-{s}"], "dimension": "d",
+                                    "aggregation": aggregation, "value": v})
+    q = compare_qids(db, tid)
+    for (item, pos), verdict in (answers or {}).items():
+        db["answer"].insert({"run_id": rid, "item_id": pks[item], "question_id": q[pos],
+                             "dimension": "d", "verdict": verdict, "created_at": now_iso()})
+    return rid
+
+
+COMPARE_ITEMS = [f"{g}-{s}" for g in ("g1", "g2") for s in ("s1", "s2", "s3")]
+
+
+def compare_cli(db_path, *args):
+    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def open_rankings_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    at.switch_page("app_pages/rankings.py").run()
+    assert not at.exception, at.exception
+    return at
