@@ -359,13 +359,15 @@ CHECKLIST = {"fluency": {"definition": "grammar and wording", "sub_dimensions": 
                           "Is the summary about work starting in May well organised?"]}}}}
 
 
-def make_runs_task(db, tmp_path) -> str:
-    """Task ``t`` (ROWS) with CHECKLIST imported and frozen."""
+def make_runs_task(db, tmp_path, rows: list[dict] | None = None,
+                   checklist: dict | None = None) -> str:
+    """Task ``t`` (``rows``, default ROWS) with ``checklist`` (default CHECKLIST) imported and
+    frozen."""
     p = tmp_path / "t.jsonl"
-    p.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
+    p.write_text("\n".join(json.dumps(r) for r in (rows or ROWS)) + "\n", encoding="utf-8")
     import_file(db, p, "t", kind="summarization")
     c = tmp_path / "c.json"
-    c.write_text(json.dumps(CHECKLIST))
+    c.write_text(json.dumps(checklist or CHECKLIST))
     import_checklist(db, "t", c)
     freeze(db, "t")
     return "t"

@@ -20,6 +20,7 @@ from checkeval_core.runs.methods import Work
 from checkeval_core.runs.score_read import run_scores
 from checkeval_core.runs.scorers import score_yes_no
 from checkeval_core.store import db_path, open_db
+from tests.helpers import make_runs_task
 
 ROWS = [{"id": f"d{g}-s{s}", "group_id": f"d{g}", "system_id": f"s{s}",
          "source": f"Town {g} approved a new park; work starts in May.",
@@ -66,14 +67,7 @@ def toy():
 
 @pytest.fixture
 def task(db, tmp_path):
-    p = tmp_path / "t.jsonl"
-    p.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
-    import_file(db, p, "t", kind="summarization")
-    c = tmp_path / "c.json"
-    c.write_text(json.dumps(CHECKLIST))
-    import_checklist(db, "t", c)
-    freeze(db, "t")
-    return "t"
+    return make_runs_task(db, tmp_path, ROWS, CHECKLIST)
 
 
 def test_a_new_method_is_one_registry_entry(db, task, toy):

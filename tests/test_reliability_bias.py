@@ -40,6 +40,7 @@ from checkeval_core.runs.options import check_params, parse_params
 from checkeval_core.runs.score_write import compute_scores
 from checkeval_core.store import db_path, now_iso
 from checkeval_core.tasks import items
+from tests.helpers import make_runs_task
 
 # eight outputs of 2..9 words; none contains "words" (the verbosity question's only
 # content word), so only the padding's "In other words:" can add it
@@ -59,14 +60,7 @@ CHECKLIST = {"fluency": {"definition": "grammar and wording", "sub_dimensions": 
 
 @pytest.fixture
 def task(db, tmp_path):
-    p = tmp_path / "t.jsonl"
-    p.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
-    import_file(db, p, "t", kind="summarization")
-    c = tmp_path / "c.json"
-    c.write_text(json.dumps(CHECKLIST))
-    import_checklist(db, "t", c)
-    freeze(db, "t")
-    return "t"
+    return make_runs_task(db, tmp_path, ROWS, CHECKLIST)
 
 
 def qids(db) -> dict[str, int]:

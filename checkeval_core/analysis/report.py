@@ -121,6 +121,22 @@ def correlation_chart_note(per_run: dict[str, Any], level: str, coef: str) -> st
             f"{', '.join(map(str, ns))} {unit}): " + "; ".join(dict.fromkeys(reasons)))
 
 
+def _correlate(frames: dict[str, tuple[pd.DataFrame, dict[str, Any]]], shared: bool,
+               n_boot: int, seed: int) -> tuple[dict[str, Any], dict[str, Any], set[int]]:
+    """Each frame's correlation report — on the items all frames share when ``shared`` (and
+    they share any) — with the coverage and the item keys the reports read."""
+    cov = coverage({k: f for k, (f, _) in frames.items()}, shared)
+    out: dict[str, Any] = {"runs": {}}
+    kept: set[int] = set()
+    for key, (df, meta) in frames.items():
+        if cov["shared"]:
+            df = df[df["item_pk"].isin(cov["items"])]
+        kept |= set(df["item_pk"].tolist())
+        out["runs"][key] = {**{k: meta[k] for k in ("judge", "method", "aggregation")},
+                            **correlation_report(df, n_boot, seed)}
+    return out, cov, kept
+
+
 def analyze_runs(db: sqlite_utils.Database, run_ids: list[int], aggregation: str | None = None,
                  n_boot: int = 200, seed: int = 0, split: str = "all",
                  shared: bool = False) -> dict[str, Any]:
@@ -144,15 +160,7 @@ def analyze_runs(db: sqlite_utils.Database, run_ids: list[int], aggregation: str
         if split != "all":
             df = filter_frame(db, tasks[0], df, split)
         frames[str(rid)] = (df, meta)
-    cov = coverage({k: f for k, (f, _) in frames.items()}, shared)
-    out: dict[str, Any] = {"runs": {}}
-    kept: set[int] = set()
-    for key, (df, meta) in frames.items():
-        if cov["shared"]:
-            df = df[df["item_pk"].isin(cov["items"])]
-        kept |= set(df["item_pk"].tolist())
-        rep = correlation_report(df, n_boot, seed)
-        out["runs"][key] = {**{k: meta[k] for k in ("judge", "method", "aggregation")}, **rep}
+    out, cov, kept = _correlate(frames, shared, n_boot, seed)
     out["agreement"] = agreement(db, run_ids, item_pks=None if split == "all" else kept)
     out["stability"] = stability(out["runs"])
     out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
@@ -239,17 +247,9 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
                    for m in metrics})
     if split != "all":
         frames = {k: (filter_frame(db, task, f, split), meta) for k, (f, meta) in frames.items()}
-    cov = coverage({k: f for k, (f, _) in frames.items()}, shared)
-    out: dict[str, Any] = {"runs": {}}
-    kept: set[int] = set()
-    for key, (df, meta) in frames.items():
-        if cov["shared"]:
-            df = df[df["item_pk"].isin(cov["items"])]
-        kept |= set(df["item_pk"].tolist())
-        out["runs"][key] = {**{k: meta[k] for k in ("judge", "method", "aggregation")},
-                            **correlation_report(df, n_boot, 0),
-                            "label": f"#{key} {meta['judge']} · {meta['method']}"
-                            if key.isdigit() else key}
+    out, cov, kept = _correlate(frames, shared, n_boot, 0)
+    for key, r in out["runs"].items():
+        r["label"] = f"#{key} {r['judge']} · {r['method']}" if key.isdigit() else key
     out["agreement"] = agreement(db, list(run_ids), item_pks=None if split == "all" else kept)
     out["stability"] = stability({k: v for k, v in out["runs"].items() if k.isdigit()})
     out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
