@@ -35,6 +35,7 @@ from checkeval_core.export import rows_to_csv
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.score_read import aggregations
 from checkeval_core.store import db_path, open_db
+from studio_ui.frame import page_db
 from studio_ui.tables import order, table_config
 from studio_ui.widgets import task_picker
 
@@ -48,7 +49,7 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 
 st.title("Analysis")
-db = open_db()
+db = page_db()
 task = task_picker(db, "an_task", "No task yet: load the demo on the Home page.",
                    with_human_scores=True)
 if st.session_state.get("an_task_seen") != task:
