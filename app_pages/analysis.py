@@ -19,6 +19,7 @@ from checkeval_core.runs import list_runs
 from checkeval_core.runs.score_read import aggregations
 from checkeval_core.store import db_path, open_db
 from studio_ui.analysis_ui import agreement_section, diagnostics_section, humans_section, table
+from studio_ui.frame import page_db
 from studio_ui.health import health_box
 from studio_ui.widgets import task_picker
 
@@ -28,7 +29,7 @@ TASK_STATE = ("an_runs", "an_metrics", "an_agg", "an_pick_run", "an_pick_dim", "
 
 
 st.title("Analysis")
-db = open_db()
+db = page_db()
 task = task_picker(db, "an_task", "No task yet: load the demo on the Home page.",
                    with_human_scores=True)
 if st.session_state.get("an_task_seen") != task:

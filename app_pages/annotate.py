@@ -5,14 +5,14 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.annotation import jobs as J
-from checkeval_core.store import open_db
 from checkeval_core.tasks import items
 from checkeval_core.textsafe import md_escape
+from studio_ui.frame import page_db
 from studio_ui.tables import order, table_config
 from studio_ui.widgets import current_user
 
 st.title("Annotate")
-db = open_db()
+db = page_db()
 
 # Who is annotating: Streamlit login if configured, else the one trusted proxy header named in
 # CHECKEVAL_TRUSTED_USER_HEADER, else a typed name (checkeval_core.identity).
@@ -64,7 +64,7 @@ OPTIONS = ["yes", "no", "unsure"]
 def _save(job_id: int, annotator: str, item_pk: int, qid: int, key: str) -> None:
     v = st.session_state.get(key)
     if v in OPTIONS:
-        J.save_answer(open_db(), job_id, annotator, item_pk, qid, v)
+        J.save_answer(page_db(), job_id, annotator, item_pk, qid, v)
 
 
 with right:

@@ -8,13 +8,13 @@ from checkeval_core.annotation import jobs as J
 from checkeval_core.annotation.agreement_report import agreement_view
 from checkeval_core.annotation.files import export_annotations
 from checkeval_core.checklists.versions import list_versions
-from checkeval_core.store import open_db
 from checkeval_core.tasks import list_tasks
+from studio_ui.frame import page_db
 from studio_ui.tables import table_config
 from studio_ui.widgets import csv_download, current_user, task_picker
 
 st.title("Annotation jobs")
-db = open_db()
+db = page_db()
 tasks = list_tasks(db)
 if not tasks:
     st.info("No task yet: load the demo on the Home page.")

@@ -16,10 +16,11 @@ from checkeval_core.runs import list_runs
 from checkeval_core.runs.traces import deep_link_task
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.frame import page_db
 from studio_ui.widgets import csv_download, task_picker
 
 st.title("Compare runs")
-db = open_db()
+db = page_db()
 qp = st.query_params
 wanted = [int(qp[k]) for k in ("a", "b") if qp.get(k, "").isdigit()]
 if wanted and st.session_state.get("cmp_link") != wanted:

@@ -5,15 +5,15 @@ pairwise preference that the Rankings analysis reads beside imported ones."""
 import streamlit as st
 
 from checkeval_core.annotation import pairwise as PW
-from checkeval_core.store import open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.frame import page_db
 from studio_ui.widgets import current_user
 
 st.title("Pairwise votes")
 st.caption("Two answers to the same query, side by side: which is better? Which system wrote "
            "which answer is shown only after your vote. Votes feed the human Elo and the "
            "judges' pair accuracy on the Rankings page.")
-db = open_db()
+db = page_db()
 c0, c1, c2 = st.columns([2, 3, 1])
 with c0:
     who, why_not = current_user("pw_name", "annotator")
@@ -43,7 +43,7 @@ if view["n_votes_total"]:
 
 def _vote(task_name: str, annotator: str, a: int, b: int, choice: str) -> None:
     try:
-        st.session_state["pw_last"] = PW.record_vote(open_db(), task_name, annotator, a, b,
+        st.session_state["pw_last"] = PW.record_vote(page_db(), task_name, annotator, a, b,
                                                      choice) | {"task": task_name,
                                                                 "who": annotator}
     except (ValueError, LookupError) as e:

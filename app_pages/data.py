@@ -14,17 +14,17 @@ from checkeval_core.datasets import (
     parse_rows,
 )
 from checkeval_core.export import rows_to_csv, rows_to_jsonl
-from checkeval_core.store import open_db
 from checkeval_core.tasks import count_items, default_task, export_rows, groups, items, list_tasks
 from checkeval_core.textsafe import truncate
 from studio_ui.errors import upload_failed
+from studio_ui.frame import page_db
 from studio_ui.tables import order, table_config
 
 PAGE_SIZE = 100
 NEW, EXISTING = "a new task", "an existing task (its items are added)"
 
 st.title("Data")
-db = open_db()
+db = page_db()
 tasks = list_tasks(db)
 names = [t["name"] for t in tasks]
 

@@ -3,27 +3,28 @@ generate (diversify / elaborate) and filter questions with a judge."""
 
 import json
 
-import pandas as pd
 import streamlit as st
 
 from checkeval_core.checklists import augment as A
 from checkeval_core.checklists import editing as M
-from checkeval_core.checklists.filtering import filter_dimension, filter_summary
+from checkeval_core.checklists.filtering import filter_dimension
 from checkeval_core.checklists.io import ChecklistError, export_checklist, import_checklist
 from checkeval_core.checklists.seeds import PRESETS, add_preset_seeds, save_seeds, seed_questions
-from checkeval_core.store import open_db, task_id
+from checkeval_core.store import task_id
 from checkeval_core.textsafe import md_escape
+from studio_ui.frame import page_db
+from studio_ui.question_results import show_augment_result, show_filter_result
 from studio_ui.widgets import confirm_step, known_user, task_picker
 
 st.title("Dimensions")
 if "dim_flash" in st.session_state:
     st.success(st.session_state.pop("dim_flash"))
-db = open_db()
+db = page_db()
 task = task_picker(db, "dim_task", "No task yet: load the demo on the Home page or import data on the Data page.")
 
 
-def _do(fn, *args) -> None:  # a button's action, run (on its own connection) before the redraw
-    fn(open_db(), *args)
+def _do(fn, *args) -> None:  # a button's action, run before the redraw
+    fn(page_db(), *args)
 
 
 with st.expander("Presets and import / export"):
@@ -69,7 +70,7 @@ c5.button("↑", key="dim_up", on_click=_do, args=(M.move, "dimension", dim["id"
 c5.button("↓", key="dim_down", on_click=_do, args=(M.move, "dimension", dim["id"], 1))
 c2.text_area("Definition", dim["definition"], key=f"dd_{dim['id']}", height=80)
 c3.button("Save", key="dim_save", on_click=lambda i=dim["id"]: M.update_dimension(
-    open_db(), i, st.session_state[f"dn_{i}"], st.session_state[f"dd_{i}"]))
+    page_db(), i, st.session_state[f"dn_{i}"], st.session_state[f"dd_{i}"]))
 # Deleting is two steps (Delete, then confirm), and the core refuses while any human
 # annotation, review decision or settled answer references the dimension's questions.
 if confirm_step("dim_delete", c4.button("Delete", key="dim_delete"), dim["id"],
@@ -93,7 +94,7 @@ for s in dim["sub_dimensions"]:
         c.button("↑", key=f"su_{s['id']}", on_click=_do, args=(M.move, "sub_dimension", s["id"], -1))
         d.button("↓", key=f"sdn_{s['id']}", on_click=_do, args=(M.move, "sub_dimension", s["id"], 1))
         e.button("Save", key=f"ss_{s['id']}", on_click=lambda i=s["id"]: M.update_sub(
-            open_db(), i, st.session_state[f"sn_{i}"], st.session_state[f"sd_{i}"]))
+            page_db(), i, st.session_state[f"sn_{i}"], st.session_state[f"sd_{i}"]))
         texts = {}
         for q in all_seeds.get(s["id"], []):  # each with its status and any edited successor
             texts[q["id"]] = st.text_input(f"Seed #{q['id']}", q["text"], key=f"seed_{q['id']}",
@@ -144,25 +145,10 @@ try:
     if b1.button("Generate questions", type="primary", key="gen_run") or again:
         with st.spinner("Asking the judge…"):
             res = A.augment(db, task, dim["name"], strategy, judge.strip(), n=int(n), fresh=again)
-        summary, cache_note = A.augment_summary(res)
-        st.success(summary)
-        if cache_note:
-            st.info(cache_note)
-        if res["added"]:
-            st.dataframe(pd.DataFrame(res["added"]), hide_index=True, width="stretch")
-        if res["problems"]:
-            st.warning("Parts of the answer that were not used:")
-            st.code("\n".join(res["problems"]), language=None)
+        show_augment_result(res)
     if b2.button("Filter this dimension", key="filter_run"):
         with st.spinner("Filtering…"):
             res = filter_dimension(db, task, dim["name"], judge.strip())
-        # questions a person wrote are only flagged: a warning, never a green "filtered out"
-        (st.warning if res["flagged"] else st.success)(md_escape(filter_summary(res)))
-        if res["decisions"]:
-            st.dataframe(pd.DataFrame(res["decisions"]), hide_index=True, width="stretch",
-                         column_order=["id", "outcome", "p_yes", "criterion", "text", "reason",
-                                       "origin", "duplicate_of"])
-        for p in res["problems"]:
-            st.warning(p)
+        show_filter_result(res)
 except (ValueError, ImportError) as e:
     st.error(str(e))

@@ -5,8 +5,8 @@ import os
 import streamlit as st
 
 from checkeval_core.demo import demo_loaded, demo_task_names, load_demo
-from checkeval_core.store import open_db
 from checkeval_core.tasks import list_tasks
+from studio_ui.frame import page_db
 
 st.title("CheckEval Studio")
 st.write(
@@ -23,7 +23,7 @@ c2.markdown("**RocketEval** — one independent Yes/No judgment per question, no
 c3.markdown("**SEAL** — split outputs into semantic units (sentences, pairs, facts) and "
             "verify each unit against weighted sub-dimensions.")
 
-db = open_db()
+db = page_db()
 st.subheader("Demo")
 st.caption("SummEval (12 documents × 16 systems) and Topical-Chat (12 contexts × 6 responses) "
            "subsets with human scores and the CheckEval authors' published checklists; "

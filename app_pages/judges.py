@@ -7,7 +7,7 @@ import streamlit as st
 from checkeval_core.judges.probe import TEST_QUESTION, ask_judge
 from checkeval_core.judges.saved import DEFAULT_SPEC, add_judge, delete_judge, list_judges
 from checkeval_core.judges.spec import BACKENDS, JudgeSpecError, parse_spec, spec_forms
-from checkeval_core.store import open_db
+from studio_ui.frame import page_db
 from studio_ui.tables import table_config
 
 st.title("Judges")
@@ -17,7 +17,7 @@ st.write("A judge answers Yes/No questions (with p(Yes) when the backend gives "
 st.caption("The default **embedded** judge runs Qwen2.5-Coder-0.5B on the CPU: offline, no key, "
            "slow and weak (it leans towards Yes). Point a spec at a stronger OpenAI-compatible "
            "server for real evaluations.")
-db = open_db()
+db = page_db()
 
 # a confirmation survives the rerun that shows the new judge in the table
 if saved := st.session_state.pop("judges_saved", None):

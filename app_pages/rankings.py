@@ -13,6 +13,7 @@ from checkeval_core.runs import list_runs
 from checkeval_core.runs.score_read import aggregations
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.frame import page_db
 from studio_ui.health import health_box
 from studio_ui.rankings_ui import import_expander, pair_picker, show_pair
 from studio_ui.tables import table_config
@@ -22,7 +23,7 @@ st.title("Rankings")
 st.caption("Rank the systems (models) of a task by a run's checklist scores, compare the "
            "ranking with a reference rating (e.g. Chatbot Arena Elo) and with human pairwise "
            "votes, and open any two answers to see which questions decided between them.")
-db = open_db()
+db = page_db()
 task = task_picker(db, "rk_task", "No task yet: load the demo on the Home page or import "
                                   "queries × models on the Data page.", prefer_kind="instruction")
 import_expander(db, task)

@@ -12,12 +12,13 @@ from checkeval_core.runs.jobs import prepare_resume
 from checkeval_core.runs.progress import panel
 from checkeval_core.runs.registry import METHODS, all_aggregations
 from checkeval_core.runs.start import start_runs
-from checkeval_core.store import db_path, open_db
+from checkeval_core.store import db_path
 from checkeval_core.tasks import list_tasks
+from studio_ui.frame import page_db
 from studio_ui.widgets import task_picker
 
 st.title("Run")
-db = open_db()
+db = page_db()
 task = task_picker(db, "run_task", "No task yet: load the demo on the Home page.")
 info = next(t for t in list_tasks(db) if t["name"] == task)
 versions = list_versions(db, task)

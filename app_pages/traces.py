@@ -23,7 +23,7 @@ from checkeval_core.runs.traces import (
     score_rows,
     unit_rows,
 )
-from checkeval_core.store import open_db
+from studio_ui.frame import page_db
 from studio_ui.tables import order, table_config
 from studio_ui.widgets import csv_download, task_picker
 
@@ -31,7 +31,7 @@ STATE = ("tr_runs", "tr_dim", "tr_item", "tr_dec", "tr_qdim")
 ALL_DIMS = "all dimensions"
 
 st.title("Traces")
-db = open_db()
+db = page_db()
 qp = st.query_params
 wanted = [int(x) for x in qp.get("runs", "").split(",") if x.strip().isdigit()]
 link = (qp.get("runs", ""), qp.get("item", ""), qp.get("dim", ""))

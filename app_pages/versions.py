@@ -16,12 +16,13 @@ from checkeval_core.analysis.versions import (
 )
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.frame import page_db
 from studio_ui.widgets import csv_download, task_picker
 
 st.title("Versions")
 st.caption("Agreement with humans of every frozen checklist version, per judge · method · "
            "aggregation, on dev and held-out documents: choose on dev, report on held-out.")
-db = open_db()
+db = page_db()
 task = task_picker(db, "vs_task", with_human_scores=True)
 
 

@@ -1,0 +1,73 @@
+"""The Checklist review page's widgets and table layout (rendering only).
+
+:func:`per_query_form` reads what the person asked of the per-query checklists and returns it
+as the keyword arguments of :func:`checkeval_core.checklists.review_view.per_query_checklists`
+(the page calls that and shows the outcome). The review table's layout gives the question the
+width at 1440 px (a ~980 px wide page): narrow id / query / status / verdict columns before it,
+the dimensions after it, the provenance columns last (scrolled to).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from checkeval_core.checklists.augment import default_mode, generation_judge
+from studio_ui.tables import key_column, order, table_config
+
+#: The review table's column order (columns missing from the table are skipped by Streamlit).
+COLUMN_ORDER = order(["id", "query", "status", "filter", "criterion", "flags", "question",
+                      "dimension", "sub-dimension"],
+                     ["filter reason", "reason", "origin", "parent", "item"])
+
+
+def column_config() -> dict[str, Any]:
+    """The review table's ``column_config`` (labels, help texts and widths)."""
+    return table_config(
+        keys={"dimension": "", "sub-dimension": "",
+              "origin": "seed, diversification, elaboration, instance, edited",
+              "query": "The query (group) of a per-query question"},
+        decisions={"status": "proposed / kept / filtered / rejected; ⚑ flagged: the "
+                             "filter would remove a question a person wrote",
+                   "filter": "The LLM filter's verdict: keep or remove",
+                   "criterion": "The criterion a removed question failed",
+                   "flags": "not_yes_no: not a Yes/No question; negative: a Yes "
+                            "would mean worse"},
+        counts={"parent": "The question this one was generated or edited from",
+                "item": "The item of a per-item question"},
+        long={"question": "The question; select it below to act on it",
+              "filter reason": "The filter's reason", "reason": "A reviewer's reason"},
+        long_width="medium", widths={"question": 520}) | {
+        "id": key_column("id", None, 56),
+        "query": key_column("query", "The query (group) of a per-query question", 80)}
+
+
+_MODES = {"single": "one question per generation (small local judges)",
+          "list": "the whole list in one answer (large judges)"}
+
+
+def per_query_form() -> dict[str, Any] | None:
+    """Render the form; the request of the button pressed on this run, else None."""
+    st.caption("Generate 5–10 Yes/No questions per query with a judge, or import a JSONL file "
+               '(`{"group_id" | "instruction_id": ..., "questions": [...]}`). They appear '
+               "below (origin instance), then freeze them with *Freeze instance checklists*.")
+    g1, g2 = st.columns(2)
+    judge = g1.text_input("Judge spec", generation_judge(), key="pq_judge")
+    # keyed by the judge's default mode: a new judge opens on the mode that suits it
+    mode = g2.selectbox("How to ask", list(_MODES), index=list(_MODES).index(default_mode(judge)),
+                        key=f"pq_mode_{default_mode(judge)}", format_func=_MODES.get)
+    g3, g4 = st.columns(2)
+    ref = g3.checkbox("Give the judge the reference answer", True, key="pq_ref")
+    fresh = g4.checkbox("Rewrite queries that have a list (asked afresh)", False, key="pq_fresh")
+    up = st.file_uploader("Per-query checklist file (JSONL)", type=["jsonl", "json"],
+                          key="pq_file")
+    b_gen, b_imp, b_fix = st.columns(3)
+    gen = b_gen.button("Generate per-query checklists", key="pq_gen")
+    imp = b_imp.button("Import the file", key="pq_imp", disabled=up is None)
+    fix = b_fix.button("Use the Fixed checklist (6 general questions)", key="pq_fix")
+    if not (gen or imp or fix):
+        return None
+    return {"source": "generate" if gen else "file" if imp else "fixed", "judge": judge,
+            "mode": mode, "fresh": fresh, "include_reference": ref,
+            "data": up.getvalue() if imp else None, "filename": up.name if imp else None}

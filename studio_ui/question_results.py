@@ -1,0 +1,39 @@
+"""How the Dimensions page shows what a judge did to the questions (rendering only): the
+questions a generation added and the filter's decisions, each with the parts of the judge's
+answer that were not used."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from checkeval_core.checklists.augment import augment_summary
+from checkeval_core.checklists.filtering import filter_summary
+from checkeval_core.textsafe import md_escape
+
+
+def show_augment_result(res: dict[str, Any]) -> None:
+    """The outcome of :func:`checkeval_core.checklists.augment.augment`."""
+    summary, cache_note = augment_summary(res)
+    st.success(summary)
+    if cache_note:
+        st.info(cache_note)
+    if res["added"]:
+        st.dataframe(pd.DataFrame(res["added"]), hide_index=True, width="stretch")
+    if res["problems"]:
+        st.warning("Parts of the answer that were not used:")
+        st.code("\n".join(res["problems"]), language=None)
+
+
+def show_filter_result(res: dict[str, Any]) -> None:
+    """The outcome of :func:`checkeval_core.checklists.filtering.filter_dimension`."""
+    # questions a person wrote are only flagged: a warning, never a green "filtered out"
+    (st.warning if res["flagged"] else st.success)(md_escape(filter_summary(res)))
+    if res["decisions"]:
+        st.dataframe(pd.DataFrame(res["decisions"]), hide_index=True, width="stretch",
+                     column_order=["id", "outcome", "p_yes", "criterion", "text", "reason",
+                                   "origin", "duplicate_of"])
+    for p in res["problems"]:
+        st.warning(p)
