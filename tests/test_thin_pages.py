@@ -34,7 +34,6 @@ MAX_LINES = 150
 #: page -> why it is still exempt (temporary: being slimmed on another branch).
 TEMPORARY_LONG = {
     "traces.py": "its table building moves into checkeval_core.runs on another branch",
-    "dimensions.py": "the upload guard added lines back after slimming",
 }
 
 _SQL = re.compile(r"\.execute\(|\bSELECT\b|\bINSERT\b|\bUPDATE\b|\bDELETE FROM\b")
