@@ -12,13 +12,20 @@ import streamlit as st
 from checkeval_core.analysis.analysis_view import analysis_page, evidence_page
 from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.ensemble import ENSEMBLE_MODES
-from checkeval_core.analysis.external import MetricFileError, import_metric, list_metrics
+from checkeval_core.analysis.external import list_metrics
 from checkeval_core.analysis.report import items_behind, page_report, scores_stamp
 from checkeval_core.export import rows_to_csv
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.score_read import aggregations
 from checkeval_core.store import db_path, open_db
-from studio_ui.analysis_ui import agreement_section, diagnostics_section, humans_section, table
+from studio_ui.analysis_ui import (
+    agreement_section,
+    diagnostics_section,
+    humans_section,
+    metric_import,
+    stability_section,
+    table,
+)
 from studio_ui.frame import page_db
 from studio_ui.health import health_box
 from studio_ui.widgets import task_picker
@@ -38,15 +45,7 @@ if st.session_state.get("an_task_seen") != task:
     st.session_state["an_task_seen"] = task
 runs = [r for r in list_runs(db, task) if r["status"] == "completed"]
 labels = {r["id"]: f"#{r['id']} {r['judge_spec']} · {r['method']}" for r in runs}
-with st.expander("External metric (compare with ROUGE or your own metric)"):
-    up = st.file_uploader("CSV with item_id and one column per dimension", type=["csv"],
-                          key="an_metric_file")
-    if up is not None and st.button("Import metric", key="an_metric_import"):
-        try:
-            res = import_metric(db, task, up.name, data=up.getvalue())
-            st.success(f"Imported {res['n_scores']} scores as metric {res['metric']!r}")
-        except MetricFileError as e:
-            st.error(str(e))
+metric_import(db, task)
 metrics = [m["name"] for m in list_metrics(db, task)]
 if not runs and not metrics:
     st.info("No completed run for this task yet: start one on the Run page.")
@@ -141,21 +140,6 @@ st.subheader("Agreement across judges")
 agreement_section(view["agreement"], cols)
 ev = evidence_page(db, task, list(chosen))
 humans_section(ev, cols)
-st.subheader("Stability across judges")
-stab = view["stability"]
-if stab["note"]:
-    st.info(stab["note"])
-else:
-    st.plotly_chart(stab["figure"], key="an_violin")
-    table(stab["rows"], cols["stability"])
-if view["significance"]:
-    st.subheader("Significance: method vs method over judges (Wilcoxon, BH-corrected)")
-    table(view["significance"], cols["significance"])
-    st.caption("Pairs are the same judge under two methods; the note says why a test is blank.")
-st.subheader("High- vs low-quality items (human ≥ 3 vs < 3)")
-if not view["quality"]:
-    st.caption("No item of the selected runs has a human score: nothing to split.")
-else:
-    table(view["quality"], cols["quality"])
+stability_section(view, cols)
 if chosen:
     diagnostics_section(db, ev, cols)

@@ -2,23 +2,13 @@
 
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
-from checkeval_core.datasets import (
-    KINDS,
-    TEXT_FIELDS,
-    DatasetError,
-    file_columns,
-    import_file,
-    parse_rows,
-)
-from checkeval_core.export import rows_to_csv, rows_to_jsonl
-from checkeval_core.tasks import count_items, default_task, export_rows, groups, items, list_tasks
-from checkeval_core.textsafe import truncate
+from checkeval_core.datasets import KINDS, DatasetError, file_columns, import_file, parse_rows
+from checkeval_core.tasks import count_items, default_task, groups, items, list_tasks
+from studio_ui.data_ui import column_mapping, export_buttons, items_table, preview_table
 from studio_ui.errors import upload_failed
 from studio_ui.frame import page_db
-from studio_ui.tables import order, table_config
 
 PAGE_SIZE = 100
 NEW, EXISTING = "a new task", "an existing task (its items are added)"
@@ -62,29 +52,14 @@ with tab_import:
         try:  # no traceback (with server paths) ever reaches the visitor
             data = up.getvalue()
             columns = file_columns(up.name, data)
-            mapping: dict[str, str] = {}
-            if columns:
-                st.caption("Map the file's columns to fields (defaults: same name).")
-                cols = st.columns(4)
-                for i, field in enumerate(("id", *TEXT_FIELDS)):
-                    default = field if field in columns else ("input" if field == "source"
-                                                              and "input" in columns else "")
-                    options = ["", *columns]
-                    choice = cols[i % 4].selectbox(field, options,
-                                                   index=options.index(default)
-                                                   if default in options else 0,
-                                                   key=f"map_{field}")
-                    if choice and choice != field:
-                        mapping[field] = choice
+            mapping = column_mapping(columns)
             ok = False
             try:
                 preview = parse_rows(Path(up.name), mapping, data=data)
                 ok = True
                 st.write(f"{len(preview['items'])} items, {len(preview['scores'])} human "
                          f"scores (dimensions: {', '.join(preview['dimensions']) or 'none'})")
-                st.dataframe(pd.DataFrame([{k: truncate(v, 80) if isinstance(v, str) else v
-                                            for k, v in it.items() if k != "metadata"}
-                                           for it in preview["items"][:20]]), hide_index=True)
+                preview_table(preview["items"])
             except DatasetError as e:
                 st.error("This file cannot be imported:")
                 st.code("\n".join(e.errors), language=None, wrap_lines=True)
@@ -128,21 +103,7 @@ with tab_browse:
                                1, n_pages, 1, key=f"page_{task}_{group}")
         # one page read from the store: a 100,000-item task never loads whole
         its = items(db, task, group_id=gid, limit=PAGE_SIZE, offset=(int(page) - 1) * PAGE_SIZE)
-        table = pd.DataFrame([{
-            "id": it["item_id"], "group": it["group_id"], "system": it["system_id"],
-            "output": truncate(it["output"], 160),
-            **{f"human {d}": v for d, v in sorted(it["scores"].items())}} for it in its])
-        # human scores right after the ids, narrow; the long output last (never pushes them
-        # out of view)
-        score_cols = [c for c in table.columns if c.startswith("human ")]
-        st.dataframe(table, hide_index=True, width="stretch",
-                     column_order=order(["id", "group", "system"], score_cols, ["output"]),
-                     column_config=table_config(
-                         keys={"id": "", "group": "Source document / context", "system": ""},
-                         scores={c: f"Human score for {c[6:]}" for c in score_cols},
-                         labels={c: c[6:] for c in score_cols},
-                         long={"output": "The output, truncated: pick the item below to read "
-                                         "it in full"}, long_width="medium"))
+        items_table(its)
         pick = st.selectbox("Show one item of this page in full", [it["item_id"] for it in its],
                             key="one")
         one = next((it for it in its if it["item_id"] == pick), None)
@@ -154,14 +115,4 @@ with tab_browse:
         st.subheader("Export")
         # the whole task is read only when asked for (never on every widget change)
         if st.toggle(f"Prepare the export files of all {info['n_items']} items", key="exp_on"):
-            c1, c2, c3, c4 = st.columns(4)
-            item_rows = export_rows(db, task, "items")
-            score_rows = export_rows(db, task, "scores")
-            c1.download_button("Items (CSV)", rows_to_csv(item_rows), f"{task}-items.csv",
-                               "text/csv", on_click="ignore")
-            c2.download_button("Items (JSONL)", rows_to_jsonl(item_rows), f"{task}-items.jsonl",
-                               on_click="ignore")
-            c3.download_button("Scores (CSV)", rows_to_csv(score_rows), f"{task}-scores.csv",
-                               "text/csv", on_click="ignore")
-            c4.download_button("Scores (JSONL)", rows_to_jsonl(score_rows),
-                               f"{task}-scores.jsonl", on_click="ignore")
+            export_buttons(db, task)

@@ -1,17 +1,15 @@
 """Dimensions: define what "good" means — dimensions, sub-dimensions, seed questions — then
 generate (diversify / elaborate) and filter questions with a judge."""
 
-import json
-
 import streamlit as st
 
 from checkeval_core.checklists import augment as A
 from checkeval_core.checklists import editing as M
 from checkeval_core.checklists.filtering import filter_dimension
-from checkeval_core.checklists.io import ChecklistError, export_checklist, import_checklist
-from checkeval_core.checklists.seeds import PRESETS, add_preset_seeds, save_seeds, seed_questions
+from checkeval_core.checklists.seeds import save_seeds, seed_questions
 from checkeval_core.store import task_id
 from checkeval_core.textsafe import md_escape
+from studio_ui.dimensions_ui import presets_and_files
 from studio_ui.frame import page_db
 from studio_ui.question_results import show_augment_result, show_filter_result
 from studio_ui.widgets import confirm_step, known_user, task_picker
@@ -27,27 +25,7 @@ def _do(fn, *args) -> None:  # a button's action, run before the redraw
     fn(page_db(), *args)
 
 
-with st.expander("Presets and import / export"):
-    c1, c2 = st.columns(2)
-    preset = c1.selectbox("Preset (the CheckEval authors' seed questions)", list(PRESETS),
-                          key="preset")
-    if c1.button("Add preset seeds", key="preset_add"):
-        st.success(f"Added {add_preset_seeds(db, task, preset)['n_questions']} seed questions")
-    up = c2.file_uploader("Import a checklist (.json or CheckEval .yaml)",
-                          type=["json", "yaml", "yml"], key="ck_upload")
-    if up is not None and c2.button("Import checklist", key="ck_import"):
-        try:  # parsed in memory: the client's file name only names the format
-            res = import_checklist(db, task, up.name, author="import", data=up.getvalue())
-            st.success(f"Imported {res['n_questions']} questions")
-        except ChecklistError as e:
-            st.error(str(e))
-        except Exception as e:  # noqa: BLE001 - no traceback or server path on the page
-            from studio_ui.errors import upload_failed
-
-            upload_failed(e)
-    st.download_button("Export working checklist (JSON)",
-                       json.dumps(export_checklist(db, task), ensure_ascii=False, indent=2),
-                       f"{task}-checklist.json", key="ck_export")
+presets_and_files(db, task)
 
 dims = M.dimensions(db, task)
 st.subheader("Dimensions")

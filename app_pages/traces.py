@@ -6,7 +6,6 @@ are in view without scrolling sideways. A link ``/traces?runs=3,4&item=17&dim=co
 opens on the runs' task, those runs, that item and that dimension.
 """
 
-import pandas as pd
 import streamlit as st
 
 from checkeval_core.runs import list_runs
@@ -20,12 +19,10 @@ from checkeval_core.runs.traces import (
     run_column,
     run_dimensions,
     run_label,
-    score_rows,
-    unit_rows,
 )
 from studio_ui.frame import page_db
-from studio_ui.tables import order, table_config
-from studio_ui.widgets import csv_download, task_picker
+from studio_ui.traces_ui import decisions_table, listing_table, scores_and_texts, units_table
+from studio_ui.widgets import task_picker
 
 STATE = ("tr_runs", "tr_dim", "tr_item", "tr_dec", "tr_qdim")
 ALL_DIMS = "all dimensions"
@@ -108,31 +105,7 @@ st.caption("Columns: " + " · ".join(f"**{run_column(r)}** = {labels[r].split(' 
                                     for r in chosen))
 
 trace = item_trace(db, pk, chosen)
-item = trace["item"]
-score_cols = [run_column(r) for r in chosen]
-aggs = {r["id"]: r["aggregation"] for r in trace["runs"]}
-left, right = st.columns([2, 3])
-with left:
-    st.markdown("**Scores** (humans; each run in its own aggregation)")
-    st.dataframe(pd.DataFrame(score_rows(trace), columns=["dimension", "human", *score_cols]),
-                 hide_index=True, width="content",
-                 column_config=table_config(
-                     keys={"dimension": ""},
-                     decisions={"human": "Human score of this item", **{
-                         run_column(r): f"Score from run {labels[r]} ({aggs.get(r, '')})"
-                         for r in chosen}}))
-with right:
-    st.markdown(f"**Output** of item {item['item_id']}")
-    with st.container(height=150):
-        st.text(item["output"])
-with st.expander("Source, context, reference and every aggregation's score"):
-    for field in ("source", "context", "fact", "reference"):
-        if item[field]:
-            st.markdown(f"**{field}**")
-            st.text(item[field])
-    st.dataframe(pd.DataFrame(score_rows(trace, all_aggregations=True),
-                              columns=["dimension", "aggregation", "human", *score_cols]),
-                 hide_index=True, width="content")
+scores_and_texts(trace, chosen, labels)
 
 h_left, h_mid, h_right = st.columns([2, 1, 3], vertical_alignment="bottom")
 only = h_right.radio("Show", SHOW_FILTERS, horizontal=True, key="tr_filter",
@@ -145,49 +118,6 @@ rows = decision_rows(trace, only, None if q_dim in (None, ALL_DIMS) else q_dim, 
 h_left.markdown(f"**Yes/No decisions** ({len(rows)} shown)")
 st.caption("✓ yes / ✗ no with p(Yes), one column per run; select a row for the full question "
            "and each judge's raw answer.")
-verdict_cols = [run_column(r) for r in chosen]
-table = pd.DataFrame(rows, columns=["dimension", "sub-dimension", "question", "question_id",
-                                    "unit", *verdict_cols])
-event = st.dataframe(
-    table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
-    key="tr_dec", column_order=order(["dimension", "sub-dimension"], verdict_cols, ["question"]),
-    column_config=table_config(
-        keys={"dimension": "", "sub-dimension": ""},
-        decisions={c: f"Run {labels[r]}: ✓ yes / ✗ no with p(Yes); 'invalid' = no verdict "
-                      "could be read from the answer" for c, r in zip(verdict_cols, chosen)},
-        long={"question": "The checklist question (or SEAL unit). Select the row to read it in "
-                          "full below the table."}))
-csv_download(table, "item-decisions.csv", "tr_dl_dec", "Decisions (CSV)")  # formula-safe
-picked = (event or {}).get("selection", {}).get("rows", []) if event else []
-if picked and picked[0] < len(rows):
-    row = rows[picked[0]]
-    st.markdown(f"**{row['dimension']}" + (f" · {row['sub-dimension']}" if row["sub-dimension"]
-                                           else "") + "**")
-    st.text(row["question"])
-    for col, r in zip(verdict_cols, chosen):
-        if col in row:
-            st.caption(f"{labels[r]} — {row[col]}")
-            st.text(row["raw"].get(col) or "(no raw answer stored)")
-
-units = unit_rows(trace)
-if units:
-    st.markdown("**SEAL units** (🟩 yes · 🟥 no · 🟨 invalid, one square per sub-dimension)")
-    st.dataframe(pd.DataFrame(units), hide_index=True, width="stretch",
-                 column_order=order(["run", "dimension", "kind", "verdicts"], ["unit"]),
-                 column_config=table_config(
-                     keys={"run": "", "dimension": "", "kind": "sentence, pair, fact or whole"},
-                     decisions={"verdicts": "The unit's verdicts, one per sub-dimension"},
-                     long={"unit": "The unit's text"}))
-
-with st.expander(f"All {len(listing)} items, largest score difference with humans first"):
-    st.dataframe(pd.DataFrame(listing), hide_index=True, width="stretch",
-                 column_config=table_config(
-                     keys={"item_id": "", "group_id": "", "system_id": ""},
-                     scores={"judge": f"Score of {labels[lead]} on {gap_dim}",
-                             "human": f"Human score on {gap_dim}",
-                             "gap": "Score difference |judge − human|, both scaled to 0–1 "
-                                    "over the run"},
-                     labels={"item_id": "item", "group_id": "group", "system_id": "system",
-                             "judge": "judge score", "human": "human score",
-                             "gap": "score difference"},
-                     hidden=["item_pk"]))
+decisions_table(rows, chosen, labels)
+units_table(trace)
+listing_table(listing, labels[lead], gap_dim)

@@ -13,6 +13,7 @@ import pandas as pd
 import sqlite_utils
 import streamlit as st
 
+from checkeval_core.analysis.external import MetricFileError, import_metric
 from checkeval_core.checklists.review import send_to_review, undo_send_to_review
 from studio_ui.tables import order, table_config
 
@@ -40,6 +41,40 @@ def agreement_section(ag: dict[str, Any], cols: dict[str, Any]) -> None:
         st.plotly_chart(ag["heatmap"], key="an_heat")
     if ag["pairs"]:
         table(ag["pairs"], cols["pairs"])
+
+
+def metric_import(db: sqlite_utils.Database, task: str) -> None:
+    """The external-metric uploader: a bad file is refused with the core's message."""
+    with st.expander("External metric (compare with ROUGE or your own metric)"):
+        up = st.file_uploader("CSV with item_id and one column per dimension", type=["csv"],
+                              key="an_metric_file")
+        if up is not None and st.button("Import metric", key="an_metric_import"):
+            try:
+                res = import_metric(db, task, up.name, data=up.getvalue())
+                st.success(f"Imported {res['n_scores']} scores as metric {res['metric']!r}")
+            except MetricFileError as e:
+                st.error(str(e))
+
+
+def stability_section(view: dict[str, Any], cols: dict[str, Any]) -> None:
+    """Stability across judges, method-vs-method significance and the quality split."""
+    st.subheader("Stability across judges")
+    stab = view["stability"]
+    if stab["note"]:
+        st.info(stab["note"])
+    else:
+        st.plotly_chart(stab["figure"], key="an_violin")
+        table(stab["rows"], cols["stability"])
+    if view["significance"]:
+        st.subheader("Significance: method vs method over judges (Wilcoxon, BH-corrected)")
+        table(view["significance"], cols["significance"])
+        st.caption("Pairs are the same judge under two methods; the note says why a test is "
+                   "blank.")
+    st.subheader("High- vs low-quality items (human ≥ 3 vs < 3)")
+    if not view["quality"]:
+        st.caption("No item of the selected runs has a human score: nothing to split.")
+    else:
+        table(view["quality"], cols["quality"])
 
 
 def humans_section(ev: dict[str, Any], cols: dict[str, Any]) -> None:

@@ -32,12 +32,7 @@ from pathlib import Path
 PAGES = Path(__file__).resolve().parent.parent / "app_pages"
 MAX_LINES = 150
 #: page -> why it is still exempt (temporary: being slimmed on another branch).
-TEMPORARY_LONG = {
-    "analysis.py": "view-models move into checkeval_core.analysis on another branch",
-    "traces.py": "its table building moves into checkeval_core.runs on another branch",
-    "data.py": "the import destination choice added lines; its view moves into the core",
-    "dimensions.py": "the upload guard added lines back after slimming",
-}
+TEMPORARY_LONG: dict[str, str] = {}
 
 _SQL = re.compile(r"\.execute\(|\bSELECT\b|\bINSERT\b|\bUPDATE\b|\bDELETE FROM\b")
 _PANDAS = re.compile(

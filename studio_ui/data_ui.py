@@ -1,0 +1,77 @@
+"""Rendering helpers of the Data page: the column-mapping form, the item browser's table and
+the export buttons (Streamlit calls only; the rows come from ``checkeval_core.tasks``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import sqlite_utils
+import streamlit as st
+
+from checkeval_core.datasets import TEXT_FIELDS
+from checkeval_core.export import rows_to_csv, rows_to_jsonl
+from checkeval_core.tasks import export_rows
+from checkeval_core.textsafe import truncate
+from studio_ui.tables import order, table_config
+
+
+def column_mapping(columns: list[str]) -> dict[str, str]:
+    """Selectors mapping the file's columns to fields; returns the non-identity choices."""
+    mapping: dict[str, str] = {}
+    if not columns:
+        return mapping
+    st.caption("Map the file's columns to fields (defaults: same name).")
+    cols = st.columns(4)
+    for i, field in enumerate(("id", *TEXT_FIELDS)):
+        default = field if field in columns else ("input" if field == "source"
+                                                  and "input" in columns else "")
+        options = ["", *columns]
+        choice = cols[i % 4].selectbox(field, options,
+                                       index=options.index(default)
+                                       if default in options else 0,
+                                       key=f"map_{field}")
+        if choice and choice != field:
+            mapping[field] = choice
+    return mapping
+
+
+def preview_table(items: list[dict[str, Any]]) -> None:
+    """The first 20 parsed items, long texts truncated."""
+    st.dataframe(pd.DataFrame([{k: truncate(v, 80) if isinstance(v, str) else v
+                                for k, v in it.items() if k != "metadata"}
+                               for it in items[:20]]), hide_index=True)
+
+
+def items_table(its: list[dict[str, Any]]) -> None:
+    """One page of items: ids, then the human scores (narrow), the long output last."""
+    table = pd.DataFrame([{
+        "id": it["item_id"], "group": it["group_id"], "system": it["system_id"],
+        "output": truncate(it["output"], 160),
+        **{f"human {d}": v for d, v in sorted(it["scores"].items())}} for it in its])
+    # human scores right after the ids, narrow; the long output last (never pushes them
+    # out of view)
+    score_cols = [c for c in table.columns if c.startswith("human ")]
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_order=order(["id", "group", "system"], score_cols, ["output"]),
+                 column_config=table_config(
+                     keys={"id": "", "group": "Source document / context", "system": ""},
+                     scores={c: f"Human score for {c[6:]}" for c in score_cols},
+                     labels={c: c[6:] for c in score_cols},
+                     long={"output": "The output, truncated: pick the item below to read "
+                                     "it in full"}, long_width="medium"))
+
+
+def export_buttons(db: sqlite_utils.Database, task: str) -> None:
+    """Download buttons for the whole task's items and scores (read only when called)."""
+    c1, c2, c3, c4 = st.columns(4)
+    item_rows = export_rows(db, task, "items")
+    score_rows = export_rows(db, task, "scores")
+    c1.download_button("Items (CSV)", rows_to_csv(item_rows), f"{task}-items.csv",
+                       "text/csv", on_click="ignore")
+    c2.download_button("Items (JSONL)", rows_to_jsonl(item_rows), f"{task}-items.jsonl",
+                       on_click="ignore")
+    c3.download_button("Scores (CSV)", rows_to_csv(score_rows), f"{task}-scores.csv",
+                       "text/csv", on_click="ignore")
+    c4.download_button("Scores (JSONL)", rows_to_jsonl(score_rows),
+                       f"{task}-scores.jsonl", on_click="ignore")
