@@ -159,6 +159,16 @@ def page(browser):
     ctx.close()
 
 
+@pytest.fixture
+def screen(browser):
+    """A page at 1440×900, the size a person's laptop shows: the pages are checked there."""
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    pg = ctx.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    ctx.close()
+
+
 
 def open_app_page(page_path: str, timeout: int = 180):
     """AppTest of the whole app (st.navigation), switched to one page, checked error-free."""

@@ -11,15 +11,6 @@ from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import open_db
 
 
-@pytest.fixture
-def screen(browser):
-    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    yield pg
-    ctx.close()
-
-
 @pytest.mark.browser
 def test_compare_first_row_and_both_traces(app_server, screen):
     db = open_db(app_server.db_path)

@@ -22,15 +22,6 @@ TABLES_JS = """() => [...document.querySelectorAll('[data-testid="stDataFrame"]'
   })"""
 
 
-@pytest.fixture
-def screen(browser):
-    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    yield pg
-    ctx.close()
-
-
 def _table_with(pg, columns: list[str]) -> dict:
     """The visible table with a header starting with each of ``columns``."""
     for c in columns:  # the grid's header layer is filled once the grid has drawn

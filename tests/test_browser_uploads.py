@@ -11,15 +11,6 @@ from checkeval_core.store import open_db
 from tests.conftest import REPO
 
 
-@pytest.fixture
-def screen(browser):
-    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    yield pg
-    ctx.close()
-
-
 def _no_server_detail(pg) -> None:
     text = pg.get_by_test_id("stMain").inner_text()
     assert "Traceback" not in text and str(REPO) not in text and ".py" not in text, text

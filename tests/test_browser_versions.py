@@ -35,15 +35,6 @@ def build_two_versions(db, limit: int = 96) -> tuple[int, int]:
     return runs[0], runs[1]
 
 
-@pytest.fixture
-def screen(browser):
-    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    yield pg
-    ctx.close()
-
-
 @pytest.mark.browser
 def test_versions_page_at_1440(app_server, screen):
     from checkeval_core.store import open_db
