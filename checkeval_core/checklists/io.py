@@ -25,7 +25,7 @@ import sqlite_utils
 import yaml
 
 from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub, norm
-from checkeval_core.fields import NAME_CHARS, QUESTION_CHARS, check_name
+from checkeval_core.fields import NAME_CHARS, QUESTION_CHARS, check_name, check_text
 from checkeval_core.safeio import (
     LIMITS,
     InputError,
@@ -68,14 +68,12 @@ def display_name(name: str | Path) -> str:
 
 
 def _text(value: Any, where: str, limit: int = MAX_TEXT_CHARS, required: bool = False) -> str:
-    if value is None:
-        value = ""
-    if not isinstance(value, str):
-        raise ChecklistError(f"{where}: expected text, got {type(value).__name__}")
-    if len(value) > limit:
-        raise ChecklistError(f"{where}: {len(value):,} characters is more than the {limit:,} "
-                             "allowed")
-    value = norm(value)
+    """The field rule of :func:`checkeval_core.fields.check_text`, normalised, as a
+    checklist error."""
+    try:
+        value = norm(check_text(value, where, limit))
+    except InputError as e:
+        raise ChecklistError(str(e)) from None
     if required and not value:
         raise ChecklistError(f"{where}: must not be empty")
     return value
