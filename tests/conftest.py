@@ -150,23 +150,23 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+def _browser_page(browser, width: int, height: int, timeout_ms: int):
+    ctx = browser.new_context(viewport={"width": width, "height": height})
     pg = ctx.new_page()
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(timeout_ms)
     yield pg
     ctx.close()
+
+
+@pytest.fixture
+def page(browser):
+    yield from _browser_page(browser, 1400, 1000, 30_000)
 
 
 @pytest.fixture
 def screen(browser):
     """A page at 1440×900, the size a person's laptop shows: the pages are checked there."""
-    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    yield pg
-    ctx.close()
+    yield from _browser_page(browser, 1440, 900, 60_000)
 
 
 

@@ -406,22 +406,33 @@ def proposal_values(name: str, h: int) -> float:
             "anti": 1 - h / 5}[name]
 
 
+def coherence_task(db, name: str, human: dict[str, list], systems: list[str]
+                   ) -> tuple[int, int, int]:
+    """Task ``name``: one item ``<group>-<k>`` per document × system, with the human coherence
+    score ``human[group][k]``; a dimension ``coherence`` with sub-dimension ``structure``.
+    Returns (task id, dimension id, sub-dimension id)."""
+    from checkeval_core.checklists.editing import ensure_dimension, ensure_sub
+    from checkeval_core.datasets import import_file
+    from checkeval_core.store import task_id
+
+    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": systems[k],
+             "source": f"doc {g}", "output": f"summary {g} {k}", "human_coherence": h}
+            for g, hs in human.items() for k, h in enumerate(hs)]
+    import_file(db, None, name, kind="summarization", filename="items.jsonl",
+                data="\n".join(json.dumps(r) for r in recs).encode())
+    tid = task_id(db, name)
+    d = ensure_dimension(db, tid, "coherence")
+    return tid, d, ensure_sub(db, d, "structure")
+
+
 def build_proposal_task(db, human=PROPOSE_HUMAN):
     """Task ``pt`` (8 documents × 4 systems, human coherence), the four questions frozen as
     v1, one completed run with the answers above; returns (run id, {name: question id})."""
-    from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub
+    from checkeval_core.checklists.editing import add_question
     from checkeval_core.checklists.versions import freeze
-    from checkeval_core.datasets import import_file
-    from checkeval_core.store import now_iso, task_id
+    from checkeval_core.store import now_iso
 
-    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": PROPOSE_SYSTEMS[k],
-             "source": f"doc {g}", "output": f"summary {g} {k}", "human_coherence": h}
-            for g, hs in human.items() for k, h in enumerate(hs)]
-    import_file(db, None, "pt", kind="summarization", filename="items.jsonl",
-                data="\n".join(json.dumps(r) for r in recs).encode())
-    tid = task_id(db, "pt")
-    d = ensure_dimension(db, tid, "coherence")
-    s = ensure_sub(db, d, "structure")
+    tid, d, s = coherence_task(db, "pt", human, PROPOSE_SYSTEMS)
     qid = {n: add_question(db, tid, d, s, t, status="kept") for n, t in PROPOSE_TEXTS.items()}
     vid = freeze(db, "pt")["id"]
     rid = db.execute("INSERT INTO run (task_id, checklist_version_id, judge_spec, method, "
@@ -467,19 +478,10 @@ def build_versions_task(db):
     """Task ``vt``: 4 documents × 3 systems with human coherence scores; v1 = {q1, q2};
     v2 = q2 edited into q3, q4 added; a run of each with the scores above (v2 = the human
     scores themselves, Spearman 1 everywhere). Returns (tid, run v1, run v2, q ids)."""
-    from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub
+    from checkeval_core.checklists.editing import add_question
     from checkeval_core.checklists.versions import freeze
-    from checkeval_core.datasets import import_file
-    from checkeval_core.store import task_id
 
-    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": VERSIONS_SYSTEMS[k],
-             "source": f"doc {g}", "output": f"summary {g} {k}", "human_coherence": h}
-            for g, hs in VERSIONS_HUMAN.items() for k, h in enumerate(hs)]
-    import_file(db, None, "vt", kind="summarization", filename="items.jsonl",
-                data="\n".join(json.dumps(r) for r in recs).encode())
-    tid = task_id(db, "vt")
-    d = ensure_dimension(db, tid, "coherence")
-    s = ensure_sub(db, d, "structure")
+    tid, d, s = coherence_task(db, "vt", VERSIONS_HUMAN, VERSIONS_SYSTEMS)
     q1 = add_question(db, tid, d, s, "Is the summary well structured?", status="kept")
     q2 = add_question(db, tid, d, s, "Does each sentence follow from the previous one?",
                       status="kept")

@@ -9,17 +9,13 @@ from checkeval_core.analysis.compare import compare_runs
 from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import open_db
+from tests.helpers import fake_demo_runs
 
 
 @pytest.mark.browser
 def test_compare_first_row_and_both_traces(app_server, screen):
     db = open_db(app_server.db_path)
-    load_demo(db)
-    runs = []
-    for m in ("rocketeval", "checkeval"):
-        rid = create_run(db, "summeval-demo", "fake", m, limit=32)
-        execute_run(app_server.db_path, rid)
-        runs.append(rid)
+    runs = fake_demo_runs(db, 32)  # rocketeval, checkeval
     first = compare_runs(db, runs[0], runs[1], n_boot=0)["items"][0]
     db.close()
     screen.goto(f"{app_server.url}/compare?a={runs[0]}&b={runs[1]}")

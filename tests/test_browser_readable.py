@@ -8,6 +8,7 @@ import pytest
 from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import open_db
+from tests.helpers import fake_demo_runs
 
 # Geometry of every st.dataframe on the page: its box, its header names (from the grid's
 # accessibility layer) and whether its grid scrolls sideways.
@@ -50,12 +51,7 @@ def _assert_in_view(table: dict) -> None:
 @pytest.mark.browser
 def test_decisions_in_view_at_1440(app_server, screen):
     db = open_db(app_server.db_path)
-    load_demo(db)
-    runs = []
-    for m in ("rocketeval", "checkeval"):
-        rid = create_run(db, "summeval-demo", "fake", m, limit=16)
-        execute_run(app_server.db_path, rid)
-        runs.append(rid)
+    runs = fake_demo_runs(db, 16)  # rocketeval, checkeval
     pk = db.execute("SELECT MIN(item_id) FROM answer WHERE run_id = ?", [runs[0]]).fetchone()[0]
     db.close()
     screen.goto(f"{app_server.url}/traces?runs={runs[0]},{runs[1]}&item={pk}")
