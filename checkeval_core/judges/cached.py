@@ -179,22 +179,17 @@ class CachedJudge:
         if callable(order):
             misses = [misses[k] for k in order([requests[i] for i in misses])]
         caps = self.capabilities
-        if caps.batch_size > 1:
-            # whole batches to a backend that generates them at once; each batch's answers are
-            # cached when it returns, so a killed run loses at most the batch in flight
-            for start in range(0, len(misses), caps.batch_size):
-                chunk = misses[start:start + caps.batch_size]
+        if caps.batch_size > 1 or caps.local or caps.max_concurrency <= 1:
+            # In order, in batches: whole batches to a backend that generates them at once,
+            # else one request at a time. Each batch's answers are cached when it returns, so
+            # a process killed mid-run loses at most the batch (or request) in flight and a
+            # resumed run never asks the backend twice.
+            size = max(1, caps.batch_size)
+            for start in range(0, len(misses), size):
+                chunk = misses[start:start + size]
                 for i, res in zip(chunk, self._ask(call, [requests[i] for i in chunk], kind)):
                     results[i] = res
                     self._account(kind, keys[i], res)
-        elif caps.local or caps.max_concurrency <= 1:
-            # One request at a time, each answer cached as soon as it exists: a process killed
-            # mid-batch loses at most the request in flight, and a resumed run never asks the
-            # backend twice.
-            for i in misses:
-                res = self._ask(call, [requests[i]], kind)[0]
-                results[i] = res
-                self._account(kind, keys[i], res)
         else:
             # each response is cached the moment it arrives (not in request order): a run
             # killed while one slow request is pending keeps every answer that came back
