@@ -90,10 +90,14 @@ def get_run(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
     run = r[0]
     run["params"] = loads(run["params"], {})
     run["item_ids"] = loads(run["item_ids"], [])
-    run["n_answers"] = db.execute("SELECT COUNT(*) FROM answer WHERE run_id = ?",
-                                  [run_id]).fetchone()[0]
-    run["alive"] = _alive(run["pid"])
+    run["n_answers"] = answer_count(db, run_id)
+    run["alive"] = worker_alive(run["pid"])
     return run
+
+
+def answer_count(db: sqlite_utils.Database, run_id: int) -> int:
+    """How many answers a run has stored so far."""
+    return db.execute("SELECT COUNT(*) FROM answer WHERE run_id = ?", [run_id]).fetchone()[0]
 
 
 def list_runs(db: sqlite_utils.Database, task: str | None = None) -> list[dict[str, Any]]:
@@ -148,7 +152,8 @@ def cancel_run(db: sqlite_utils.Database, run_id: int) -> None:
                "('pending', 'running')", [run_id])
 
 
-def _alive(pid: int | None) -> bool:
+def worker_alive(pid: int | None) -> bool:
+    """Whether the worker process ``pid`` still runs (a zombie does not)."""
     if not pid:
         return False
     try:

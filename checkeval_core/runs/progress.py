@@ -9,7 +9,7 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.runs.jobs import get_run, list_runs
+from checkeval_core.runs.jobs import answer_count, list_runs, worker_alive
 from checkeval_core.runs.options import options_text
 
 
@@ -50,13 +50,9 @@ def seconds_since(iso: str | None, now: datetime | None = None) -> float | None:
 def run_duration(run: dict[str, Any], now: datetime | None = None) -> float | None:
     """Seconds from a run's start to its end (to ``now`` while it has not ended); None if it
     never started."""
-    start = run.get("started_at")
-    if not start:
-        return None
     end = run.get("finished_at")
-    t0 = datetime.fromisoformat(start)
-    t1 = datetime.fromisoformat(end) if end else (now or datetime.now(t0.tzinfo or UTC))
-    return max(0.0, (t1 - t0).total_seconds())
+    s = seconds_since(run.get("started_at"), datetime.fromisoformat(end) if end else now)
+    return None if s is None else max(0.0, s)
 
 
 def duration_text(run: dict[str, Any], now: datetime | None = None) -> str:
@@ -89,11 +85,11 @@ def panel(db: sqlite_utils.Database, task: str, now: datetime | None = None) -> 
     active, recent = [], []
     for r in runs:
         r.update(alive=False, n_answers=None)
-        if r["status"] in ("pending", "running"):  # only these need the worker and answers
-            full = get_run(db, r["id"])
-            r.update(alive=full["alive"], n_answers=full["n_answers"])
+        running = r["status"] in ("pending", "running")
+        if running:  # only these need the worker and answers (the row is already read)
+            r.update(alive=worker_alive(r["pid"]), n_answers=answer_count(db, r["id"]))
         r["actions"] = actions(r)
-        if r["status"] in ("pending", "running"):
+        if running:
             left = run_eta(r, now)
             eta = "" if left is None else (f" · about {left:.0f} s left" if left > 0 else
                                            " · finishing the current item")
