@@ -13,7 +13,6 @@ Available: a, b, c".
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from checkeval_core.prompts.judge import BINARY_PHRASINGS
 from checkeval_core.prompts.methods import GROUPED_PHRASINGS
 from checkeval_core.runs import methods as M
 from checkeval_core.runs import scorers as S
+from checkeval_core.store import loads
 
 Planner = Callable[[dict[str, Any], dict[str, Any]], list[M.Work]]
 Scorer = Callable[[list[S.Answer], S.ScoreContext], list[S.ScoreRow]]
@@ -139,7 +139,7 @@ def primary_aggregation(run: dict[str, Any]) -> str:
     else its method's primary. ``run`` is a run row (``params`` as a dict or JSON text)."""
     params = run.get("params") or {}
     if isinstance(params, str):
-        params = json.loads(params or "{}")
+        params = loads(params, {})
     return params.get("aggregation") or method(run["method"]).primary
 
 
