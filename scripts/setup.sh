@@ -38,10 +38,13 @@ m = llama_cpp.Llama(model_path=str(model_path()), n_ctx=256, n_threads=2, verbos
 m("Is the sky blue? Answer:", max_tokens=1)
 PY
 }
+build_llama() {  # extra pip options...: build llama-cpp-python from source, portably
+  CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_FLAGS}" .venv/bin/python -m pip install -q --no-cache-dir \
+    "$@" "$LLAMA_REQ" 2>&1 | grep -v -E "is ignored: it is neither a file nor a directory" || true
+}
 if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   echo "setup: building llama.cpp (portable CPU build: several minutes, once)"
-  CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_FLAGS}" .venv/bin/python -m pip install -q --no-cache-dir \
-    "$LLAMA_REQ" 2>&1 | grep -v -E "is ignored: it is neither a file nor a directory" || true
+  build_llama
 fi
 echo "setup: installing $REQ"
 .venv/bin/python -m pip install -q -r "$REQ" 2>&1 \
@@ -53,8 +56,7 @@ echo "setup: installing $REQ"
 .venv/bin/checkeval --help >/dev/null || { echo "setup: checkeval CLI not installed" >&2; exit 1; }
 if ! llama_works; then
   echo "setup: the installed llama.cpp cannot run the embedded model here; rebuilding it portably"
-  CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_FLAGS}" .venv/bin/python -m pip install -q --no-cache-dir \
-    --force-reinstall --no-deps "$LLAMA_REQ" 2>&1 | grep -v -E "is ignored" || true
+  build_llama --force-reinstall --no-deps
   llama_works || { echo "setup: the embedded model does not run with this llama.cpp build" >&2; exit 1; }
 fi
 
