@@ -43,10 +43,10 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         else:
             if not task:
                 fail("give --task NAME (or --resume RUN_ID)")
-            from checkeval_core.runs.options import check_limit, parse_params
+            from checkeval_core.runs.options import parse_params
             from checkeval_core.runs.start import start_runs
 
-            run_ids = start_runs(db, task, judge, method, checklist=checklist, limit=check_limit(limit),
+            run_ids = start_runs(db, task, judge, method, checklist=checklist, limit=limit,
                                  params=parse_params(param), strict=True).started
     except (NotFound, ValueError, JudgeSpecError) as e:
         fail(str(e))

@@ -21,7 +21,7 @@ import sqlite_utils
 
 from checkeval_core.config import cache_dir
 from checkeval_core.judges.registry import get_judge, parse_spec
-from checkeval_core.runs.options import check_params, max_error_share
+from checkeval_core.runs.options import check_limit, check_params, max_error_share
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_write import compute_scores
 from checkeval_core.store import (
@@ -60,8 +60,7 @@ def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: st
         method_entry(method)
     except ValueError as e:  # "--method: Unknown method 'x'. Available: …"
         raise ValueError(f"--method: {e}") from None
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError(f"--limit {limit}: give a positive number of items (or no limit)")
+    check_limit(limit)  # the one rule the CLI and the Run page share
     check_params(method, dict(params or {}))
     spec = parse_spec(judge_spec).spec
     tid = task_id(db, task)
