@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import typer
 
 from checkeval_core.cli.app import app, bench_app, clean_json, fail
+from checkeval_core.runs.options import check_tie_margin
 from checkeval_core.store import NotFound, open_db
 
 
@@ -21,10 +21,10 @@ def _tie_margin(text: str) -> float | None:
         value = float(text)
     except ValueError:
         fail(f"--tie-margin {text[:30]!r} is neither a number nor 'auto'")
-    if not math.isfinite(value) or value < 0:
-        fail(f"--tie-margin {text[:30]}: give a finite score gap ≥ 0 (0 = only equal scores "
-             "tie; e.g. 0.1), or 'auto' for one derived from the score spread")
-    return value
+    try:
+        return check_tie_margin(value, shown=text[:30])
+    except ValueError as e:
+        fail(f"{e}, or 'auto' for one derived from the score spread")
 
 
 @app.command("analyze")
@@ -61,23 +61,17 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
 
     if split not in WHICH:
         fail(f"--split {split!r}: use dev, heldout or all")
-    from checkeval_core.runs.options import (
-        check_bootstrap,
-        check_run_aggregation,
-        check_tie_margin,
-    )
+    from checkeval_core.runs.options import check_bootstrap, check_run_aggregation
 
+    margin = _tie_margin(tie_margin)
+    db = open_db()
     try:
         check_bootstrap(bootstrap)
-        margin = _tie_margin(tie_margin)
-        if margin is not None:
-            check_tie_margin(margin)
         if aggregation is not None:
             from checkeval_core.runs import get_run
 
-            db0 = open_db()
             for rid in run or []:
-                check_run_aggregation(get_run(db0, rid)["method"], aggregation)
+                check_run_aggregation(get_run(db, rid)["method"], aggregation)
     except (NotFound, ValueError) as e:
         fail(str(e))
     if rankings or pairs:
@@ -89,7 +83,6 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
     from checkeval_core.analysis.external import MetricFileError, import_metric
     from checkeval_core.analysis.report import analyze_metric, analyze_runs
 
-    db = open_db()
     try:
         if metric_file is not None:
             if not task:

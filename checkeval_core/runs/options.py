@@ -141,12 +141,13 @@ def check_bootstrap(n: int, where: str = "--bootstrap") -> int:
     return n
 
 
-def check_tie_margin(x: float, where: str = "--tie-margin") -> float:
-    """A finite score gap ≥ 0 below which two answers tie."""
+def check_tie_margin(x: float, where: str = "--tie-margin", shown: str | None = None) -> float:
+    """A finite score gap ≥ 0 below which two answers tie (``shown``: the value as the user
+    typed it, for the message)."""
     if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) \
             or x < 0:
-        raise ValueError(f"{where} {x}: give a finite score gap ≥ 0 (0 = only equal scores "
-                         "tie; e.g. 0.1)")
+        raise ValueError(f"{where} {shown if shown is not None else x}: give a finite score "
+                         "gap ≥ 0 (0 = only equal scores tie; e.g. 0.1)")
     return float(x)
 
 
