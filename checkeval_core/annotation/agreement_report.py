@@ -70,7 +70,8 @@ def agreement_report(db: sqlite_utils.Database, task: str,
                      run_ids: list[int] | None = None) -> dict[str, Any]:
     tid = task_id(db, task)
     human: dict[tuple[int, int], dict[str, str]] = defaultdict(dict)
-    for r in _own_answers(db, tid):
+    answers = _own_answers(db, tid)
+    for r in answers:
         human[(r["item_pk"], r["question_id"])][r["annotator"]] = r["value"]
     annotators = sorted({a for v in human.values() for a in v})
     multi = [u for u, v in human.items() if len(v) >= 2]
@@ -129,7 +130,7 @@ def agreement_report(db: sqlite_utils.Database, task: str,
                              "fleiss_kappa": fleiss_from_labels(units)[0]})
     return {"human_human": hh, "human_note": _human_note(human, multi),
             "human_judge": hj, "annotators": annotators,
-            "per_question": per_question, "likert": human_vs_likert(db, tid)}
+            "per_question": per_question, "likert": human_vs_likert(db, tid, answers)}
 
 
 def _support(db: sqlite_utils.Database, units: list[tuple[int, int]]) -> dict[str, Any]:
@@ -140,14 +141,16 @@ def _support(db: sqlite_utils.Database, units: list[tuple[int, int]]) -> dict[st
             "n_systems": len({s for _, s in where.values()})}
 
 
-def human_vs_likert(db: sqlite_utils.Database, tid: int) -> dict[str, Any]:
+def human_vs_likert(db: sqlite_utils.Database, tid: int,
+                    answers: list[dict[str, Any]]) -> dict[str, Any]:
     """CheckEval Table 5: per dimension, the human *checklist* score of an item (share of Yes
     over all its annotators' Yes/No answers) against the benchmark's Likert human score;
-    dataset-level Spearman and Pearson over the annotated items."""
+    dataset-level Spearman and Pearson over the annotated items. ``answers``: the task's own
+    human Yes/No answers (:func:`_own_answers`)."""
     from checkeval_core.analysis.correlation import corr
 
     share: dict[tuple[int, str], list[int]] = defaultdict(list)
-    for r in _own_answers(db, tid):
+    for r in answers:
         share[(r["item_pk"], r["dimension"])].append(r["value"] == "yes")
     likert = {(r[0], r[1]): r[2] for r in db.execute(
         "SELECT hs.item_id, hs.dimension, hs.value FROM human_score hs JOIN item i ON "
