@@ -64,9 +64,18 @@ def pair_sequence(db: sqlite_utils.Database, task: str, annotator: str, seed: in
     (task, annotator, seed); independent of the votes already given, so voting never
     reshuffles the queue."""
     tid = task_id(db, task)
-    cand = _candidates(db, tid)
-    system = {r[0]: r[1] for r in db.execute("SELECT id, system_id FROM item WHERE task_id = ? "
-                                             "AND system_id != ''", [tid])}
+    return _sequence(_candidates(db, tid), _systems(db, tid), task, annotator, seed)
+
+
+def _systems(db: sqlite_utils.Database, tid: int) -> dict[int, str]:
+    """Item id → system id, for the task's items that have a system."""
+    return {r[0]: r[1] for r in db.execute("SELECT id, system_id FROM item WHERE task_id = ? "
+                                           "AND system_id != ''", [tid])}
+
+
+def _sequence(cand: dict[str, list[tuple[int, int]]], system: dict[int, str], task: str,
+              annotator: str, seed: int) -> list[tuple[int, int]]:
+    """:func:`pair_sequence` from the candidate pairs and the items' systems."""
     rng = random.Random(f"{seed}|{task}|{annotator}")
     groups = sorted(cand)
     rng.shuffle(groups)
@@ -166,8 +175,7 @@ def vote_detail(db: sqlite_utils.Database, task: str, annotator: str, a: int, b:
     first_is_a = v["shown_first"] in (None, v["item_a"])
     v["system_a_shown"], v["system_b_shown"] = ((v["system_a"], v["system_b"]) if first_is_a
                                                 else (v["system_b"], v["system_a"]))
-    v["choice"] = "tie" if v["winner"] == "tie" else \
-        ("A" if (v["winner"] == "a") == first_is_a else "B")
+    v["choice"] = _shown_choice(v["winner"], v["shown_first"], v["item_a"])
     v["preferred"] = "tie" if v["winner"] == "tie" else \
         (v["system_a"] if v["winner"] == "a" else v["system_b"])
     return v
@@ -185,12 +193,17 @@ def _choices(voted: dict[tuple[int, int], dict[str, Any]]) -> dict[str, int]:
     one side over many votes is a position bias)."""
     out = {c: 0 for c in CHOICES}
     for (a, _), v in voted.items():
-        if v["winner"] == "tie":
-            out["tie"] += 1
-        else:
-            first_is_a = v["shown_first"] in (None, a)
-            out["A" if (v["winner"] == "a") == first_is_a else "B"] += 1
+        out[_shown_choice(v["winner"], v["shown_first"], a)] += 1
     return out
+
+
+def _shown_choice(winner: str, shown_first: int | None, item_a: int) -> str:
+    """The side the annotator clicked (``A``, ``B`` or ``tie``) for a stored winner
+    (``a``/``b``/``tie`` in item order), given which item was shown as A (None: item_a)."""
+    if winner == "tie":
+        return "tie"
+    first_is_a = shown_first in (None, item_a)
+    return "A" if (winner == "a") == first_is_a else "B"
 
 
 def pair_queue(db: sqlite_utils.Database, task: str, annotator: str,
@@ -206,17 +219,16 @@ def pair_queue(db: sqlite_utils.Database, task: str, annotator: str,
     if n_pairs < 1:
         raise ValueError("n_pairs must be ≥ 1")
     tid = task_id(db, task)
-    seq = pair_sequence(db, task, annotator, seed)
+    cand, system = _candidates(db, tid), _systems(db, tid)
+    seq = _sequence(cand, system, task, annotator, seed)
     assigned = seq[:n_pairs]
     voted = _my_votes(db, tid, annotator)
     todo = [i for i, p in enumerate(assigned) if p not in voted]
-    systems = {r[0] for r in db.execute("SELECT DISTINCT system_id FROM item WHERE "
-                                        "task_id = ? AND system_id != ''", [tid])}
     out: dict[str, Any] = {
         "task": task, "annotator": annotator, "seed": seed, "n_pairs": len(assigned),
         "n_candidates": len(seq), "n_voted": len(assigned) - len(todo),
-        "n_votes_total": len(voted), "n_queries": len(_candidates(db, tid)),
-        "n_systems": len(systems), "choices": _choices(voted), "next": None}
+        "n_votes_total": len(voted), "n_queries": len(cand),
+        "n_systems": len(set(system.values())), "choices": _choices(voted), "next": None}
     if todo:
         a, b = shown_order(annotator, *assigned[todo[0]], seed=seed)
         ia, ib = _answer(db, a), _answer(db, b)
