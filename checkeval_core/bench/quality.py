@@ -29,6 +29,7 @@ import pandas as pd
 from checkeval_core.analysis.report import correlation_report, run_frame
 from checkeval_core.checklists.augment import MODES, default_mode
 from checkeval_core.checklists.io import import_checklist
+from checkeval_core.checklists.seeds import seeds_only
 from checkeval_core.checklists.versions import freeze, get_version
 from checkeval_core.config import cache_dir
 from checkeval_core.datasets import import_file
@@ -120,9 +121,7 @@ def _ensure_task(db: Any, task: str, rows_: list[dict], src: Path, b: dict[str, 
     ck_file = src / "checklists" / b["checklist"]
     ck = load_json_text(_read_text(ck_file), ck_file.name)
     if questions == "seed":
-        ck = {d: {"definition": v["definition"], "sub_dimensions": {
-            s: {"seed": q["seed"]} for s, q in v["sub_dimensions"].items()}}
-            for d, v in ck.items()}
+        ck = seeds_only(ck)
     cf = tmp / "checklist.json"
     cf.write_text(json.dumps(ck), encoding="utf-8")
     import_checklist(db, task, cf)

@@ -35,10 +35,16 @@ def preset_seeds(preset: str) -> dict[str, Any]:
     key = {k.lower(): k for k in PRESETS}.get(preset.strip().lower())
     if key is None:
         raise ValueError(f"preset {preset!r}: use one of {', '.join(PRESETS)}")
-    src = json.loads((data_dir() / "checklists" / PRESETS[key]).read_text(encoding="utf-8"))
+    return seeds_only(json.loads((data_dir() / "checklists" / PRESETS[key]).read_text(
+        encoding="utf-8")))
+
+
+def seeds_only(checklist: dict[str, Any]) -> dict[str, Any]:
+    """A checklist in the CheckEval authors' JSON layout cut down to its dimensions,
+    definitions and seed questions (the diversified and elaborated ones left out)."""
     return {d: {"definition": v["definition"], "sub_dimensions": {
         s: {"seed": q["seed"]} for s, q in v["sub_dimensions"].items()}}
-        for d, v in src.items()}
+        for d, v in checklist.items()}
 
 
 def add_preset_seeds(db: sqlite_utils.Database, task: str, preset: str,

@@ -58,12 +58,5 @@ def load_instruction_demo(db: sqlite_utils.Database,
         entry["version"] = freeze(db, TASK, note=NOTE, kind="instance")
     if not db.execute("SELECT 1 FROM system_rating WHERE task_id = ?", [tid]).fetchone():
         entry["ratings"] = import_ratings(db, TASK, path=data_dir() / RATINGS_FILE)
-    entry["runs"] = _runs(db, bundles)
+    entry["runs"] = demo_runs(db, TASK, bundles)  # loaded as every demo task's are
     return entry
-
-
-def _runs(db: sqlite_utils.Database,
-          bundles: list[tuple[str, dict[str, Any]]] | None = None) -> list[int]:
-    """The shipped run bundles of this task, loaded the way every demo task's are
-    (``CHECKEVAL_DEMO_RUNS=0`` skips them; ``bundles``: already read)."""
-    return demo_runs(db, TASK, bundles)
