@@ -357,8 +357,3 @@ def summary_lines(res: dict[str, Any]) -> list[str]:
     if res["scale_note"]:
         lines.append("note: " + res["scale_note"])
     return lines
-
-
-def flipped_summary(res: dict[str, Any]) -> dict[str, int]:
-    """Total Yes→No and No→Yes flips over all questions."""
-    return {k: sum(q[k] for q in res["flipped"]) for k in ("yes_to_no", "no_to_yes")}

@@ -75,8 +75,9 @@ from checkeval_core.analysis.rankings import DEFAULT_TIE_MARGIN, judge_outcome, 
 from checkeval_core.analysis.split import in_part, members
 from checkeval_core.analysis.versions import evidence_kinds
 from checkeval_core.checklists.filtering import similar_pairs
+from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.runs.score_math import answer_value
-from checkeval_core.store import NotFound, rows
+from checkeval_core.store import NotFound, rows, task_id
 
 NAN = float("nan")
 INVALID_SHARE = 0.5
@@ -136,9 +137,10 @@ def _runs(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]
         if r["status"] != "completed":
             raise ProposalError(f"run {rid} is {r['status']}: a proposal reads completed runs "
                                 "only")
-        if r["method"] not in ("checkeval", "rocketeval"):
+        if r["method"] not in per_question_methods():
             raise ProposalError(f"run {rid} uses method {r['method']}: a proposal needs Yes/No "
-                                "answers to checklist questions (checkeval or rocketeval)")
+                                "answers to checklist questions "
+                                f"({' or '.join(per_question_methods())})")
         out.append(r)
     if len({r["task"] for r in out}) > 1 or len({r["vid"] for r in out}) > 1:
         raise ProposalError("the runs must be of one task and one checklist version; got "
@@ -703,7 +705,7 @@ def new_question_plan(db: sqlite_utils.Database, ev: Evidence, keep: np.ndarray,
         raise ProposalError(f"--new-questions {n}: ask for 0 to {MAX_NEW}")
     pairs = _disagreements(ev, keep, weights)[:n] if n else []
     per_query = any(q["group_id"] for q in ev.questions)
-    tid = db.execute("SELECT id FROM task WHERE name = ?", [ev.task]).fetchone()[0]
+    tid = task_id(db, ev.task)
     calls = 0
     for _dim, g, _i, _j in pairs:
         calls += db.execute("SELECT COUNT(*) FROM item WHERE task_id = ?" + (
@@ -849,7 +851,7 @@ def proposal_runs(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
     from checkeval_core.analysis.versions import version_runs
 
     return [{**r, "label": f"#{r['run']} · v{r['version']} · {r['judge']} · {r['method']}"}
-            for r in version_runs(db, task) if r["method"] in ("checkeval", "rocketeval")]
+            for r in version_runs(db, task) if r["method"] in per_question_methods()]
 
 
 def _num(x: float | None) -> str:
