@@ -74,8 +74,6 @@ if lead is None:
             + ". A running run's answers appear here as they are stored; refresh to see them.")
     st.stop()
 waiting = [labels[r] for r in chosen if r != lead and first_run_with_answers(db, [r]) is None]
-if chosen[0] != lead:
-    waiting.insert(0, labels[chosen[0]])
 if waiting:
     st.caption("No answers yet from " + ", ".join(waiting) + f"; items listed from "
                f"{labels[lead]}.")

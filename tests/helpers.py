@@ -13,8 +13,6 @@ import math
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 import tempfile
 import threading
 import traceback
@@ -659,11 +657,6 @@ def compare_run(db, tid: int, scores: dict[str, list[float]], answers: dict | No
 
 
 COMPARE_ITEMS = [f"{g}-{s}" for g in ("g1", "g2") for s in ("s1", "s2", "s3")]
-
-
-def compare_cli(db_path, *args):
-    return subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(db_path), *args],
-                          capture_output=True, text=True, timeout=300)
 
 
 def open_rankings_page() -> AppTest:

@@ -12,7 +12,7 @@ from checkeval_core.analysis.compare import CompareError, compare_runs, paired_a
 from tests.conftest import APP
 from tests.helpers import COMPARE_HUMAN as HUMAN  # noqa: F401
 from tests.helpers import COMPARE_ITEMS as ITEMS
-from tests.helpers import compare_cli as cli
+from tests.helpers import cli
 from tests.helpers import compare_run as make_run
 from tests.helpers import compare_task as make_task
 

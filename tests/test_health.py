@@ -14,7 +14,7 @@ from checkeval_core.analysis import health as H
 from checkeval_core.runs.traces import SHOW_FILTERS, decision_rows, item_trace
 from tests.conftest import APP
 from tests.helpers import COMPARE_ITEMS as ITEMS
-from tests.helpers import compare_cli as cli
+from tests.helpers import cli
 from tests.helpers import compare_run as make_run
 from tests.helpers import compare_task as make_task
 
