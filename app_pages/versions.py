@@ -80,7 +80,8 @@ with st.expander(f"Dev / held-out split — {'set' if sp['defined'] else 'none'}
                 st.session_state.pop("vs_confirm", None)
                 st.rerun()
 
-rep = _report(db_path(db), task, evidence_stamp(db, task))
+stamp = evidence_stamp(db, task)  # one read of what the cached views depend on
+rep = _report(db_path(db), task, stamp)
 if rep["reason"]:
     st.info(rep["reason"])
     st.stop()
@@ -98,12 +99,13 @@ st.plotly_chart(history_chart(rep, part, evidence, dim), use_container_width=Tru
 st.caption("Hollow grey points have no interval: they rest on too few groups to mean much "
            "on their own (hover for the reason). Each point is the newest completed run of "
            "that version.")
-rows = [r for r in table_rows(rep, part) if r["evidence"] == EVIDENCE_NAMES[evidence]
+all_rows = table_rows(rep, part)
+rows = [r for r in all_rows if r["evidence"] == EVIDENCE_NAMES[evidence]
         and r["dimension"] == dim]
 st.dataframe(pd.DataFrame(rows).drop(columns=["evidence", "dimension"], errors="ignore"),
              hide_index=True, use_container_width=True,
              column_config={"value": st.column_config.NumberColumn(format="%.3f")})
-csv_download(table_rows(rep, part), f"versions-{task}-{part}.csv", key="vs_csv")
+csv_download(all_rows, f"versions-{task}-{part}.csv", key="vs_csv")
 
 st.subheader("What changed between two versions")
 nums = [v["version"] for v in rep["versions"]]
@@ -114,7 +116,7 @@ if len(nums) < 2:
 c1, c2 = st.columns(2)
 a = c1.selectbox("From version", nums, index=len(nums) - 2, key="vs_a")
 b = c2.selectbox("To version", nums, index=len(nums) - 1, key="vs_b")
-d = _diff(db_path(db), task, a, b, evidence_stamp(db, task))
+d = _diff(db_path(db), task, a, b, stamp)
 st.markdown(f"**v{a} → v{b}:** {d['n_added']} question(s) added, {d['n_removed']} removed, "
             f"{d['n_edited']} edited")
 dr = [r for r in delta_rows(d, part) if r["evidence"] == EVIDENCE_NAMES[evidence]
