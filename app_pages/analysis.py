@@ -9,11 +9,12 @@ import json
 
 import streamlit as st
 
-from checkeval_core.analysis.analysis_view import analysis_page, evidence_page
+from checkeval_core.analysis.analysis_view import analysis_page, default_runs, evidence_page
+from checkeval_core.analysis.analysis_view import page_data
 from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.ensemble import ENSEMBLE_MODES
 from checkeval_core.analysis.external import list_metrics
-from checkeval_core.analysis.report import items_behind, page_report, scores_stamp
+from checkeval_core.analysis.report import items_behind, scores_stamp
 from checkeval_core.export import rows_to_csv
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.score_read import aggregations
@@ -21,6 +22,7 @@ from checkeval_core.store import db_path, open_db
 from studio_ui.analysis_ui import (
     agreement_section,
     diagnostics_section,
+    judge_agreement_section,
     humans_section,
     metric_import,
     stability_section,
@@ -51,8 +53,8 @@ if not runs and not metrics:
     st.info("No completed run for this task yet: start one on the Run page.")
     st.stop()
 c1, c2, c3, c4 = st.columns([3, 2, 1, 1])
-chosen = c1.multiselect("Runs", list(labels), default=list(labels)[:4], format_func=labels.get,
-                        key="an_runs")
+chosen = c1.multiselect("Runs", list(labels), default=default_runs(db, runs),
+                        format_func=labels.get, key="an_runs")
 chosen_metrics = c2.multiselect("External metrics", metrics, key="an_metrics")
 level = c3.selectbox("Level", LEVELS, key="an_level", format_func=lambda x: x.replace("_", " "))
 coef = c4.selectbox("Coefficient", COEFFICIENTS, key="an_coef")
@@ -77,7 +79,7 @@ if not chosen and not chosen_metrics:
 
 @st.cache_data(ttl=60, show_spinner="Computing correlations and bootstrap intervals…")
 def compute(db_file: str, *args) -> dict:
-    return page_report(open_db(db_file), *args[:-1])  # the last argument: the cache stamp
+    return page_data(open_db(db_file), *args[:-1])  # the last argument: the cache stamp
 
 
 agg = None if agg == "(run default)" else agg
@@ -137,6 +139,8 @@ if run_keys and dims:
                                    "dim": pick_dim})
 
 st.subheader("Agreement across judges")
+judge_agreement_section(view["judge_agreement"], cols)
+st.markdown("**Among the selected runs**")
 agreement_section(view["agreement"], cols)
 ev = evidence_page(db, task, list(chosen))
 humans_section(ev, cols)

@@ -3,36 +3,39 @@
 #
 # evidence — the runs the demo's Analysis, Versions and Compare views open on, all on the
 #   configuration docs/benchmarks.md recommends (the CheckEval authors' seed questions, frozen
-#   as version 2 of each demo task), on every item:
-#   * summeval-demo (12 documents × 16 summaries = 192 items, 15 questions) and
-#     topical-chat-demo (12 contexts × 6 responses = 72 items, 18 questions), each with both
-#     embedded judges (JUDGE_A = the 0.5B model, JUDGE_B = the 1.5B one) × RocketEval (a
-#     checklist method) and G-Eval (the Likert baseline);
-#   * on summeval-demo also CheckEval (JUDGE_A) and SEAL (JUDGE_A, first SEAL_LIMIT items);
+#   as version 2 of each demo task):
+#   * summeval-demo: RocketEval with JUDGE_A (the 0.5B model) on the first LIMIT_SE items
+#     (160 = 10 documents × 16 summaries), the run Analysis opens on;
+#   * topical-chat-demo: RocketEval with JUDGE_A on the first LIMIT_TC items (60 = 10
+#     contexts × 6 responses);
+#   * agreement across judges, checklist vs Likert (CheckEval's headline comparison): G-Eval
+#     with JUDGE_A, RocketEval and G-Eval with JUDGE_B (the 1.5B model) on the first
+#     LIMIT_CROSS summeval items (48 = 3 documents, shared with the first run);
+#   * each paper's method at least once: CheckEval (first CHECKEVAL_LIMIT items) and SEAL
+#     (first SEAL_LIMIT items) with JUDGE_A;
 #   * the dev / held-out split of both tasks (the seed and share the demo loader sets:
 #     checkeval_core/demo/runs.py), then version 3 = version 2 pruned by `checklist propose`
 #     on the DEV documents of the JUDGE_A RocketEval run, and that run again on version 3
 #     (its answers come from the request cache: seconds).
+#   CROSS_TC=1 adds the same three cross-judge runs on topical-chat-demo (LIMIT_TC items).
 # alpacaeval — RocketEval (JUDGE_A) on the instruction-following demo: 8 AlpacaEval queries ×
 #   12 models, each answer asked its query's author-written checklist (456 answers).
 #
-# Cost on the 2-vCPU VM of docs/benchmarks.md (estimates from `checkeval bench speed`: the
-# 0.5B judge ≈ 4.5 s to read an item + 0.5 s per question; the 1.5B ≈ 3× that; a G-Eval item
-# is read once per dimension). Measured wall / CPU time of every command goes to $OUT/LOG.
-#   summeval rocketeval 0.5B ≈ 40 min, 1.5B ≈ 2 h; geval 0.5B ≈ 1 h, 1.5B ≈ 3 h;
-#   checkeval 0.5B ≈ 1 h; seal (16 items) ≈ 10 min; topical-chat: about a third of each;
-#   version 3: seconds (cache); alpacaeval ≈ 15 min on a free machine (87 min loaded).
-#   In all about 10–12 h of CPU on a free machine; no network, no key, no GPU.
-# Re-running with the DB of an earlier build (DB=path) answers every repeated request from
-# that database's request cache, so an interrupted build resumes in minutes.
+# A bundle that is already in OUT is imported instead of being run again (REUSE=0 runs it),
+# so a build that stopped, or one that adds a run, costs only the missing runs.
+# Cost on the 2-vCPU VM of docs/benchmarks.md (measured wall / CPU time of every command goes
+# to $OUT/LOG; the figures of the shipped build are in docs/benchmarks.md): the 0.5B judge
+# reads a summary in a few seconds and answers a question in about half a second; the 1.5B
+# takes about 3× that; a G-Eval item is read once per dimension.
 #
 # Usage: bash scripts/make_demo_runs.sh [all|evidence|alpacaeval]   (default: all;
 #        `summeval` is an older name of `evidence`)
 # Environment: DB (the build database; default a new temporary one), OUT (default
 #   data/demo_runs), JUDGE_A / JUDGE_B (default embedded / embedded:quality), LABEL_A /
-#   LABEL_B (their names in file names; default embedded / quality), SEAL_LIMIT (default 16),
-#   CHECKEVAL (the command; default .venv/bin/checkeval). The tests run this script with the
-#   `fake` judge on a temporary OUT.
+#   LABEL_B (their names in file names; default embedded / quality), LIMIT_SE (160),
+#   LIMIT_TC (60), LIMIT_CROSS (48), CHECKEVAL_LIMIT (16), SEAL_LIMIT (16) — 0 means every
+#   item —, CROSS_TC (0), REUSE (1), CHECKEVAL (the command; default .venv/bin/checkeval).
+#   The tests run this script with the `fake` judge on a temporary OUT.
 set -euo pipefail
 shopt -s inherit_errexit  # a failed run inside $( ) stops the build
 cd "$(dirname "$0")/.."
@@ -45,7 +48,13 @@ JUDGE_A="${JUDGE_A:-embedded}"
 JUDGE_B="${JUDGE_B:-embedded:quality}"
 LABEL_A="${LABEL_A:-embedded}"
 LABEL_B="${LABEL_B:-quality}"
+LIMIT_SE="${LIMIT_SE:-160}"
+LIMIT_TC="${LIMIT_TC:-60}"
+LIMIT_CROSS="${LIMIT_CROSS:-48}"
+CHECKEVAL_LIMIT="${CHECKEVAL_LIMIT:-16}"
 SEAL_LIMIT="${SEAL_LIMIT:-16}"
+CROSS_TC="${CROSS_TC:-0}"
+REUSE="${REUSE:-1}"
 CHECKEVAL="${CHECKEVAL:-.venv/bin/checkeval}"
 PY="${PYTHON:-.venv/bin/python}"
 C="$CHECKEVAL --db $DB"
@@ -66,12 +75,21 @@ timed() {  # label command...: run it, append its wall / CPU time to the LOG
 field() {  # file key: a top-level field of a JSON file
   "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
 }
-one() {  # name task judge method checklist [limit]: run, then export its bundle
+one() {  # name task judge method checklist [limit]: run (or import the bundle already in
+  # OUT), then export its bundle; prints the run id
   local name=$1 task=$2 judge=$3 method=$4 version=$5 lim=()
-  [ $# -ge 6 ] && lim=(--limit "$6")
+  [ $# -ge 6 ] && [ "$6" != 0 ] && lim=(--limit "$6")
+  local r
+  if [ "$REUSE" = 1 ] && [ -f "$OUT/$name.json" ]; then
+    timed "import $name" $C bundle import "$OUT/$name.json" > "$WORK/$name.import.txt"
+    r=$(grep -oE 'run [0-9]+' "$WORK/$name.import.txt" | head -1 | cut -d' ' -f2)
+    [ -n "$r" ] || { echo "could not import $OUT/$name.json" >&2; exit 1; }
+    echo "$r"
+    return
+  fi
   timed "run $name" $C run --task "$task" --judge "$judge" --method "$method" \
     --checklist "$version" "${lim[@]}" --json --quiet > "$WORK/$name.run.json"
-  local r; r=$(field "$WORK/$name.run.json" run)
+  r=$(field "$WORK/$name.run.json" run)
   timed "export $name" $C bundle export --run "$r" --out "$OUT/$name.json" > /dev/null
   echo "$r"
 }
@@ -91,16 +109,24 @@ if [ "$WHICH" = all ] || [ "$WHICH" = evidence ]; then
   for t in summeval-demo topical-chat-demo; do  # before any choice is made on the runs
     $C split --task "$t" --heldout-share "$SHARE" --seed "$SEED" --no-by-system > /dev/null
   done
-  RA=$(one "summeval-$LABEL_A-rocketeval" summeval-demo "$JUDGE_A" rocketeval "$VS")
-  one "summeval-$LABEL_A-geval" summeval-demo "$JUDGE_A" geval "$VS" > /dev/null
-  one "summeval-$LABEL_B-rocketeval" summeval-demo "$JUDGE_B" rocketeval "$VS" > /dev/null
-  one "summeval-$LABEL_B-geval" summeval-demo "$JUDGE_B" geval "$VS" > /dev/null
-  one "summeval-$LABEL_A-checkeval" summeval-demo "$JUDGE_A" checkeval "$VS" > /dev/null
+  RA=$(one "summeval-$LABEL_A-rocketeval" summeval-demo "$JUDGE_A" rocketeval "$VS" "$LIMIT_SE")
+  one "topical-chat-$LABEL_A-rocketeval" topical-chat-demo "$JUDGE_A" rocketeval "$VT" \
+    "$LIMIT_TC" > /dev/null
+  one "summeval-$LABEL_A-geval" summeval-demo "$JUDGE_A" geval "$VS" "$LIMIT_CROSS" > /dev/null
+  one "summeval-$LABEL_A-checkeval" summeval-demo "$JUDGE_A" checkeval "$VS" \
+    "$CHECKEVAL_LIMIT" > /dev/null
   one "summeval-$LABEL_A-seal" summeval-demo "$JUDGE_A" seal "$VS" "$SEAL_LIMIT" > /dev/null
-  one "topical-chat-$LABEL_A-rocketeval" topical-chat-demo "$JUDGE_A" rocketeval "$VT" > /dev/null
-  one "topical-chat-$LABEL_A-geval" topical-chat-demo "$JUDGE_A" geval "$VT" > /dev/null
-  one "topical-chat-$LABEL_B-rocketeval" topical-chat-demo "$JUDGE_B" rocketeval "$VT" > /dev/null
-  one "topical-chat-$LABEL_B-geval" topical-chat-demo "$JUDGE_B" geval "$VT" > /dev/null
+  one "summeval-$LABEL_B-rocketeval" summeval-demo "$JUDGE_B" rocketeval "$VS" \
+    "$LIMIT_CROSS" > /dev/null
+  one "summeval-$LABEL_B-geval" summeval-demo "$JUDGE_B" geval "$VS" "$LIMIT_CROSS" > /dev/null
+  if [ "$CROSS_TC" = 1 ]; then
+    one "topical-chat-$LABEL_A-geval" topical-chat-demo "$JUDGE_A" geval "$VT" "$LIMIT_TC" \
+      > /dev/null
+    one "topical-chat-$LABEL_B-rocketeval" topical-chat-demo "$JUDGE_B" rocketeval "$VT" \
+      "$LIMIT_TC" > /dev/null
+    one "topical-chat-$LABEL_B-geval" topical-chat-demo "$JUDGE_B" geval "$VT" "$LIMIT_TC" \
+      > /dev/null
+  fi
   # version 3: version 2 without the questions the proposal drops on DEV documents
   timed "propose" $C checklist propose --run "$RA" --json > "$WORK/propose.json"
   mapfile -t EXCL < <("$PY" -c 'import json,sys
@@ -124,7 +150,8 @@ print("version %s pruned on dev documents by checklist propose (%s rocketeval ru
   [ "$(field "$WORK/v3.json" n_questions)" = "$("$PY" -c 'import json,sys
 print(len(json.load(open(sys.argv[1]))["kept"]))' "$WORK/propose.json")" ] \
     || { echo "version $V3 is not the proposal's kept set" >&2; exit 1; }
-  one "summeval-v$V3-$LABEL_A-rocketeval" summeval-demo "$JUDGE_A" rocketeval "$V3" > /dev/null
+  one "summeval-v$V3-$LABEL_A-rocketeval" summeval-demo "$JUDGE_A" rocketeval "$V3" \
+    "$LIMIT_SE" > /dev/null
 fi
 if [ "$WHICH" = all ] || [ "$WHICH" = alpacaeval ]; then
   one "alpacaeval-$LABEL_A-rocketeval" alpacaeval-demo "$JUDGE_A" rocketeval latest > /dev/null

@@ -43,6 +43,21 @@ def agreement_section(ag: dict[str, Any], cols: dict[str, Any]) -> None:
         table(ag["pairs"], cols["pairs"])
 
 
+def judge_agreement_section(ja: dict[str, Any], cols: dict[str, Any]) -> None:
+    """CheckEval's comparison: agreement across judges per method, checklist vs Likert."""
+    st.markdown("**Per method: do different judges agree? (checklist vs Likert, over every "
+                "completed run of this task)**")
+    if ja["note"]:
+        st.info(ja["note"])
+        return
+    st.plotly_chart(ja["figure"], key="an_judge_agreement")
+    table(ja["rows"], cols["judge_agreement"])
+    st.caption("Each method: one run per judge on one checklist version, compared on the items "
+               "all of them scored; α near 1 = the judges give the same scores, 0 = no better "
+               "than chance." + ("  Not compared — " + "; ".join(ja["missing"])
+                                 if ja["missing"] else ""))
+
+
 def metric_import(db: sqlite_utils.Database, task: str) -> None:
     """The external-metric uploader: a bad file is refused with the core's message."""
     with st.expander("External metric (compare with ROUGE or your own metric)"):

@@ -14,6 +14,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.analysis import charts
+from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.analysis.report import (
     LEVEL_UNITS,
     MIN_FLAG_GROUPS,
@@ -87,6 +88,53 @@ def _stability(per_run: dict[str, Any], report: dict[str, Any], level: str,
     return {"note": None, "figure": charts.stability_violin(drawn, coef), "rows": rows}
 
 
+def default_runs(db: sqlite_utils.Database, runs: list[dict[str, Any]], n: int = 4) -> list[int]:
+    """The runs Analysis opens on: the completed runs covering the most items, newest first,
+    at most ``n``. Runs are compared on the items they share, so opening on a large run
+    beside a 3-item one would cut the first chart down to those 3 items."""
+    ids = [r["id"] for r in runs]
+    if not ids:
+        return []
+    size = dict(db.execute(
+        "SELECT id, json_array_length(item_ids) FROM run WHERE id IN (SELECT value FROM "
+        "json_each(?))", [f"[{','.join(str(int(i)) for i in ids)}]"]).fetchall())
+    top = max(size.get(i) or 0 for i in ids)
+    return [i for i in ids if (size.get(i) or 0) == top][:n]
+
+
+def page_data(db: sqlite_utils.Database, task: str, run_ids: list[int] | tuple[int, ...],
+              metrics: tuple[str, ...] | list[str] = (), aggregation: str | None = None,
+              ensemble: bool = False, mode: str = "mean", n_boot: int = 100,
+              shared: bool = True) -> dict[str, Any]:
+    """The expensive part of the page, which the page caches: :func:`page_report` of the
+    selected runs, and the agreement across judges per method over all the task's runs."""
+    report = page_report(db, task, list(run_ids), metrics, aggregation, ensemble, mode,
+                         n_boot=n_boot, shared=shared)
+    report["judge_agreement"] = judge_agreement(db, task)
+    return report
+
+
+def _judge_agreement(ja: dict[str, Any]) -> dict[str, Any]:
+    """Rows, chart and caption of the checklist-vs-Likert comparison across judges."""
+    if not ja["rows"]:
+        return {"note": ja["note"], "rows": [], "figure": None, "missing": []}
+    rows = []
+    for r in ja["rows"]:
+        rows.append({
+            "method": r["label"], "version": r["version"],
+            "judges": ", ".join(f"#{i} {j}" for i, j in zip(r["runs"], r["judges"])),
+            "α (scores)": r["alpha"], "interval": _ci(r["ci"], r["reason"]),
+            "α (Yes/No)": r.get("alpha_yes_no"),
+            "Yes/No interval": _ci(r.get("ci_yes_no"), r.get("reason_yes_no"))
+            if r["binary"] else "no Yes/No answers (a Likert score)",
+            "items": r["n_items"], "groups": r["n_groups"], "systems": r["n_systems"],
+            "per dimension": "; ".join(
+                f"{d} {fmt(v['alpha'], 2)}" for d, v in r["per_dimension"].items())})
+    missing = [f"{m}: {why}" for m, why in sorted(ja["missing"].items())]
+    return {"note": None, "rows": rows, "figure": charts.judge_agreement_bars(ja["rows"]),
+            "missing": missing}
+
+
 def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
                   metrics: tuple[str, ...] | list[str], aggregation: str | None,
                   level: str, coef: str, ensemble: bool = False, mode: str = "mean",
@@ -98,8 +146,8 @@ def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
     computed with these arguments (the page caches that expensive part and rebuilds the
     figures on every run, as Streamlit needs for a chart's click selection to stick)."""
     if report is None:
-        report = page_report(db, task, list(run_ids), metrics, aggregation, ensemble, mode,
-                             n_boot=n_boot, shared=shared)
+        report = page_data(db, task, list(run_ids), metrics, aggregation, ensemble, mode,
+                           n_boot=n_boot, shared=shared)
     per_run = report["runs"]
     labels = {int(k): r["label"] for k, r in per_run.items() if k.isdigit()}
     cov = report["coverage"]
@@ -123,6 +171,8 @@ def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
         "figure": None if chart_note else charts.correlation_bars(per_run, level, coef),
         "ensemble_notes": ensembles,
         "agreement": _agreement(report, labels),
+        "judge_agreement": _judge_agreement(report.get("judge_agreement")
+                                            or judge_agreement(db, task)),
         "stability": _stability(per_run, report, level, coef),
         "significance": significance_rows(sig) if sig else [],
         "quality": quality_rows(per_run),
@@ -204,6 +254,22 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
                                   "n_systems": "systems"}},
             "order": ["judge", "cohen_kappa", "krippendorff_alpha", "n_units", "n_items",
                       "n_groups", "n_systems"]},
+        "judge_agreement": {
+            "config": {"scores": {"α (scores)": "Krippendorff α (interval) of the judges' "
+                                                "dimension scores on the items they share",
+                                  "α (Yes/No)": "Krippendorff α (nominal) of the judges' "
+                                                "Yes/No answers to the same questions"},
+                       "counts": {"version": "The checklist version the runs share",
+                                  **support},
+                       "long": {"judges": "One run per judge (#run judge)",
+                                "interval": "Bootstrap interval of α (scores), groups "
+                                            "resampled — or why none",
+                                "Yes/No interval": "Bootstrap interval of α (Yes/No) — or why "
+                                                   "none",
+                                "per dimension": "α (scores) per dimension"},
+                       "widths": {"judges": 260}},
+            "order": ["method", "α (scores)", "interval", "α (Yes/No)", "Yes/No interval",
+                      "items", "groups", "systems", "version", "judges", "per dimension"]},
         "stability": {
             "config": {"scores": {"mean": "Mean of the judges' average correlation",
                                   "variance": "Variance across judges (lower = more stable)"},

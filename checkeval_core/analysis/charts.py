@@ -148,3 +148,43 @@ def diagnostics_scatter(diag: list[dict[str, Any]]) -> go.Figure:
                       yaxis_range=[-1.05, 1.05], margin={"t": 30}, showlegend=True,
                       legend_title="question")
     return fig
+
+
+def judge_agreement_bars(rows: list[dict[str, Any]]) -> go.Figure:
+    """Krippendorff α (interval) of the judges' scores, one bar per method (CheckEval's
+    checklist-vs-Likert comparison); ``rows`` from
+    :func:`checkeval_core.analysis.judge_agreement.judge_agreement`. A bar without an
+    interval is drawn hollow; each bar's hover names its judges, items, groups and systems."""
+    fig = go.Figure()
+    hollow_any = False
+    for i, r in enumerate(rows):
+        color = PALETTE[i % len(PALETTE)]
+        ci = r.get("ci")
+        hollow = r["alpha"] is not None and not ci
+        hollow_any = hollow_any or hollow
+        marker: dict[str, Any] = {"color": color}
+        if hollow:
+            marker = {"color": _rgba(color, HOLLOW["opacity"]),
+                      "pattern": {"shape": HOLLOW["shape"], "fgcolor": color, "solidity": 0.3},
+                      "line": {"color": color, "width": HOLLOW["line_width"]}}
+        err = ({"type": "data", "array": [ci[1] - r["alpha"]],
+                "arrayminus": [r["alpha"] - ci[0]]} if ci and r["alpha"] is not None
+               else {"visible": False})
+        where = (f"{len(r['judges'])} judges · {r['n_items']} items · {r['n_groups']} groups · "
+                 f"{r['n_systems']} systems")
+        fig.add_bar(name=f"{r['label']} (v{r['version']})", x=[r["label"]], y=[r["alpha"]],
+                    marker=marker, error_y=err,
+                    customdata=[[", ".join(r["judges"]), where,
+                                 f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else r["reason"] or ""]],
+                    hovertemplate="α %{y:.2f}<br>95% CI %{customdata[2]}<br>%{customdata[1]}"
+                                  "<br>judges: %{customdata[0]}<extra>%{fullData.name}</extra>")
+    if hollow_any:
+        fig.add_bar(name=HOLLOW_NOTE, x=[None], y=[None], showlegend=True, hoverinfo="skip",
+                    marker={"color": _rgba("#808080", HOLLOW["opacity"]),
+                            "pattern": {"shape": HOLLOW["shape"], "fgcolor": "#808080",
+                                        "solidity": 0.3},
+                            "line": {"color": "#808080", "width": HOLLOW["line_width"]}})
+    fig.update_layout(yaxis_title="Krippendorff α across judges (scores)",
+                      yaxis_range=[-1.05, 1.05], margin={"t": 30}, legend_title="method",
+                      showlegend=True)
+    return fig

@@ -1,0 +1,117 @@
+"""Agreement across judges per method (checklist vs Likert): which runs are compared, on which
+items, and α against hand-computed values."""
+
+import json
+import math
+
+import pytest
+
+from checkeval_core.analysis.analysis_view import analysis_page, default_runs
+from checkeval_core.analysis.judge_agreement import MIN_GROUPS, judge_agreement
+from checkeval_core.checklists.editing import add_question
+from checkeval_core.checklists.versions import freeze
+from checkeval_core.store import now_iso
+from tests.helpers import coherence_task
+
+HUMAN = {f"g{i}": [1, 2, 3] for i in range(4)}
+
+
+def _run(db, tid, vid, judge, method, agg, values, groups=None):
+    """A completed run scoring item ``<group>-<k>`` with ``values[k]`` in every group."""
+    groups = groups or list(HUMAN)
+    pks = [db.execute("SELECT id FROM item WHERE task_id = ? AND item_id = ?",
+                      [tid, f"{g}-{k}"]).fetchone()[0] for g in groups for k in range(3)]
+    rid = db.execute("INSERT INTO run (task_id, checklist_version_id, judge_spec, method, "
+                     "params, status, item_ids, created_at) VALUES (?, ?, ?, ?, ?, "
+                     "'completed', ?, ?)", [tid, vid, judge, method,
+                                            json.dumps({"aggregation": agg}), json.dumps(pks),
+                                            now_iso()]).lastrowid
+    for g in groups:
+        for k, v in enumerate(values):
+            pk = db.execute("SELECT id FROM item WHERE task_id = ? AND item_id = ?",
+                            [tid, f"{g}-{k}"]).fetchone()[0]
+            db.execute("INSERT INTO score (run_id, item_id, dimension, aggregation, value) "
+                       "VALUES (?, ?, 'coherence', ?, ?)", [rid, pk, agg, float(v)])
+    return rid
+
+
+@pytest.fixture
+def task(db):
+    tid, d, s = coherence_task(db, "ja", HUMAN, ["s1", "s2", "s3"])
+    add_question(db, tid, d, s, "Is the summary well structured?", status="kept")
+    vid = freeze(db, "ja")["id"]
+    return tid, vid
+
+
+def test_checklist_judges_agreeing_and_likert_judges_disagreeing(db, task):
+    tid, vid = task
+    a = _run(db, tid, vid, "fake", "rocketeval", "mean_p_yes", [0.2, 0.5, 0.8])
+    b = _run(db, tid, vid, "fake:other", "rocketeval", "mean_p_yes", [0.2, 0.5, 0.8])
+    la = _run(db, tid, vid, "fake", "geval", "likert", [1, 2, 3])
+    lb = _run(db, tid, vid, "fake:other", "geval", "likert", [3, 2, 1])
+    res = judge_agreement(db, "ja", n_boot=50)
+    rows = {r["method"]: r for r in res["rows"]}
+    assert set(rows) == {"rocketeval", "geval"} and res["note"] is None
+    ck, lk = rows["rocketeval"], rows["geval"]
+    assert ck["runs"] == [a, b] and lk["runs"] == [la, lb]
+    assert ck["alpha"] == pytest.approx(1.0) and ck["ci"] == pytest.approx([1.0, 1.0])
+    # by hand, two coders, 12 units (1,3) (2,2) (3,1) ×4, N = 24 values:
+    # D_o = 2·Σ(a−b)²/N = 2·32/24 = 8/3; D_e = Σ_{i≠j}(v_i−v_j)²/(N(N−1)) = 2·24·16/(24·23)
+    # = 32/23; α = 1 − D_o/D_e = 1 − 23/12 = −11/12
+    assert lk["alpha"] == pytest.approx(-11 / 12)
+    assert (lk["n_items"], lk["n_groups"], lk["n_systems"], lk["n_units"]) == (12, 4, 3, 12)
+    assert lk["binary"] is False and "alpha_yes_no" not in lk
+    assert ck["binary"] is True and ck["alpha_yes_no"] is None and ck["reason_yes_no"]
+
+
+def test_one_judge_is_missing_with_its_reason_and_never_drawn(db, task):
+    tid, vid = task
+    _run(db, tid, vid, "fake", "rocketeval", "mean_p_yes", [0.2, 0.5, 0.8])
+    _run(db, tid, vid, "fake", "rocketeval", "share_yes", [0.2, 0.5, 0.8])  # same judge again
+    res = judge_agreement(db, "ja", n_boot=10)
+    assert res["rows"] == [] and "≥ 2 different judges" in res["missing"]["rocketeval"]
+    assert "2 run(s) of fake" in res["missing"]["rocketeval"] and "rocketeval" in res["note"]
+    view = analysis_page(db, "ja", [], (), None, "sample_level", "spearman")
+    assert view["judge_agreement"]["figure"] is None and view["judge_agreement"]["note"]
+
+
+def test_compared_on_the_items_all_judges_share_and_fewer_groups_have_no_interval(db, task):
+    tid, vid = task
+    _run(db, tid, vid, "fake", "geval", "likert", [1, 2, 3])
+    _run(db, tid, vid, "fake:other", "geval", "likert", [1, 2, 3], groups=["g0", "g1"])
+    row = judge_agreement(db, "ja", n_boot=10)["rows"][0]
+    assert (row["n_items"], row["n_groups"]) == (6, 2) and 2 < MIN_GROUPS
+    assert row["alpha"] == pytest.approx(1.0) and row["ci"] is None
+    assert row["reason"] == f"no interval: needs ≥ {MIN_GROUPS} groups (documents / contexts " \
+                            "/ queries), n=2"
+
+
+def test_runs_of_two_versions_are_not_compared_as_two_judges(db, task):
+    tid, vid = task
+    v2 = freeze(db, "ja", note="again")["id"]
+    _run(db, tid, vid, "fake", "geval", "likert", [1, 2, 3])
+    _run(db, tid, v2, "fake:other", "geval", "likert", [3, 2, 1])
+    res = judge_agreement(db, "ja", n_boot=10)
+    assert res["rows"] == [] and "geval" in res["missing"]
+
+
+def test_the_chart_draws_a_bar_without_interval_hollow(db, task):
+    from checkeval_core.analysis.charts import HOLLOW_NOTE, judge_agreement_bars
+
+    tid, vid = task
+    _run(db, tid, vid, "fake", "geval", "likert", [1, 2, 3], groups=["g0", "g1"])
+    _run(db, tid, vid, "fake:other", "geval", "likert", [1, 3, 2], groups=["g0", "g1"])
+    rows = judge_agreement(db, "ja", n_boot=10)["rows"]
+    fig = judge_agreement_bars(rows)
+    assert [t.name for t in fig.data] == ["G-Eval (baseline) (v1)", HOLLOW_NOTE]
+    assert fig.data[0].marker.pattern.shape == "/" and not math.isnan(rows[0]["alpha"])
+
+
+def test_analysis_opens_on_the_runs_covering_most_items(db, task):
+    tid, vid = task
+    big = _run(db, tid, vid, "fake", "rocketeval", "mean_p_yes", [0.2, 0.5, 0.8])
+    small = _run(db, tid, vid, "fake:other", "geval", "likert", [1, 2, 3], groups=["g0"])
+    big2 = _run(db, tid, vid, "fake:other", "rocketeval", "mean_p_yes", [0.1, 0.5, 0.9])
+    runs = [{"id": i} for i in (big2, small, big)]  # list_runs order: newest first
+    assert default_runs(db, runs) == [big2, big]
+    assert default_runs(db, []) == []
