@@ -9,8 +9,7 @@ import json
 
 import streamlit as st
 
-from checkeval_core.analysis.analysis_view import analysis_page, default_runs, evidence_page
-from checkeval_core.analysis.analysis_view import page_data
+from checkeval_core.analysis.analysis_view import analysis_page, evidence_page, page_data
 from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.ensemble import ENSEMBLE_MODES
 from checkeval_core.analysis.external import list_metrics
@@ -18,12 +17,13 @@ from checkeval_core.analysis.report import items_behind, scores_stamp
 from checkeval_core.export import rows_to_csv
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.score_read import aggregations
+from checkeval_core.runs.selection import default_runs
 from checkeval_core.store import db_path, open_db
 from studio_ui.analysis_ui import (
     agreement_section,
     diagnostics_section,
-    judge_agreement_section,
     humans_section,
+    judge_agreement_section,
     metric_import,
     stability_section,
     table,

@@ -13,6 +13,7 @@ from checkeval_core.analysis.compare import CompareError, compare_runs, summary_
 from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.report import scores_stamp
 from checkeval_core.runs import list_runs
+from checkeval_core.runs.selection import default_pair
 from checkeval_core.runs.traces import deep_link_task
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
@@ -42,7 +43,7 @@ labels = {r["id"]: f"#{r['id']} {r['judge_spec']} · {r['method']}"
           + (f" · v{r['checklist_version']}" if r.get("checklist_version") else "")
           for r in runs}
 ids = list(labels)
-for k, default in (("cmp_a", ids[1]), ("cmp_b", ids[0])):
+for k, default in zip(("cmp_a", "cmp_b"), default_pair(db, runs)):
     if st.session_state.get(k) not in ids:
         st.session_state[k] = default
 run_a = c_a.selectbox("A (baseline)", ids, format_func=labels.get, key="cmp_a")

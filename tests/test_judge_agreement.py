@@ -6,10 +6,11 @@ import math
 
 import pytest
 
-from checkeval_core.analysis.analysis_view import analysis_page, default_runs
+from checkeval_core.analysis.analysis_view import analysis_page
 from checkeval_core.analysis.judge_agreement import MIN_GROUPS, judge_agreement
 from checkeval_core.checklists.editing import add_question
 from checkeval_core.checklists.versions import freeze
+from checkeval_core.runs.selection import default_pair, default_runs
 from checkeval_core.store import now_iso
 from tests.helpers import coherence_task
 
@@ -41,6 +42,13 @@ def task(db):
     add_question(db, tid, d, s, "Is the summary well structured?", status="kept")
     vid = freeze(db, "ja")["id"]
     return tid, vid
+
+
+def _second_version(db, tid) -> int:
+    d, s = db.execute("SELECT dimension_id, sub_dimension_id FROM question WHERE task_id = ?",
+                      [tid]).fetchone()
+    add_question(db, tid, d, s, "Is there a clear topic sentence?", status="kept")
+    return freeze(db, "ja")["id"]
 
 
 def test_checklist_judges_agreeing_and_likert_judges_disagreeing(db, task):
@@ -88,7 +96,7 @@ def test_compared_on_the_items_all_judges_share_and_fewer_groups_have_no_interva
 
 def test_runs_of_two_versions_are_not_compared_as_two_judges(db, task):
     tid, vid = task
-    v2 = freeze(db, "ja", note="again")["id"]
+    v2 = _second_version(db, tid)
     _run(db, tid, vid, "fake", "geval", "likert", [1, 2, 3])
     _run(db, tid, v2, "fake:other", "geval", "likert", [3, 2, 1])
     res = judge_agreement(db, "ja", n_boot=10)
@@ -115,3 +123,18 @@ def test_analysis_opens_on_the_runs_covering_most_items(db, task):
     runs = [{"id": i} for i in (big2, small, big)]  # list_runs order: newest first
     assert default_runs(db, runs) == [big2, big]
     assert default_runs(db, []) == []
+
+
+def test_compare_opens_on_a_version_comparison_of_the_newest_run(db, task):
+    tid, vid = task
+    v2 = _second_version(db, tid)
+    base = _run(db, tid, vid, "fake", "rocketeval", "mean_p_yes", [0.2, 0.5, 0.8])
+    other = _run(db, tid, vid, "fake:other", "geval", "likert", [1, 2, 3], groups=["g0"])
+    newest = _run(db, tid, v2, "fake", "rocketeval", "mean_p_yes", [0.1, 0.5, 0.9])
+    runs = [{"id": r, "judge_spec": j, "method": m} for r, j, m in (
+        (newest, "fake", "rocketeval"), (other, "fake:other", "geval"),
+        (base, "fake", "rocketeval"))]
+    assert default_pair(db, runs) == (base, newest)
+    # no run of the same judge and method: the one sharing most items with the newest
+    assert default_pair(db, runs[:2] + [{"id": base, "judge_spec": "x", "method": "y"}]) \
+        == (base, newest)

@@ -88,20 +88,6 @@ def _stability(per_run: dict[str, Any], report: dict[str, Any], level: str,
     return {"note": None, "figure": charts.stability_violin(drawn, coef), "rows": rows}
 
 
-def default_runs(db: sqlite_utils.Database, runs: list[dict[str, Any]], n: int = 4) -> list[int]:
-    """The runs Analysis opens on: the completed runs covering the most items, newest first,
-    at most ``n``. Runs are compared on the items they share, so opening on a large run
-    beside a 3-item one would cut the first chart down to those 3 items."""
-    ids = [r["id"] for r in runs]
-    if not ids:
-        return []
-    size = dict(db.execute(
-        "SELECT id, json_array_length(item_ids) FROM run WHERE id IN (SELECT value FROM "
-        "json_each(?))", [f"[{','.join(str(int(i)) for i in ids)}]"]).fetchall())
-    top = max(size.get(i) or 0 for i in ids)
-    return [i for i in ids if (size.get(i) or 0) == top][:n]
-
-
 def page_data(db: sqlite_utils.Database, task: str, run_ids: list[int] | tuple[int, ...],
               metrics: tuple[str, ...] | list[str] = (), aggregation: str | None = None,
               ensemble: bool = False, mode: str = "mean", n_boot: int = 100,

@@ -152,7 +152,7 @@ def judge_agreement(db: sqlite_utils.Database, task: str, n_boot: int = N_BOOT,
         per_dim = {d: {"alpha": _none(_alpha(v, run_ids)), "n_items": len(v)}
                    for d, v in sorted(dims.items())}
         m = METHODS.get(method)
-        row = {"method": method, "label": m.label if m else method,
+        row = {"method": method, "label": m.title if m else method,
                "version": pick["version"], "runs": run_ids,
                "judges": [r["judge_spec"] for r in pick["runs"]],
                "n_items": len(where), "n_groups": len({g for g, _ in where.values()}),

@@ -55,6 +55,9 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                 shared_items: bool = typer.Option(False, "--shared-items",
                                                   help="compare several runs on the items "
                                                        "they all scored"),
+                across_judges: bool = typer.Option(
+                    False, "--across-judges", help="with --task: agreement across judges per "
+                    "method (checklist vs Likert), every completed run of the task"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Correlation with human scores (sample / dataset / system level), agreement, stability."""
     from checkeval_core.analysis.split import WHICH
@@ -74,6 +77,9 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                 check_run_aggregation(get_run(db, rid)["method"], aggregation)
     except (NotFound, ValueError) as e:
         fail(str(e))
+    if across_judges:
+        _across_judges(db, task, bootstrap, as_json)
+        return
     if rankings or pairs:
         from checkeval_core.cli.ranking_cmds import analyze_rankings
 
@@ -123,6 +129,31 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                        f"dataset ρ={t['spearman']} r={t['pearson']} (n={t['n']})")
         for w in out.get("health", {}).get(key, {}).get("warnings", []):
             typer.echo(f"  health: {w['message']}")
+
+
+def _across_judges(db, task: str | None, bootstrap: int, as_json: bool) -> None:
+    """``analyze --task NAME --across-judges``: Krippendorff α across judges per method."""
+    from checkeval_core.analysis.judge_agreement import judge_agreement
+
+    if not task:
+        fail("--across-judges needs --task NAME")
+    try:
+        out = clean_json(judge_agreement(db, task, n_boot=bootstrap))
+    except NotFound as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    if out["note"]:
+        typer.echo(out["note"])
+    for r in out["rows"]:
+        ci = f"[{r['ci'][0]:.2f}, {r['ci'][1]:.2f}]" if r["ci"] else r["reason"]
+        a = "undefined" if r["alpha"] is None else f"{r['alpha']:.3f}"
+        typer.echo(f"{r['method']:>12}  α(scores) = {a} {ci}  — {len(r['judges'])} judges "
+                   f"({', '.join(r['judges'])}), v{r['version']}, {r['n_items']} items, "
+                   f"{r['n_groups']} groups, {r['n_systems']} systems")
+    for m, why in out["missing"].items():
+        typer.echo(f"{m:>12}  not compared: {why}")
 
 
 @bench_app.command("quality")
