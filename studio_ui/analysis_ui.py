@@ -113,8 +113,14 @@ def diagnostics_section(db: sqlite_utils.Database, ev: dict[str, Any],
     for line in ev["notes"]:
         st.caption(line)
     rows = pd.DataFrame(ev["diagnostics"])
-    if st.checkbox("Only flagged questions", key="an_flagged") and len(rows):
+    f1, f2 = st.columns(2)
+    if f1.checkbox("Only flagged questions", key="an_flagged") and len(rows):
         rows = rows[rows["flags"].astype(bool) & ~rows["flags"].str.startswith("(")]
+    if f2.checkbox("Only unstable or length-following questions", key="an_unstable_length",
+                   help="Questions flagged 'unstable' (their verdict changes with the "
+                        "prompt's wording) or 'follows length' (their Yes rises or falls "
+                        "with the output's length)") and len(rows):
+        rows = rows[rows["question_id"].isin(ev["unstable_or_length"])]
     table(rows, cols["diagnostics"])
     review_flagged(db, ev["candidates"], cols)
 
