@@ -10,6 +10,8 @@ LLM judges are known to prefer longer answers. Two probes show it per question, 
   when ``|ρ| ≥`` :data:`LENGTH_RHO` (0.3, a "moderate" correlation) and its interval excludes
   0. A flag is a warning, not a verdict: on some dimensions (coverage, relevance) longer
   outputs may really be better — compare with the human scores' own correlation with length.
+  :func:`selection_length` does the same over several runs (a page's selection), one point
+  per item: its answer value averaged over the runs.
 * **Verbosity probe** (:func:`verbosity_probe`) — a sample of the run's items is judged again,
   with the same judge, method, options and questions, on the output padded with a neutral
   restatement of itself (:func:`pad_output`): same content, about twice the words. Per
