@@ -9,7 +9,7 @@ import json
 
 import streamlit as st
 
-from checkeval_core.analysis.analysis_view import analysis_page, evidence_page, page_data
+from checkeval_core.analysis.analysis_view import analysis_page, evidence_page
 from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.ensemble import ENSEMBLE_MODES
 from checkeval_core.analysis.external import list_metrics
@@ -18,9 +18,10 @@ from checkeval_core.export import rows_to_csv
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.score_read import aggregations
 from checkeval_core.runs.selection import default_runs
-from checkeval_core.store import db_path, open_db
+from checkeval_core.store import db_path
 from studio_ui.analysis_ui import (
     agreement_section,
+    cached_page_data,
     diagnostics_section,
     humans_section,
     judge_agreement_section,
@@ -76,15 +77,9 @@ if not chosen and not chosen_metrics:
     st.info("Select at least one run (or an external metric) above.")
     st.stop()
 
-
-@st.cache_data(ttl=60, show_spinner="Computing correlations and bootstrap intervals…")
-def compute(db_file: str, *args) -> dict:
-    return page_data(open_db(db_file), *args[:-1])  # the last argument: the cache stamp
-
-
 agg = None if agg == "(run default)" else agg
-report = compute(db_path(db), task, tuple(chosen), tuple(chosen_metrics), agg, use_ensemble,
-                 ens_mode, 100, shared, scores_stamp(db))
+report = cached_page_data(db_path(db), task, tuple(chosen), tuple(chosen_metrics), agg,
+                          use_ensemble, ens_mode, 100, shared, scores_stamp(db))
 view = analysis_page(db, task, chosen, chosen_metrics, agg, level, coef, report=report)
 cols, per_run, dims = view["columns"], view["report"]["runs"], view["dimensions"]
 health_box(db, chosen, "analysis", agg, labels=labels)  # above every chart it undermines

@@ -49,6 +49,13 @@ with st.expander("Prompt layout and scoring"):
                           "(RocketEval)", key="run_include_definition")
     inc_ref = st.checkbox("Include the item's reference text when it has one (RocketEval)",
                           key="run_include_reference")
+    phrasing = st.number_input("Prompt wording (phrasing)", 0,
+                               max(m.phrasings for m in METHODS.values()) - 1, 0,
+                               key="run_phrasing",
+                               help="0: the default prompt; another number asks rocketeval or "
+                                    "checkeval with another wording of the instructions. Runs "
+                                    "of one version, judge and method that differ only in "
+                                    "wording give each question's flip rate on Analysis.")
     agg_choices = ["(method default)", *all_aggregations()]
     primary = st.selectbox("Primary aggregation", agg_choices,
                            index=agg_choices.index(rec["aggregation"])
@@ -62,6 +69,8 @@ st.caption(f"Preselected: {' + '.join(rec['judges'])} · {rec['method']} · "
 if st.button("Start", type="primary", key="run_start"):
     opts = {k: True for k, on in (("include_definition", inc_def),
                                    ("include_reference", inc_ref)) if on}
+    if phrasing:
+        opts["phrasing"] = int(phrasing)
     res = start_runs(db, task, [*judges, extra], methods, checklist=vnum, limit=int(limit),
                      params=opts, primary=None if primary == "(method default)" else primary,
                      launch=start_background)

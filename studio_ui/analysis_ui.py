@@ -13,8 +13,10 @@ import pandas as pd
 import sqlite_utils
 import streamlit as st
 
+from checkeval_core.analysis.analysis_view import page_data
 from checkeval_core.analysis.external import MetricFileError, import_metric
 from checkeval_core.checklists.review import send_to_review, undo_send_to_review
+from checkeval_core.store import open_db
 from studio_ui.tables import order, table_config
 
 REASON = "flagged by question diagnostics"
@@ -27,6 +29,13 @@ def table(rows: Any, spec: dict[str, Any], key: str | None = None, **kw: Any) ->
                         column_config=table_config(**spec["config"]),
                         column_order=order([c for c in spec["order"] if c in df.columns],
                                            spec.get("long", [])), **kw)
+
+
+@st.cache_data(ttl=60, show_spinner="Computing correlations and bootstrap intervals…")
+def cached_page_data(db_file: str, *args: Any) -> dict[str, Any]:
+    """``analysis_view.page_data(db, *args)``, cached across reruns and sessions (it opens the
+    database file itself); the last argument is the cache stamp (``report.scores_stamp``)."""
+    return page_data(open_db(db_file), *args[:-1])
 
 
 def agreement_section(ag: dict[str, Any], cols: dict[str, Any]) -> None:
@@ -113,8 +122,14 @@ def diagnostics_section(db: sqlite_utils.Database, ev: dict[str, Any],
     for line in ev["notes"]:
         st.caption(line)
     rows = pd.DataFrame(ev["diagnostics"])
-    if st.checkbox("Only flagged questions", key="an_flagged") and len(rows):
+    f1, f2 = st.columns(2)
+    if f1.checkbox("Only flagged questions", key="an_flagged") and len(rows):
         rows = rows[rows["flags"].astype(bool) & ~rows["flags"].str.startswith("(")]
+    if f2.checkbox("Only unstable or length-following questions", key="an_unstable_length",
+                   help="Questions flagged 'unstable' (their verdict changes with the "
+                        "prompt's wording) or 'follows length' (their Yes rises or falls "
+                        "with the output's length)") and len(rows):
+        rows = rows[rows["question_id"].isin(ev["unstable_or_length"])]
     table(rows, cols["diagnostics"])
     review_flagged(db, ev["candidates"], cols)
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
-from checkeval_core.runs import create_run, execute_run, list_runs
+from checkeval_core.runs import create_run, execute_run, get_run, list_runs
 from checkeval_core.runs.progress import actions, duration_text
 from checkeval_core.store import db_path
 from tests.conftest import open_app_page
@@ -60,6 +60,17 @@ def test_enter_in_items_does_not_start_a_run(db, chat, launched):
     assert list_runs(db, chat) == [] and launched == []
     at.button(key="run_start").click().run()
     assert [r["id"] for r in list_runs(db, chat)] == launched and len(launched) == 1
+
+
+def test_prompt_wording_option_starts_a_run_with_another_phrasing(db, chat, launched):
+    at = page(chat)
+    at.multiselect(key="run_judges").set_value([])
+    at.text_input(key="run_extra").input("fake")
+    at.multiselect(key="run_methods").set_value(["rocketeval"])
+    at.number_input(key="run_phrasing").set_value(2)
+    at.button(key="run_start").click().run()
+    assert not at.exception and len(launched) == 1
+    assert get_run(db, launched[0])["params"]["phrasing"] == 2
 
 
 def test_a_started_run_shows_in_the_list_and_picker_at_once(db, chat, launched):

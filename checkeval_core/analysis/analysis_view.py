@@ -15,9 +15,12 @@ import sqlite_utils
 
 from checkeval_core.analysis import charts
 from checkeval_core.analysis.judge_agreement import judge_agreement
+from checkeval_core.analysis.reliability import selection_reliability
 from checkeval_core.analysis.report import (
+    FOLLOWS_LENGTH_RHO,
     LEVEL_UNITS,
     MIN_FLAG_GROUPS,
+    UNSTABLE_FLIP,
     correlation_chart_note,
     correlation_table,
     diagnostics_notes,
@@ -165,15 +168,21 @@ def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
     }
 
 
+#: Fields of a question's diagnostics that are not table columns (their content is in the
+#: flags cell or the notes under the table).
+HIDDEN_DIAGNOSTICS = ("weak_signs", "flag_note", "flip_reason", "length_reason")
+
+
 def evidence_page(db: sqlite_utils.Database, task: str, run_ids: list[int]) -> dict[str, Any]:
     """Humans vs judges and the question diagnostics, with the evidence behind each flag and
     the questions that can be sent back to review (flagged, still kept)."""
     human = agreement_report(db, task, list(run_ids))
     hh = human["human_human"]
-    diag = question_diagnostics(db, list(run_ids)) if run_ids else []
-    rows = [{**{k: v for k, v in d.items() if k not in ("weak_signs", "flag_note")},
-             "flags": ", ".join(d["flags"]) if d["flags"] else
-             (f"({', '.join(d['weak_signs'])}: {d['flag_note']})" if d["weak_signs"] else "")}
+    rel = selection_reliability(db, list(run_ids)) if run_ids else None
+    diag = question_diagnostics(db, list(run_ids), rel) if run_ids else []
+    rows = [{**{k: v for k, v in d.items() if k not in HIDDEN_DIAGNOSTICS},
+             "flags": ", ".join(d["flags"] + ([f"({', '.join(d['weak_signs'])}: "
+                                               f"{d['flag_note']})"] if d["weak_signs"] else []))}
             for d in diag]
     candidates = [{"question_id": d["question_id"], "dimension": d["dimension"],
                    "question": d["question"], "flags": ", ".join(d["flags"]),
@@ -190,11 +199,14 @@ def evidence_page(db: sqlite_utils.Database, task: str, run_ids: list[int]) -> d
         "human_judge": [{"judge": k, **v} for k, v in human["human_judge"].items()],
         "diagnostics": rows,
         "figure": charts.diagnostics_scatter(diag) if diag else None,
-        "notes": diagnostics_notes(diag, len(run_ids)) + ([
+        "notes": diagnostics_notes(diag, len(run_ids), rel) + ([
             f"{weak} questions show a sign on fewer than {MIN_FLAG_GROUPS} groups: listed, not "
             f"flagged (a flag needs answers on ≥ {MIN_FLAG_GROUPS} documents / contexts / "
             "queries)."] if weak else []),
         "candidates": candidates,
+        # the questions the "Only unstable or length-following questions" filter keeps
+        "unstable_or_length": [d["question_id"] for d in diag
+                               if {"unstable", "follows length"} & set(d["flags"])],
     }
 
 
@@ -281,11 +293,31 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
                        "counts": {"n": "Answers to the question over the selected runs",
                                   "n_items": "Items those answers are about",
                                   "n_groups": "Groups (documents / contexts / queries) of "
-                                              "those items"},
-                       "decisions": {"flags": "Why the question may need review (or the sign "
-                                              "seen on too few groups to flag)",
+                                              "those items",
+                                  "flip_n": "Items answered Yes/No in every compared run "
+                                            "(behind the flip rate)",
+                                  "length_n": "Items behind the length ρ"},
+                       "decisions": {"flags": "Why the question may need review: never "
+                                              "varies, anti-correlates with humans, judges "
+                                              "disagree, unstable (flip rate > "
+                                              f"{UNSTABLE_FLIP:g}), follows length (|length ρ| "
+                                              f"≥ {FOLLOWS_LENGTH_RHO:g}) — each from ≥ "
+                                              f"{MIN_FLAG_GROUPS} groups; in brackets, a sign "
+                                              "seen on too few groups to flag",
                                      "status": "The question's review status"},
                        "scores": {"yes_rate": "Share of valid answers that are Yes",
+                                  "flip_rate": "Share of items whose verdict differs between "
+                                               "selected runs of one checklist version, judge "
+                                               "and method asked with different phrasings; "
+                                               f"'unstable' above {UNSTABLE_FLIP:g} (blank: "
+                                               "see the notes above the table)",
+                                  "p_yes_sd": "Pooled within-item SD of the answer (p(Yes), "
+                                              "else 1/0) across those runs",
+                                  "length_r": "Spearman ρ of the answer (p(Yes), else 1/0, "
+                                              "averaged over the selected runs) with the "
+                                              "output's length in words; 'follows length' "
+                                              f"when |ρ| ≥ {FOLLOWS_LENGTH_RHO:g} and its 95% "
+                                              "interval excludes 0",
                                   "invalid_rate": "Share of answers with no readable verdict",
                                   "discrimination": "Spearman of the answers with the human "
                                                     "score",
@@ -296,10 +328,14 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
                        "labels": {"question_id": "id", "yes_rate": "yes-rate",
                                   "invalid_rate": "invalid", "judge_agreement": "judges agree",
                                   "human_agreement": "humans agree", "n": "answers",
-                                  "n_items": "items", "n_groups": "groups"}},
+                                  "n_items": "items", "n_groups": "groups",
+                                  "flip_rate": "flip rate", "p_yes_sd": "p(Yes) SD",
+                                  "flip_n": "flip items", "length_r": "length ρ",
+                                  "length_n": "length items"}},
             "order": ["question_id", "dimension", "flags", "n", "n_items", "n_groups",
                       "yes_rate", "invalid_rate", "discrimination", "judge_agreement",
-                      "human_agreement", "status"], "long": ["question"]},
+                      "human_agreement", "flip_rate", "p_yes_sd", "flip_n", "length_r",
+                      "length_n", "status"], "long": ["question"]},
         "candidates": {
             "config": {"keys": {"question_id": "", "dimension": ""},
                        "decisions": {"flags": "Why the question was flagged"},

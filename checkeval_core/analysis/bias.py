@@ -10,6 +10,8 @@ LLM judges are known to prefer longer answers. Two probes show it per question, 
   when ``|ρ| ≥`` :data:`LENGTH_RHO` (0.3, a "moderate" correlation) and its interval excludes
   0. A flag is a warning, not a verdict: on some dimensions (coverage, relevance) longer
   outputs may really be better — compare with the human scores' own correlation with length.
+  :func:`selection_length` does the same over several runs (a page's selection), one point
+  per item: its answer value averaged over the runs.
 * **Verbosity probe** (:func:`verbosity_probe`) — a sample of the run's items is judged again,
   with the same judge, method, options and questions, on the output padded with a neutral
   restatement of itself (:func:`pad_output`): same content, about twice the words. Per
@@ -34,6 +36,9 @@ import sqlite_utils
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_math import answer_value
 
+#: |Spearman ρ| of a question's answers with output length from which it is flagged (with a
+#: 95% interval excluding 0): 0.3 is a "moderate" correlation. ``checkeval bias`` flags with
+#: it, and the Analysis page's question diagnostics call such a question "follows length".
 LENGTH_RHO = 0.3
 VERBOSITY_MARGIN = 0.10
 DEFAULT_PROBE_ITEMS = 20
@@ -158,6 +163,43 @@ def length_bias(db: sqlite_utils.Database, run_id: int,
         out["dimensions"].append({"dimension": dim, "aggregation": agg, **e,
                                   "flagged": _length_flag(e, threshold)})
     out["n_flagged"] = sum(q["flagged"] for q in out["questions"])
+    return out
+
+
+def selection_length(db: sqlite_utils.Database, run_ids: list[int],
+                     threshold: float = LENGTH_RHO) -> dict[int, dict[str, Any]]:
+    """Per question over several runs (a page's selection): Spearman ρ between each item's
+    answer value averaged over the runs that answered it Yes/No (p(Yes), else 1 / 0) and the
+    item's output length in words — one point per item, so the interval of
+    :func:`spearman_entry` holds; with one run, :func:`length_bias`'s per-question ρ.
+
+    Question id → ``{"rho", "n" (items), "p_value", "ci", "reason", "n_groups" (groups of
+    those items), "flagged" (|ρ| ≥ ``threshold`` and the interval excludes 0)}``."""
+    if not run_ids:
+        return {}
+    marks = ",".join("?" * len(run_ids))
+    vals: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for item, qid, verdict, p_yes, error in db.execute(
+            f"SELECT item_id, question_id, verdict, p_yes, error FROM answer WHERE run_id IN "
+            f"({marks}) AND question_id != 0 AND unit = ''", list(run_ids)):
+        v = None if error else answer_value(verdict, p_yes)
+        if v is not None:
+            vals[qid][item].append(v)
+    pks = sorted({i for per in vals.values() for i in per})
+    info: dict[int, tuple[int, Any]] = {}
+    for i in range(0, len(pks), 500):
+        chunk = pks[i:i + 500]
+        for pk, output, group in db.execute(
+                f"SELECT id, output, group_id FROM item WHERE id IN "
+                f"({','.join('?' * len(chunk))})", chunk):
+            info[pk] = (n_words(output), group)
+    out = {}
+    for qid, per in vals.items():
+        its = [i for i in sorted(per) if i in info]
+        e = spearman_entry([float(np.mean(per[i])) for i in its],
+                           [float(info[i][0]) for i in its])
+        out[qid] = {**e, "n_groups": len({info[i][1] for i in its}),
+                    "flagged": _length_flag(e, threshold)}
     return out
 
 

@@ -35,6 +35,9 @@ from checkeval_core.runs.options import requested
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_math import answer_value
 
+#: The flip rate above which a question is called unreliable (``checkeval reliability``,
+#: proposals) and flagged "unstable" in the Analysis page's question diagnostics: its verdict
+#: changes on more than one item in ten when only the wording of the instructions changes.
 DEFAULT_MAX_FLIP = 0.10
 # the options the runs of a reliability set may differ in (everything else must be equal)
 VARYING_OPTIONS = ("phrasing",)
@@ -136,9 +139,10 @@ def reliability(db: sqlite_utils.Database, run_ids: list[int], n_boot: int = N_B
     "flip_rate_ci", "flip_rate_ci_method", "n_pairs", "n_items", "p_yes_sd", "n_questions",
     "n_unreliable", "reason"},
     "questions": [{"question_id", "question", "dimension", "flip_rate", "flip_rate_ci",
-    "n_flips", "p_yes_sd", "p_yes_sd_ci", "n_items", "n_invalid", "yes_rate", "unreliable",
-    "reason"}]}`` (questions sorted by flip rate, highest first; undefined values are None
-    with a ``reason``)."""
+    "n_flips", "p_yes_sd", "p_yes_sd_ci", "n_items", "n_groups", "n_invalid", "yes_rate",
+    "unreliable", "reason"}]}`` (questions sorted by flip rate, highest first; undefined values
+    are None with a ``reason``; ``n_groups``: the groups — documents, contexts, queries — of
+    the counted items)."""
     from checkeval_core.checklists.versions import version_by_id
 
     runs = check_run_set(db, run_ids)
@@ -150,6 +154,7 @@ def reliability(db: sqlite_utils.Database, run_ids: list[int], n_boot: int = N_B
         raise RunSetError(f"runs {', '.join(map(str, ids))} have no item in common")
     content = version_by_id(db, runs[0]["checklist_version_id"])["content"]
     qinfo = {q["id"]: q for q in content["questions"]}
+    group = _groups_of(db, sorted(common))
     marks = ",".join("?" * len(ids))
     got: dict[tuple[int, int], dict[int, tuple[str, float | None]]] = defaultdict(dict)
     for run_id, item, qid, verdict, p_yes, error in db.execute(
@@ -177,6 +182,7 @@ def reliability(db: sqlite_utils.Database, run_ids: list[int], n_boot: int = N_B
         q = qinfo.get(qid, {})
         entry: dict[str, Any] = {"question_id": qid, "question": q.get("text", ""),
                                  "dimension": q.get("dimension", ""), "n_items": n,
+                                 "n_groups": len({group.get(i) for i in d["items"]}),
                                  "n_invalid": d["invalid"], "flip_rate": None,
                                  "flip_rate_ci": None, "n_flips": 0, "p_yes_sd": None,
                                  "p_yes_sd_ci": None, "yes_rate": None, "unreliable": False,
@@ -204,6 +210,16 @@ def reliability(db: sqlite_utils.Database, run_ids: list[int], n_boot: int = N_B
             "judge": runs[0]["judge_spec"], "method": runs[0]["method"],
             "checklist_version": runs[0]["checklist_version"], "max_flip": max_flip,
             "summary": summary, "questions": questions}
+
+
+def _groups_of(db: sqlite_utils.Database, pks: list[int]) -> dict[int, str]:
+    """Item pk → its group (document / context / query)."""
+    out: dict[int, str] = {}
+    for i in range(0, len(pks), 500):
+        chunk = pks[i:i + 500]
+        out.update(db.execute(f"SELECT id, group_id FROM item WHERE id IN "
+                              f"({','.join('?' * len(chunk))})", chunk).fetchall())
+    return out
 
 
 def _summary(per_q: dict[int, dict[str, list]], questions: list[dict[str, Any]], n_boot: int,
@@ -254,10 +270,16 @@ def unreliable_questions(result: dict[str, Any],
                   key=lambda q: -q["flip_rate"])
 
 
-def reliability_sets(db: sqlite_utils.Database, task: str | None = None) -> list[list[int]]:
-    """Completed runs grouped into candidate reliability sets: same task, checklist version,
-    judge, per-question method and options except the wording, with ≥ 2 different wordings
-    (one run per wording, the newest). Newest set first — what a page offers to compare."""
+#: How to get a reliability set, said wherever flip rates are blank for want of one.
+HOW_TO_START = ("start them with the run option phrasing (Run page → Prompt layout and "
+                "scoring → Prompt wording, or `checkeval run … --param phrasing=1`) and select "
+                "them here")
+
+
+def _wording_groups(db: sqlite_utils.Database, task: str | None = None,
+                    run_ids: list[int] | None = None) -> dict[tuple, dict[Any, list[int]]]:
+    """Completed per-question runs by (task, checklist version, judge, method, options other
+    than the wording) → wording → run ids, oldest first."""
     from checkeval_core.store import loads
 
     sql = ("SELECT r.id, r.task_id, r.checklist_version_id, r.judge_spec, r.method, r.params "
@@ -266,7 +288,10 @@ def reliability_sets(db: sqlite_utils.Database, task: str | None = None) -> list
     if task:
         sql += " AND t.name = ?"
         args.append(task)
-    groups: dict[tuple, dict[Any, int]] = defaultdict(dict)
+    if run_ids is not None:
+        sql += " AND r.id IN (SELECT value FROM json_each(?))"
+        args.append(f"[{','.join(str(int(r)) for r in run_ids)}]")
+    groups: dict[tuple, dict[Any, list[int]]] = defaultdict(lambda: defaultdict(list))
     for rid, tid, vid, judge, meth, params in db.execute(sql + " ORDER BY r.id", args):
         try:
             if not method_entry(meth).per_question:
@@ -276,15 +301,75 @@ def reliability_sets(db: sqlite_utils.Database, task: str | None = None) -> list
         p = requested(loads(params, {}))
         fixed = tuple(sorted((k, repr(v)) for k, v in p.items() if k not in VARYING_OPTIONS))
         wording = tuple(p.get(k, 0) for k in VARYING_OPTIONS)
-        groups[(tid, vid, judge, meth, fixed)][wording] = rid
-    sets = [sorted(g.values()) for g in groups.values() if len(g) >= 2]
+        groups[(tid, vid, judge, meth, fixed)][wording].append(rid)
+    return groups
+
+
+def reliability_sets(db: sqlite_utils.Database, task: str | None = None,
+                     run_ids: list[int] | None = None) -> list[list[int]]:
+    """Completed runs grouped into candidate reliability sets: same task, checklist version,
+    judge, per-question method and options except the wording, with ≥ 2 different wordings
+    (one run per wording, the newest). Newest set first — what a page offers to compare.
+    ``run_ids``: only among these runs (a page's selection)."""
+    groups = _wording_groups(db, task, run_ids)
+    sets = [sorted(ids[-1] for ids in g.values()) for g in groups.values() if len(g) >= 2]
     return sorted(sets, key=lambda s: -max(s))
+
+
+def selection_reliability(db: sqlite_utils.Database, run_ids: list[int]) -> dict[str, Any]:
+    """The flip rates a page can show for its selected runs: the reliability set they hold
+    (:func:`reliability_sets` among ``run_ids``; with several, the one with the most runs, then
+    the newest), computed by :func:`reliability`.
+
+    Returns ``{"set": run ids compared (empty without a set), "result": the
+    :func:`reliability` result or None, "columns": :func:`diagnostics_columns` of it ({} without
+    a set), "note": which runs were compared, or None, "reason": why there is no flip rate at
+    all (and how to get one), or None}``."""
+    out: dict[str, Any] = {"set": [], "result": None, "columns": {}, "note": None,
+                           "reason": None}
+    groups = _wording_groups(db, None, list(run_ids))
+    sets = sorted((sorted(ids[-1] for ids in g.values()) for g in groups.values()
+                   if len(g) >= 2), key=lambda s: (-len(s), -max(s)))
+    if not sets:
+        n = sum(len(ids) for g in groups.values() for ids in g.values())
+        same = next(((w, ids) for g in groups.values() for w, ids in g.items()
+                     if len(ids) >= 2), None)
+        if len(run_ids) < 2:
+            why = f"{len(run_ids)} run selected"
+        elif n < 2:
+            why = (f"only {n} of the {len(run_ids)} selected runs has per-question answers"
+                   if n else "no selected run has per-question answers")
+        elif same:
+            why = (f"runs {', '.join(f'#{r}' for r in same[1])} were asked with the same "
+                   f"wording ({', '.join(f'{k}={v}' for k, v in zip(VARYING_OPTIONS, same[0]))})")
+        else:
+            why = (f"no two of the {n} selected per-question runs share checklist version, "
+                   "judge, method and the other run options")
+        out["reason"] = ("needs ≥ 2 selected runs of one checklist version, judge and method "
+                         f"that differ only in phrasing ({why}) — {HOW_TO_START}")
+        return out
+    best = sets[0]
+    try:
+        res = reliability(db, best)
+    except RunSetError as e:
+        out["reason"] = f"runs {', '.join(f'#{r}' for r in best)}: {e}"
+        return out
+    phr = ", ".join(str(r["phrasing"]) for r in res["runs"])
+    note = (f"Flip rate and p(Yes) SD compare runs {', '.join(f'#{r}' for r in best)} "
+            f"({res['judge']} · {res['method']}, checklist v{res['checklist_version']}, "
+            f"phrasings {phr}) on the {res['n_items']} items all of them scored.")
+    if len(sets) > 1:
+        note += (f" The selection holds {len(sets) - 1} other such set(s): select one set "
+                 "alone to see its flip rates.")
+    return {"set": best, "result": res, "columns": diagnostics_columns(res), "note": note,
+            "reason": None}
 
 
 def diagnostics_columns(result: dict[str, Any]) -> dict[int, dict[str, Any]]:
     """Question id → the reliability columns a question-diagnostics table shows beside its
     other columns: ``flip_rate``, ``flip_rate_ci``, ``p_yes_sd``, ``p_yes_sd_ci``,
-    ``n_items``, ``unreliable``, ``reason`` (each undefined value with its reason)."""
-    keys = ("flip_rate", "flip_rate_ci", "p_yes_sd", "p_yes_sd_ci", "n_items", "unreliable",
-            "reason")
+    ``n_items``, ``n_groups``, ``unreliable``, ``reason`` (each undefined value with its
+    reason)."""
+    keys = ("flip_rate", "flip_rate_ci", "p_yes_sd", "p_yes_sd_ci", "n_items", "n_groups",
+            "unreliable", "reason")
     return {q["question_id"]: {k: q[k] for k in keys} for q in result["questions"]}

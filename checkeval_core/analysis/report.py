@@ -19,6 +19,7 @@ import sqlite_utils
 from scipy import stats
 
 from checkeval_core.analysis.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
+from checkeval_core.analysis.bias import LENGTH_RHO, selection_length
 from checkeval_core.analysis.correlation import (
     corr,
 )
@@ -32,6 +33,7 @@ from checkeval_core.analysis.frames import (  # noqa: F401 - re-exported for the
     run_frame,
     support,
 )
+from checkeval_core.analysis.reliability import DEFAULT_MAX_FLIP, selection_reliability
 from checkeval_core.runs.score_math import answer_value
 from checkeval_core.store import rows
 
@@ -596,15 +598,39 @@ def paired_bootstrap(df_a: pd.DataFrame, df_b: pd.DataFrame, level: str = "sampl
 #: flagged half of a good checklist. The signs seen on fewer groups are still listed
 #: (``weak_signs``), unflagged.
 MIN_FLAG_GROUPS = 5
+#: A question is flagged "unstable" when its flip rate — the share of items whose verdict
+#: differs between selected runs that differ only in the prompt's wording (``phrasing``) — is
+#: above this: ``checkeval reliability``'s threshold for "unreliable"
+#: (:data:`~checkeval_core.analysis.reliability.DEFAULT_MAX_FLIP`, 0.10), so that the page and
+#: the command agree. Raised from ≥ :data:`MIN_FLAG_GROUPS` groups of the compared items.
+UNSTABLE_FLIP = DEFAULT_MAX_FLIP
+#: A question is flagged "follows length" when the Spearman ρ of its answers with the output's
+#: length in words is at least this in absolute value and its 95% interval excludes 0:
+#: ``checkeval bias``'s threshold (:data:`~checkeval_core.analysis.bias.LENGTH_RHO`, 0.3, a
+#: moderate correlation). Raised from ≥ :data:`MIN_FLAG_GROUPS` groups of the correlated items.
+FOLLOWS_LENGTH_RHO = LENGTH_RHO
 
 
-def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]:
+def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
+                         reliability: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Per question over the runs: yes-rate, invalid rate, discrimination (Spearman of its
     answer values with the dimension's human score), agreement across judges (share of items
     where all runs agree), agreement with human annotations; the evidence (``n`` answers,
-    ``n_items``, ``n_groups``) and flags — raised only from ≥ :data:`MIN_FLAG_GROUPS` groups."""
+    ``n_items``, ``n_groups``) and flags — raised only from ≥ :data:`MIN_FLAG_GROUPS` groups.
+
+    Beside them, the question's stability under rewording and its bias towards length:
+    ``flip_rate``, ``p_yes_sd`` and ``flip_n`` (counted items) from the reliability set among
+    the runs (``reliability``: :func:`~checkeval_core.analysis.reliability.selection_reliability`
+    of the runs, computed when not given), ``length_r`` and ``length_n`` (items) from
+    :func:`~checkeval_core.analysis.bias.selection_length`; a blank (NaN) one has its reason
+    in ``flip_reason`` / ``length_reason``. Flags "unstable" (flip rate >
+    :data:`UNSTABLE_FLIP`) and "follows length" (|ρ| ≥ :data:`FOLLOWS_LENGTH_RHO`, interval
+    excluding 0), each from ≥ :data:`MIN_FLAG_GROUPS` groups of the items behind it."""
     if not run_ids:
         return []
+    if reliability is None:
+        reliability = selection_reliability(db, list(run_ids))
+    length = selection_length(db, list(run_ids), FOLLOWS_LENGTH_RHO)
     marks = ",".join("?" * len(run_ids))
     ans = rows(db, f"SELECT a.run_id, a.item_id, a.question_id, a.dimension, a.verdict, a.p_yes, "
                    f"q.text, q.status, i.group_id FROM answer a JOIN question q ON q.id = "
@@ -640,31 +666,59 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int]) -> list[
                                                                             qid)].count))
                for a in valid if ann.get((a["item_id"], qid))]
         human_agree = np.mean([x == y for x, y in hum]) if hum else math.nan
-        signs = []
-        if valid and len({a["verdict"] for a in valid}) == 1:
-            signs.append("never varies")
-        if not math.isnan(disc) and disc < -0.1:
-            signs.append("anti-correlates with humans")
-        if not math.isnan(judge_agree) and judge_agree < 0.6:
-            signs.append("judges disagree")
         n_groups = len({a["group_id"] for a in lst})
-        enough = n_groups >= MIN_FLAG_GROUPS
+        signs = []  # (sign, groups behind it)
+        if valid and len({a["verdict"] for a in valid}) == 1:
+            signs.append(("never varies", n_groups))
+        if not math.isnan(disc) and disc < -0.1:
+            signs.append(("anti-correlates with humans", n_groups))
+        if not math.isnan(judge_agree) and judge_agree < 0.6:
+            signs.append(("judges disagree", n_groups))
+        rel = _reliability_cells(reliability, qid)
+        if not _isnan(rel["flip_rate"]) and rel["flip_rate"] > UNSTABLE_FLIP:
+            signs.append(("unstable", rel.pop("groups")))
+        rel.pop("groups", None)
+        le = length.get(qid) or {"rho": None, "n": 0, "flagged": False,
+                                 "reason": "no item has a Yes/No answer"}
+        if le["flagged"]:
+            signs.append(("follows length", le["n_groups"]))
+        weak_groups = sorted({g for _, g in signs if g < MIN_FLAG_GROUPS})
         out.append({"question_id": qid, "dimension": lst[0]["dimension"], "question":
                     lst[0]["text"], "status": lst[0]["status"], "n": len(lst),
                     "n_items": len({a["item_id"] for a in lst}), "n_groups": n_groups,
                     "yes_rate": float(yes_rate),
                     "invalid_rate": 1 - len(valid) / len(lst), "discrimination": disc,
                     "judge_agreement": float(judge_agree), "human_agreement": float(human_agree),
-                    "flags": signs if enough else [],
-                    "weak_signs": [] if enough else signs,
-                    "flag_note": None if enough or not signs else
-                    f"not flagged: answers on {n_groups} group(s), fewer than the "
-                    f"{MIN_FLAG_GROUPS} a flag needs"})
+                    **rel, "length_r": math.nan if le["rho"] is None else le["rho"],
+                    "length_n": le["n"], "length_reason": le["reason"] if le["rho"] is None
+                    else None,
+                    "flags": [s for s, g in signs if g >= MIN_FLAG_GROUPS],
+                    "weak_signs": [s for s, g in signs if g < MIN_FLAG_GROUPS],
+                    "flag_note": None if not weak_groups else
+                    f"not flagged: answers on {' / '.join(map(str, weak_groups))} group(s), "
+                    f"fewer than the {MIN_FLAG_GROUPS} a flag needs"})
     return sorted(out, key=lambda d: (d["dimension"], d["question_id"]))
 
 
-def diagnostics_notes(diag: list[dict[str, Any]], n_runs: int) -> list[str]:
-    """One sentence per diagnostics column that has blanks, saying why and what to do."""
+def _reliability_cells(rel: dict[str, Any], qid: int) -> dict[str, Any]:
+    """A question's ``flip_rate``, ``p_yes_sd``, ``flip_n``, ``flip_reason`` and the
+    ``groups`` of its counted items, from a ``selection_reliability`` result."""
+    c = rel["columns"].get(qid)
+    if c is None:
+        why = rel["reason"] or "the question is not in the compared runs' checklist version"
+        return {"flip_rate": math.nan, "p_yes_sd": math.nan, "flip_n": None,
+                "flip_reason": why, "groups": 0}
+    return {"flip_rate": math.nan if c["flip_rate"] is None else c["flip_rate"],
+            "p_yes_sd": math.nan if c["p_yes_sd"] is None else c["p_yes_sd"],
+            "flip_n": c["n_items"], "groups": c["n_groups"],
+            "flip_reason": c["reason"] if c["flip_rate"] is None else None}
+
+
+def diagnostics_notes(diag: list[dict[str, Any]], n_runs: int,
+                      reliability: dict[str, Any] | None = None) -> list[str]:
+    """One sentence per diagnostics column that has blanks, saying why and what to do; with
+    ``reliability`` (the ``selection_reliability`` the diagnostics used) also which runs the
+    flip rates compare."""
     notes = []
 
     def blank(col: str) -> bool:
@@ -682,6 +736,18 @@ def diagnostics_notes(diag: list[dict[str, Any]], n_runs: int) -> list[str]:
     if blank("human_agreement"):
         notes.append("Blank human agreement: no annotator answered the question yet (Annotate "
                      "page).")
+    if reliability and reliability.get("note"):
+        notes.append(reliability["note"])
+    flip = [d for d in diag if _isnan(d.get("flip_rate"))]
+    if flip:
+        why = list(dict.fromkeys(d["flip_reason"] for d in flip if d.get("flip_reason")))
+        many = "" if len(flip) == len(diag) else f" ({len(flip)} of {len(diag)} questions)"
+        notes.append(f"Blank flip rate and p(Yes) SD{many}: "
+                     + "; ".join(why[:3]) + ("; …" if len(why) > 3 else "") + ".")
+    if any(_isnan(d.get("length_r")) for d in diag):
+        notes.append("Blank length ρ: needs ≥ 3 items answered Yes/No, answers that vary and "
+                     "outputs of different lengths (per question and run: `checkeval bias "
+                     "--run N`).")
     return notes
 
 
