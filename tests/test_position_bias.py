@@ -16,6 +16,7 @@ import json
 import pytest
 
 from checkeval_core.analysis import rankings as R
+from checkeval_core.analysis.rankings_view import position_bias_view
 from checkeval_core.annotation import pairwise as PW
 from checkeval_core.annotation import position_bias as PB
 from checkeval_core.annotation.preferences import import_preferences
@@ -105,6 +106,24 @@ def test_right_bias_unnamed_annotator_and_undefined_cases():
     odd = PB.position_bias([{"annotator": "x", "winner": "a", "item_a": 1, "item_b": 2,
                              "shown_first": 7}])
     assert odd["overall"]["n_ordered"] == 0 and odd["overall"]["reason"] == PB.NO_ORDER
+
+
+def test_view_rows_caption_and_reasons():
+    two = position_bias_view(PB.position_bias(_votes("alice", 9, 1, ties=2)
+                                              + _votes("bob", 6, 4, start=100)))
+    assert [r["annotator"] for r in two["rows"]] == ["alice", "bob", "all annotators"]
+    assert two["rows"][0]["note"] == "follows position" and two["rows"][1]["note"] == ""
+    assert two["rows"][0]["votes with order"] == 12 and two["rows"][0]["left chosen"] == 9
+    assert len(two["warnings"]) == 2 and "Wilson" in two["caption"]
+    # one annotator: no overall row repeating theirs, one warning
+    one = position_bias_view(PB.position_bias(_votes("alice", 9, 1)))
+    assert [r["annotator"] for r in one["rows"]] == ["alice"] and len(one["warnings"]) == 1
+    ties = position_bias_view(PB.position_bias(_votes("carol", 0, 0, ties=3)))
+    assert ties["rows"][0]["left share"] is None and ties["rows"][0]["note"] == PB.ONLY_TIES
+    imported = position_bias_view(PB.position_bias(
+        [{"annotator": "", "winner": "a", "item_a": 1, "item_b": 2, "shown_first": None}]))
+    assert imported["rows"] == [] and "no votes with a recorded order" in imported["caption"]
+    assert position_bias_view(PB.position_bias([]))["caption"] is None
 
 
 def _left_votes(db, annotator: str, n_left: int, n_right: int) -> None:
