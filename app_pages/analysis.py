@@ -9,8 +9,7 @@ import json
 
 import streamlit as st
 
-from checkeval_core.analysis.analysis_view import analysis_page, default_runs, evidence_page
-from checkeval_core.analysis.analysis_view import page_data
+from checkeval_core.analysis import analysis_view as av
 from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.ensemble import ENSEMBLE_MODES
 from checkeval_core.analysis.external import list_metrics
@@ -22,8 +21,8 @@ from checkeval_core.store import db_path, open_db
 from studio_ui.analysis_ui import (
     agreement_section,
     diagnostics_section,
-    judge_agreement_section,
     humans_section,
+    judge_agreement_section,
     metric_import,
     stability_section,
     table,
@@ -53,7 +52,7 @@ if not runs and not metrics:
     st.info("No completed run for this task yet: start one on the Run page.")
     st.stop()
 c1, c2, c3, c4 = st.columns([3, 2, 1, 1])
-chosen = c1.multiselect("Runs", list(labels), default=default_runs(db, runs),
+chosen = c1.multiselect("Runs", list(labels), default=av.default_runs(db, runs),
                         format_func=labels.get, key="an_runs")
 chosen_metrics = c2.multiselect("External metrics", metrics, key="an_metrics")
 level = c3.selectbox("Level", LEVELS, key="an_level", format_func=lambda x: x.replace("_", " "))
@@ -79,13 +78,13 @@ if not chosen and not chosen_metrics:
 
 @st.cache_data(ttl=60, show_spinner="Computing correlations and bootstrap intervals…")
 def compute(db_file: str, *args) -> dict:
-    return page_data(open_db(db_file), *args[:-1])  # the last argument: the cache stamp
+    return av.page_data(open_db(db_file), *args[:-1])  # the last argument: the cache stamp
 
 
 agg = None if agg == "(run default)" else agg
 report = compute(db_path(db), task, tuple(chosen), tuple(chosen_metrics), agg, use_ensemble,
                  ens_mode, 100, shared, scores_stamp(db))
-view = analysis_page(db, task, chosen, chosen_metrics, agg, level, coef, report=report)
+view = av.analysis_page(db, task, chosen, chosen_metrics, agg, level, coef, report=report)
 cols, per_run, dims = view["columns"], view["report"]["runs"], view["dimensions"]
 health_box(db, chosen, "analysis", agg, labels=labels)  # above every chart it undermines
 st.subheader("Correlation with human scores")
@@ -142,7 +141,7 @@ st.subheader("Agreement across judges")
 judge_agreement_section(view["judge_agreement"], cols)
 st.markdown("**Among the selected runs**")
 agreement_section(view["agreement"], cols)
-ev = evidence_page(db, task, list(chosen))
+ev = av.evidence_page(db, task, list(chosen))
 humans_section(ev, cols)
 stability_section(view, cols)
 if chosen:
