@@ -15,7 +15,7 @@ from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
 from studio_ui.health import health_box
-from studio_ui.rankings_ui import import_expander, pair_picker, show_pair
+from studio_ui.rankings_ui import import_expander, pair_picker, show_pair, show_position_bias
 from studio_ui.tables import table_config
 from studio_ui.widgets import csv_download, task_picker
 
@@ -86,6 +86,7 @@ with st.expander("Elo ratings (Bradley–Terry on matches per query)", expanded=
                  column_config={c: st.column_config.NumberColumn(format="%.0f")
                                 for c in ("judge Elo", "CI low", "CI high", "human Elo")})
 st.subheader("Agreement with human pairwise votes")
+show_position_bias(view["position_bias"])
 pw, sel_pair, pairs_df = view["pairwise"], None, pd.DataFrame()
 if pw["n_pairs"] == 0:
     st.info(pw["reason"])

@@ -95,3 +95,18 @@ def show_pair(detail: dict[str, Any]) -> None:
                                     "p(Yes) B": st.column_config.NumberColumn(format="%.2f"),
                                     "Δ p(Yes)": st.column_config.NumberColumn(format="%+.2f"),
                                     "question": st.column_config.TextColumn(width="large")})
+
+
+def show_position_bias(block: dict[str, Any]) -> None:
+    """The position bias of the human votes (``view["position_bias"]``): a warning per
+    annotator (and overall) whose votes follow position, then the short table."""
+    for w in block["warnings"]:
+        st.warning(md_escape(w), icon="⚠️")
+    if block["caption"]:
+        st.caption(block["caption"])
+    if block["rows"]:
+        st.dataframe(pd.DataFrame(block["rows"]), hide_index=True, key="rk_position_bias",
+                     column_config={
+                         "left share": st.column_config.NumberColumn(format="percent"),
+                         "CI low": st.column_config.NumberColumn(format="percent"),
+                         "CI high": st.column_config.NumberColumn(format="percent")})

@@ -73,3 +73,27 @@ def test_rankings_page_without_reference_or_votes(db):
     assert "No reference ratings" in infos and "no human pairwise preferences" in infos
     assert len(at.dataframe(key="rk_board").value) == 3
     assert len(at.get("plotly_chart")) == 0
+
+
+def test_rankings_page_warns_of_a_position_bias(db):
+    from checkeval_core.annotation import pairwise as PW
+    from checkeval_core.textsafe import md_escape
+    from tests.helpers import RANKING_TASK
+
+    build_ranking_task(db, prefs=False, ratings=False)
+    # alice picks the answer shown on the left in 9 of her 10 votes, bob in 1 of 2 plus a tie
+    for who, sides in (("alice", "A" * 9 + "B"), ("bob", "AB" + "t")):
+        for pair, side in zip(PW.pair_sequence(db, RANKING_TASK, who), sides):
+            PW.record_vote(db, RANKING_TASK, who, *PW.shown_order(who, *pair),
+                           "tie" if side == "t" else side)
+    at = _open()
+    warnings = [w.value for w in at.warning]
+    alice = md_escape("annotator alice chose the left answer in 9 of 10 non-tie votes (90%, "
+                      "95% CI [60%, 98%]): their votes follow position.")
+    assert alice in warnings, warnings
+    assert not any("bob" in w for w in warnings)
+    bias = _df(at, "left chosen")
+    assert list(bias["annotator"]) == ["alice", "bob", "all annotators"]
+    assert list(bias["left chosen"]) == [9, 1, 10] and list(bias["ties"]) == [0, 1, 1]
+    assert list(bias["note"])[0] == "follows position"
+    assert {m.label: m.value for m in at.metric}["Pairs"] == "13"

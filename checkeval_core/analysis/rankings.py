@@ -42,6 +42,7 @@ from scipy import stats
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from checkeval_core.annotation.position_bias import position_bias
 from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.store import NotFound, loads, rows
 
@@ -556,7 +557,10 @@ def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None
                  tie_margin: float = DEFAULT_TIE_MARGIN, split: str = "all") -> dict[str, Any]:
     """Instance-level agreement of a run with the task's human pairwise preferences (the
     ``analyze --pairs --json`` output); ``pairs`` lists every judged pair. ``split``: only
-    the pairs whose two answers are both in the task's ``dev`` or ``heldout`` part."""
+    the pairs whose two answers are both in the task's ``dev`` or ``heldout`` part.
+    ``position_bias``: how often the answer shown on the left won, per annotator and overall,
+    over every vote of the task (of the split part), whether or not the run scored its
+    answers (:func:`checkeval_core.annotation.position_bias.position_bias`)."""
     from checkeval_core.analysis.split import in_part, part_members, split_note
 
     if tie_margin < 0:
@@ -568,9 +572,9 @@ def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None
     score = sc[sc["aggregation"] == agg].set_index("item_pk")["score"].to_dict()
     prefs = rows(db, "SELECT p.id, p.group_id, p.item_a, p.item_b, ia.item_id AS item_a_id, "
                      "ib.item_id AS item_b_id, ia.system_id AS system_a, ib.system_id AS "
-                     "system_b, p.winner, p.source, p.annotator FROM preference p JOIN item ia "
-                     "ON ia.id = p.item_a JOIN item ib ON ib.id = p.item_b WHERE p.task_id = ? "
-                     "ORDER BY p.id", [run["task_id"]])
+                     "system_b, p.winner, p.source, p.annotator, p.shown_first FROM preference "
+                     "p JOIN item ia ON ia.id = p.item_a JOIN item ib ON ib.id = p.item_b "
+                     "WHERE p.task_id = ? ORDER BY p.id", [run["task_id"]])
     if members is not None:
         prefs = [p for p in prefs if all(in_part(p["group_id"], p[f"system_{s}"], split, *members)
                                          for s in "ab")]
@@ -594,7 +598,7 @@ def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None
     return {"run": run_id, "task": run["task"], "judge": run["judge_spec"],
             "method": run["method"], "aggregation": agg, "tie_margin": tie_margin,
             "n_preferences": len(prefs), "n_skipped": skipped, **ag, "pairs": pairs,
-            "split": split_note(db, run["task"], split)}
+            "split": split_note(db, run["task"], split), "position_bias": position_bias(prefs)}
 
 
 def _item(db: sqlite_utils.Database, task_id: int, ref: int | str) -> dict[str, Any]:

@@ -137,6 +137,43 @@ def _pairwise(prs: dict[str, Any]) -> dict[str, Any]:
                  for p in pairs]}
 
 
+def _bias_row(s: dict[str, Any]) -> dict[str, Any]:
+    return {"annotator": "all annotators" if s["annotator"] is None
+            else (s["annotator"] or "(no name)"),
+            "votes with order": s["n_ordered"], "ties": s["n_ties"],
+            "left chosen": s["n_left"], "non-tie": s["n_decisive"], "left share": s["share"],
+            "CI low": s["ci"][0], "CI high": s["ci"][1],
+            "note": ("follows position" if s["follows_position"] else "")
+            if s["reason"] is None else s["reason"]}
+
+
+def position_bias_view(pb: dict[str, Any]) -> dict[str, Any]:
+    """The position-bias block above the human-vote figures: ``{"warnings", "rows",
+    "caption"}`` — the warning sentences, one row per annotator whose votes recorded the
+    shown order plus the "all annotators" row (when there are two or more such annotators;
+    no rows when no vote recorded the order), and a caption saying what is counted, or why
+    nothing is (None when the task has no votes)."""
+    overall = pb["overall"]
+    if overall["n_votes"] == 0:
+        return {"warnings": [], "rows": [], "caption": None}
+    if overall["n_ordered"] == 0:
+        return {"warnings": [], "rows": [],
+                "caption": f"Position bias of the {overall['n_votes']} votes: undefined — "
+                           f"{overall['reason']}."}
+    shown = [s for s in pb["annotators"] if s["n_ordered"]]
+    unordered = overall["n_votes"] - overall["n_ordered"]
+    caption = ("Position bias: how often the answer shown on the left (A) was chosen, among "
+               "the non-tie votes whose display order was recorded (the page places A at "
+               "random, so about 50% is expected); 95% Wilson interval. An interval that "
+               "excludes 50% means the votes follow position rather than the answers."
+               + (f" {unordered} votes without a recorded order (imported) are not counted."
+                  if unordered else ""))
+    # one annotator: the overall row would repeat theirs
+    every = shown if len(shown) == 1 else [*shown, overall]
+    return {"warnings": [s["warning"] for s in every if s["warning"]],
+            "rows": [_bias_row(s) for s in every], "caption": caption}
+
+
 def deciding_pair(db: sqlite_utils.Database, run_id: int, answers: list[dict[str, Any]]
                   ) -> dict[str, Any] | None:
     """A default pair worth opening: the first query (in order) with two systems whose
@@ -169,7 +206,8 @@ def rankings_page(db: sqlite_utils.Database, run_id: int, aggregation: str,
                   n_boot: int = 200) -> dict[str, Any]:
     """Everything the Rankings page renders for one run: the leaderboard rows and caption,
     the ρ/τ line (once), Elo tables, pairwise agreement with its support and interval, the
-    answers to pick from and a default pair that decides something."""
+    position bias of the human votes, the answers to pick from and a default pair that
+    decides something."""
     rep = rankings_report(db, run_id, aggregation, tie_margin=tie_margin, n_boot=n_boot,
                           reference_source=reference_source)
     prs = pairs_report(db, run_id, aggregation, tie_margin=tie_margin)
@@ -185,6 +223,7 @@ def rankings_page(db: sqlite_utils.Database, run_id: int, aggregation: str,
         "aggregation_line": _aggregation_line(rep) if rep["reference_source"] else None,
         "elo": _elo(rep),
         "pairwise": _pairwise(prs),
+        "position_bias": position_bias_view(prs["position_bias"]),
         "answers": answers,
         "queries": {a["group"]: a["query"] for a in answers},
         "default_pair": deciding_pair(db, run_id, answers),

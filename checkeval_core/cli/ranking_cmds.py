@@ -155,6 +155,14 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
         typer.echo(f"pairs: n={p['n_pairs']} accuracy={_num(p['accuracy'])} "
                    f"tie_rate={_num(p['tie_rate'])} three_way={_num(p['three_way'])}"
                    + "".join(f"  ({k}: {v})" for k, v in p["reasons"].items()))
+        pb = p["position_bias"]["overall"]
+        if pb["n_votes"]:
+            typer.echo("position bias: " + (
+                f"left answer chosen in {pb['n_left']} of {pb['n_decisive']} non-tie votes "
+                f"({pb['share']:.0%}, 95% CI [{pb['ci'][0]:.0%}, {pb['ci'][1]:.0%}])"
+                if pb["reason"] is None else f"undefined ({pb['reason']})"))
+        for w in p["position_bias"]["warnings"]:
+            typer.echo(f"position bias: {w}")
     typer.echo(f"tie margin: {tie_margin:g} ({source})")
     for w in out["health"][str(run[0])]["warnings"]:
         typer.echo(f"health: {w['message']}")
