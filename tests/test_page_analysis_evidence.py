@@ -34,6 +34,9 @@ def test_runs_over_different_items_are_compared_on_the_shared_ones(db):
     load_demo(db)
     big, small = _run(db, 16), _run(db, 3, "checkeval")  # 16 summaries vs 3 of them
     at = analysis_page()
+    # the page opens on the run covering most items, never cut down to a 3-item run's items
+    assert at.multiselect(key="an_runs").value == [big]
+    at.multiselect(key="an_runs").set_value([small, big]).run()
     warn = " ".join(w.value for w in at.warning)
     assert "The selected runs cover different items (" in warn
     assert f"#{big}: 16 items over 1 group(s)" in warn
