@@ -21,6 +21,7 @@ Everything is computed on the items both runs scored (never on two different ite
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from typing import Any
@@ -270,25 +271,60 @@ def paired_agreement(df: pd.DataFrame, level: str = "sample_level", coef: str = 
             "reason": reason, "ci_reason": ci_reason}
 
 
+def _shared_decisions(db: sqlite_utils.Database, run_a: int, run_b: int
+                      ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Every checklist decision (valid Yes/No, question ≠ 0) both runs made on the same item,
+    question and SEAL unit, in the order run A stored them: ``codes`` (question × 4 + A said
+    Yes × 2 + B said Yes), the item pk of each flipped one, and A's dimension of each.
+
+    One join without GROUP BY (its sort cost half the time) that returns three strings
+    instead of 250,000 rows: A is scanned over the rowid range of its answers (sequential,
+    not a seek per row; ``+a.run_id`` keeps the planner off the run index), B is found
+    through its unique key (run_id, item_id, question_id, unit)."""
+    codes, flipped, dims = db.execute(
+        "SELECT group_concat(a.question_id * 4 + (a.verdict = 'yes') * 2 + "
+        "(b.verdict = 'yes')), group_concat(CASE WHEN a.verdict != b.verdict THEN a.item_id "
+        "END), json_group_array(a.dimension) "
+        "FROM answer a CROSS JOIN answer b ON b.run_id = ? AND b.item_id = a.item_id "
+        "AND b.question_id = a.question_id AND b.unit = a.unit "
+        "WHERE a.id BETWEEN (SELECT min(id) FROM answer WHERE run_id = ?) AND "
+        "(SELECT max(id) FROM answer WHERE run_id = ?) AND +a.run_id = ? AND "
+        "a.question_id != 0 AND a.verdict IN ('yes', 'no') AND b.verdict IN ('yes', 'no')",
+        [run_b, run_a, run_a, run_a]).fetchone()
+    if not codes:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), []
+    return (np.fromstring(codes, dtype=np.int64, sep=","),
+            np.fromstring(flipped, dtype=np.int64, sep=",") if flipped else
+            np.zeros(0, np.int64), json.loads(dims))
+
+
 def flipped_decisions(db: sqlite_utils.Database, run_a: int, run_b: int) -> dict[str, Any]:
     """Per checklist question both runs answered on the same item (and SEAL unit): the
     decisions that flipped. ``{"questions": [...], "n_questions_shared", "n_decisions"}``,
-    questions with the most flips first; only valid Yes/No answers count. Aggregated in SQL
-    (one indexed join), so a run of 250,000 answers costs about a second, not a Python loop."""
+    questions with the most flips first; only valid Yes/No answers count. A question's
+    dimension is the one run A stored on its last shared decision; its items are the first
+    :data:`MAX_FLIPPED_ITEMS` flipped ones in the order run A stored them, sorted by name.
+    Read with one indexed join (:func:`_shared_decisions`) and counted in numpy: two runs
+    of 250,000 answers cost a fraction of a second."""
+    codes, flipped, dims = _shared_decisions(db, run_a, run_b)
+    qids, inv = np.unique(codes >> 2, return_inverse=True)
+    yes_a, yes_b = (codes >> 1) & 1, codes & 1
+    n_both = np.bincount(inv, minlength=len(qids))
+    y2n = np.bincount(inv[(yes_a == 1) & (yes_b == 0)], minlength=len(qids))
+    n2y = np.bincount(inv[(yes_a == 0) & (yes_b == 1)], minlength=len(qids))
+    last = len(inv) - 1 - np.unique(inv[::-1], return_index=True)[1]  # per question
+    f_q = inv[yes_a != yes_b]  # the question of each flipped item, in stored order
+    order = np.argsort(f_q, kind="stable")
+    f_q, flipped = f_q[order], flipped[order]
+    starts = np.searchsorted(f_q, np.arange(len(qids) + 1))
+    texts = dict(db.execute("SELECT id, text FROM question WHERE id IN (SELECT value FROM "
+                            "json_each(?))", [json.dumps(qids.tolist())]).fetchall())
     per = []
-    for qid, dim, text, n, y2n, n2y, flipped in db.execute(
-            "SELECT a.question_id, a.dimension, q.text, COUNT(*), "
-            "SUM(a.verdict = 'yes' AND b.verdict = 'no'), "
-            "SUM(a.verdict = 'no' AND b.verdict = 'yes'), "
-            "group_concat(CASE WHEN a.verdict != b.verdict THEN a.item_id END) "
-            "FROM answer a JOIN answer b ON b.run_id = ? AND b.item_id = a.item_id "
-            "AND b.question_id = a.question_id AND b.unit = a.unit "
-            "LEFT JOIN question q ON q.id = a.question_id WHERE a.run_id = ? AND "
-            "a.question_id != 0 AND a.verdict IN ('yes', 'no') AND b.verdict IN ('yes', 'no') "
-            "GROUP BY a.question_id", [run_b, run_a]):
-        pks = [int(x) for x in flipped.split(",")][:MAX_FLIPPED_ITEMS] if flipped else []
-        per.append({"question_id": qid, "dimension": dim, "question": text or "", "n_both": n,
-                    "yes_to_no": y2n, "no_to_yes": n2y, "items": pks})
+    for k, qid in enumerate(qids.tolist()):
+        per.append({"question_id": qid, "dimension": dims[last[k]],
+                    "question": texts.get(qid) or "", "n_both": int(n_both[k]),
+                    "yes_to_no": int(y2n[k]), "no_to_yes": int(n2y[k]),
+                    "items": flipped[starts[k]:starts[k + 1]][:MAX_FLIPPED_ITEMS].tolist()})
     flipped_qs = [q for q in per if q["yes_to_no"] or q["no_to_yes"]]
     pks = sorted({pk for q in flipped_qs for pk in q["items"]})
     names = {}
