@@ -116,15 +116,14 @@ def item_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
                             ascending=[False, False, True, True], na_position="last")
     else:
         df = df.sort_values(["_abs", "item_id", "dimension"], ascending=[False, True, True])
-    out = []
-    for r in df.to_dict("records"):
-        out.append({"item_pk": int(r["item_pk"]), "item_id": r["item_id"], "group": r["group"],
-                    "system": r["system"], "dimension": r["dimension"],
-                    "score_a": float(r["score_a"]), "score_b": float(r["score_b"]),
-                    "delta": float(r["delta"]),
-                    "human": None if _isnan(r["human"]) else float(r["human"]),
-                    "regression": None if _isnan(r["regression"]) else float(r["regression"])})
-    return out
+    # column by column (a row-wise to_dict of 8,000 rows cost ~0.1 s)
+    col = {c: df[c].tolist() for c in ("item_pk", "item_id", "group", "system", "dimension",
+                                       "score_a", "score_b", "delta", "human", "regression")}
+    return [{"item_pk": int(pk), "item_id": i, "group": g, "system": s, "dimension": d,
+             "score_a": float(a), "score_b": float(b), "delta": float(dl),
+             "human": None if _isnan(h) else float(h),
+             "regression": None if _isnan(rg) else float(rg)}
+            for pk, i, g, s, d, a, b, dl, h, rg in zip(*col.values())]
 
 
 def _group_parts(part: pd.DataFrame, groups: list[str]) -> list[dict[str, np.ndarray]]:
@@ -147,22 +146,37 @@ def group_correlations(part: pd.DataFrame, groups: list[str], col: str, coef: st
 
     Spearman and Pearson are computed for all groups at once (Spearman = Pearson of the
     average ranks within the group), so hundreds of documents cost milliseconds."""
+    return _group_correlations(part, groups, [col], coef)[col]
+
+
+def _group_correlations(part: pd.DataFrame, groups: list[str], cols: list[str], coef: str
+                        ) -> dict[str, np.ndarray]:
+    """:func:`group_correlations` of several columns, sharing the grouping and the human
+    side's ranks (pandas' grouped kernels work column by column: the same numbers as one
+    column at a time)."""
     if coef == "kendall":
         by = {g: p for g, p in part.groupby("group", sort=False)}
-        return np.array([corr(by[g][col], by[g]["human"], coef) if g in by else NAN
-                         for g in groups])
-    x = part[[col, "human"]].astype(float)
-    g = part["group"]
+        return {c: np.array([corr(by[g][c], by[g]["human"], coef) if g in by else NAN
+                             for g in groups]) for c in cols}
+    x = part[[*cols, "human"]].astype(float)
+    g = part["group"].to_numpy()  # an array key: a Series key costs a repr per groupby
     if coef == "spearman":
         x = x.groupby(g).rank()
     xc = x - x.groupby(g).transform("mean")
-    sums = pd.DataFrame({"xy": xc[col] * xc["human"], "xx": xc[col] ** 2,
-                         "yy": xc["human"] ** 2}).groupby(g).sum()
-    varies = part.groupby("group")[[col, "human"]].nunique().min(axis=1) > 1
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = sums["xy"] / np.sqrt(sums["xx"] * sums["yy"])
-    r = r.where(varies.reindex(r.index, fill_value=False)).clip(-1.0, 1.0)
-    return r.reindex(groups).to_numpy(float)
+    prods = {}
+    for k, c in enumerate(cols):
+        prods[f"xy{k}"], prods[f"xx{k}"] = xc[c] * xc["human"], xc[c] ** 2
+    prods["yy"] = xc["human"] ** 2
+    sums = pd.DataFrame(prods).groupby(g).sum()
+    distinct = part.groupby("group")[[*cols, "human"]].nunique()
+    out = {}
+    for k, c in enumerate(cols):
+        varies = distinct[[c, "human"]].min(axis=1) > 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = sums[f"xy{k}"] / np.sqrt(sums[f"xx{k}"] * sums["yy"])
+        r = r.where(varies.reindex(r.index, fill_value=False)).clip(-1.0, 1.0)
+        out[c] = r.reindex(groups).to_numpy(float)
+    return out
 
 
 def _level_stat(parts: list[dict[str, np.ndarray]], pick: np.ndarray, side: str, level: str,
@@ -220,8 +234,8 @@ def paired_agreement(df: pd.DataFrame, level: str = "sample_level", coef: str = 
     dims = {}
     for dim, part in hum.groupby("dimension", sort=True):
         if level == "sample_level":
-            pg = {side: group_correlations(part, groups, f"score_{side}", coef)
-                  for side in ("a", "b")}
+            both = _group_correlations(part, groups, ["score_a", "score_b"], coef)
+            pg = {"a": both["score_a"], "b": both["score_b"]}
             a, b = (float(_nanmean(pg[s][None, :], 1)[0]) for s in ("a", "b"))
             dims[dim] = pg
         else:
