@@ -3,8 +3,10 @@
 Builds 4 judge runs over one task with 122 questions per item (items = N / 488), fills the
 answer and score tables, then times (median of 5) what the pages do: one item's trace across
 the 4 runs, per-dimension mean scores of one run, the disagreement filter for one item, and
-the count of disagreeing (item, question) pairs across the runs for the whole task. Peak
-memory (max RSS) is reported; nothing loads whole tables into memory.
+the count of disagreeing (item, question) pairs across the runs for the whole task. Then
+random human scores are added and the Compare runs view is timed (``compare_runs`` of runs 1
+and 2 with 500 paired resamples), with its ratio to that whole-task count measured in the
+same run. Peak memory (max RSS) is reported; nothing loads whole tables into memory.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from checkeval_core.analysis.compare import compare_runs
 from checkeval_core.runs.score_read import dimension_means
 from checkeval_core.runs.traces import disagreements, item_trace
 from checkeval_core.store import now_iso, open_db
@@ -92,8 +95,20 @@ def bench_scale(n_answers: int = 1_000_000, path: str | None = None) -> dict[str
             "SELECT COUNT(*) FROM (SELECT item_id, question_id FROM answer WHERE run_id IN "
             "(1, 2, 3, 4) GROUP BY item_id, question_id HAVING MIN(verdict) != MAX(verdict))"
         ).fetchone(), repeat=3), 4),
-        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "max_rss_mb": None,  # read last (below), kept in its place
     }
+    # the Compare runs view needs human scores (added after the timings above, which they
+    # would not change): one per item and dimension
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO human_score (item_id, dimension, value) VALUES (?, ?, ?)",
+                     [(i, d, float(rng.randint(1, 5))) for i in range(1, n_items + 1)
+                      for d in DIMS])
+    conn.execute("COMMIT")
+    out["compare_runs_s"] = round(_timed(lambda: compare_runs(db, 1, 2, "share_yes",
+                                                              n_boot=500)), 4)
+    out["compare_over_task_disagreement"] = round(
+        out["compare_runs_s"] / max(out["task_disagreement_count_s"], 1e-6), 2)
+    out["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     db.close()
     return out
 
