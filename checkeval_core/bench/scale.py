@@ -6,7 +6,8 @@ the 4 runs, per-dimension mean scores of one run, the disagreement filter for on
 the count of disagreeing (item, question) pairs across the runs for the whole task. Then
 random human scores are added and the Compare runs view is timed (``compare_runs`` of runs 1
 and 2 with 500 paired resamples), with its ratio to that whole-task count measured in the
-same run. Peak memory (max RSS) is reported; nothing loads whole tables into memory.
+same run. Peak memory (max RSS, read before the Compare timing) is reported; nothing loads
+whole tables into memory.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from checkeval_core.analysis.compare import compare_runs
 from checkeval_core.runs.score_read import dimension_means
 from checkeval_core.runs.traces import disagreements, item_trace
 from checkeval_core.store import now_iso, open_db
@@ -95,10 +95,13 @@ def bench_scale(n_answers: int = 1_000_000, path: str | None = None) -> dict[str
             "SELECT COUNT(*) FROM (SELECT item_id, question_id FROM answer WHERE run_id IN "
             "(1, 2, 3, 4) GROUP BY item_id, question_id HAVING MIN(verdict) != MAX(verdict))"
         ).fetchone(), repeat=3), 4),
-        "max_rss_mb": None,  # read last (below), kept in its place
+        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
-    # the Compare runs view needs human scores (added after the timings above, which they
-    # would not change): one per item and dimension
+    # The Compare runs view, after the figures above so that they keep their meaning (its
+    # imports and frames are not in max_rss_mb): it needs human scores, one per item and
+    # dimension.
+    from checkeval_core.analysis.compare import compare_runs
+
     conn.execute("BEGIN")
     conn.executemany("INSERT INTO human_score (item_id, dimension, value) VALUES (?, ?, ?)",
                      [(i, d, float(rng.randint(1, 5))) for i in range(1, n_items + 1)
@@ -108,7 +111,6 @@ def bench_scale(n_answers: int = 1_000_000, path: str | None = None) -> dict[str
                                                               n_boot=500)), 4)
     out["compare_over_task_disagreement"] = round(
         out["compare_runs_s"] / max(out["task_disagreement_count_s"], 1e-6), 2)
-    out["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     db.close()
     return out
 
