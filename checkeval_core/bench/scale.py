@@ -3,8 +3,11 @@
 Builds 4 judge runs over one task with 122 questions per item (items = N / 488), fills the
 answer and score tables, then times (median of 5) what the pages do: one item's trace across
 the 4 runs, per-dimension mean scores of one run, the disagreement filter for one item, and
-the count of disagreeing (item, question) pairs across the runs for the whole task. Peak
-memory (max RSS) is reported; nothing loads whole tables into memory.
+the count of disagreeing (item, question) pairs across the runs for the whole task. Then
+random human scores are added and the Compare runs view is timed (``compare_runs`` of runs 1
+and 2 with 500 paired resamples), with its ratio to that whole-task count measured in the
+same run. Peak memory (max RSS, read before the Compare timing) is reported; nothing loads
+whole tables into memory.
 """
 
 from __future__ import annotations
@@ -94,6 +97,20 @@ def bench_scale(n_answers: int = 1_000_000, path: str | None = None) -> dict[str
         ).fetchone(), repeat=3), 4),
         "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
+    # The Compare runs view, after the figures above so that they keep their meaning (its
+    # imports and frames are not in max_rss_mb): it needs human scores, one per item and
+    # dimension.
+    from checkeval_core.analysis.compare import compare_runs
+
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO human_score (item_id, dimension, value) VALUES (?, ?, ?)",
+                     [(i, d, float(rng.randint(1, 5))) for i in range(1, n_items + 1)
+                      for d in DIMS])
+    conn.execute("COMMIT")
+    out["compare_runs_s"] = round(_timed(lambda: compare_runs(db, 1, 2, "share_yes",
+                                                              n_boot=500)), 4)
+    out["compare_over_task_disagreement"] = round(
+        out["compare_runs_s"] / max(out["task_disagreement_count_s"], 1e-6), 2)
     db.close()
     return out
 
