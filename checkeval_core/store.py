@@ -109,3 +109,20 @@ def rows(db: sqlite_utils.Database, sql: str, params: list | tuple | dict = ()) 
     cur = db.execute(sql, params)
     cols = [c[0] for c in cur.description]
     return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+#: The item columns :func:`item_column` may read (the name goes into SQL).
+ITEM_COLUMNS = ("group_id", "system_id", "output", "item_id")
+
+
+def item_column(db: sqlite_utils.Database, pks: list[int], column: str) -> dict[int, Any]:
+    """``{item pk: value of column}`` for the given items, read in chunks of 500 (SQLite's
+    bound-parameter limit)."""
+    if column not in ITEM_COLUMNS:
+        raise ValueError(f"item column {column!r}: use one of {', '.join(ITEM_COLUMNS)}")
+    out: dict[int, Any] = {}
+    for i in range(0, len(pks), 500):
+        chunk = pks[i:i + 500]
+        out.update(db.execute(f"SELECT id, {column} FROM item WHERE id IN "
+                              f"({','.join('?' * len(chunk))})", chunk).fetchall())
+    return out

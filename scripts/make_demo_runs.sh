@@ -110,15 +110,15 @@ if [ "$WHICH" = all ] || [ "$WHICH" = evidence ]; then
     $C split --task "$t" --heldout-share "$SHARE" --seed "$SEED" --no-by-system > /dev/null
   done
   RA=$(one "summeval-$LABEL_A-rocketeval" summeval-demo "$JUDGE_A" rocketeval "$VS" "$LIMIT_SE")
-  one "topical-chat-$LABEL_A-rocketeval" topical-chat-demo "$JUDGE_A" rocketeval "$VT" \
-    "$LIMIT_TC" > /dev/null
   one "summeval-$LABEL_A-geval" summeval-demo "$JUDGE_A" geval "$VS" "$LIMIT_CROSS" > /dev/null
-  one "summeval-$LABEL_A-checkeval" summeval-demo "$JUDGE_A" checkeval "$VS" \
-    "$CHECKEVAL_LIMIT" > /dev/null
-  one "summeval-$LABEL_A-seal" summeval-demo "$JUDGE_A" seal "$VS" "$SEAL_LIMIT" > /dev/null
   one "summeval-$LABEL_B-rocketeval" summeval-demo "$JUDGE_B" rocketeval "$VS" \
     "$LIMIT_CROSS" > /dev/null
   one "summeval-$LABEL_B-geval" summeval-demo "$JUDGE_B" geval "$VS" "$LIMIT_CROSS" > /dev/null
+  one "summeval-$LABEL_A-checkeval" summeval-demo "$JUDGE_A" checkeval "$VS" \
+    "$CHECKEVAL_LIMIT" > /dev/null
+  one "summeval-$LABEL_A-seal" summeval-demo "$JUDGE_A" seal "$VS" "$SEAL_LIMIT" > /dev/null
+  one "topical-chat-$LABEL_A-rocketeval" topical-chat-demo "$JUDGE_A" rocketeval "$VT" \
+    "$LIMIT_TC" > /dev/null
   if [ "$CROSS_TC" = 1 ]; then
     one "topical-chat-$LABEL_A-geval" topical-chat-demo "$JUDGE_A" geval "$VT" "$LIMIT_TC" \
       > /dev/null

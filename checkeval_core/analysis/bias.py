@@ -35,6 +35,7 @@ import sqlite_utils
 
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_math import answer_value
+from checkeval_core.store import item_column
 
 #: |Spearman ρ| of a question's answers with output length from which it is flagged (with a
 #: 95% interval excluding 0): 0.3 is a "moderate" correlation. ``checkeval bias`` flags with
@@ -101,15 +102,6 @@ def _run_and_method(db: sqlite_utils.Database, run_id: int) -> tuple[dict[str, A
     return run, method_entry(run["method"])
 
 
-def _outputs(db: sqlite_utils.Database, pks: list[int]) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for i in range(0, len(pks), 500):
-        chunk = pks[i:i + 500]
-        out.update(db.execute(f"SELECT id, output FROM item WHERE id IN "
-                              f"({','.join('?' * len(chunk))})", chunk).fetchall())
-    return out
-
-
 def length_bias(db: sqlite_utils.Database, run_id: int,
                 threshold: float = LENGTH_RHO) -> dict[str, Any]:
     """Per question and per dimension of a completed run: Spearman ρ with output length
@@ -123,7 +115,7 @@ def length_bias(db: sqlite_utils.Database, run_id: int,
     from checkeval_core.runs.score_read import run_scores
 
     run, m = _run_and_method(db, run_id)
-    length = {k: n_words(v) for k, v in _outputs(db, list(run["item_ids"])).items()}
+    length = {k: n_words(v) for k, v in item_column(db, list(run["item_ids"]), "output").items()}
     out: dict[str, Any] = {"run": run_id, "task": run["task"], "judge": run["judge_spec"],
                            "method": run["method"], "n_items": len(length),
                            "threshold": threshold, "questions": [], "questions_reason": None,

@@ -28,6 +28,15 @@ def _rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({r}, {g}, {b}, {alpha})"
 
 
+def _hollow_legend(fig: go.Figure) -> None:
+    """A legend entry only: explains the hatched bars where the reader looks for meaning."""
+    fig.add_bar(name=HOLLOW_NOTE, x=[None], y=[None], showlegend=True, hoverinfo="skip",
+                marker={"color": _rgba("#808080", HOLLOW["opacity"]),
+                        "pattern": {"shape": HOLLOW["shape"], "fgcolor": "#808080",
+                                    "solidity": 0.3},
+                        "line": {"color": "#808080", "width": HOLLOW["line_width"]}})
+
+
 def correlation_bars(per_run: dict[str, Any], level: str = "sample_level",
                      coef: str = "spearman") -> go.Figure:
     """Bars per dimension, one trace per run (or metric), with bootstrap-CI error bars.
@@ -76,12 +85,7 @@ def correlation_bars(per_run: dict[str, Any], level: str = "sample_level",
                                   "<br>%{customdata[4]} items · %{customdata[5]} groups · "
                                   "%{customdata[6]} systems<extra>%{fullData.name}</extra>")
     if any_hollow:
-        # a legend entry only: explains the hatched bars where the reader looks for meaning
-        fig.add_bar(name=HOLLOW_NOTE, x=[None], y=[None], showlegend=True, hoverinfo="skip",
-                    marker={"color": _rgba("#808080", HOLLOW["opacity"]),
-                            "pattern": {"shape": HOLLOW["shape"], "fgcolor": "#808080",
-                                        "solidity": 0.3},
-                            "line": {"color": "#808080", "width": HOLLOW["line_width"]}})
+        _hollow_legend(fig)
     # a correlation lives in [-1, 1]: a fixed axis, so an almost empty chart never shows -1…4
     fig.update_layout(barmode="group", yaxis_title=f"{coef} ({level.replace('_', ' ')})",
                       yaxis_range=[-1.05, 1.05], legend_title="run", margin={"t": 30},
@@ -179,11 +183,7 @@ def judge_agreement_bars(rows: list[dict[str, Any]]) -> go.Figure:
                     hovertemplate="α %{y:.2f}<br>95% CI %{customdata[2]}<br>%{customdata[1]}"
                                   "<br>judges: %{customdata[0]}<extra>%{fullData.name}</extra>")
     if hollow_any:
-        fig.add_bar(name=HOLLOW_NOTE, x=[None], y=[None], showlegend=True, hoverinfo="skip",
-                    marker={"color": _rgba("#808080", HOLLOW["opacity"]),
-                            "pattern": {"shape": HOLLOW["shape"], "fgcolor": "#808080",
-                                        "solidity": 0.3},
-                            "line": {"color": "#808080", "width": HOLLOW["line_width"]}})
+        _hollow_legend(fig)
     fig.update_layout(yaxis_title="Krippendorff α across judges (scores)",
                       yaxis_range=[-1.05, 1.05], margin={"t": 30}, legend_title="method",
                       showlegend=True)

@@ -34,6 +34,7 @@ import sqlite_utils
 from checkeval_core.runs.options import requested
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_math import answer_value
+from checkeval_core.store import item_column
 
 #: The flip rate above which a question is called unreliable (``checkeval reliability``,
 #: proposals) and flagged "unstable" in the Analysis page's question diagnostics: its verdict
@@ -154,7 +155,7 @@ def reliability(db: sqlite_utils.Database, run_ids: list[int], n_boot: int = N_B
         raise RunSetError(f"runs {', '.join(map(str, ids))} have no item in common")
     content = version_by_id(db, runs[0]["checklist_version_id"])["content"]
     qinfo = {q["id"]: q for q in content["questions"]}
-    group = _groups_of(db, sorted(common))
+    group = item_column(db, sorted(common), "group_id")
     marks = ",".join("?" * len(ids))
     got: dict[tuple[int, int], dict[int, tuple[str, float | None]]] = defaultdict(dict)
     for run_id, item, qid, verdict, p_yes, error in db.execute(
@@ -210,16 +211,6 @@ def reliability(db: sqlite_utils.Database, run_ids: list[int], n_boot: int = N_B
             "judge": runs[0]["judge_spec"], "method": runs[0]["method"],
             "checklist_version": runs[0]["checklist_version"], "max_flip": max_flip,
             "summary": summary, "questions": questions}
-
-
-def _groups_of(db: sqlite_utils.Database, pks: list[int]) -> dict[int, str]:
-    """Item pk → its group (document / context / query)."""
-    out: dict[int, str] = {}
-    for i in range(0, len(pks), 500):
-        chunk = pks[i:i + 500]
-        out.update(db.execute(f"SELECT id, group_id FROM item WHERE id IN "
-                              f"({','.join('?' * len(chunk))})", chunk).fetchall())
-    return out
 
 
 def _summary(per_q: dict[int, dict[str, list]], questions: list[dict[str, Any]], n_boot: int,
