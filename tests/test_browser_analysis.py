@@ -36,27 +36,33 @@ def test_bar_to_trace(app_server, page):
 
 
 @pytest.mark.browser
-def test_analysis_at_1440_shows_what_figures_rest_on(app_server, browser, monkeypatch):
-    """The demo's embedded run (one document) beside a fake run on 3 of its summaries: the
-    page says they cover different items and compares them on the shared ones; bars without
-    an interval are hatched, with a legend entry saying so."""
+def test_analysis_at_1440_shows_what_figures_rest_on(app_server, browser):
+    """A fake run on one document (16 summaries) and one on 3 of them: the page opens on the
+    larger; adding the small one, it says they cover different items and compares them on
+    the shared ones; bars without an interval are hatched, with a legend entry saying so."""
     from checkeval_core.demo import load_demo
     from checkeval_core.runs import create_run, execute_run
     from checkeval_core.store import open_db
 
-    monkeypatch.setenv("CHECKEVAL_DEMO_RUNS", "1")
     db = open_db(app_server.db_path)
     load_demo(db)
-    execute_run(app_server.db_path, create_run(db, "summeval-demo", "fake", "checkeval",
-                                               limit=3))
+    big = create_run(db, "summeval-demo", "fake", "rocketeval", limit=16)
+    execute_run(app_server.db_path, big)
+    small = create_run(db, "summeval-demo", "fake", "checkeval", limit=3)
+    execute_run(app_server.db_path, small)
     db.close()
     ctx = browser.new_context(viewport={"width": 1440, "height": 900})
     page = ctx.new_page()
     page.set_default_timeout(60_000)
     page.goto(app_server.url + "/analysis")
     page.get_by_text("Correlation with human scores").wait_for()
-    page.get_by_text("The selected runs cover different items").wait_for()
     page.locator(".js-plotly-plot .legendtext", has_text="hatched, pale: no interval").wait_for()
+    idle(page)
+    assert "cover different items" not in page.locator("body").inner_text()
+    page.get_by_test_id("stMultiSelect").first.click()
+    page.get_by_role("option", name=f"#{small} fake · checkeval").click()
+    page.keyboard.press("Escape")
+    page.get_by_text("The selected runs cover different items").wait_for()
     idle(page)
     page.wait_for_timeout(1500)
     page.screenshot(path="/tmp/h-analysis-1440.png")
