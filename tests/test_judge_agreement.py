@@ -138,3 +138,24 @@ def test_compare_opens_on_a_version_comparison_of_the_newest_run(db, task):
     # no run of the same judge and method: the one sharing most items with the newest
     assert default_pair(db, runs[:2] + [{"id": base, "judge_spec": "x", "method": "y"}]) \
         == (base, newest)
+
+
+def test_interval_alpha_equals_the_krippendorff_package_and_scales_to_continuous_scores():
+    """The closed form agrees with the package on data it can handle (missing values
+    included) and takes continuous scores over thousands of units, where the package would
+    build a values × values matrix per unit."""
+    import krippendorff
+    import numpy as np
+
+    from checkeval_core.analysis.agreement import krippendorff_alpha
+
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        a = rng.normal(size=(3, 30))
+        a[rng.random(a.shape) < 0.2] = np.nan
+        assert krippendorff_alpha(a, "interval") == pytest.approx(
+            krippendorff.alpha(reliability_data=a, level_of_measurement="interval"), abs=1e-9)
+    base = rng.random(8000)
+    near = np.vstack([base, base + rng.normal(0, 0.01, 8000)])
+    assert krippendorff_alpha(near, "interval") > 0.99
+    assert math.isnan(krippendorff_alpha([[1.0, 1.0], [1.0, 1.0]], "interval"))

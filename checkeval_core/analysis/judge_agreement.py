@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.analysis.agreement import krippendorff_alpha
+from checkeval_core.analysis.agreement import interval_alpha, interval_stats, krippendorff_alpha
 from checkeval_core.analysis.report import agreement
 from checkeval_core.runs.registry import METHODS, primary_aggregation
 from checkeval_core.store import loads, rows, task_id
@@ -102,8 +102,9 @@ def alpha_interval(units: dict[tuple[int, str], dict[int, float]],
                    group_of: dict[int, str], run_ids: list[int], n_boot: int = N_BOOT,
                    seed: int = 0) -> dict[str, Any]:
     """Krippendorff α (interval) of the judges' scores with a percentile interval resampling
-    groups. ``{"alpha", "ci": [lo, hi] or None, "reason"}`` (reason: why α or its interval
-    is missing)."""
+    groups (a resample's α is a weighted sum of the groups' sufficient statistics,
+    :func:`~checkeval_core.analysis.agreement.interval_stats`). ``{"alpha", "ci": [lo, hi]
+    or None, "reason"}`` (reason: why α or its interval is missing)."""
     alpha = _alpha(list(units.values()), run_ids)
     if math.isnan(alpha):
         why = ("the runs share no scored item" if not units else
@@ -116,14 +117,11 @@ def alpha_interval(units: dict[tuple[int, str], dict[int, float]],
         return {"alpha": alpha, "ci": None,
                 "reason": f"no interval: needs ≥ {MIN_GROUPS} groups (documents / contexts / "
                           f"queries), n={len(groups)}"}
-    keys = sorted(groups)
+    sums = np.array([interval_stats(np.array([[u[r] for u in us] for r in run_ids])
+                                    ).sum(axis=0) for us in groups.values()])
     rng = np.random.default_rng(seed)
-    vals = []
-    for _ in range(n_boot):
-        draw = rng.integers(0, len(keys), len(keys))
-        a = _alpha([u for k in draw for u in groups[keys[k]]], run_ids)
-        if not math.isnan(a):
-            vals.append(a)
+    w = rng.multinomial(len(sums), [1 / len(sums)] * len(sums), size=n_boot)
+    vals = [a for a in (interval_alpha(t) for t in w @ sums) if not math.isnan(a)]
     if len(vals) < 2:
         return {"alpha": alpha, "ci": None,
                 "reason": "no interval: fewer than 2 resamples had varied scores"}
