@@ -63,8 +63,11 @@ def judge_agreement_section(ja: dict[str, Any], cols: dict[str, Any]) -> None:
     table(ja["rows"], cols["judge_agreement"])
     st.caption("Each method: one run per judge on one checklist version, compared on the items "
                "all of them scored; α near 1 = the judges give the same scores, 0 = no better "
-               "than chance." + ("  Not compared — " + "; ".join(ja["missing"])
-                                 if ja["missing"] else ""))
+               "than chance, below 0 = systematic disagreement. α on the scores counts one "
+               "judge's offset (e.g. a mean p(Yes) of 0.5 against 0.8) as disagreement; α on "
+               "the standardised scores asks only whether the judges agree on which items are "
+               "better." + ("  Not compared — " + "; ".join(ja["missing"])
+                            if ja["missing"] else ""))
 
 
 def metric_import(db: sqlite_utils.Database, task: str) -> None:

@@ -67,6 +67,9 @@ def test_checklist_judges_agreeing_and_likert_judges_disagreeing(db, task):
     # D_o = 2·Σ(a−b)²/N = 2·32/24 = 8/3; D_e = Σ_{i≠j}(v_i−v_j)²/(N(N−1)) = 2·24·16/(24·23)
     # = 32/23; α = 1 − D_o/D_e = 1 − 23/12 = −11/12
     assert lk["alpha"] == pytest.approx(-11 / 12)
+    # standardising changes nothing here (both judges already share mean and spread): the
+    # z-scores (−a, a), (0, 0), (a, −a) with a = √1.5 give the same −11/12
+    assert lk["alpha_z"] == pytest.approx(-11 / 12) and ck["alpha_z"] == pytest.approx(1.0)
     assert (lk["n_items"], lk["n_groups"], lk["n_systems"], lk["n_units"]) == (12, 4, 3, 12)
     assert lk["binary"] is False and "alpha_yes_no" not in lk
     assert ck["binary"] is True and ck["alpha_yes_no"] is None and ck["reason_yes_no"]
@@ -111,8 +114,26 @@ def test_the_chart_draws_a_bar_without_interval_hollow(db, task):
     _run(db, tid, vid, "fake:other", "geval", "likert", [1, 3, 2], groups=["g0", "g1"])
     rows = judge_agreement(db, "ja", n_boot=10)["rows"]
     fig = judge_agreement_bars(rows)
-    assert [t.name for t in fig.data] == ["G-Eval (baseline) (v1)", HOLLOW_NOTE]
-    assert fig.data[0].marker.pattern.shape == "/" and not math.isnan(rows[0]["alpha"])
+    assert [t.name for t in fig.data] == ["α on the scores",
+                                          "α on each judge's standardised scores", HOLLOW_NOTE]
+    assert list(fig.data[0].x) == ["G-Eval (baseline) (v1)"]
+    assert fig.data[0].marker.pattern.shape == ("/",) and not math.isnan(rows[0]["alpha"])
+
+
+def test_an_offset_is_disagreement_on_scores_but_not_on_standardised_scores(db, task):
+    """Two judges ordering the items alike, one 0.3 higher everywhere: raw α is low, the
+    standardised α is 1; a judge constant on a dimension cannot be standardised there."""
+    tid, vid = task
+    _run(db, tid, vid, "fake", "rocketeval", "mean_p_yes", [0.40, 0.45, 0.50])
+    _run(db, tid, vid, "fake:other", "rocketeval", "mean_p_yes", [0.70, 0.75, 0.80])
+    row = judge_agreement(db, "ja", n_boot=20)["rows"][0]
+    assert row["alpha"] < 0 and row["alpha_z"] == pytest.approx(1.0)
+    assert row["z_note"] is None and row["n_units_z"] == 12
+    _run(db, tid, vid, "fake", "geval", "likert", [5, 5, 5])
+    _run(db, tid, vid, "fake:other", "geval", "likert", [3, 4, 5])
+    lk = {r["method"]: r for r in judge_agreement(db, "ja", n_boot=20)["rows"]}["geval"]
+    assert lk["alpha_z"] is None and lk["n_units_z"] == 0
+    assert "coherence (a judge gave every item the same score there)" in lk["reason_z"]
 
 
 def test_analysis_opens_on_the_runs_covering_most_items(db, task):

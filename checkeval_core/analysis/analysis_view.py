@@ -113,6 +113,8 @@ def _judge_agreement(ja: dict[str, Any]) -> dict[str, Any]:
             "method": r["label"], "version": r["version"],
             "judges": ", ".join(f"#{i} {j}" for i, j in zip(r["runs"], r["judges"])),
             "α (scores)": r["alpha"], "interval": _ci(r["ci"], r["reason"]),
+            "α (standardised)": r["alpha_z"], "standardised interval": _ci(r["ci_z"],
+                                                                          r["reason_z"]),
             "α (Yes/No)": r.get("alpha_yes_no"),
             "Yes/No interval": _ci(r.get("ci_yes_no"), r.get("reason_yes_no"))
             if r["binary"] else "no Yes/No answers (a Likert score)",
@@ -255,6 +257,10 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
         "judge_agreement": {
             "config": {"scores": {"α (scores)": "Krippendorff α (interval) of the judges' "
                                                 "dimension scores on the items they share",
+                                  "α (standardised)": "α on each judge's scores standardised "
+                                                      "per dimension: do the judges agree "
+                                                      "on which items are better, whatever "
+                                                      "their offset and scale?",
                                   "α (Yes/No)": "Krippendorff α (nominal) of the judges' "
                                                 "Yes/No answers to the same questions"},
                        "counts": {"version": "The checklist version the runs share",
@@ -264,9 +270,12 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
                                             "resampled — or why none",
                                 "Yes/No interval": "Bootstrap interval of α (Yes/No) — or why "
                                                    "none",
+                                "standardised interval": "Bootstrap interval of the "
+                                                         "standardised α — or why none",
                                 "per dimension": "α (scores) per dimension"},
                        "widths": {"judges": 260}},
-            "order": ["method", "α (scores)", "interval", "α (Yes/No)", "Yes/No interval",
+            "order": ["method", "α (scores)", "interval", "α (standardised)",
+                      "standardised interval", "α (Yes/No)", "Yes/No interval",
                       "items", "groups", "systems", "version", "judges", "per dimension"]},
         "stability": {
             "config": {"scores": {"mean": "Mean of the judges' average correlation",

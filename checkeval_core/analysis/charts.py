@@ -155,36 +155,44 @@ def diagnostics_scatter(diag: list[dict[str, Any]]) -> go.Figure:
 
 
 def judge_agreement_bars(rows: list[dict[str, Any]]) -> go.Figure:
-    """Krippendorff α (interval) of the judges' scores, one bar per method (CheckEval's
-    checklist-vs-Likert comparison); ``rows`` from
-    :func:`checkeval_core.analysis.judge_agreement.judge_agreement`. A bar without an
-    interval is drawn hollow; each bar's hover names its judges, items, groups and systems."""
+    """Krippendorff α across judges per method (CheckEval's checklist-vs-Likert comparison):
+    one bar on the raw scores, one on each judge's standardised scores; ``rows`` from
+    :func:`checkeval_core.analysis.judge_agreement.judge_agreement`. A bar without an interval
+    is drawn hollow; each bar's hover names its judges, items, groups and systems."""
     fig = go.Figure()
     hollow_any = False
-    for i, r in enumerate(rows):
+    series = (("alpha", "ci", "reason", "on the scores"),
+              ("alpha_z", "ci_z", "reason_z", "on each judge's standardised scores"))
+    for i, (key, ci_key, why_key, name) in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
-        ci = r.get("ci")
-        hollow = r["alpha"] is not None and not ci
-        hollow_any = hollow_any or hollow
+        xs, ys, plus, minus, hollow, data = [], [], [], [], [], []
+        for r in rows:
+            v, ci = r.get(key), r.get(ci_key)
+            xs.append(f"{r['label']} (v{r['version']})")
+            ys.append(v)
+            plus.append(ci[1] - v if ci and v is not None else None)
+            minus.append(v - ci[0] if ci and v is not None else None)
+            hollow.append(v is not None and not ci)
+            data.append([", ".join(r["judges"]),
+                         f"{len(r['judges'])} judges · {r['n_items']} items · "
+                         f"{r['n_groups']} groups · {r['n_systems']} systems",
+                         f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else r.get(why_key) or ""])
+        hollow_any = hollow_any or any(hollow)
         marker: dict[str, Any] = {"color": color}
-        if hollow:
-            marker = {"color": _rgba(color, HOLLOW["opacity"]),
-                      "pattern": {"shape": HOLLOW["shape"], "fgcolor": color, "solidity": 0.3},
-                      "line": {"color": color, "width": HOLLOW["line_width"]}}
-        err = ({"type": "data", "array": [ci[1] - r["alpha"]],
-                "arrayminus": [r["alpha"] - ci[0]]} if ci and r["alpha"] is not None
-               else {"visible": False})
-        where = (f"{len(r['judges'])} judges · {r['n_items']} items · {r['n_groups']} groups · "
-                 f"{r['n_systems']} systems")
-        fig.add_bar(name=f"{r['label']} (v{r['version']})", x=[r["label"]], y=[r["alpha"]],
-                    marker=marker, error_y=err,
-                    customdata=[[", ".join(r["judges"]), where,
-                                 f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else r["reason"] or ""]],
+        if any(hollow):
+            marker = {"color": [_rgba(color, HOLLOW["opacity"]) if h else color for h in hollow],
+                      "pattern": {"shape": [HOLLOW["shape"] if h else "" for h in hollow],
+                                  "fgcolor": color, "solidity": 0.3},
+                      "line": {"color": color,
+                               "width": [HOLLOW["line_width"] if h else 0 for h in hollow]}}
+        fig.add_bar(name=f"α {name}", x=xs, y=ys, marker=marker, customdata=data,
+                    error_y={"type": "data", "array": plus, "arrayminus": minus,
+                             "visible": any(p is not None for p in plus)},
                     hovertemplate="α %{y:.2f}<br>95% CI %{customdata[2]}<br>%{customdata[1]}"
                                   "<br>judges: %{customdata[0]}<extra>%{fullData.name}</extra>")
     if hollow_any:
         _hollow_legend(fig)
-    fig.update_layout(yaxis_title="Krippendorff α across judges (scores)",
-                      yaxis_range=[-1.05, 1.05], margin={"t": 30}, legend_title="method",
+    fig.update_layout(barmode="group", yaxis_title="Krippendorff α across judges",
+                      yaxis_range=[-1.05, 1.05], margin={"t": 30}, legend_title="α",
                       showlegend=True)
     return fig

@@ -12,6 +12,14 @@ documents / contexts / queries (the units of one document are not independent); 
 than :data:`MIN_GROUPS` groups there is none and the reason says so. Checklist methods also
 get α on their Yes/No answers (:func:`checkeval_core.analysis.report.agreement`).
 
+α on raw scores also counts a judge's offset and scale as disagreement (one judge's mean
+p(Yes) around 0.5, another's around 0.8, agree on nothing by that measure even when they order
+the items alike), so each row also gives ``alpha_z``: α on the scores standardised per judge
+and dimension over the shared items (z-scores; the mean and SD are those of the whole shared
+set, not re-estimated per resample) — do the judges agree on *which items are better*? A
+judge that gives one dimension the same score everywhere cannot be standardised there: those
+units are left out of ``alpha_z`` and ``z_note`` says so.
+
 Edge cases: a method with one judge is listed in ``missing`` with the reason, never drawn; no
 shared item, or no variation at all, gives α = None with the reason.
 """
@@ -129,6 +137,23 @@ def alpha_interval(units: dict[tuple[int, str], dict[int, float]],
                                    float(np.quantile(vals, 0.975))], "reason": None}
 
 
+def standardised(units: dict[tuple[int, str], dict[int, float]], run_ids: list[int]
+                 ) -> tuple[dict[tuple[int, str], dict[int, float]], str | None]:
+    """Each judge's scores as z-scores per dimension over the given units; dimensions where
+    some judge's scores do not vary are left out (named in the returned note)."""
+    by: dict[tuple[int, str], list[float]] = defaultdict(list)
+    for (_item, dim), v in units.items():
+        for r in run_ids:
+            by[(r, dim)].append(v[r])
+    stat = {k: (float(np.mean(v)), float(np.std(v))) for k, v in by.items()}
+    flat = sorted({dim for (r, dim), (_m, sd) in stat.items() if sd <= 1e-12})
+    out = {u: {r: (v[r] - stat[(r, u[1])][0]) / stat[(r, u[1])][1] for r in run_ids}
+           for u, v in units.items() if u[1] not in flat}
+    note = (f"left out of the standardised α: {', '.join(flat)} (a judge gave every item "
+            "the same score there)") if flat else None
+    return out, note
+
+
 def judge_agreement(db: sqlite_utils.Database, task: str, n_boot: int = N_BOOT,
                     seed: int = 0) -> dict[str, Any]:
     """Per method, the agreement across judges on the items their runs share (see the module
@@ -144,6 +169,8 @@ def judge_agreement(db: sqlite_utils.Database, task: str, n_boot: int = N_BOOT,
         units, where = _score_units(db, pick["runs"])
         group_of = {i: g for i, (g, _) in where.items()}
         res = alpha_interval(units, group_of, run_ids, n_boot, seed)
+        z_units, z_note = standardised(units, run_ids)
+        res_z = alpha_interval(z_units, group_of, run_ids, n_boot, seed)
         dims: dict[str, list[dict[int, float]]] = defaultdict(list)
         for (_item, dim), v in units.items():
             dims[dim].append(v)
@@ -156,6 +183,9 @@ def judge_agreement(db: sqlite_utils.Database, task: str, n_boot: int = N_BOOT,
                "n_items": len(where), "n_groups": len({g for g, _ in where.values()}),
                "n_systems": len({s for _, s in where.values()}), "n_units": len(units),
                "alpha": _none(res["alpha"]), "ci": res["ci"], "reason": res["reason"],
+               "alpha_z": _none(res_z["alpha"]), "ci_z": res_z["ci"],
+               "reason_z": z_note if res_z["alpha"] is None and z_note else res_z["reason"],
+               "z_note": z_note, "n_units_z": len(z_units),
                "per_dimension": per_dim, "binary": bool(m and m.binary)}
         if m and m.binary:
             ag = agreement(db, run_ids, item_pks=set(where))
