@@ -88,10 +88,12 @@ def bootstrap_ci(df: pd.DataFrame, level: str, method: str, n_boot: int = 200,
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(groups), (n_boot, len(groups)))
     vals: list[float] = []
+    # one pass over the frame (not a comparison of every row per group): the same parts
+    rows_of = df.groupby("group", sort=False).indices
     if level == "sample_level":
         per = []
         for g in groups:
-            part = df[df["group"] == g]
+            part = df.iloc[rows_of[g]]
             per.append(corr(part["metric"], part["human"], method))
         per_a = np.array(per)
         for pick in picks:
@@ -100,11 +102,11 @@ def bootstrap_ci(df: pd.DataFrame, level: str, method: str, n_boot: int = 200,
             if len(v):
                 vals.append(float(v.mean()))
     else:
-        parts = [df[df["group"] == g] for g in groups]
-        xs = [p["metric"].to_numpy(float) for p in parts]
-        ys = [p["human"].to_numpy(float) for p in parts]
+        metric, human = df["metric"].to_numpy(float), df["human"].to_numpy(float)
+        xs = [metric[rows_of[g]] for g in groups]
+        ys = [human[rows_of[g]] for g in groups]
         codes, _ = pd.factorize(df["system"])
-        sys_by = [codes[(df["group"] == g).to_numpy()] for g in groups]
+        sys_by = [codes[rows_of[g]] for g in groups]
         n_sys = int(codes.max()) + 1 if len(codes) else 0
         for pick in picks:
             x = np.concatenate([xs[i] for i in pick])
