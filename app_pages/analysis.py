@@ -21,6 +21,7 @@ from checkeval_core.runs.selection import default_runs
 from checkeval_core.store import db_path
 from studio_ui.analysis_ui import (
     agreement_section,
+    cached_judge_agreement,
     cached_page_data,
     diagnostics_section,
     humans_section,
@@ -80,7 +81,8 @@ if not chosen and not chosen_metrics:
 agg = None if agg == "(run default)" else agg
 report = cached_page_data(db_path(db), task, tuple(chosen), tuple(chosen_metrics), agg,
                           use_ensemble, ens_mode, 100, shared, scores_stamp(db))
-view = analysis_page(db, task, chosen, chosen_metrics, agg, level, coef, report=report)
+view = analysis_page(db, task, chosen, chosen_metrics, agg, level, coef, report=report,
+                     judges=cached_judge_agreement(db_path(db), task, scores_stamp(db)))
 cols, per_run, dims = view["columns"], view["report"]["runs"], view["dimensions"]
 health_box(db, chosen, "analysis", agg, labels=labels)  # above every chart it undermines
 st.subheader("Correlation with human scores")

@@ -15,6 +15,7 @@ import streamlit as st
 
 from checkeval_core.analysis.analysis_view import page_data
 from checkeval_core.analysis.external import MetricFileError, import_metric
+from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.checklists.review import send_to_review, undo_send_to_review
 from checkeval_core.store import open_db
 from studio_ui.tables import order, table_config
@@ -36,6 +37,13 @@ def cached_page_data(db_file: str, *args: Any) -> dict[str, Any]:
     """``analysis_view.page_data(db, *args)``, cached across reruns and sessions (it opens the
     database file itself); the last argument is the cache stamp (``report.scores_stamp``)."""
     return page_data(open_db(db_file), *args[:-1])
+
+
+@st.cache_data(ttl=600, show_spinner="Comparing judges per method…")
+def cached_judge_agreement(db_file: str, task: str, stamp: str) -> dict[str, Any]:
+    """``judge_agreement(db, task)``: it reads every run of the task, not the selection, so
+    it is cached on the task and the scores' stamp only (a new selection does not redo it)."""
+    return judge_agreement(open_db(db_file), task)
 
 
 def agreement_section(ag: dict[str, Any], cols: dict[str, Any]) -> None:

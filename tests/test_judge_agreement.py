@@ -180,3 +180,25 @@ def test_interval_alpha_equals_the_krippendorff_package_and_scales_to_continuous
     near = np.vstack([base, base + rng.normal(0, 0.01, 8000)])
     assert krippendorff_alpha(near, "interval") > 0.99
     assert math.isnan(krippendorff_alpha([[1.0, 1.0], [1.0, 1.0]], "interval"))
+
+
+def test_yes_no_alpha_counted_in_sql_equals_the_agreement_section(db, task):
+    import random
+
+    from checkeval_core.analysis.report import agreement
+
+    tid, vid = task
+    a = _run(db, tid, vid, "fake", "rocketeval", "mean_p_yes", [0.2, 0.5, 0.8])
+    b = _run(db, tid, vid, "fake:other", "rocketeval", "mean_p_yes", [0.3, 0.5, 0.7])
+    q = db.execute("SELECT id FROM question WHERE task_id = ?", [tid]).fetchone()[0]
+    rnd = random.Random(3)
+    for pk, in db.execute("SELECT id FROM item WHERE task_id = ?", [tid]).fetchall():
+        for rid in (a, b):
+            db.execute("INSERT INTO answer (run_id, item_id, question_id, dimension, verdict, "
+                       "created_at) VALUES (?, ?, ?, 'coherence', ?, ?)",
+                       [rid, pk, q, rnd.choice(["yes", "no", "yes", "invalid"]), now_iso()])
+    row = {r["method"]: r for r in judge_agreement(db, "ja", n_boot=50)["rows"]}["rocketeval"]
+    expected = agreement(db, [a, b])["krippendorff_alpha"]
+    assert not math.isnan(expected)
+    assert row["alpha_yes_no"] == pytest.approx(expected, abs=1e-12)
+    assert row["ci_yes_no"] is not None and row["reason_yes_no"] is None

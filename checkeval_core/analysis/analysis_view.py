@@ -95,12 +95,11 @@ def page_data(db: sqlite_utils.Database, task: str, run_ids: list[int] | tuple[i
               metrics: tuple[str, ...] | list[str] = (), aggregation: str | None = None,
               ensemble: bool = False, mode: str = "mean", n_boot: int = 100,
               shared: bool = True) -> dict[str, Any]:
-    """The expensive part of the page, which the page caches: :func:`page_report` of the
-    selected runs, and the agreement across judges per method over all the task's runs."""
-    report = page_report(db, task, list(run_ids), metrics, aggregation, ensemble, mode,
-                         n_boot=n_boot, shared=shared)
-    report["judge_agreement"] = judge_agreement(db, task)
-    return report
+    """The expensive part of the page that depends on the selection, which the page caches:
+    :func:`page_report` of the selected runs. (The agreement across judges per method reads
+    every run of the task: :func:`analysis_page` takes it as ``judges``.)"""
+    return page_report(db, task, list(run_ids), metrics, aggregation, ensemble, mode,
+                       n_boot=n_boot, shared=shared)
 
 
 def _judge_agreement(ja: dict[str, Any]) -> dict[str, Any]:
@@ -130,12 +129,14 @@ def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
                   metrics: tuple[str, ...] | list[str], aggregation: str | None,
                   level: str, coef: str, ensemble: bool = False, mode: str = "mean",
                   shared: bool = True, n_boot: int = 100,
-                  report: dict[str, Any] | None = None) -> dict[str, Any]:
+                  report: dict[str, Any] | None = None,
+                  judges: dict[str, Any] | None = None) -> dict[str, Any]:
     """Correlation table, chart and notes; agreement across judges; stability; significance;
     high/low split — for the selected runs and metrics, compared on the items they share
     (``shared``). ``report``: a :func:`~checkeval_core.analysis.report.page_report` already
     computed with these arguments (the page caches that expensive part and rebuilds the
-    figures on every run, as Streamlit needs for a chart's click selection to stick)."""
+    figures on every run, as Streamlit needs for a chart's click selection to stick);
+    ``judges``: :func:`judge_agreement` of the task, already computed (the page caches it)."""
     if report is None:
         report = page_data(db, task, list(run_ids), metrics, aggregation, ensemble, mode,
                            n_boot=n_boot, shared=shared)
@@ -162,8 +163,7 @@ def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
         "figure": None if chart_note else charts.correlation_bars(per_run, level, coef),
         "ensemble_notes": ensembles,
         "agreement": _agreement(report, labels),
-        "judge_agreement": _judge_agreement(report.get("judge_agreement")
-                                            or judge_agreement(db, task)),
+        "judge_agreement": _judge_agreement(judges or judge_agreement(db, task)),
         "stability": _stability(per_run, report, level, coef),
         "significance": significance_rows(sig) if sig else [],
         "quality": quality_rows(per_run),

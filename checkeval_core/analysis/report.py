@@ -391,11 +391,26 @@ def alpha_binary_ci(labels: dict[Any, dict[Any, str]], group_of: dict[Any, Any],
         acc[0] += y
         acc[1] += n
         acc[2] += y * n / (m - 1)
-    if len(per) < 2:
+    return binary_alpha_ci(np.array(list(per.values())), n_boot, seed)
+
+
+def binary_alpha(totals: np.ndarray) -> float:
+    """Krippendorff α (nominal, Yes/No) from summed ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` of
+    the pairable units: 1 − (n−1)·o_yn / (n_yes·n_no); NaN without both answers."""
+    ny, nn, o = (float(x) for x in totals)
+    if ny <= 0 or nn <= 0:
+        return math.nan
+    return 1 - (ny + nn - 1) * o / (ny * nn)
+
+
+def binary_alpha_ci(sums: np.ndarray, n_boot: int = AGREEMENT_BOOT, seed: int = 0
+                    ) -> dict[str, Any]:
+    """The group-bootstrap interval of :func:`alpha_binary_ci` from each group's summed
+    ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` (one row per group)."""
+    if len(sums) < 2:
         return {"ci": [math.nan, math.nan],
                 "reason": f"no interval: needs ≥ 2 groups (documents / contexts / queries) "
-                          f"(n={len(per)})"}
-    sums = np.array(list(per.values()))
+                          f"(n={len(sums)})"}
     rng = np.random.default_rng(seed)
     w = rng.multinomial(len(sums), [1 / len(sums)] * len(sums), size=n_boot)
     ny, nn, o = (w @ sums).T
