@@ -293,3 +293,18 @@ def test_bundle_version_whose_hash_differs_is_refused_and_a_bad_row_writes_no_ve
     del old["checklist"]  # an older bundle: the version must exist, as before
     with pytest.raises(NotFound, match="no checklist version"):
         import_bundle(other, old)
+
+
+def test_a_likert_bundle_keeps_its_weighted_score_in_p_yes(db):
+    """G-Eval's probability-weighted 1–5 score travels in the p_yes column: a bundle of a
+    Likert run imports (a Yes/No run's p(Yes) outside [0, 1] is still refused above)."""
+    load_demo_copy(db)
+    b = json.loads((Path(__file__).resolve().parent.parent / "data" / "demo_runs"
+                    / "summeval-embedded-geval.json").read_text(encoding="utf-8"))
+    assert b["method"] == "geval" and max(a["p_yes"] for a in b["answers"]) > 1
+    rid = import_bundle(db, b, name="geval.json")
+    got = db.execute("SELECT COUNT(*), MAX(p_yes) FROM answer WHERE run_id = ?", [rid]).fetchone()
+    assert got[0] == len(b["answers"]) and got[1] > 1
+    b["answers"][0]["p_yes"] = float("inf")
+    with pytest.raises(BundleError, match=r"answers\[0\]\.p_yes"):
+        import_bundle(db, b, name="geval-broken.json")

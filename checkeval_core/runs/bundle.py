@@ -149,6 +149,9 @@ def validate_bundle(bundle: Any) -> None:
         raise BundleError("bundle.answers: missing or not a list")
     if len(answers) > MAX_ANSWERS:
         raise BundleError(f"bundle.answers: {len(answers)} rows is more than {MAX_ANSWERS}")
+    # p(Yes) of a Yes/No method is a probability; a Likert method (G-Eval) keeps its
+    # probability-weighted 1–5 score in the same column
+    p_range = (0.0, 1.0) if METHODS[bundle["method"]].binary else (None, None)
     for n, a in enumerate(answers):
         where = f"answers[{n}]"
         if not isinstance(a, dict):
@@ -160,7 +163,7 @@ def validate_bundle(bundle: Any) -> None:
         if a["verdict"] not in _VERDICTS:
             raise BundleError(f"{where}.verdict: {_show(a['verdict'])} is not one of "
                               f"{', '.join(_VERDICTS)}")
-        _number(a.get("p_yes"), f"{where}.p_yes", 0.0, 1.0)
+        _number(a.get("p_yes"), f"{where}.p_yes", *p_range)
         _number(a.get("value"), f"{where}.value")
     units = bundle.get("seal_units", [])
     if not isinstance(units, list):
