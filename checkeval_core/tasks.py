@@ -31,9 +31,10 @@ def list_tasks(db: sqlite_utils.Database) -> list[dict[str, Any]]:
 def default_task(db: sqlite_utils.Database, prefer_kind: str | None = None,
                  with_human_scores: bool = False) -> str | None:
     """The task a page opens on when the user has not picked one: the first task of
-    ``prefer_kind`` if given and any, else the task of the most recent completed run (a demo
-    visitor lands on content; with ``with_human_scores``, only tasks that have human scores
-    count), else the first task by name; None without tasks."""
+    ``prefer_kind`` if given and any, else the task with the most completed runs, the most
+    recent run breaking ties (a demo visitor lands on the task with the most evidence; with
+    ``with_human_scores``, only tasks that have human scores count), else the first task by
+    name; None without tasks."""
     if prefer_kind:
         r = db.execute("SELECT name FROM task WHERE kind = ? ORDER BY name LIMIT 1",
                        [prefer_kind]).fetchone()
@@ -42,7 +43,8 @@ def default_task(db: sqlite_utils.Database, prefer_kind: str | None = None,
     scored = (" AND EXISTS (SELECT 1 FROM item i JOIN human_score h ON h.item_id = i.id "
               "WHERE i.task_id = t.id)") if with_human_scores else ""
     r = db.execute("SELECT t.name FROM run r JOIN task t ON t.id = r.task_id WHERE "
-                   f"r.status = 'completed'{scored} ORDER BY r.id DESC LIMIT 1").fetchone()
+                   f"r.status = 'completed'{scored} GROUP BY t.id ORDER BY COUNT(*) DESC, "
+                   "MAX(r.id) DESC LIMIT 1").fetchone()
     if r:
         return r[0]
     r = db.execute("SELECT name FROM task ORDER BY name LIMIT 1").fetchone()

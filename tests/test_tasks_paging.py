@@ -50,5 +50,10 @@ def test_default_task_prefers_content(db, tmp_path) -> None:
         db.execute("INSERT INTO run (id, task_id, judge_spec, method, status, created_at) "
                    "VALUES (?, (SELECT id FROM task WHERE name = ?), 'fake', 'rocketeval', "
                    "'completed', '')", [rid, name])
-    assert default_task(db) == "aaa"  # the latest completed run's task
+    assert default_task(db) == "aaa"  # one run each: the latest completed run's task
     assert default_task(db, with_human_scores=True) == "big"
+    db.execute("INSERT INTO run (id, task_id, judge_spec, method, status, created_at) VALUES "
+               "(3, (SELECT id FROM task WHERE name = 'big'), 'fake', 'geval', 'completed', '')")
+    db.execute("INSERT INTO run (id, task_id, judge_spec, method, status, created_at) VALUES "
+               "(4, (SELECT id FROM task WHERE name = 'aaa'), 'fake', 'geval', 'failed', '')")
+    assert default_task(db) == "big"  # the task with the most completed runs
