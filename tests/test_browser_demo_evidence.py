@@ -50,8 +50,10 @@ def test_demo_evidence_views_at_1440(app_server, shipped_demo, screen):
     assert screen.locator(".js-plotly-plot").first.locator(".errorbar").count() >= 8
     assert "bars have no error bar" not in screen.locator("body").inner_text()
     screen.get_by_text("Per method: do different judges agree?").scroll_into_view_if_needed()
-    for name in ("G-Eval (baseline) (v2)", "RocketEval (v2)"):
-        screen.locator(".js-plotly-plot .legendtext", has_text=name).first.wait_for()
+    for name in ("G-Eval (baseline) (v2)", "RocketEval (v2)"):  # the methods on the x axis
+        screen.locator(".js-plotly-plot .xtick text", has_text=name).first.wait_for()
+    screen.locator(".js-plotly-plot .legendtext",
+                   has_text="α on each judge's standardised scores").first.wait_for()
     screen.wait_for_timeout(800)
     screen.screenshot(path="/tmp/demo-analysis-judges-1440.png")
 
