@@ -149,7 +149,10 @@ def _across_judges(db, task: str | None, bootstrap: int, as_json: bool) -> None:
     for r in out["rows"]:
         ci = f"[{r['ci'][0]:.2f}, {r['ci'][1]:.2f}]" if r["ci"] else r["reason"]
         a = "undefined" if r["alpha"] is None else f"{r['alpha']:.3f}"
-        typer.echo(f"{r['method']:>12}  α(scores) = {a} {ci}  — {len(r['judges'])} judges "
+        z = "undefined" if r["alpha_z"] is None else f"{r['alpha_z']:.3f}"
+        zci = f"[{r['ci_z'][0]:.2f}, {r['ci_z'][1]:.2f}]" if r["ci_z"] else r["reason_z"]
+        typer.echo(f"{r['method']:>12}  α(scores) = {a} {ci}; α(standardised) = {z} {zci}"
+                   f"  — {len(r['judges'])} judges "
                    f"({', '.join(r['judges'])}), v{r['version']}, {r['n_items']} items, "
                    f"{r['n_groups']} groups, {r['n_systems']} systems")
     for m, why in out["missing"].items():
