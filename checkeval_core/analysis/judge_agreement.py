@@ -191,7 +191,8 @@ def judge_agreement(db: sqlite_utils.Database, task: str, n_boot: int = N_BOOT,
     """Per method, the agreement across judges on the items their runs share (see the module
     docstring). ``{"rows": [...], "missing": {method: reason}, "note": sentence or None}``;
     each row: method, label, version, runs, judges, n_items, n_groups, n_systems, n_units,
-    alpha, ci, reason, per_dimension {dim: {alpha, n_items}}, and for Yes/No methods
+    alpha, ci, reason, alpha_z, ci_z, reason_z, z_note, n_units_z (the same on standardised
+    scores), per_dimension {dim: {alpha, n_items}}, binary, and for Yes/No methods
     alpha_yes_no, ci_yes_no, reason_yes_no."""
     tid = task_id(db, task)
     chosen, missing = pick_runs(_candidates(db, tid))
