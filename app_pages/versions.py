@@ -94,12 +94,14 @@ dims = sorted({r["dimension"] for r in rep["rows"] if r["evidence"] == evidence}
 dim = c3.selectbox("Dimension", dims, key="vs_dim")
 
 st.subheader("Agreement over versions")
-st.plotly_chart(history_chart(rep, part, evidence, dim), use_container_width=True,
+primary = not st.checkbox("Every aggregation of each run (default: each run's own)",
+                          key="vs_all_aggs")
+st.plotly_chart(history_chart(rep, part, evidence, dim, primary), use_container_width=True,
                 key="vs_chart")
 st.caption("Hollow grey points have no interval: they rest on too few groups to mean much "
            "on their own (hover for the reason). Each point is the newest completed run of "
            "that version.")
-all_rows = table_rows(rep, part)
+all_rows = table_rows(rep, part, primary)
 rows = [r for r in all_rows if r["evidence"] == EVIDENCE_NAMES[evidence]
         and r["dimension"] == dim]
 st.dataframe(pd.DataFrame(rows).drop(columns=["evidence", "dimension"], errors="ignore"),

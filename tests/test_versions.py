@@ -260,3 +260,19 @@ def test_paired_ratio_ci_hand_computed():
     one = V.paired_ratio_ci(ha[ha["group"] == "x"], hb, 100, 0)
     assert one["delta_common"] == pytest.approx(0.5) and "needs ≥ 2 shared groups" in one[
         "ci_reason"]
+
+
+def test_each_runs_own_aggregation_by_default_on_the_page(db):
+    """A run scored under two aggregations gives two series; the page's default keeps only
+    the aggregation the run was started with."""
+    _tid, r1, _r2, _q = build(db)
+    db.execute("INSERT INTO score (run_id, item_id, dimension, aggregation, value) SELECT "
+               "run_id, item_id, dimension, 'mean_p_yes', 1 - value FROM score WHERE run_id = ?",
+               [r1])
+    rep = V.versions_report(db, "vt", n_boot=20)
+    aggs = {(r["version"], r["aggregation"], r["primary"]) for r in V.latest_rows(rep)}
+    assert {(1, "share_yes", True), (1, "mean_p_yes", False)} <= aggs
+    assert {r["aggregation"] for r in V.latest_rows(rep, primary_only=True)
+            if r["version"] == 1} == {"share_yes"}
+    assert {r["aggregation"] for r in V.table_rows(rep, "all", primary_only=True)} \
+        == {"share_yes"}

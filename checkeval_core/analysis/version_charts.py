@@ -24,14 +24,15 @@ def _num(x: Any) -> float | None:
 
 
 def history_chart(report: dict[str, Any], part: str, evidence: str,
-                  dimension: str) -> go.Figure:
-    """Agreement per version on ``part`` for one evidence kind and dimension.
+                  dimension: str, primary_only: bool = False) -> go.Figure:
+    """Agreement per version on ``part`` for one evidence kind and dimension (with
+    ``primary_only``, each run's own aggregation only).
 
     Each point's ``customdata`` is ``[N text, interval or reason, run id]``."""
     fig = go.Figure()
     by: dict[str, list[dict[str, Any]]] = {}
     statistic = ""
-    for r in latest_rows(report):
+    for r in latest_rows(report, primary_only):
         if r["evidence"] == evidence and r["dimension"] == dimension and part in r["parts"]:
             by.setdefault(series_key(r), []).append(r)
             statistic = r["statistic"]

@@ -45,6 +45,7 @@ from checkeval_core.analysis.rankings import (
 )
 from checkeval_core.analysis.split import check_which, filter_frame, get_split, members
 from checkeval_core.checklists.versions import diff_versions, list_versions
+from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.store import rows, task_id
 
 NAN = float("nan")
@@ -356,9 +357,10 @@ def versions_report(db: sqlite_utils.Database, task: str, split: str | None = No
                 found += _preference_rows(db, run, sc, agg, parts, tie_margin, n_boot, seed)
             if "reference_ratings" in kinds:
                 found += _rating_rows(db, run, sc, agg, parts, coef, n_boot, seed)
-            out["rows"] += [{**base, "aggregation": agg, **r} for r in found]
+            out["rows"] += [{**base, "aggregation": agg,
+                             "primary": agg == primary_aggregation(run), **r} for r in found]
         if "annotations" in kinds:
-            out["rows"] += [{**base, "aggregation": "answers", **r}
+            out["rows"] += [{**base, "aggregation": "answers", "primary": True, **r}
                             for r in _annotation_rows(db, run, parts, n_boot, seed)]
     if not out["rows"]:
         out["reason"] = ("no run of a frozen version scored an item that has human evidence "
@@ -371,10 +373,13 @@ def series_key(row: dict[str, Any]) -> str:
     return f"{row['judge']} · {row['method']} · {row['aggregation']}"
 
 
-def latest_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per version × series × evidence × dimension: the newest run's."""
+def latest_rows(report: dict[str, Any], primary_only: bool = False) -> list[dict[str, Any]]:
+    """One row per version × series × evidence × dimension: the newest run's; with
+    ``primary_only`` only each run's own (primary) aggregation."""
     seen, out = set(), []
     for r in sorted(report["rows"], key=lambda r: -r["run"]):
+        if primary_only and not r.get("primary", True):
+            continue
         k = (r["version"], series_key(r), r["evidence"], r["dimension"])
         if k not in seen:
             seen.add(k)
@@ -383,10 +388,11 @@ def latest_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
                                       r["version"]))
 
 
-def table_rows(report: dict[str, Any], part: str) -> list[dict[str, Any]]:
+def table_rows(report: dict[str, Any], part: str, primary_only: bool = False
+               ) -> list[dict[str, Any]]:
     """Display rows of one part: each value with its N and interval, or why it has none."""
     out = []
-    for r in latest_rows(report):
+    for r in latest_rows(report, primary_only):
         f = r["parts"].get(part)
         if f is None:
             continue
