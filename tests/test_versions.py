@@ -276,3 +276,12 @@ def test_each_runs_own_aggregation_by_default_on_the_page(db):
             if r["version"] == 1} == {"share_yes"}
     assert {r["aggregation"] for r in V.table_rows(rep, "all", primary_only=True)} \
         == {"share_yes"}
+
+
+def test_a_single_series_keeps_its_legend(db):
+    from checkeval_core.analysis.version_charts import history_chart
+
+    build(db)
+    fig = history_chart(V.versions_report(db, "vt", n_boot=20), "all", "human_scores",
+                        "coherence", primary_only=True)
+    assert len({t.name for t in fig.data if t.name}) == 1 and fig.layout.showlegend is True

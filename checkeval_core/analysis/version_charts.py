@@ -73,5 +73,6 @@ def history_chart(report: dict[str, Any], part: str, evidence: str,
                "categoryarray": [f"v{v['version']}" for v in report.get("versions", [])]},
         yaxis={"title": statistic or EVIDENCE_NAMES.get(evidence, evidence),
                "range": [-1.05, 1.05] if bounded else [-0.02, 1.02]},
-        legend_title="judge · method · aggregation", margin={"t": 40, "b": 40}, height=380)
+        legend_title="judge · method · aggregation", margin={"t": 40, "b": 40}, height=380,
+        showlegend=True)  # plotly hides the legend of a single series: it names the run
     return fig
