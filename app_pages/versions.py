@@ -40,8 +40,9 @@ sp = get_split(db, task)
 with st.expander(f"Dev / held-out split — {'set' if sp['defined'] else 'none'}",
                  expanded=not sp["defined"]):
     if sp["defined"]:
-        st.write(f"{len(sp['dev'])} dev and {len(sp['heldout'])} held-out groups (seed "
-                 f"{sp['seed']}, held-out share {sp['heldout_share']:g})"
+        st.write(f"{len(sp['dev'])} dev and {len(sp['heldout'])} held-out groups ("
+                 + ("named one by one" if sp["explicit"] else f"seed {sp['seed']}")
+                 + f", held-out share {sp['heldout_share']:.2g})"
                  + (f"; systems: {len(sp['systems']['dev'])} dev, "
                     f"{len(sp['systems']['heldout'])} held-out" if sp["systems"] else "")
                  + (f"; {len(sp['unassigned'])} group(s) imported since are in neither part "
@@ -50,9 +51,10 @@ with st.expander(f"Dev / held-out split — {'set' if sp['defined'] else 'none'}
         st.write(f"No split: every figure reads all {sp['n_groups']} groups. Anything chosen "
                  "on the same groups it is reported on looks better than it is.")
     c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
-    share = c1.slider("Held-out share", 0.1, 0.9, float(sp["heldout_share"] or 0.5), 0.05,
+    share = c1.slider("Held-out share", 0.1, 0.9, min(0.9, max(0.1, round(float(sp["heldout_share"] or 0.5) * 20) / 20)), 0.05,
                       key="vs_share")
-    seed = int(c2.number_input("Seed", 0, 10**6, int(sp["seed"] or 0), key="vs_seed"))
+    seed = int(c2.number_input("Seed", 0, 10**6, max(0, int(sp["seed"] or 0)),
+                                 key="vs_seed"))
     if c3.button("Set split", key="vs_set"):
         st.session_state["vs_confirm"] = "set"
     if sp["defined"] and c4.button("Clear split", key="vs_clear"):

@@ -57,6 +57,20 @@ def test_split_is_set_and_cleared_only_after_confirm(db):
     assert not at.exception and S.get_split(db, "vt")["defined"] is False
 
 
+def test_a_split_named_group_by_group_shows_as_such(db):
+    """A benchmark's fixed halves (``bench heldout``) are stored without a seed: the page
+    says so and its seed and share controls still open."""
+    build(db)
+    groups = sorted(S.get_split(db, "vt")["unassigned"])
+    S.set_explicit_split(db, "vt", groups[:1])
+    at = open_app_page("app_pages/versions.py")
+    assert not at.exception, at.exception
+    assert any("3 dev and 1 held-out groups (named one by one, held-out share 0.25)" in m.value
+               for m in at.markdown)
+    assert at.number_input(key="vs_seed").value == 0
+    assert at.slider(key="vs_share").value == pytest.approx(0.25)
+
+
 def test_empty_states_say_why(db):
     from checkeval_core.datasets import import_file
 

@@ -193,9 +193,9 @@ def test_new_questions_are_costed_before_they_are_asked(db):
     assert P.to_review(db, out)["added"] == []  # not added twice
 
 
-def test_preferences_evidence_pair_accuracy_on_dev_pairs_only(db):
-    """Pairwise votes (the better human score wins) as the evidence: the kept question orders
-    every pair right (accuracy 1 on both parts); the pair counts are those of each part."""
+def _with_votes(db):
+    """The tiny task with a vote for the better human score in every pair of a document, split
+    by document; returns (run id, question ids, split)."""
     from checkeval_core.annotation.preferences import import_preferences
 
     rid, qid = build(db)
@@ -204,7 +204,13 @@ def test_preferences_evidence_pair_accuracy_on_dev_pairs_only(db):
             for g, hs in HUMAN.items() for a in range(4) for b in range(a + 1, 4)]
     import_preferences(db, "pt", data="\n".join(json.dumps(r) for r in recs).encode(),
                        filename="prefs.jsonl")
-    sp = S.set_split(db, "pt", 0.5, seed=0, by_system=False)
+    return rid, qid, S.set_split(db, "pt", 0.5, seed=0, by_system=False)
+
+
+def test_preferences_evidence_pair_accuracy_on_dev_pairs_only(db):
+    """Pairwise votes (the better human score wins) as the evidence: the kept question orders
+    every pair right (accuracy 1 on both parts); the pair counts are those of each part."""
+    rid, qid, sp = _with_votes(db)
     out = P.propose(db, [rid], evidence="preferences", n_boot=50, tie_margin=0.05)
     assert out["evidence"] == "preferences" and out["weights"] is None
     assert qid["good"] in [q["id"] for q in out["kept"]]
@@ -217,6 +223,23 @@ def test_preferences_evidence_pair_accuracy_on_dev_pairs_only(db):
     assert out["heldout"]["after"] == pytest.approx(5 / 6)
     with pytest.raises(P.ProposalError, match="--evidence"):
         P.propose(db, [rid], evidence="votes")
+
+
+def test_weights_from_pairwise_votes_hand_computed(db):
+    """Votes as the evidence: NNLS of the vote (±1) on the two answers' difference. With one
+    question the fit is max(0, x·y / (x·x + λ)); a question against the votes gets 0."""
+    rid, qid, sp = _with_votes(db)
+    ev = P.load_evidence(db, [rid], "preferences")
+    cols = [next(k for k, q in enumerate(ev.questions) if q["id"] == qid[n])
+            for n in ("good", "anti")]
+    w, why = P.fit_weights(ev, np.ones(len(ev.questions), bool))
+    assert why is None and w[cols[1]] == 0 and w[cols[0]] > 0
+    only = np.zeros(len(ev.questions), bool)
+    only[cols[0]] = True
+    w1, _ = P.fit_weights(ev, only)
+    d = [abs(HUMAN[g][a] - HUMAN[g][b]) / 10 for g in sp["dev"] for a in range(4)
+         for b in range(a + 1, 4)]
+    assert w1[cols[0]] == pytest.approx(sum(d) / (sum(x * x for x in d) + 0.1 * len(d)))
 
 
 def test_ranking_setting_on_the_alpacaeval_demo_per_query_checklists(db, monkeypatch):
@@ -235,7 +258,18 @@ def test_ranking_setting_on_the_alpacaeval_demo_per_query_checklists(db, monkeyp
     sp = S.set_split(db, TASK, 0.5, seed=0)
     out = P.propose(db, [rid], weights=True, n_boot=50)
     assert out["setting"].startswith("ranking") and out["evidence"] == "reference_ratings"
-    assert out["weights"] is None and "per-query" in out["weights_reason"]
+    # per-query weights, fitted on the dev systems' answers to each query (RocketEval's
+    # per-query predictor): non-negative, one per kept question
+    assert out["weights"] is not None and out["weights_reason"] is None
+    assert set(out["weights"]) == {str(q["id"]) for q in out["kept"]}
+    assert min(out["weights"].values()) >= 0 and max(out["weights"].values()) > 0
+    # held-out systems' ratings never reach the weights nor the selection
+    held = sp["systems"]["heldout"]
+    db.execute(f"UPDATE system_rating SET rating = 3000 - rating WHERE system_id IN "
+               f"({','.join('?' * len(held))})", held)
+    again = P.propose(db, [rid], weights=True, n_boot=50)
+    assert again["weights"] == out["weights"] and again["kept"] == out["kept"]
+    assert again["dev"]["after"] == pytest.approx(out["dev"]["after"])
     assert out["dev"]["n_systems"] == len(sp["systems"]["dev"]) == 6
     assert out["heldout"]["n_systems"] == len(sp["systems"]["heldout"]) == 6
     assert out["heldout"]["n_groups"] == 8 and out["heldout"]["n_items"] == 48

@@ -14,7 +14,10 @@ systems and the split is by system), where a part is its *systems* on every quer
 questions are chosen on the dev systems' answers, labelled with those systems' ratings
 (list-level labels, RocketEval's supervised idea), and the ranking of the held-out systems is
 reported. Per-query questions are only answered on their own query, so choosing them needs the
-same queries on both sides; no held-out system's answer or rating is read while choosing.
+same queries on both sides; no held-out system's answer or rating is read while choosing. One
+question asked with the same text of several queries (a ``"*"`` row of a per-query checklist,
+RocketEval's fixed list) is one question (:func:`shared_columns`): chosen on dev queries, it
+applies to held-out queries too.
 
 **Evidence** (first one the task has, or ``evidence=``): ``human_scores`` — mean over
 dimensions of the sample-level (per group) Spearman of the score with the human score;
@@ -40,8 +43,12 @@ values (p(Yes) when stored, else 1/0 from the verdict; invalid answers left out)
 
 **Weights** (optional): non-negative ridge per dimension on dev items — NNLS on the within-group
 centred answers stacked over ``sqrt(λ)·I`` (λ = :data:`RIDGE` × items), target the human score
-or the system's rating centred within its group. Weights need questions shared by the groups
-(not per-query lists) and human scores or ratings; otherwise null with the reason.
+or the system's rating centred within its group; from pairwise votes, NNLS of the vote (±1) on
+the two answers' difference per question over dev pairs. In the ranking setting per-query questions
+get weights per query, fitted on the dev systems' answers to that query (RocketEval's per-query
+supervised predictor, labels: the systems' ratings). Otherwise weights need questions shared by
+the groups (a held-out query has no dev answer to fit its own on) and human scores or ratings;
+without them, null with the reason.
 
 **New questions** (only when asked): where the kept questions order a dev pair of answers
 against the evidence (largest label gap first), a judge is shown the better- and worse-rated
@@ -149,6 +156,31 @@ def _runs(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]
     return out
 
 
+def shared_columns(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One column per question, except that per-query copies of one question — the same text
+    and dimension asked of two or more queries (a ``"*"`` row, RocketEval's fixed list) — are
+    one column: each item answers only its own query's copy, so the copies never collide, and
+    a choice made on dev queries then applies to held-out queries too. A column keeps the
+    first copy's id in ``id`` and every copy's in ``ids``; a shared column's ``group_id`` is
+    ``""``. Order: by first id."""
+    by_key: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for q in questions:
+        if q["group_id"]:
+            by_key[(q["dimension"], q["text"])].append(q)
+    shared = {k: v for k, v in by_key.items() if len({q["group_id"] for q in v}) > 1}
+    out, seen = [], set()
+    for q in sorted(questions, key=lambda q: q["id"]):
+        key = (q["dimension"], q["text"])
+        if q["group_id"] and key in shared:
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append({**q, "group_id": "", "ids": [c["id"] for c in shared[key]]})
+        else:
+            out.append({**q, "ids": [q["id"]]})
+    return out
+
+
 def load_evidence(db: sqlite_utils.Database, run_ids: list[int],
                   evidence: str | None = None) -> Evidence:
     """Read the runs' answers and the task's evidence; refuse a task without a split."""
@@ -197,8 +229,12 @@ def load_evidence(db: sqlite_utils.Database, run_ids: list[int],
     items["dev"] = [part(g, s, "dev") for g, s in zip(items["group"], items["system"])]
     items["heldout"] = [part(g, s, "heldout") for g, s in zip(items["group"], items["system"])]
     row = {pk: k for k, pk in enumerate(items["item_pk"])}
-    col = {q: k for k, q in enumerate(qids)}
-    S = np.zeros((len(items), len(qids)))
+    cols = shared_columns([{"id": q, "text": qrows.get(q, {}).get("text", f"#{q}"),
+                            "dimension": qrows.get(q, {}).get("dimension") or "overall",
+                            "group_id": qrows.get(q, {}).get("group_id") or "",
+                            "sub": qrows.get(q, {}).get("sub") or ""} for q in qids])
+    col = {q: k for k, c in enumerate(cols) for q in c["ids"]}
+    S = np.zeros((len(items), len(cols)))
     answered = np.zeros_like(S)
     invalid = np.zeros_like(S)
     verdicts: dict[tuple[int, int], set[str]] = defaultdict(set)
@@ -214,11 +250,7 @@ def load_evidence(db: sqlite_utils.Database, run_ids: list[int],
     valid = answered - invalid
     with np.errstate(invalid="ignore", divide="ignore"):
         V = np.where(valid > 0, S / np.maximum(valid, 1), NAN)
-    qs = [{"id": q, "text": qrows.get(q, {}).get("text", f"#{q}"),
-           "dimension": qrows.get(q, {}).get("dimension") or "overall",
-           "group_id": qrows.get(q, {}).get("group_id") or "",
-           "sub": qrows.get(q, {}).get("sub") or ""} for q in qids]
-    ev = Evidence(task, runs[0]["version"] or 0, ids, kind, ranking, items, qs, V, answered,
+    ev = Evidence(task, runs[0]["version"] or 0, ids, kind, ranking, items, cols, V, answered,
                   invalid, verdicts, methods=sorted({r["method"] for r in runs}))
     if kind == "human_scores":
         for r in db.execute(f"SELECT h.item_id, h.dimension, h.value FROM human_score h WHERE "
@@ -363,7 +395,7 @@ def _stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray) -> Stat:
                                     "in this part")
 
 
-def _figures(ev: Evidence, before: dict[str, np.ndarray], after: dict[str, np.ndarray],
+def part_figures(ev: Evidence, before: dict[str, np.ndarray], after: dict[str, np.ndarray],
              mask: np.ndarray, n_boot: int, seed: int) -> dict[str, Any]:
     """``{before, after, delta, n_items, n_groups, n_systems, ci: {before, after, delta},
     ci_reason, reason}`` of one part (the paired interval resamples the same groups)."""
@@ -542,21 +574,25 @@ class _FastHuman:
 
 def fit_weights(ev: Evidence, keep: np.ndarray, penalty: float = RIDGE
                 ) -> tuple[np.ndarray | None, str | None]:
-    """Non-negative ridge weights of the kept questions on dev items (see the module doc)."""
-    if any(q["group_id"] for q in ev.questions):
-        return None, "no weights: per-query questions are each answered on one query only"
+    """Non-negative ridge weights of the kept questions on dev items (see the module doc):
+    per dimension, and per query for per-query questions in the ranking setting (RocketEval's
+    per-query predictor: the dev systems' answers to that query, labelled with their rating)."""
+    per_query = any(q["group_id"] for q in ev.questions)
+    if per_query and not ev.ranking:
+        return None, ("no weights: per-query questions are each answered on one query only, "
+                      "so a held-out query has no dev answer to fit its weights on")
     if ev.kind == "preferences":
-        return None, "no weights: pairwise votes give no per-answer label to fit on"
+        return _pair_weights(ev, keep, penalty)
     dev = ev.items["dev"].to_numpy(bool)
     groups = ev.items["group"].to_numpy()
     w = np.zeros(len(ev.questions))
-    for dim in dict.fromkeys(q["dimension"] for q in ev.questions):
-        cols = np.where(keep & np.array([q["dimension"] == dim for q in ev.questions]))[0]
+    for dim, gid in dict.fromkeys(_unit(q) for q in ev.questions):
+        cols = np.where(keep & np.array([_unit(q) == (dim, gid) for q in ev.questions]))[0]
         if ev.kind == "human_scores":
             y = ev.human.get(dim, np.full(len(dev), NAN))
         else:
             y = ev.items["system"].map(ev.ratings).to_numpy(float)
-        ok = dev & ~np.isnan(y)
+        ok = dev & ~np.isnan(y) & ((groups == gid) if gid else True)
         if ok.sum() < 3 or not len(cols):
             w[cols] = 1.0
             continue
@@ -578,10 +614,34 @@ def fit_weights(ev: Evidence, keep: np.ndarray, penalty: float = RIDGE
     return w, None
 
 
+def _pair_weights(ev: Evidence, keep: np.ndarray, penalty: float
+                  ) -> tuple[np.ndarray | None, str | None]:
+    """Weights from pairwise votes: NNLS of the vote (+1: the first answer won, −1: the
+    second) on the difference of the two answers' values per kept question, over the dev
+    pairs, stacked over ``sqrt(λ)·I`` (λ = ``penalty`` × pairs); a missing value counts as no
+    difference. All zero: equal weights."""
+    pairs = ev.pairs if ev.pairs is not None else pd.DataFrame(columns=["a", "b", "winner"])
+    dev = ev.items["dev"].to_numpy(bool)
+    p = pairs[[bool(dev[a] and dev[b]) for a, b in zip(pairs["a"], pairs["b"])]]
+    cols = np.where(keep)[0]
+    if len(p) < 3:
+        return None, f"no weights: {len(p)} decisive dev pair(s), fewer than 3 to fit on"
+    V = ev.V[:, cols]
+    X = np.nan_to_num(V[p["a"].to_numpy(int)] - V[p["b"].to_numpy(int)])
+    y = np.where(p["winner"].to_numpy() == "a", 1.0, -1.0)
+    lam = penalty * len(y)
+    coef, _ = nnls(np.vstack([X, math.sqrt(lam) * np.eye(len(cols))]),
+                   np.concatenate([y, np.zeros(len(cols))]))
+    w = np.zeros(len(ev.questions))
+    w[cols] = coef if coef.sum() > 0 else 1.0
+    return w, None
+
+
 def _qout(ev: Evidence, k: int) -> dict[str, Any]:
     q = ev.questions[k]
     return {"id": q["id"], "text": q["text"], "dimension": q["dimension"],
-            **({"group_id": q["group_id"]} if q["group_id"] else {})}
+            **({"group_id": q["group_id"]} if q["group_id"] else {}),
+            **({"ids": q["ids"]} if len(q.get("ids", ())) > 1 else {})}
 
 
 def propose(db: sqlite_utils.Database, run_ids: list[int], evidence: str | None = None,
@@ -593,7 +653,7 @@ def propose(db: sqlite_utils.Database, run_ids: list[int], evidence: str | None 
 
     ``kept`` / ``dropped[*].question``: ``{"id", "text", "dimension"[, "group_id"]}``;
     ``dropped[*]``: also ``reason`` (the evidence) and ``rule``; ``weights``: ``{question
-    id: weight}`` or None; ``dev`` / ``heldout``: :func:`_figures`. ``new_questions > 0``
+    id: weight}`` or None; ``dev`` / ``heldout``: :func:`part_figures`. ``new_questions > 0``
     adds ``new_questions``: :func:`new_question_plan` (what they would cost), and with a
     ``judge`` also ``questions`` (:func:`generate_new_questions`) — nothing is asked without
     a judge."""
@@ -603,7 +663,7 @@ def propose(db: sqlite_utils.Database, run_ids: list[int], evidence: str | None 
     w, w_reason = (fit_weights(ev, keep) if weights else (None, "no weights asked for"))
     before = subset_scores(ev, np.ones(len(ev.questions), bool))
     after = subset_scores(ev, keep, w)
-    parts = {p: _figures(ev, before, after, ev.items[p].to_numpy(bool), n_boot, seed)
+    parts = {p: part_figures(ev, before, after, ev.items[p].to_numpy(bool), n_boot, seed)
              for p in ("dev", "heldout")}
     if weights and w is not None:
         parts["dev"]["note"] = "after: weights fitted on these dev items (in-sample)"
@@ -810,16 +870,18 @@ def to_review(db: sqlite_utils.Database, proposal: dict[str, Any]) -> dict[str, 
     queued, added, skipped = 0, [], []
     with transaction(db):
         for d in proposal["dropped"]:
-            q = db.execute("SELECT status, reason FROM question WHERE id = ? AND task_id = ?",
-                           [d["question"]["id"], tid]).fetchone()
             why = (PREFIX + d["reason"])[:500]
-            if q is None or q[0] == "rejected":
-                skipped.append(d["question"]["id"])
-                continue
-            if q[0] == "kept":
-                db.execute("UPDATE question SET status = 'proposed', reason = ? WHERE id = ?",
-                           [why, d["question"]["id"]])
-            queued += 1
+            # a question asked of every query is dropped from each query's copy
+            for qid in d["question"].get("ids") or [d["question"]["id"]]:
+                q = db.execute("SELECT status, reason FROM question WHERE id = ? AND "
+                               "task_id = ?", [qid, tid]).fetchone()
+                if q is None or q[0] == "rejected":
+                    skipped.append(qid)
+                    continue
+                if q[0] == "kept":
+                    db.execute("UPDATE question SET status = 'proposed', reason = ? WHERE "
+                               "id = ?", [why, qid])
+                queued += 1
         for nq in proposal.get("new_questions", {}).get("questions", []):
             if nq["problem"]:
                 continue

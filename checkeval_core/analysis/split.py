@@ -139,7 +139,7 @@ def members(db: sqlite_utils.Database, task: str
 
 
 def get_split(db: sqlite_utils.Database, task: str) -> dict[str, Any]:
-    """The task's split: ``{"task", "defined", "seed", "heldout_share", "by_system",
+    """The task's split: ``{"task", "defined", "seed", "explicit", "heldout_share", "by_system",
     "created_at", "updated_at", "dev", "heldout", "unassigned", "systems"}``.
 
     ``dev`` / ``heldout`` list group ids; ``unassigned`` the groups imported after the split
@@ -151,13 +151,15 @@ def get_split(db: sqlite_utils.Database, task: str) -> dict[str, Any]:
                    "task_split WHERE task_id = ?", [tid])
     all_groups = _task_groups(db, tid)
     if not cfg:
-        return {"task": task, "defined": False, "seed": None, "heldout_share": None,
+        return {"task": task, "defined": False, "seed": None, "explicit": False,
+                "heldout_share": None,
                 "by_system": False, "created_at": None, "updated_at": None, "dev": [],
                 "heldout": [], "unassigned": all_groups, "systems": None,
                 "n_groups": len(all_groups)}
     c = cfg[0]
     groups, systems = members(db, task)  # type: ignore[misc]
-    out = {"task": task, "defined": True, "seed": c["seed"], "heldout_share": c["heldout_share"],
+    out = {"task": task, "defined": True, "seed": c["seed"],
+           "explicit": c["seed"] == EXPLICIT_SEED, "heldout_share": c["heldout_share"],
            "by_system": bool(c["by_system"]), "created_at": c["created_at"],
            "updated_at": c["updated_at"], **parts_of(groups),
            "unassigned": [g for g in all_groups if g not in groups], "systems": None,
@@ -212,6 +214,57 @@ def set_split(db: sqlite_utils.Database, task: str, heldout_share: float = DEFAU
                 [(tid, "group", k, p) for k, p in g_new.items()]
                 + [(tid, "system", k, p) for k, p in s_new.items()])
     return {**get_split(db, task), "changed": changed}
+
+
+EXPLICIT_SEED = -1  # stored as the seed of a split given by name, not drawn from a hash
+
+
+def set_explicit_split(db: sqlite_utils.Database, task: str, heldout_groups: Iterable[str],
+                       heldout_systems: Iterable[str] | None = None) -> dict[str, Any]:
+    """Store a split given by name: ``heldout_groups`` held out and every other group dev; with
+    ``heldout_systems``, a split by system too (every other system dev). For a layout fixed in
+    advance — a benchmark's documents 1–16 vs 17–32, its train vs test models — that a hashed
+    split cannot reproduce. Stored with seed :data:`EXPLICIT_SEED` (``get_split`` reports
+    ``"explicit": True``), so a later :func:`set_split` makes a fresh hashed split. A key the
+    task does not have is refused, as is a part left empty (on a split by system, the groups
+    may all be dev: every query is then asked of both parts' systems). Returns
+    :func:`get_split`."""
+    tid = task_id(db, task)
+    groups = _task_groups(db, tid)
+    held_g = {str(g) for g in heldout_groups}
+    unknown = sorted(held_g - set(groups))
+    if unknown:
+        raise SplitError(f"task {task!r} has no group {unknown[0]!r}")
+    by_system = heldout_systems is not None
+    g_new = {g: "heldout" if g in held_g else "dev" for g in groups}
+    s_new: dict[str, str] = {}
+    if by_system:
+        systems = _task_systems(db, tid)
+        held_s = {str(s) for s in heldout_systems or ()}
+        unknown = sorted(held_s - set(systems))
+        if unknown:
+            raise SplitError(f"task {task!r} has no system {unknown[0]!r}")
+        s_new = {s: "heldout" if s in held_s else "dev" for s in systems}
+        parts = set(s_new.values())
+    else:
+        parts = set(g_new.values())
+    if parts != set(PARTS):
+        raise SplitError(f"task {task!r}: a split needs ≥ 1 {'system' if by_system else 'group'}"
+                         " in each part")
+    share = sum(p == "heldout" for p in (s_new or g_new).values()) / len(s_new or g_new)
+    now = now_iso()
+    with transaction(db):
+        db.execute("DELETE FROM task_split_member WHERE task_id = ?", [tid])
+        db.execute("INSERT INTO task_split (task_id, seed, heldout_share, by_system, created_at, "
+                   "updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
+                   "seed = excluded.seed, heldout_share = excluded.heldout_share, by_system = "
+                   "excluded.by_system, created_at = excluded.created_at, updated_at = "
+                   "excluded.updated_at", [tid, EXPLICIT_SEED, share, int(by_system), now, now])
+        db.conn.executemany(
+            "INSERT INTO task_split_member (task_id, kind, key, part) VALUES (?, ?, ?, ?)",
+            [(tid, "group", k, p) for k, p in g_new.items()]
+            + [(tid, "system", k, p) for k, p in s_new.items()])
+    return get_split(db, task)
 
 
 def clear_split(db: sqlite_utils.Database, task: str) -> bool:

@@ -345,11 +345,12 @@ def _slug(spec: str) -> str:
 EMPTY_ANSWER = "(no answer: the model returned an empty response)"
 
 
-def _alpaca_rows(src: Path, n: int, author: bool = True
+def _alpaca_rows(src: Path, n: int, author: bool = True, models: str = "test"
                  ) -> tuple[list[dict], list[dict], list[dict]]:
-    """(items, test models, author checklist rows) of the first ``n`` queries; an empty
+    """(items, models, author checklist rows) of the first ``n`` queries; an empty
     answer becomes ``EMPTY_ANSWER``. The author checklists are read only when ``author``
-    (generated and fixed checklists do not need the file)."""
+    (generated and fixed checklists do not need the file). ``models``: ``test`` (the 12
+    ranked) or ``all`` (also the 10 ``train`` models, for fitting in the ranking setting)."""
     base = src / "alpacaeval"
     ins = {}
     for loc, i in _read_jsonl(base / "instructions.jsonl")[:n]:
@@ -358,12 +359,12 @@ def _alpaca_rows(src: Path, n: int, author: bool = True
     all_models = load_json_text(_read_text(models_file), models_file.name)
     if not isinstance(all_models, list) or not all(isinstance(m, dict) for m in all_models):
         raise InputError(f"{models_file.name}: expected a list of model objects")
-    models = [m for m in all_models if m.get("split") == "test"]
-    test = {m.get("system_id") for m in models}
+    chosen = [m for m in all_models if models == "all" or m.get("split") == "test"]
+    judged = {m.get("system_id") for m in chosen}
     items = []
     for loc, r in _read_jsonl(base / "responses.jsonl"):
         gid = str(_field(r, "instruction_id", loc))
-        if gid in ins and _field(r, "system_id", loc) in test:
+        if gid in ins and _field(r, "system_id", loc) in judged:
             qloc, q = ins[gid]
             out = _field(r, "output", loc)
             items.append({"id": _field(r, "id", loc), "group_id": gid,
@@ -372,7 +373,7 @@ def _alpaca_rows(src: Path, n: int, author: bool = True
                           "reference": q.get("reference", ""),
                           "output": out if str(out).strip() else EMPTY_ANSWER})
     ck = [c for _, c in _read_jsonl(base / "checklists_author.jsonl")] if author else []
-    return items, models, [c for c in ck if str(c.get("instruction_id")) in ins]
+    return items, chosen, [c for c in ck if str(c.get("instruction_id")) in ins]
 
 
 def _pair_rows(src: Path, b: dict[str, Any], n: int) -> list[dict]:
@@ -412,8 +413,8 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
                    checklist_judge: str = "embedded:quality",
                    db_file: str | Path | None = None, n_boot: int = 0,
                    params: dict[str, Any] | None = None, progress: bool = False,
-                   tie_margin: float = 0.1, checklist_mode: str | None = None
-                   ) -> dict[str, Any]:
+                   tie_margin: float = 0.1, checklist_mode: str | None = None,
+                   models: str = "test") -> dict[str, Any]:
     """RocketEval's own setting on a benchmark subset, cached and resumable like
     :func:`bench_quality`: per-query checklists (``author`` file, ``generated`` by
     ``checklist_judge`` from the query, ``generated_ref`` with the reference answer, or the
@@ -424,7 +425,8 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
     * ``alpacaeval`` — the first ``queries`` queries × the 12 test models: Spearman ρ and
       Kendall τ of the system scores against Arena Elo for every aggregation, RocketEval's
       Bradley–Terry Elo, and the baselines on the same queries (mean answer length; AlpacaEval
-      2's length-controlled win rate, which covers all 805 queries);
+      2's length-controlled win rate, which covers all 805 queries); ``models="all"`` also
+      judges the 10 ``train`` models (a task named ``…-all``) and ranks all 22;
     * ``mtbench_pairs`` / ``llmbar_natural`` — the first ``queries`` pairs: accuracy (ties
       count as misses), tie rate (|Δ| < ``tie_margin``), and the length baseline (the longer
       answer wins).
@@ -445,6 +447,8 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
                          "checklists nor reference answers; use generated or fixed")
     if queries < 1:
         raise ValueError(f"--queries {queries}: give 1 or more")
+    if models not in ("test", "all"):
+        raise ValueError(f"models {models!r}: use test or all")
     src = Path(data) if data else default_data_dir()
     need = src / ("alpacaeval/responses.jsonl" if b["level"] == "list" else b["file"])
     if not need.exists():
@@ -462,17 +466,18 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
     db = open_db(path)
     task = f"{benchmark}-{queries}-{checklist}" + (
         f"-{_slug(checklist_judge)}" + ("-single" if checklist_mode == "single" else "")
-        if checklist.startswith("generated") else "")
+        if checklist.startswith("generated") else "") + ("-all" if models == "all" else "")
     author = None
     if b["level"] == "list":
-        items, models, author = _alpaca_rows(src, queries, author=checklist == "author")
+        items, models_, author = _alpaca_rows(src, queries, author=checklist == "author",
+                                              models=models)
         if not db.execute("SELECT 1 FROM task WHERE name = ?", [task]).fetchone():
             with tempfile.TemporaryDirectory() as tmp:
                 f = Path(tmp) / "alpacaeval.jsonl"
                 f.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in items),
                              encoding="utf-8")
                 import_file(db, f, task, kind="instruction")
-            import_ratings(db, task, data=json.dumps(models).encode(), filename="models.json")
+            import_ratings(db, task, data=json.dumps(models_).encode(), filename="models.json")
     else:
         pairs = _pair_rows(src, b, queries)
         if not db.execute("SELECT 1 FROM task WHERE name = ?", [task]).fetchone():
@@ -511,10 +516,11 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
         words = {}
         for s, o in db.execute("SELECT system_id, output FROM item WHERE task_id = ?", [tid]):
             words.setdefault(s, []).append(len(o.split()))
-        systems = [m["system_id"] for m in models]
-        elo = [m["arena_elo"] for m in models]
+        test_models = [m for m in models_ if m.get("split") == "test"]
+        systems = [m["system_id"] for m in test_models]
+        elo = [m["arena_elo"] for m in test_models]
         length = rank_correlation([float(np.mean(words.get(s, [np.nan]))) for s in systems], elo)
-        lc = rank_correlation([m["alpacaeval2_lc_winrate"] for m in models], elo)
+        lc = rank_correlation([m["alpacaeval2_lc_winrate"] for m in test_models], elo)
         out["baselines"] = {
             "length": {"spearman": length["spearman"], "kendall": length["kendall"]},
             "alpacaeval2_lc_winrate (805 queries)": {"spearman": lc["spearman"],

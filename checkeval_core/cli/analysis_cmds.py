@@ -159,13 +159,17 @@ def _across_judges(db, task: str | None, bootstrap: int, as_json: bool) -> None:
         typer.echo(f"{m:>12}  not compared: {why}")
 
 
+# shared by the bench commands that read a benchmark folder and keep a cached database
+BENCH_DATA = typer.Option(None, "--data", help="benchmark folder (default ../shared/benchmarks)")
+BENCH_DB = typer.Option(None, "--db", help="bench database (default "
+                        "<cache>/bench_quality.db; reruns reuse it)")
+
+
 @bench_app.command("quality")
 def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                                                     help="summeval|topical_chat|alpacaeval|"
                                                          "mtbench_pairs|llmbar_natural"),
-                      data: Path | None = typer.Option(None, "--data",
-                                                       help="benchmark folder (default "
-                                                            "../shared/benchmarks)"),
+                      data: Path | None = BENCH_DATA,
                       judge: list[str] | None = typer.Option(
                           None, "--judge", help="judge spec (repeat for an ensemble; default "
                                                 "embedded)"),
@@ -181,9 +185,7 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                           None, "--member", help='another ensemble member with its own run '
                           'options: "SPEC KEY=VALUE ..." (repeat), e.g. "embedded '
                           'include_definition=true"'),
-                      db: Path | None = typer.Option(None, "--db", help="bench database "
-                                                     "(default <cache>/bench_quality.db; "
-                                                     "reruns reuse it)"),
+                      db: Path | None = BENCH_DB,
                       bootstrap: int = typer.Option(0, "--bootstrap",
                                                     help="resamples for CIs"),
                       as_json: bool = typer.Option(False, "--json"),
@@ -234,6 +236,40 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
         fail(str(e))
     res = clean_json(res)
     typer.echo(json.dumps(res) if as_json else format_table(res))
+
+
+@bench_app.command("heldout")
+def bench_heldout_cmd(benchmark: str = typer.Option(..., "--benchmark",
+                                                    help="summeval|topical_chat|alpacaeval|"
+                                                         "mtbench_pairs"),
+                      data: Path | None = BENCH_DATA,
+                      judge: str = typer.Option("embedded", "--judge", help="judge spec"),
+                      docs: int = typer.Option(32, "--docs", help="summeval / topical_chat: "
+                                               "documents (contexts), split in halves"),
+                      queries: int = typer.Option(50, "--queries", help="alpacaeval: queries "
+                                                  "(train models fit, test models ranked); "
+                                                  "mtbench_pairs: pairs"),
+                      db: Path | None = BENCH_DB,
+                      bootstrap: int = typer.Option(200, "--bootstrap",
+                                                    help="paired resamples of held-out groups"),
+                      tie_margin: float = typer.Option(0.1, "--tie-margin",
+                                                       help="mtbench_pairs: |Δ| below which "
+                                                            "a pair is a judge tie"),
+                      as_json: bool = typer.Option(False, "--json")) -> None:
+    """Propose a revised checklist on one half of a benchmark, report it on the other half."""
+    from checkeval_core.analysis.propose import ProposalError
+    from checkeval_core.analysis.split import SplitError
+    from checkeval_core.bench.heldout import bench_heldout, format_heldout
+    from checkeval_core.runs.options import check_bootstrap
+
+    try:
+        check_bootstrap(bootstrap)
+        res = bench_heldout(benchmark, data, judge, docs=docs, queries=queries, db_file=db,
+                            n_boot=bootstrap, progress=True, tie_margin=tie_margin)
+    except (ValueError, NotFound, ImportError, ProposalError, SplitError) as e:
+        fail(str(e))
+    res = clean_json(res)
+    typer.echo(json.dumps(res) if as_json else format_heldout(res))
 
 
 # -- reliability and bias probes ------------------------------------------------------------

@@ -60,7 +60,9 @@ def split_cmd(task: str = typer.Option(..., "--task"),
         typer.echo(f"{task}: no split" + (" (removed)" if out.get("cleared") else "")
                    + f" — {out['n_groups']} group(s), every figure reads all of them")
         return
-    typer.echo(f"{task}: seed {out['seed']}, held-out share {out['heldout_share']:g}"
+    typer.echo(f"{task}: " + ("named group by group" if out["explicit"] else
+                              f"seed {out['seed']}")
+               + f", held-out share {out['heldout_share']:.3g}"
                + (" (unchanged)" if out.get("changed") is False else ""))
     typer.echo(f"  dev groups ({len(out['dev'])}): {', '.join(out['dev'])}")
     typer.echo(f"  held-out groups ({len(out['heldout'])}): {', '.join(out['heldout'])}")
