@@ -664,3 +664,15 @@ def open_rankings_page() -> AppTest:
     at.switch_page("app_pages/rankings.py").run()
     assert not at.exception, at.exception
     return at
+
+
+def open_both_traces(screen, first: dict, a: int, b: int) -> None:
+    """On Compare runs (browser): follow ``first`` item's link to both runs' traces and wait
+    until both runs' decisions are shown."""
+    link = screen.get_by_role("link", name=f"Open both traces of item {first['item_id']} "
+                                           f"({first['dimension']})")
+    link.wait_for()
+    link.click()
+    screen.get_by_text("Yes/No decisions").first.wait_for()
+    screen.get_by_text(f"#{a} = ").first.wait_for()
+    screen.get_by_text(f"#{b} = ").first.wait_for()

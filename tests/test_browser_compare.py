@@ -9,7 +9,7 @@ from checkeval_core.analysis.compare import compare_runs
 from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import open_db
-from tests.helpers import fake_demo_runs
+from tests.helpers import fake_demo_runs, open_both_traces
 
 
 @pytest.mark.browser
@@ -27,13 +27,7 @@ def test_compare_first_row_and_both_traces(app_server, screen):
     screen.get_by_text("Decisions that flipped").scroll_into_view_if_needed()
     screen.wait_for_timeout(800)
     screen.screenshot(path="/tmp/g-compare-flips-1440.png")
-    link = screen.get_by_role("link", name=f"Open both traces of item {first['item_id']} "
-                                           f"({first['dimension']})")
-    link.wait_for()
-    link.click()
-    screen.get_by_text("Yes/No decisions").first.wait_for()
-    screen.get_by_text(f"#{runs[0]} = ").first.wait_for()
-    screen.get_by_text(f"#{runs[1]} = ").first.wait_for()
+    open_both_traces(screen, first, runs[0], runs[1])
     assert f"item={first['item_pk']}" in screen.url
 
 

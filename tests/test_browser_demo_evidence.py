@@ -12,6 +12,7 @@ from checkeval_core.analysis.compare import compare_runs
 from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.selection import default_pair
+from tests.helpers import open_both_traces
 
 
 def idle(page):
@@ -73,10 +74,4 @@ def test_demo_evidence_views_at_1440(app_server, shipped_demo, screen):
     idle(screen)
     screen.wait_for_timeout(1000)
     screen.screenshot(path="/tmp/demo-compare-1440.png")
-    link = screen.get_by_role("link", name=f"Open both traces of item {first['item_id']} "
-                                           f"({first['dimension']})")
-    link.wait_for()
-    link.click()
-    screen.get_by_text("Yes/No decisions").first.wait_for()
-    screen.get_by_text(f"#{a} = ").first.wait_for()
-    screen.get_by_text(f"#{b} = ").first.wait_for()
+    open_both_traces(screen, first, a, b)
