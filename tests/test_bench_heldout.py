@@ -207,3 +207,25 @@ def test_cli_json_and_refusals(tmp_path):
     assert few.returncode == 2 and "≥ 4 documents" in few.stderr
     assert not (tmp_path / "d.db").exists()
     assert not math.isnan(row["value"])
+
+
+def test_new_questions_for_a_fixed_list_go_to_their_query(tmp_path):
+    """The six fixed questions asked of every AlpacaEval query, a split by model: a new
+    question is written for the query whose dev answers the kept ones order wrongly, and
+    costs that query's answers only."""
+    from checkeval_core.bench.quality import bench_rankings
+
+    res = bench_rankings("alpacaeval", SRC, "fake", queries=3, checklist="fixed",
+                         db_file=tmp_path / "f.db", models="all")
+    db = open_db(res["db"])
+    models = json.loads((SRC / "alpacaeval" / "models.json").read_text())
+    S.set_explicit_split(db, res["task"], [], [m["system_id"] for m in models
+                                               if m["split"] == "test"])
+    rid = res["runs"][0]["run"]
+    ev = P.load_evidence(db, [rid])
+    assert len(ev.questions) == 6 and all(len(q["ids"]) == 3 for q in ev.questions)
+    out = P.propose(db, [rid], n_boot=0, new_questions=2, judge="fake")
+    plan = out["new_questions"]
+    assert plan["n"] >= 1 and plan["judge_calls"] == 22 * plan["n"]
+    for q, src in zip(plan["questions"], plan["sources"]):
+        assert q["group_id"] == src["group"]

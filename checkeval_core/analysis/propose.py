@@ -755,6 +755,12 @@ def _disagreements(ev: Evidence, keep: np.ndarray, weights: np.ndarray | None
     return [(d, g, int(i), int(j)) for _, d, g, i, j in sorted(out, key=lambda x: -x[0])]
 
 
+def _per_query(ev: Evidence) -> bool:
+    """Whether the checklist is per query (a new question then goes to its source's query):
+    a question of one query, or one asked of every query as a copy per query."""
+    return any(q["group_id"] or len(q.get("ids", ())) > 1 for q in ev.questions)
+
+
 def new_question_plan(db: sqlite_utils.Database, ev: Evidence, keep: np.ndarray,
                       weights: np.ndarray | None, n: int) -> dict[str, Any]:
     """Where ``n`` new questions would come from and what they cost, before anything is asked:
@@ -764,7 +770,7 @@ def new_question_plan(db: sqlite_utils.Database, ev: Evidence, keep: np.ndarray,
     if not 0 <= n <= MAX_NEW:
         raise ProposalError(f"--new-questions {n}: ask for 0 to {MAX_NEW}")
     pairs = _disagreements(ev, keep, weights)[:n] if n else []
-    per_query = any(q["group_id"] for q in ev.questions)
+    per_query = _per_query(ev)
     tid = task_id(db, ev.task)
     calls = 0
     for _dim, g, _i, _j in pairs:
@@ -798,7 +804,7 @@ def generate_new_questions(db: sqlite_utils.Database, ev: Evidence, plan: dict[s
 
     j = judge_obj or get_judge(judge, db)
     noun = subject_noun(get_task(db, ev.task)["kind"])
-    per_query = any(q["group_id"] for q in ev.questions)
+    per_query = _per_query(ev)
     out = []
     for src in plan["sources"]:
         it = {r["id"]: r for r in rows(db, "SELECT id, output, context, source FROM item "
@@ -807,7 +813,7 @@ def generate_new_questions(db: sqlite_utils.Database, ev: Evidence, plan: dict[s
         better, worse = it[src["better_item"]], it[src["worse_item"]]
         kept = [q["text"] for q in ev.questions
                 if q["dimension"] == src["dimension"]
-                and (not per_query or q["group_id"] == src["group"])]
+                and (not per_query or q["group_id"] in ("", src["group"]))]
         query = (f"Query: {better['context'] or better['source']}\n\n"[:EXCERPT + 10]
                  if (better["context"] or better["source"]) else "")
         user = PP.PROPOSE_QUESTION.format(
