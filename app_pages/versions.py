@@ -51,7 +51,9 @@ with st.expander(f"Dev / held-out split — {'set' if sp['defined'] else 'none'}
         st.write(f"No split: every figure reads all {sp['n_groups']} groups. Anything chosen "
                  "on the same groups it is reported on looks better than it is.")
     c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
-    share = c1.slider("Held-out share", 0.1, 0.9, min(0.9, max(0.1, round(float(sp["heldout_share"] or 0.5) * 20) / 20)), 0.05,
+    # a split named group by group may hold any share: the slider shows the nearest step
+    stored = round(float(sp["heldout_share"] or 0.5) * 20) / 20
+    share = c1.slider("Held-out share", 0.1, 0.9, min(0.9, max(0.1, stored)), 0.05,
                       key="vs_share")
     seed = int(c2.number_input("Seed", 0, 10**6, max(0, int(sp["seed"] or 0)),
                                  key="vs_seed"))

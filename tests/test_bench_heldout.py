@@ -229,3 +229,17 @@ def test_new_questions_for_a_fixed_list_go_to_their_query(tmp_path):
     assert plan["n"] >= 1 and plan["judge_calls"] == 22 * plan["n"]
     for q, src in zip(plan["questions"], plan["sources"]):
         assert q["group_id"] == src["group"]
+
+
+def test_text_table_shows_undefined_figures_as_dashes():
+    """A figure without a value or interval (NaN, None after JSON) prints as a dash."""
+    from checkeval_core.bench.heldout import format_heldout
+
+    row = {"name": "proposal: selection", "value": None, "ci": [None, None], "delta": None,
+           "delta_ci": [float("nan"), float("nan")], "n_items": 4, "n_groups": 1,
+           "n_systems": 4, "note": "", "ci_reason": "no interval: needs ≥ 2 groups (n=1)"}
+    res = {"benchmark": "summeval", "judge": "fake", "run": 1, "statistic": "ρ", "n_boot": 0,
+           "directions": [{"name": "d", "rows": [row], "proposal": {}}]}
+    text = format_heldout(res)
+    assert "| proposal: selection | — | — | 4 · 1 · 4 | no interval: needs ≥ 2 groups (n=1) |" \
+        in text

@@ -396,7 +396,7 @@ def _stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray) -> Stat:
 
 
 def part_figures(ev: Evidence, before: dict[str, np.ndarray], after: dict[str, np.ndarray],
-             mask: np.ndarray, n_boot: int, seed: int) -> dict[str, Any]:
+                 mask: np.ndarray, n_boot: int, seed: int) -> dict[str, Any]:
     """``{before, after, delta, n_items, n_groups, n_systems, ci: {before, after, delta},
     ci_reason, reason}`` of one part (the paired interval resamples the same groups)."""
     b, a = _stat(ev, before, mask), _stat(ev, after, mask)

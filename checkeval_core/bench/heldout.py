@@ -18,7 +18,7 @@ advance, so the held-out figure can be compared with the papers' layouts and rep
 
 Every row is read on the **same held-out groups** as the unrevised checklist and carries a
 paired bootstrap interval of its difference from it (groups resampled): the proposal
-(selection; selection + weights where the evidence gives per-answer labels), the run's other
+(selection; selection + weights where they can be fitted), the run's other
 aggregations (the learned ones are fitted leave-one-document-out on *all* documents, so they
 see more labels than the proposal, which reads dev only — said in each row) and the text
 baselines (answer length; ROUGE-1 where the benchmark has references).
@@ -269,8 +269,13 @@ def _rouge(db: Any, task: str, data: str | Path | None, docs: int) -> dict[int, 
     return out
 
 
+def _undefined(x: Any) -> bool:
+    """NaN in the result, None once it went through JSON."""
+    return x is None or (isinstance(x, float) and np.isnan(x))
+
+
 def _num(x: Any, digits: int = 3) -> str:
-    return "—" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}f}"
+    return "—" if _undefined(x) else f"{x:.{digits}f}"
 
 
 def format_heldout(res: dict[str, Any]) -> str:
@@ -282,9 +287,9 @@ def format_heldout(res: dict[str, Any]) -> str:
                   "| row | held out [95 % CI] | Δ vs unrevised [95 % CI] | items · groups · "
                   "systems | note |", "| --- | --- | --- | --- | --- |"]
         for r in d["rows"]:
-            ci = ("" if any(np.isnan(x) for x in r["ci"]) else
+            ci = ("" if any(_undefined(x) for x in r["ci"]) else
                   f" [{_num(r['ci'][0], 2)}, {_num(r['ci'][1], 2)}]")
-            dci = ("" if any(np.isnan(x) for x in r["delta_ci"]) else
+            dci = ("" if any(_undefined(x) for x in r["delta_ci"]) else
                    f" [{_num(r['delta_ci'][0], 3)}, {_num(r['delta_ci'][1], 3)}]")
             lines.append(f"| {r['name']} | {_num(r['value'])}{ci} | {_num(r['delta'])}{dci} | "
                          f"{r['n_items']} · {r['n_groups']} · {r['n_systems']} | "
