@@ -26,6 +26,7 @@ baselines (answer length; ROUGE-1 where the benchmark has references).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -124,8 +125,7 @@ def _direction(db: Any, task: str, run_id: int, n_boot: int, seed: int,
     for margin in margins:
         suffix = "" if margin == tie_margin else ", no tie margin"
         if suffix:
-            ev0 = P.load_evidence(db, [run_id])
-            ev0.tie_margin = margin
+            ev0 = replace(ev, tie_margin=margin)
             out["rows"].append(_row(f"unrevised checklist (mean p(Yes)){suffix}",
                                     P.part_figures(ev0, before, before, held, n_boot, seed)))
         for weights in (False, True):
@@ -179,14 +179,15 @@ def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "
 
     if benchmark not in HELDOUT_BENCHMARKS:
         raise ValueError(f"--benchmark {benchmark!r}: use one of {', '.join(HELDOUT_BENCHMARKS)}")
+    rows_: list[dict] = []  # the benchmark rows (references for ROUGE-1): summeval only
     if benchmark in ("summeval", "topical_chat"):
         if docs < 4:
             raise ValueError(f"--docs {docs}: a held-out comparison needs ≥ 4 documents "
                              "(≥ 2 in each half)")
         res = Q.bench_quality(benchmark, data, judge, "rocketeval", docs=docs, db_file=db_file,
                               progress=progress)
-        _, groups = Q._load_rows(Path(data) if data else Q.default_data_dir(),
-                                 Q.BENCHMARKS[benchmark], docs)
+        rows_, groups = Q._load_rows(Path(data) if data else Q.default_data_dir(),
+                                     Q.BENCHMARKS[benchmark], docs)
         splits = [(name, dev, held, None) for name, dev, held in _halves(groups)]
     elif benchmark == "alpacaeval":
         res = Q.bench_rankings("alpacaeval", data, judge, queries=queries, checklist="author",
@@ -221,7 +222,7 @@ def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "
     pks = [int(pk) for (pk,) in db.execute("SELECT id FROM item WHERE task_id = ?",
                                            [task_id(db, task)])]
     baselines = {"baseline: answer length (words)": _lengths(db, pks)}
-    rouge = _rouge(db, task, data, docs) if benchmark == "summeval" else None
+    rouge = _rouge(db, task, rows_) if benchmark == "summeval" else None
     if rouge:
         baselines["baseline: ROUGE-1 F1"] = rouge
     if benchmark == "alpacaeval":
@@ -247,26 +248,15 @@ def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "
     return out
 
 
-def _rouge(db: Any, task: str, data: str | Path | None, docs: int) -> dict[int, float] | None:
-    """ROUGE-1 F1 against the references (mean over them) per item, None without the scorer."""
-    from checkeval_core.bench import quality as Q
+def _rouge(db: Any, task: str, rows_: list[dict]) -> dict[int, float] | None:
+    """ROUGE-1 F1 per item (by item key), None without references or the scorer."""
+    from checkeval_core.bench.quality import rouge1_by_id
 
-    try:
-        from rouge_score import rouge_scorer
-    except ImportError:  # the optional dev/quality dependency is missing: no ROUGE row
+    by_id = rouge1_by_id(rows_)
+    if by_id is None:
         return None
-    rows_, _ = Q._load_rows(Path(data) if data else Q.default_data_dir(),
-                            Q.BENCHMARKS["summeval"], docs)
-    by_id = {r["id"]: r for r in rows_ if r["_references"]}
-    sc = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
-    out = {}
-    for pk, iid in db.execute("SELECT id, item_id FROM item WHERE task_id = ?",
-                              [task_id(db, task)]):
-        r = by_id.get(iid)
-        if r:
-            out[int(pk)] = float(np.mean([sc.score(ref, r["output"])["rouge1"].fmeasure
-                                          for ref in r["_references"]]))
-    return out
+    return {int(pk): by_id[iid] for pk, iid in db.execute(
+        "SELECT id, item_id FROM item WHERE task_id = ?", [task_id(db, task)]) if iid in by_id}
 
 
 def _undefined(x: Any) -> bool:

@@ -136,6 +136,21 @@ def _tables(df: pd.DataFrame, b: dict[str, Any], n_boot: int) -> dict[str, Any]:
     return table
 
 
+def rouge1_by_id(rows_: list[dict]) -> dict[str, float] | None:
+    """ROUGE-1 F1 of each row's output against its references (mean over them), by row id;
+    None when no row has references or the optional ``rouge_score`` package is missing."""
+    if not any(r["_references"] for r in rows_):
+        return None
+    try:
+        from rouge_score import rouge_scorer
+    except ImportError:  # the optional dev/quality dependency is missing: no ROUGE row
+        return None
+    sc = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
+    return {r["id"]: float(np.mean([sc.score(ref, r["output"])["rouge1"].fmeasure
+                                    for ref in r["_references"]]))
+            for r in rows_ if r["_references"]}
+
+
 def _baselines(db: Any, task: str, rows_: list[dict], b: dict[str, Any]) -> dict[str, Any]:
     """Output length in words and, with references, ROUGE-1 F1 (mean over references)."""
     tid = task_id(db, task)
@@ -145,16 +160,9 @@ def _baselines(db: Any, task: str, rows_: list[dict], b: dict[str, Any]) -> dict
                                  "i.task_id = ? AND hs.annotator = ''", [tid]))
     by_id = {r["id"]: r for r in rows_}
     metrics = {"length": {i: float(len(r["output"].split())) for i, r in by_id.items()}}
-    if any(r["_references"] for r in rows_):
-        try:
-            from rouge_score import rouge_scorer
-        except ImportError:
-            rouge_scorer = None  # the optional dev/quality dependency is missing: no ROUGE row
-        if rouge_scorer is not None:
-            sc = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
-            metrics["rouge1"] = {i: float(np.mean([sc.score(ref, r["output"])["rouge1"].fmeasure
-                                                    for ref in r["_references"]]))
-                                 for i, r in by_id.items() if r["_references"]}
+    rouge = rouge1_by_id(rows_)
+    if rouge is not None:
+        metrics["rouge1"] = rouge
     return {name: _tables(meta.assign(metric=meta["item_id"].map(vals)), b, 0)
             for name, vals in metrics.items()}
 
