@@ -200,20 +200,26 @@ def set_split(db: sqlite_utils.Database, task: str, heldout_share: float = DEFAU
         s_new = assign(systems, share, seed, s_old) if by_system else {}
         changed = not keep or g_new != g_old or s_new != s_old
         if changed:
-            now = now_iso()
-            db.execute("DELETE FROM task_split_member WHERE task_id = ?", [tid])
-            db.execute("INSERT INTO task_split (task_id, seed, heldout_share, by_system, "
-                       "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) "
-                       "DO UPDATE SET seed = excluded.seed, heldout_share = "
-                       "excluded.heldout_share, by_system = excluded.by_system, updated_at = "
-                       "excluded.updated_at" + ("" if keep else ", created_at = "
-                                                "excluded.created_at"),
-                       [tid, int(seed), share, int(bool(by_system)), now, now])
-            db.conn.executemany(
-                "INSERT INTO task_split_member (task_id, kind, key, part) VALUES (?, ?, ?, ?)",
-                [(tid, "group", k, p) for k, p in g_new.items()]
-                + [(tid, "system", k, p) for k, p in s_new.items()])
+            _write(db, tid, int(seed), share, bool(by_system), g_new, s_new, fresh=not keep)
     return {**get_split(db, task), "changed": changed}
+
+
+def _write(db: sqlite_utils.Database, tid: int, seed: int, share: float, by_system: bool,
+           groups: Mapping[str, str], systems: Mapping[str, str], fresh: bool) -> None:
+    """Replace the task's stored split (inside the caller's transaction); ``fresh`` also
+    resets ``created_at`` (a split made anew rather than extended)."""
+    now = now_iso()
+    db.execute("DELETE FROM task_split_member WHERE task_id = ?", [tid])
+    db.execute("INSERT INTO task_split (task_id, seed, heldout_share, by_system, created_at, "
+               "updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
+               "seed = excluded.seed, heldout_share = excluded.heldout_share, by_system = "
+               "excluded.by_system, updated_at = excluded.updated_at"
+               + (", created_at = excluded.created_at" if fresh else ""),
+               [tid, seed, share, int(by_system), now, now])
+    db.conn.executemany(
+        "INSERT INTO task_split_member (task_id, kind, key, part) VALUES (?, ?, ?, ?)",
+        [(tid, "group", k, p) for k, p in groups.items()]
+        + [(tid, "system", k, p) for k, p in systems.items()])
 
 
 EXPLICIT_SEED = -1  # stored as the seed of a split given by name, not drawn from a hash
@@ -252,18 +258,8 @@ def set_explicit_split(db: sqlite_utils.Database, task: str, heldout_groups: Ite
         raise SplitError(f"task {task!r}: a split needs ≥ 1 {'system' if by_system else 'group'}"
                          " in each part")
     share = sum(p == "heldout" for p in (s_new or g_new).values()) / len(s_new or g_new)
-    now = now_iso()
     with transaction(db):
-        db.execute("DELETE FROM task_split_member WHERE task_id = ?", [tid])
-        db.execute("INSERT INTO task_split (task_id, seed, heldout_share, by_system, created_at, "
-                   "updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
-                   "seed = excluded.seed, heldout_share = excluded.heldout_share, by_system = "
-                   "excluded.by_system, created_at = excluded.created_at, updated_at = "
-                   "excluded.updated_at", [tid, EXPLICIT_SEED, share, int(by_system), now, now])
-        db.conn.executemany(
-            "INSERT INTO task_split_member (task_id, kind, key, part) VALUES (?, ?, ?, ?)",
-            [(tid, "group", k, p) for k, p in g_new.items()]
-            + [(tid, "system", k, p) for k, p in s_new.items()])
+        _write(db, tid, EXPLICIT_SEED, share, by_system, g_new, s_new, fresh=True)
     return get_split(db, task)
 
 
