@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,13 +17,14 @@ from checkeval_core.analysis import propose as P
 from checkeval_core.analysis import split as S
 from checkeval_core.analysis.frames import run_frame
 from checkeval_core.bench.heldout import bench_heldout
-from checkeval_core.bench.quality import default_data_dir
 from checkeval_core.config import data_dir
 from checkeval_core.store import open_db
 from tests.helpers import FIXTURES, build_proposal_task, run_cli
 
-FULL = (default_data_dir() / "alpacaeval").exists()
-SRC = default_data_dir() if FULL else FIXTURES / "benchmarks"
+# the full benchmark folder beside the repository when there is one (never a product default)
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+FULL = (SHARED / "alpacaeval").exists()
+SRC = SHARED if FULL else FIXTURES / "benchmarks"
 
 
 @pytest.fixture(scope="module")

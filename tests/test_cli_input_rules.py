@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from checkeval_core.cli import app
 from tests.helpers import copy_db, counts  # noqa: F401 - fixture
 
-SHARED = Path("/work/shared/benchmarks")
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 
 
 def cli(db: Path, *args: str) -> Any:

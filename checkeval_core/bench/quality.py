@@ -18,6 +18,7 @@ finished runs only re-analyses. Wall time and process CPU time of the judge run 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -52,9 +53,14 @@ BENCHMARKS = {
 
 
 def default_data_dir() -> Path:
-    from checkeval_core.config import repo_root
-
-    return repo_root().parent / "shared" / "benchmarks"
+    """The benchmark folder when ``--data`` is not given: ``$CHECKEVAL_BENCH_DATA``. There is
+    no default path: the benchmarks are not shipped with the project (docs/benchmarks.md)."""
+    value = os.environ.get("CHECKEVAL_BENCH_DATA", "").strip()
+    if not value:
+        raise ValueError("give --data DIR, the benchmark folder (summeval.jsonl, "
+                         "topical_chat.jsonl, alpacaeval/, pairwise/; see docs/benchmarks.md), "
+                         "or set CHECKEVAL_BENCH_DATA")
+    return Path(value)
 
 
 def default_db() -> Path:

@@ -160,7 +160,8 @@ def _across_judges(db, task: str | None, bootstrap: int, as_json: bool) -> None:
 
 
 # shared by the bench commands that read a benchmark folder and keep a cached database
-BENCH_DATA = typer.Option(None, "--data", help="benchmark folder (default ../shared/benchmarks)")
+BENCH_DATA = typer.Option(None, "--data", help="benchmark folder (default "
+                          "$CHECKEVAL_BENCH_DATA; there is no built-in path)")
 BENCH_DB = typer.Option(None, "--db", help="bench database (default "
                         "<cache>/bench_quality.db; reruns reuse it)")
 
