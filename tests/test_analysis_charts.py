@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from checkeval_core.analysis import charts, ranking_charts
-from checkeval_core.analysis.agreement import krippendorff_alpha
 from checkeval_core.analysis.report import (
     alpha_binary_ci,
     correlation_report,
@@ -20,6 +19,7 @@ from checkeval_core.analysis.report import (
     stability_note,
     stability_points,
 )
+from checkeval_core.stats.agreement import krippendorff_alpha
 
 
 def _frame(groups: int, per: int, seed: int = 0, start: int = 0) -> pd.DataFrame:

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from checkeval_core.analysis.compare import CompareError, compare_runs, paired_agreement
+from checkeval_core.stats.bootstrap import MIN_GROUPS
 from tests.conftest import APP
 from tests.helpers import COMPARE_HUMAN as HUMAN  # noqa: F401
 from tests.helpers import COMPARE_ITEMS as ITEMS
@@ -63,7 +64,8 @@ def test_paired_interval_needs_two_groups(two_runs):
     df, _ = shared_frame(db, a, b)
     one = paired_agreement(df[df["group"] == "g1"], n_boot=100)
     assert one["a"] == pytest.approx(1.0) and one["ci"][0] != one["ci"][0]  # NaN
-    assert "needs ≥ 2 shared groups to resample (n=1)" in one["ci_reason"]
+    assert f"needs ≥ {MIN_GROUPS} groups (documents / contexts / queries) (n=1)" in one[
+        "ci_reason"]
     assert one["dimensions"]["d"]["ci_reason"] == one["ci_reason"]
 
 
@@ -187,7 +189,7 @@ def test_group_correlations_match_the_per_group_definition(coef):
     import pandas as pd
 
     from checkeval_core.analysis.compare import group_correlations
-    from checkeval_core.analysis.correlation import corr, level_value
+    from checkeval_core.stats.correlation import corr, level_value
 
     rng = np.random.default_rng(3)
     rows = [{"group": f"g{g}", "score_a": float(rng.integers(0, 4)) / 4,

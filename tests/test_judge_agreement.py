@@ -94,7 +94,7 @@ def test_compared_on_the_items_all_judges_share_and_fewer_groups_have_no_interva
     assert (row["n_items"], row["n_groups"]) == (6, 2) and 2 < MIN_GROUPS
     assert row["alpha"] == pytest.approx(1.0) and row["ci"] is None
     assert row["reason"] == f"no interval: needs ≥ {MIN_GROUPS} groups (documents / contexts " \
-                            "/ queries), n=2"
+                            "/ queries) (n=2)"
 
 
 def test_runs_of_two_versions_are_not_compared_as_two_judges(db, task):
@@ -168,7 +168,7 @@ def test_interval_alpha_equals_the_krippendorff_package_and_scales_to_continuous
     import krippendorff
     import numpy as np
 
-    from checkeval_core.analysis.agreement import krippendorff_alpha
+    from checkeval_core.stats.agreement import krippendorff_alpha
 
     rng = np.random.default_rng(1)
     for _ in range(10):

@@ -29,15 +29,15 @@ Metrics (per run, and per dimension where it applies):
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import sqlite_utils
 
-from checkeval_core.analysis.correlation import corr
 from checkeval_core.analysis.report import run_frame
+from checkeval_core.stats.correlation import corr
+from checkeval_core.stats.values import isnan
 from checkeval_core.store import rows
 
 NAN = float("nan")
@@ -83,9 +83,6 @@ CONTEXTS = {"analysis": ("yes_share", "invalid", "constant_groups", "length", "s
 def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
-
-def _isnan(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def never_varying(db: sqlite_utils.Database, run_ids: list[int],
@@ -242,19 +239,19 @@ def run_health(db: sqlite_utils.Database, run_id: int, aggregation: str | None =
 def _reasons(h: dict[str, Any]) -> dict[str, str]:
     """Why each undefined run-level number is undefined (the JSON shows ``null``)."""
     s, why = h["systems"], {}
-    if _isnan(h["invalid_share"]):
+    if isnan(h["invalid_share"]):
         why["invalid_share"] = "the run has no answers yet"
-    if _isnan(h["yes_share"]):
+    if isnan(h["yes_share"]):
         why["yes_share"] = ("no Yes/No answers (a Likert run, or none valid)" if h["n_answers"]
                             else "the run has no answers yet")
-    if _isnan(h["never_varying"]["share"]):
+    if isnan(h["never_varying"]["share"]):
         why["never_varying"] = (f"no question has ≥ {NEVER_VARY_MIN_ANSWERS} valid Yes/No "
                                 "answers")
-    if _isnan(s["span"]):
+    if isnan(s["span"]):
         why["span"] = f"needs ≥ 2 scored systems (n={s['n']})"
-    if _isnan(s["strong_span"]):
+    if isnan(s["strong_span"]):
         why["strong_span"] = f"needs ≥ {STRONG_MIN_SYSTEMS} scored systems (n={s['n']})"
-    elif _isnan(s["strong_se"]):
+    elif isnan(s["strong_se"]):
         why["strong_se"] = "needs ≥ 2 groups per strong system for a standard error"
     return why
 
@@ -291,11 +288,11 @@ def _length(part: pd.DataFrame, lengths: dict[int, int]) -> dict[str, Any]:
         return None
 
     return {"length_corr": {"spearman": rho_len, "n": len(sc),
-                            "reason": why(sc, ln, "output length") if _isnan(rho_len) else None},
+                            "reason": why(sc, ln, "output length") if isnan(rho_len) else None},
             "human_corr": {"spearman": rho_h, "n": len(hum),
                            "reason": (why(hum["metric"].to_numpy(float), hum["human"],
                                           "human score") or "undefined")
-                           if _isnan(rho_h) else None}}
+                           if isnan(rho_h) else None}}
 
 
 def _systems(df: pd.DataFrame) -> dict[str, Any]:
@@ -327,11 +324,11 @@ def _ties(df: pd.DataFrame, margin: float | None, default: float) -> dict[str, A
     if not (items.groupby("group")["system"].nunique() >= 2).any():
         return {**base, "n_matches": 0, "n_ties": 0, "share": NAN, "share_at_derived": NAN,
                 "reason": "no group holds answers of ≥ 2 systems: no matches"}
-    if _isnan(used):
+    if isnan(used):
         return {**base, "n_matches": 0, "n_ties": 0, "share": NAN, "share_at_derived": NAN,
                 "reason": "needs ≥ 2 scored items to derive a margin"}
     at = tie_stats(items, used)
-    at_d = tie_stats(items, derived) if not _isnan(derived) else {"share": NAN}
+    at_d = tie_stats(items, derived) if not isnan(derived) else {"share": NAN}
     return {**base, **at, "share_at_derived": at_d["share"], "reason": None}
 
 
@@ -342,17 +339,17 @@ def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
     def warn(code: str, message: str, dim: str | None = None) -> None:
         out.append({"code": code, "dimension": dim, "message": message})
 
-    if not _isnan(h["invalid_share"]) and h["invalid_share"] > INVALID_WARN_SHARE:
+    if not isnan(h["invalid_share"]) and h["invalid_share"] > INVALID_WARN_SHARE:
         warn("invalid", f"{_pct(h['invalid_share'])} of {h['n_answers']} answers are invalid "
                         "(no readable verdict): scores rest on fewer answers than the checklist "
                         f"has (threshold {_pct(INVALID_WARN_SHARE)})")
     ys = h["yes_share"]
-    if not _isnan(ys) and (ys > YES_WARN_SHARE or ys < 1 - YES_WARN_SHARE):
+    if not isnan(ys) and (ys > YES_WARN_SHARE or ys < 1 - YES_WARN_SHARE):
         s = h["systems"]
         ranges = [d["score_range"] for d in h["dimensions"].values()
-                  if not _isnan(d["score_range"])]
+                  if not isnan(d["score_range"])]
         span = (f"; scores of the strong systems span {s['strong_span']:.2f} "
-                f"({s['n_strong']} of {s['n']} systems)" if not _isnan(s["strong_span"]) else
+                f"({s['n_strong']} of {s['n']} systems)" if not isnan(s["strong_span"]) else
                 f"; its {h['n_items']} items' scores span {max(ranges, default=0):.2f}")
         word = "Yes" if ys > YES_WARN_SHARE else "No"
         share = ys if word == "Yes" else 1 - ys
@@ -360,14 +357,14 @@ def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
                           f"({h['n_yes_no']} answers){span} — its scores barely separate "
                           f"outputs (threshold {_pct(YES_WARN_SHARE)})")
     s = h["systems"]
-    if (not _isnan(s["strong_span"]) and not _isnan(s["strong_se"])
+    if (not isnan(s["strong_span"]) and not isnan(s["strong_se"])
             and s["strong_span"] < STRONG_SPAN_SE_FACTOR * s["strong_se"]):
         warn("strong_span", f"scores of the strong systems span {s['strong_span']:.3f} ({s['n_strong']} "
                             f"of {s['n']} systems), less than {STRONG_SPAN_SE_FACTOR:g} × their "
                             f"standard error over groups ({s['strong_se']:.3f}): their order is "
                             "mostly chance")
     nv = h["never_varying"]
-    if not _isnan(nv["share"]) and nv["share"] > NEVER_VARY_WARN_SHARE:
+    if not isnan(nv["share"]) and nv["share"] > NEVER_VARY_WARN_SHARE:
         warn("never_varying", f"{nv['n']} of {nv['n_questions']} questions get the same answer "
                               f"on every item (≥ {nv['min_answers']} answers each): they cannot "
                               "separate outputs — Traces lists them under 'never-varying "
@@ -379,17 +376,17 @@ def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
                                     "gets the same score — sample-level correlation skips "
                                     "those groups", dim)
         lc, hc = d["length_corr"], d["human_corr"]
-        if not _isnan(lc["spearman"]) and abs(lc["spearman"]) >= LENGTH_WARN_RHO and (
-                _isnan(hc["spearman"]) or abs(lc["spearman"]) > abs(hc["spearman"])):
-            hum = ("no human correlation" if _isnan(hc["spearman"]) else
+        if not isnan(lc["spearman"]) and abs(lc["spearman"]) >= LENGTH_WARN_RHO and (
+                isnan(hc["spearman"]) or abs(lc["spearman"]) > abs(hc["spearman"])):
+            hum = ("no human correlation" if isnan(hc["spearman"]) else
                    f"ρ = {hc['spearman']:.2f} with the human scores")
             warn("length", f"{dim}: the score follows output length (ρ = {lc['spearman']:.2f}, "
                            f"n = {lc['n']} items) more than the humans ({hum})", dim)
     t = h["ties"]
-    if not _isnan(t["share"]) and t["share"] > TIE_WARN_SHARE:
+    if not isnan(t["share"]) and t["share"] > TIE_WARN_SHARE:
         alt = (f"; the margin derived from the score spread ({t['rule']}, "
                f"{t['derived_margin']:.3g}) gives {_pct(t['share_at_derived'])} ties"
-               if t["margin_source"] == "given" and not _isnan(t["share_at_derived"]) else "")
+               if t["margin_source"] == "given" and not isnan(t["share_at_derived"]) else "")
         warn("ties", f"{t['n_ties']} of {t['n_matches']} matches ({_pct(t['share'])}) are ties "
                      f"at the {t['margin_source']} margin {t['margin']:.3g} (item scores' IQR "
                      f"{t['score_iqr']:.3g}): Elo and pair accuracy rest on the few decisive "

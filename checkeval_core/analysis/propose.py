@@ -78,12 +78,20 @@ import sqlite_utils
 from scipy import stats
 from scipy.optimize import nnls
 
-from checkeval_core.analysis.rankings import DEFAULT_TIE_MARGIN, judge_outcome, percentile_ci
+from checkeval_core.analysis.rankings import DEFAULT_TIE_MARGIN, judge_outcome
 from checkeval_core.analysis.split import in_part, members
 from checkeval_core.analysis.versions import evidence_kinds
 from checkeval_core.checklists.filtering import similar_pairs
 from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.runs.score_math import answer_value
+from checkeval_core.stats.bootstrap import (
+    PART_WORDS,
+    interval_reason,
+    paired_group_bootstrap,
+    percentile_ci,
+    verdict,
+)
+from checkeval_core.stats.values import fmt, isnan
 from checkeval_core.store import NotFound, rows, task_id
 
 NAN = float("nan")
@@ -101,10 +109,6 @@ STATISTIC = {"human_scores": "Spearman with human scores (sample level, mean ove
 
 class ProposalError(ValueError):
     """A proposal that cannot be made (the message says why and what to do)."""
-
-
-def _isnan(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 # -- what the runs stored ----------------------------------------------------------------------
@@ -341,7 +345,7 @@ def _stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray) -> Stat:
                 return np.nanmean(per_dim, axis=-1)
 
         value = float(agg(G)) if G.size else NAN
-        reason = None if not _isnan(value) else (
+        reason = None if not isnan(value) else (
             "no group with ≥ 2 scored items whose scores and human scores both vary")
         return Stat(value, lambda idx: agg(G[idx]), int(used.sum()),
                     len(set(gcol[used])), len(set(items["system"][used])), reason)
@@ -367,7 +371,7 @@ def _stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray) -> Stat:
         value = rho(T) if T.size else NAN
         st = Stat(value, lambda idx: rho(T[idx]), len(sub), sub["group"].nunique(),
                   len(systems),
-                  None if not _isnan(value) else
+                  None if not isnan(value) else
                   f"needs ≥ 3 systems with a rating and a score in this part (n={len(systems)})")
         st.kendall = rho(T, "kendall") if T.size else NAN
         return st
@@ -396,32 +400,35 @@ def _stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray) -> Stat:
 
 
 def part_figures(ev: Evidence, before: dict[str, np.ndarray], after: dict[str, np.ndarray],
-                 mask: np.ndarray, n_boot: int, seed: int) -> dict[str, Any]:
+                 mask: np.ndarray, n_boot: int, seed: int,
+                 where: str = "held-out") -> dict[str, Any]:
     """``{before, after, delta, n_items, n_groups, n_systems, ci: {before, after, delta},
-    ci_reason, reason}`` of one part (the paired interval resamples the same groups)."""
+    ci_reason, reason, mde, verdict}`` of one part (the paired interval resamples the same
+    groups; ``mde`` and ``verdict`` of Δ as
+    :func:`~checkeval_core.stats.bootstrap.delta_fields`, ``where`` naming the part)."""
     b, a = _stat(ev, before, mask), _stat(ev, after, mask)
     n_groups = max(b.n_groups, a.n_groups)
     n_units = len(set(ev.items["group"][mask]))
     ci = {"before": [NAN, NAN], "after": [NAN, NAN], "delta": [NAN, NAN]}
-    ci_reason = None
-    if n_groups < 2:
-        ci_reason = f"no interval: needs ≥ 2 groups (n={n_groups})"
-    elif n_boot <= 0:
-        ci_reason = "no interval: bootstrap switched off (0 resamples)"
-    elif not (_isnan(a.value) and _isnan(b.value)):
-        idx = np.random.default_rng(seed).integers(0, n_units, (n_boot, n_units))
-        vb = np.array([b.boot(i) for i in idx], float)
-        va = np.array([a.boot(i) for i in idx], float)
-        ci = {"before": percentile_ci(vb), "after": percentile_ci(va),
-              "delta": percentile_ci(va - vb)}
-    if ci_reason is None and any(_isnan(x) for x in ci["after"] + ci["before"]):
+    ci_reason = interval_reason(n_groups, n_boot)
+    pb = None
+    if ci_reason is None and not (isnan(a.value) and isnan(b.value)):
+        # resample every group of the part (one order for before and after), not only the
+        # groups with a value: the same draw as the other figures of this part
+        pb = paired_group_bootstrap(n_units, b.boot, a.boot, n_boot, seed, vectorised=False)
+        ci = {"before": percentile_ci(pb.a), "after": percentile_ci(pb.b),
+              "delta": pb.ci()}
+    if ci_reason is None and any(isnan(x) for x in ci["after"] + ci["before"]):
         ci_reason = ("no interval: " + (a.reason or b.reason) if a.reason or b.reason else
                      "no interval: fewer than 2 resamples had a value")
+    delta = NAN if isnan(a.value) or isnan(b.value) else a.value - b.value
+    m = pb.mde() if pb is not None and not isnan(ci["delta"][0]) else NAN
     out = {"before": b.value, "after": a.value,
-           "delta": NAN if _isnan(a.value) or _isnan(b.value) else a.value - b.value,
+           "delta": delta,
            "n_items": max(a.n_items, b.n_items), "n_groups": n_groups,
            "n_systems": max(a.n_systems, b.n_systems), "ci": ci, "ci_reason": ci_reason,
-           "reason": a.reason or b.reason, "statistic": STATISTIC[ev.kind]}
+           "reason": a.reason or b.reason, "statistic": STATISTIC[ev.kind], "mde": m,
+           "verdict": verdict(delta, ci["delta"], m, n_groups, where, ci_reason)}
     if ev.kind == "reference_ratings":
         out["kendall"] = {"before": b.kendall, "after": a.kendall}
     return out
@@ -434,7 +441,7 @@ def _unit(q: dict[str, Any]) -> tuple[str, str]:
 
 
 def _fmt(x: float) -> str:
-    return "undefined" if _isnan(x) else f"{x:.3f}"
+    return "undefined" if isnan(x) else f"{x:.3f}"
 
 
 def select(ev: Evidence, epsilon: float = EPSILON, similarity: float = SIMILARITY,
@@ -491,7 +498,7 @@ def select(ev: Evidence, epsilon: float = EPSILON, similarity: float = SIMILARIT
             if not (keep[a] and keep[b]):
                 continue
             va, vb = own(a), own(b)
-            ra, rb = (-math.inf if _isnan(va) else va), (-math.inf if _isnan(vb) else vb)
+            ra, rb = (-math.inf if isnan(va) else va), (-math.inf if isnan(vb) else vb)
             loser, winner = (b, a) if (ra, -a) >= (rb, -b) else (a, b)
             vl, vw = (vb, va) if loser == b else (va, vb)
             drop(loser, "near-copy",
@@ -516,12 +523,12 @@ def select(ev: Evidence, epsilon: float = EPSILON, similarity: float = SIMILARIT
             if last_in_unit(k):
                 continue
             v = value(keep, k)
-            if _isnan(v):
+            if isnan(v):
                 continue
             if v > best_v:
                 best, best_v = k, v
         # an undefined dev agreement gives nothing to compare a drop with: stop there
-        if best is None or _isnan(current) or best_v - current <= epsilon:
+        if best is None or isnan(current) or best_v - current <= epsilon:
             break
         drop(best, "lowers dev agreement",
              f"dropping it raises dev agreement from {_fmt(current)} to {_fmt(best_v)} "
@@ -663,7 +670,8 @@ def propose(db: sqlite_utils.Database, run_ids: list[int], evidence: str | None 
     w, w_reason = (fit_weights(ev, keep) if weights else (None, "no weights asked for"))
     before = subset_scores(ev, np.ones(len(ev.questions), bool))
     after = subset_scores(ev, keep, w)
-    parts = {p: part_figures(ev, before, after, ev.items[p].to_numpy(bool), n_boot, seed)
+    parts = {p: part_figures(ev, before, after, ev.items[p].to_numpy(bool), n_boot, seed,
+                             PART_WORDS.get(p, p))
              for p in ("dev", "heldout")}
     if weights and w is not None:
         parts["dev"]["note"] = "after: weights fitted on these dev items (in-sample)"
@@ -922,8 +930,7 @@ def proposal_runs(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
             for r in version_runs(db, task) if r["method"] in per_question_methods()]
 
 
-def _num(x: float | None) -> str:
-    return "—" if _isnan(x) else f"{x:.3f}"
+_num = fmt
 
 
 def display_rows(proposal: dict[str, Any]) -> dict[str, Any]:
@@ -936,7 +943,7 @@ def display_rows(proposal: dict[str, Any]) -> dict[str, Any]:
 
         def ci(k: str, f: dict[str, Any] = f) -> str:
             lo, hi = f["ci"][k]
-            return f["ci_reason"] or ("no interval" if _isnan(lo) else f"[{lo:.2f}, {hi:.2f}]")
+            return f["ci_reason"] or ("no interval" if isnan(lo) else f"[{lo:.2f}, {hi:.2f}]")
 
         figs.append({"part": name, "before": _num(f["before"]), "95% CI before": ci("before"),
                      "after": _num(f["after"]), "95% CI after": ci("after"),

@@ -31,7 +31,6 @@ fewer than 2 queries (no interval), no preferences, gold without ties (no three-
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -44,6 +43,12 @@ from scipy.sparse.csgraph import connected_components
 
 from checkeval_core.annotation.position_bias import position_bias
 from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.stats.bootstrap import (
+    interval_reason,
+    nanmean_rows,
+    percentile_ci,
+    resample_index,
+)
 from checkeval_core.store import NotFound, loads, rows
 
 NAN = float("nan")
@@ -234,24 +239,6 @@ def batch_rank_correlation(x: np.ndarray, y: Sequence[float]) -> dict[str, np.nd
     return {"spearman": rho, "kendall": tau}
 
 
-def percentile_ci(values: Sequence[float], alpha: float = 0.05) -> list[float]:
-    v = np.asarray([x for x in values if x is not None and not math.isnan(x)], dtype=float)
-    if len(v) < 2:
-        return [NAN, NAN]
-    return [float(np.quantile(v, alpha / 2)), float(np.quantile(v, 1 - alpha / 2))]
-
-
-def _boot_index(n_groups: int, n_boot: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return rng.integers(0, n_groups, size=(n_boot, n_groups))
-
-
-def _nanmean0(a: np.ndarray, axis: int) -> np.ndarray:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", category=RuntimeWarning)
-        return np.nanmean(a, axis=axis)
-
-
 def list_level(table: pd.DataFrame, reference: dict[str, float], n_boot: int = 1000,
                seed: int = 0) -> dict[str, Any]:
     """System scores (mean over queries), ranks and their agreement with ``reference``.
@@ -262,16 +249,15 @@ def list_level(table: pd.DataFrame, reference: dict[str, float], n_boot: int = 1
     ``{"value", "ci", "n", "reason"}`` (bootstrap over queries)."""
     vals = table.to_numpy(dtype=float)
     systems = list(table.columns)
-    score = _nanmean0(vals, 0) if len(vals) else np.full(len(systems), NAN)
+    score = nanmean_rows(vals, 0) if len(vals) else np.full(len(systems), NAN)
     ref = np.array([reference.get(s, NAN) for s in systems], dtype=float)
     point = rank_correlation(score, ref)
-    ci_reason = None
-    if len(table) < 2:
-        ci_reason = "needs ≥ 2 queries to resample"
+    ci_reason = interval_reason(len(table), n_boot, "queries")
+    if ci_reason:
         boot_scores = np.full((0, len(systems)), NAN)
     else:
-        idx = _boot_index(len(table), n_boot, seed)
-        boot_scores = _nanmean0(vals[idx], 1)
+        idx = resample_index(len(table), n_boot, seed)
+        boot_scores = nanmean_rows(vals[idx], 1)
     sys_ci = [percentile_ci(boot_scores[:, k]) for k in range(len(systems))]
     coefs: dict[str, Any] = {}
     boots = batch_rank_correlation(boot_scores, ref) if point["reason"] is None else {}
@@ -307,14 +293,12 @@ def elo_fit(group_matches: dict[str, list[tuple[str, str, str | float]]],
     elo = to_elo(theta)
     ci: dict[str, list[float]] = {p: [NAN, NAN] for p in names}
     boots: dict[str, np.ndarray] = {}
-    reason = None
-    if len(per_group) >= 2 and n_boot > 0:
-        idx = _boot_index(len(per_group), n_boot, seed)
+    reason = interval_reason(len(per_group), n_boot, "queries")
+    if reason is None:
+        idx = resample_index(len(per_group), n_boot, seed)
         boot = np.array([to_elo(fit_bt(per_group[i].sum(axis=0))[0]) for i in idx])
         ci = {p: percentile_ci(boot[:, k]) for k, p in enumerate(names)}
         boots = {p: boot[:, k] for k, p in enumerate(names)}
-    elif len(per_group) < 2:
-        reason = "needs ≥ 2 queries for an interval"
     return {**base, "ratings": dict(zip(names, elo.tolist())), "ci": ci,
             "regularised": regularised, "reason": reason, "boot": boots}
 

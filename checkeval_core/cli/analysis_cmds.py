@@ -9,6 +9,7 @@ import typer
 
 from checkeval_core.cli.app import app, bench_app, clean_json, fail
 from checkeval_core.runs.options import check_tie_margin
+from checkeval_core.stats.values import fmt
 from checkeval_core.store import NotFound, open_db
 
 
@@ -277,8 +278,7 @@ probe_app = typer.Typer(no_args_is_help=True, help="Bias probes that ask the jud
 app.add_typer(probe_app, name="probe")
 
 
-def _num(x: float | None, digits: int = 3) -> str:
-    return "—" if x is None else f"{x:.{digits}f}"
+_num = fmt
 
 
 def _ci(ci: list[float] | None, digits: int = 2) -> str:
