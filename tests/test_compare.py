@@ -41,6 +41,7 @@ def two_runs(db):
     return db, make_run(db, tid, A_SCORES, A_ANS), make_run(db, tid, B_SCORES, B_ANS)
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_agreement_and_paired_interval_by_hand(two_runs):
     db, a, b = two_runs
     res = compare_runs(db, a, b, n_boot=2000, seed=1)
@@ -131,6 +132,7 @@ def test_refuses_mismatched_runs(db):
 
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_cli_compare_json_and_refusal(two_runs, db_path):
     db, a, b = two_runs
     r = cli(db_path, "compare", "--run", str(a), "--run", str(b), "--json", "--bootstrap",
@@ -150,6 +152,7 @@ def test_cli_compare_json_and_refusal(two_runs, db_path):
     assert r.returncode == 2 and "exactly two runs" in r.stderr
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_compare_page_first_row_and_trace_link(two_runs):
     db, a, b = two_runs
     at = AppTest.from_file(APP, default_timeout=120)

@@ -7,10 +7,11 @@ import math
 import pytest
 
 from checkeval_core.analysis.analysis_view import analysis_page
-from checkeval_core.analysis.judge_agreement import MIN_GROUPS, judge_agreement
+from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.checklists.editing import add_question
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.runs.selection import default_pair, default_runs
+from checkeval_core.stats.bootstrap import MIN_GROUPS
 from checkeval_core.store import now_iso
 from tests.helpers import coherence_task
 
@@ -51,6 +52,7 @@ def _second_version(db, tid) -> int:
     return freeze(db, "ja")["id"]
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_checklist_judges_agreeing_and_likert_judges_disagreeing(db, task):
     tid, vid = task
     a = _run(db, tid, vid, "fake", "rocketeval", "mean_p_yes", [0.2, 0.5, 0.8])
@@ -182,6 +184,7 @@ def test_interval_alpha_equals_the_krippendorff_package_and_scales_to_continuous
     assert math.isnan(krippendorff_alpha([[1.0, 1.0], [1.0, 1.0]], "interval"))
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_yes_no_alpha_counted_in_sql_equals_the_agreement_section(db, task):
     import random
 

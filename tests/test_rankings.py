@@ -110,6 +110,7 @@ def test_batch_rank_correlation_equals_scipy_per_row():
     assert math.isnan(out["spearman"][4])
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_list_level_scores_ranks_and_bootstrap():
     t = pd.DataFrame({"s1": [0.9, 0.8, 0.7, 0.95], "s2": [0.6, np.nan, 0.5, 0.7],
                       "s3": [0.2, 0.3, 0.1, 0.4], "s4": [0.5, 0.6, 0.4, 0.45]},
@@ -149,6 +150,7 @@ def test_pair_agreement_hand_computed():
 
 
 # -- reports on a fake-judge run ------------------------------------------------------------------
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_rankings_report_on_fake_run(db):
     rid = build_ranking_task(db)
     rep = R.rankings_report(db, rid, n_boot=200)

@@ -29,7 +29,9 @@ import pandas as pd
 import sqlite_utils
 
 from checkeval_core.analysis.report import run_frame
+from checkeval_core.analysis.split import filter_frame
 from checkeval_core.stats.bootstrap import (
+    PART_WORDS,
     delta_fields,
     mean_of_groups,
     mean_of_paired,
@@ -297,6 +299,30 @@ def compare_runs(db: sqlite_utils.Database, run_a: int, run_b: int,
             "n_decisions_shared": flips["n_decisions"]}
 
 
+def paired_with_first(db: sqlite_utils.Database, run_ids: list[int],
+                      aggregation: str | None = None, level: str = "sample_level",
+                      coef: str = "spearman", n_boot: int = 200, seed: int = 0,
+                      split: str = "all") -> list[dict[str, Any]]:
+    """Each later run (B) against the first (A) on the items both scored (of the ``split``
+    part: ``dev`` / ``heldout`` / ``all``): ``run_a``,
+    ``run_b`` and :func:`paired_agreement`'s ``a``, ``b``, ``delta``, ``ci``, ``mde``,
+    ``verdict``, ``n_items``, ``n_groups``… (``analyze --json``'s ``comparisons``); a pair
+    that cannot be compared carries ``reason`` and ``verdict`` only."""
+    out = []
+    for rb in run_ids[1:]:
+        base = {"run_a": run_ids[0], "run_b": rb}
+        try:
+            df, meta = shared_frame(db, run_ids[0], rb, aggregation)
+            df = filter_frame(db, meta["a"]["task"], df, split)
+        except CompareError as e:
+            out.append({**base, "delta": NAN, "ci": [NAN, NAN], "mde": NAN, "reason": str(e),
+                        "verdict": f"no verdict: {e}"})
+            continue
+        where = PART_WORDS[split] if split != "all" else "the shared items"
+        out.append({**base, **paired_agreement(df, level, coef, n_boot, seed, where)})
+    return out
+
+
 def trace_link(run_a: int, run_b: int, item_pk: int, dimension: str | None = None) -> str:
     """The Traces page URL that opens both runs on one item (and dimension)."""
     return f"/traces?runs={run_a},{run_b}&item={item_pk}" + (
@@ -321,7 +347,7 @@ def summary_lines(res: dict[str, Any]) -> list[str]:
         lines.append(f"agreement ({lvl} {ag['coef']}, n = {ag['n_items']} items, "
                      f"{ag['n_groups']} groups): A {ag['a']:.3f}, B {ag['b']:.3f}, "
                      f"Δ {ag['delta']:+.3f} {ci_s} (paired bootstrap over groups, "
-                     f"{ag['n_boot']} resamples)")
+                     f"{ag['n_boot']} resamples): {ag['verdict']}")
     if res["scale_note"]:
         lines.append("note: " + res["scale_note"])
     return lines

@@ -10,6 +10,7 @@ import pandas as pd
 import sqlite_utils
 
 from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.stats.bootstrap import interval_reason
 from checkeval_core.stats.correlation import (
     COEFFICIENTS,
     LEVELS,
@@ -143,11 +144,8 @@ def explain_level(part: pd.DataFrame, level: str, entry: dict[str, Any],
         why = (f"needs ≥ 2 systems (n={len(sys_means)}) — include outputs of more systems"
                if len(sys_means) < 2 else
                _constant_reason(sys_means["metric"], sys_means["human"], "system (mean)"))
-    if n_boot <= 0:
-        ci_why = "no interval: bootstrap switched off (0 resamples)"
-    elif n_groups < 2:
-        ci_why = f"no interval: needs ≥ 2 documents (n={n_groups})"
-    else:
+    ci_why = interval_reason(n_groups, n_boot)
+    if ci_why is None:
         ci_why = "no interval: fewer than 2 resamples had a value (too few varied documents)"
     return {"reasons": {c: (why or "undefined") if isnan(entry[c]) else None
                         for c in COEFFICIENTS},

@@ -36,6 +36,7 @@ import pandas as pd
 import sqlite_utils
 
 from checkeval_core.analysis.report import run_frame
+from checkeval_core.stats.bootstrap import enough_groups, minimum
 from checkeval_core.stats.correlation import corr
 from checkeval_core.stats.values import isnan
 from checkeval_core.store import rows
@@ -233,6 +234,7 @@ def run_health(db: sqlite_utils.Database, run_id: int, aggregation: str | None =
     out["ties"] = _ties(df, tie_margin, DEFAULT_TIE_MARGIN)
     out["reasons"] = _reasons(out)
     out["warnings"] = warnings_for(out)
+    out["warnings_withheld"] = withheld_reason(out["n_groups"])
     return out
 
 
@@ -332,12 +334,31 @@ def _ties(df: pd.DataFrame, margin: float | None, default: float) -> dict[str, A
     return {**base, **at, "share_at_derived": at_d["share"], "reason": None}
 
 
+#: Warnings raised whatever the number of groups: a count of the run's own unreadable answers
+#: is a fact about those answers, not an estimate about the judge.
+ALWAYS = ("invalid",)
+
+
+def withheld_reason(n_groups: int) -> str | None:
+    """Why the judge-health warnings that estimate something about the judge are not raised
+    (fewer groups than the floor's :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS`)."""
+    if enough_groups(n_groups):
+        return None
+    return (f"no judge-health warning raised: the run scored {n_groups} groups (documents / "
+            f"contexts / queries), fewer than the {minimum()} a warning needs")
+
+
 def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
-    """The health findings past a threshold, each ``{"code", "dimension", "message"}``."""
+    """The health findings past a threshold, each ``{"code", "dimension", "message"}``. On
+    fewer than :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS` groups (of the run, or of a
+    dimension for its own warnings) only :data:`ALWAYS` warnings are raised."""
     out: list[dict[str, Any]] = []
+    few = not enough_groups(h["n_groups"])
 
     def warn(code: str, message: str, dim: str | None = None) -> None:
-        out.append({"code": code, "dimension": dim, "message": message})
+        n = h["dimensions"][dim]["n_groups"] if dim else h["n_groups"]
+        if code in ALWAYS or (not few and enough_groups(n)):
+            out.append({"code": code, "dimension": dim, "message": message})
 
     if not isnan(h["invalid_share"]) and h["invalid_share"] > INVALID_WARN_SHARE:
         warn("invalid", f"{_pct(h['invalid_share'])} of {h['n_answers']} answers are invalid "

@@ -9,8 +9,8 @@ Krippendorff's α (interval) is computed on the dimension scores of the items *a
 scored, each run with its own primary aggregation (a checklist's share / mean p(Yes), G-Eval's
 1–5 score): units are (item, dimension), coders are the judges. The interval resamples
 documents / contexts / queries (the units of one document are not independent); with fewer
-than :data:`MIN_GROUPS` groups there is none and the reason says so. Checklist methods also
-get α on their Yes/No answers (:func:`checkeval_core.analysis.report.agreement`).
+than the floor's :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS` groups there is none and
+the reason says so. Checklist methods also get α on their Yes/No answers (:func:`checkeval_core.analysis.report.agreement`).
 
 α on raw scores also counts a judge's offset and scale as disagreement (one judge's mean
 p(Yes) around 0.5, another's around 0.8, agree on nothing by that measure even when they order
@@ -47,9 +47,6 @@ from checkeval_core.store import loads, rows, task_id
 
 #: Resamples of the groups for α's interval.
 N_BOOT = 300
-#: Fewer groups than this give no interval (a percentile interval over 2–4 resampled
-#: documents is mostly the spread of a handful of values).
-MIN_GROUPS = 3
 
 
 def _candidates(db: sqlite_utils.Database, tid: int) -> list[dict[str, Any]]:
@@ -130,8 +127,7 @@ def alpha_interval(units: dict[tuple[int, str], dict[int, float]],
         groups[group_of[item]].append(v)
     sums = np.array([interval_stats(np.array([[u[r] for u in us] for r in run_ids])
                                     ).sum(axis=0) for us in groups.values()])
-    boot = group_bootstrap(len(sums), weighted_sums(sums, interval_alpha), n_boot, seed,
-                           min_groups=MIN_GROUPS)
+    boot = group_bootstrap(len(sums), weighted_sums(sums, interval_alpha), n_boot, seed)
     if boot.reason:
         return {"alpha": alpha, "ci": None, "reason": boot.reason}
     if len(boot.values) < 2:

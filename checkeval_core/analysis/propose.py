@@ -86,7 +86,9 @@ from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.runs.score_math import answer_value
 from checkeval_core.stats.bootstrap import (
     PART_WORDS,
+    enough_groups,
     interval_reason,
+    minimum,
     paired_group_bootstrap,
     percentile_ci,
     verdict,
@@ -444,15 +446,34 @@ def _fmt(x: float) -> str:
     return "undefined" if isnan(x) else f"{x:.3f}"
 
 
+def too_few_dev(ev: Evidence) -> str | None:
+    """Why no proposal (no drop, no weights) may be made: the answered dev items come from
+    fewer groups than the floor's :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS`."""
+    answered_dev = ev.items["dev"].to_numpy(bool) & (ev.answered.sum(1) > 0)
+    n = int(ev.items["group"][answered_dev].nunique())
+    if enough_groups(n):
+        return None
+    return (f"no proposal: the dev answers come from {n} groups (documents / contexts / "
+            f"queries), fewer than the {minimum()} a proposal needs — every question is kept")
+
+
 def select(ev: Evidence, epsilon: float = EPSILON, similarity: float = SIMILARITY,
            invalid_share: float = INVALID_SHARE, vary_eps: float = VARY_EPS
            ) -> tuple[np.ndarray, list[dict[str, Any]], list[str]]:
-    """``(keep mask, dropped [{question, reason, rule}], notes)`` from dev answers only."""
+    """``(keep mask, dropped [{question, reason, rule}], notes)`` from dev answers only.
+
+    Nothing is dropped when the answered dev items come from fewer than the floor's
+    :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS` groups (the small-sample rule: no
+    proposal from a handful of documents); ``notes`` says so."""
     dev = ev.items["dev"].to_numpy(bool)
     nq = len(ev.questions)
     keep = np.ones(nq, bool)
     dropped: list[dict[str, Any]] = []
     notes: list[str] = []
+    few = too_few_dev(ev)
+    if few:
+        notes.append(few)
+        return keep, dropped, notes
     dev_answers = ev.answered[dev].sum(0)
     no_dev = [k for k in range(nq) if dev_answers[k] == 0]
     if no_dev:
@@ -668,6 +689,8 @@ def propose(db: sqlite_utils.Database, run_ids: list[int], evidence: str | None 
     ev.tie_margin = float(tie_margin)
     keep, dropped, notes = select(ev, epsilon=epsilon)
     w, w_reason = (fit_weights(ev, keep) if weights else (None, "no weights asked for"))
+    if weights and too_few_dev(ev):
+        w, w_reason = None, too_few_dev(ev)
     before = subset_scores(ev, np.ones(len(ev.questions), bool))
     after = subset_scores(ev, keep, w)
     parts = {p: part_figures(ev, before, after, ev.items[p].to_numpy(bool), n_boot, seed,
@@ -948,6 +971,7 @@ def display_rows(proposal: dict[str, Any]) -> dict[str, Any]:
         figs.append({"part": name, "before": _num(f["before"]), "95% CI before": ci("before"),
                      "after": _num(f["after"]), "95% CI after": ci("after"),
                      "Δ": _num(f["delta"]), "95% CI of Δ (paired)": ci("delta"),
+                     "verdict": f.get("verdict") or "",
                      "items": f["n_items"], "groups": f["n_groups"], "systems": f["n_systems"],
                      "note": f["reason"] or f.get("note") or ""})
     nq = proposal.get("new_questions")

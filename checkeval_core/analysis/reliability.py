@@ -19,7 +19,8 @@ Definitions (``docs/methods.md`` → *Reliability of each question*):
 * A question is **unreliable** when its flip rate is above ``max_flip`` (default
   :data:`DEFAULT_MAX_FLIP` = 0.10: its verdict changes on more than one item in ten when only
   the wording of the instructions changes, so its answer says more about the prompt than about
-  the text). Questions with no counted item are never called unreliable (no evidence).
+  the text). Questions with no counted item are never called unreliable (no evidence), nor
+  those whose items come from fewer than the floor's ``MIN_GROUPS`` groups (``flag_reason``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,13 @@ import sqlite_utils
 from checkeval_core.runs.options import requested
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_math import answer_value
-from checkeval_core.stats.bootstrap import group_bootstrap, ratio_of_sums, wilson_ci
+from checkeval_core.stats.bootstrap import (
+    enough_groups,
+    group_bootstrap,
+    minimum,
+    ratio_of_sums,
+    wilson_ci,
+)
 from checkeval_core.store import item_column
 
 #: The flip rate above which a question is called unreliable (``checkeval reliability``,
@@ -192,7 +199,12 @@ def reliability(db: sqlite_utils.Database, run_ids: list[int], n_boot: int = N_B
                          p_yes_sd_ci=ci, yes_rate=float(np.mean(
                              [v == "yes" for vs in d["verdicts"] for v in vs])),
                          reason=why)
-            entry["unreliable"] = entry["flip_rate"] > max_flip
+            # the floor's small-sample rule: no flag from answers on a handful of groups
+            entry["unreliable"] = (entry["flip_rate"] > max_flip
+                                   and enough_groups(entry["n_groups"]))
+            if entry["flip_rate"] > max_flip and not entry["unreliable"]:
+                entry["flag_reason"] = (f"not flagged: its items come from {entry['n_groups']}"
+                                        f" groups, fewer than the {minimum()} a flag needs")
         questions.append(entry)
     questions.sort(key=lambda e: (-1 if e["flip_rate"] is None else -e["flip_rate"],
                                   e["dimension"], e["question_id"]))

@@ -36,7 +36,13 @@ from checkeval_core.stats.agreement import (
     fleiss_from_labels,
     krippendorff_alpha,
 )
-from checkeval_core.stats.bootstrap import group_bootstrap, weighted_sums
+from checkeval_core.stats.bootstrap import (
+    MIN_GROUPS,
+    enough_groups,
+    group_bootstrap,
+    minimum,
+    weighted_sums,
+)
 from checkeval_core.stats.correlation import (
     corr,
 )
@@ -576,8 +582,9 @@ def significance_rows(sig: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 #: queries). On fewer, "never varies" or "anti-correlates" describes those few documents, not
 #: the question: SummEval's first document alone gives 19 answers per question and once
 #: flagged half of a good checklist. The signs seen on fewer groups are still listed
-#: (``weak_signs``), unflagged.
-MIN_FLAG_GROUPS = 5
+#: (``weak_signs``), unflagged. The floor's small-sample rule
+#: (:data:`~checkeval_core.stats.bootstrap.MIN_GROUPS`), the same for every flag in the app.
+MIN_FLAG_GROUPS = MIN_GROUPS
 #: A question is flagged "unstable" when its flip rate — the share of items whose verdict
 #: differs between selected runs that differ only in the prompt's wording (``phrasing``) — is
 #: above this: ``checkeval reliability``'s threshold for "unreliable"
@@ -662,7 +669,7 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
                                  "reason": "no item has a Yes/No answer"}
         if le["flagged"]:
             signs.append(("follows length", le["n_groups"]))
-        weak_groups = sorted({g for _, g in signs if g < MIN_FLAG_GROUPS})
+        weak_groups = sorted({g for _, g in signs if not enough_groups(g)})
         out.append({"question_id": qid, "dimension": lst[0]["dimension"], "question":
                     lst[0]["text"], "status": lst[0]["status"], "n": len(lst),
                     "n_items": len({a["item_id"] for a in lst}), "n_groups": n_groups,
@@ -672,11 +679,11 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
                     **rel, "length_r": math.nan if le["rho"] is None else le["rho"],
                     "length_n": le["n"], "length_reason": le["reason"] if le["rho"] is None
                     else None,
-                    "flags": [s for s, g in signs if g >= MIN_FLAG_GROUPS],
-                    "weak_signs": [s for s, g in signs if g < MIN_FLAG_GROUPS],
+                    "flags": [s for s, g in signs if enough_groups(g)],
+                    "weak_signs": [s for s, g in signs if not enough_groups(g)],
                     "flag_note": None if not weak_groups else
                     f"not flagged: answers on {' / '.join(map(str, weak_groups))} group(s), "
-                    f"fewer than the {MIN_FLAG_GROUPS} a flag needs"})
+                    f"fewer than the {minimum()} a flag needs"})
     return sorted(out, key=lambda d: (d["dimension"], d["question_id"]))
 
 

@@ -566,7 +566,7 @@ def delta_rows(diff: dict[str, Any], part: str) -> list[dict[str, Any]]:
                     "evidence": EVIDENCE_NAMES[x["evidence"]], "dimension": x["dimension"],
                     f"v{diff['a']}": val(x["a"]), f"v{diff['b']}": val(x["b"]),
                     "Δ": x["delta"], "Δ on shared items (paired)": paired or x["ci_reason"]
-                    or "", "note": x["reason"] or ""})
+                    or "", "verdict": x.get("verdict") or "", "note": x["reason"] or ""})
     return out
 
 

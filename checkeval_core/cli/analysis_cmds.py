@@ -104,6 +104,11 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             from checkeval_core.analysis.health import runs_health
 
             out["health"] = runs_health(db, list(run), aggregation, margin)
+            if len(run) > 1:
+                from checkeval_core.analysis.compare import paired_with_first
+
+                out["comparisons"] = paired_with_first(db, list(run), aggregation,
+                                                       n_boot=bootstrap, split=split)
             if ensemble:
                 from checkeval_core.analysis.ensemble import analyze_ensemble
 

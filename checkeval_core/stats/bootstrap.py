@@ -40,13 +40,19 @@ from scipy import stats as _st
 from checkeval_core.stats.values import NAN, isnan
 
 #: Fewer groups than this give no interval, no Δ verdict and no flag (see the module doc).
-MIN_GROUPS = 2
+MIN_GROUPS = 6
 #: Two-sided level of every interval.
 ALPHA = 0.05
 #: Power at which :func:`mde` is the smallest detectable change.
 POWER = 0.8
 #: What a group is, for the reasons.
 GROUP_WORDS = "groups (documents / contexts / queries)"
+
+
+def minimum(min_groups: int | None = None) -> int:
+    """``min_groups``, or :data:`MIN_GROUPS` read when called (so one setting governs every
+    caller)."""
+    return MIN_GROUPS if min_groups is None else min_groups
 
 
 def resample_index(n_groups: int, n_boot: int, seed: int = 0) -> np.ndarray:
@@ -72,22 +78,23 @@ def percentile_ci(values: Sequence[float] | np.ndarray, alpha: float = ALPHA) ->
     return [float(np.quantile(v, alpha / 2)), float(np.quantile(v, 1 - alpha / 2))]
 
 
-def too_few(n_groups: int, unit: str = GROUP_WORDS, min_groups: int = MIN_GROUPS) -> str:
+def too_few(n_groups: int, unit: str = GROUP_WORDS, min_groups: int | None = None) -> str:
     """The reason a figure on ``n_groups`` groups has no interval (and raises no flag)."""
+    min_groups = minimum(min_groups)
     return f"no interval: needs ≥ {min_groups} {unit} (n={n_groups})"
 
 
-def enough_groups(n_groups: int, min_groups: int = MIN_GROUPS) -> bool:
+def enough_groups(n_groups: int, min_groups: int | None = None) -> bool:
     """Whether a figure on ``n_groups`` groups may carry an interval, a flag or a proposal."""
-    return n_groups >= min_groups
+    return n_groups >= minimum(min_groups)
 
 
 def interval_reason(n_groups: int, n_boot: int, unit: str = GROUP_WORDS,
-                    min_groups: int = MIN_GROUPS) -> str | None:
+                    min_groups: int | None = None) -> str | None:
     """Why no interval can be drawn before any resampling, or None."""
     if n_boot <= 0:
         return "no interval: bootstrap switched off (0 resamples)"
-    if n_groups < min_groups:
+    if not enough_groups(n_groups, min_groups):
         return too_few(n_groups, unit, min_groups)
     return None
 
@@ -127,7 +134,7 @@ def _as_values(out: Any, n_boot: int) -> np.ndarray:
 
 def group_bootstrap(n_groups: int, statistic: Callable[[np.ndarray], Any], n_boot: int,
                     seed: int = 0, vectorised: bool = True, unit: str = GROUP_WORDS,
-                    min_groups: int = MIN_GROUPS) -> Boot:
+                    min_groups: int | None = None) -> Boot:
     """Resample ``n_groups`` groups ``n_boot`` times (:func:`resample_index`) and evaluate
     ``statistic``: on the whole index matrix (``vectorised``: returns ``n_boot`` values) or
     on each row (one value). NaN values are dropped. Below ``min_groups`` groups, or with no
@@ -180,7 +187,7 @@ def paired_group_bootstraps(n_groups: int,
                                                   Callable[[np.ndarray], Any]]],
                             n_boot: int, seed: int = 0, vectorised: bool = True,
                             unit: str = GROUP_WORDS,
-                            min_groups: int = MIN_GROUPS) -> list[PairedBoot]:
+                            min_groups: int | None = None) -> list[PairedBoot]:
     """Several paired statistics (``(stat_a, stat_b)`` each) on one draw of the shared
     groups (:func:`resample_index`): every side of every pair sees the same resamples."""
     why = interval_reason(n_groups, n_boot, unit, min_groups)
@@ -198,7 +205,7 @@ def paired_group_bootstraps(n_groups: int,
 def paired_group_bootstrap(n_groups: int, stat_a: Callable[[np.ndarray], Any],
                            stat_b: Callable[[np.ndarray], Any], n_boot: int, seed: int = 0,
                            vectorised: bool = True, unit: str = GROUP_WORDS,
-                           min_groups: int = MIN_GROUPS) -> PairedBoot:
+                           min_groups: int | None = None) -> PairedBoot:
     """Both sides' statistic on the *same* resamples of the shared groups (one draw,
     :func:`resample_index`); the interval is of ``b − a`` over resamples where both are
     defined."""
@@ -259,7 +266,7 @@ def weighted_sums(sums: np.ndarray, finish: Callable[[np.ndarray], float]
 
 def share_ci(hits: Sequence[float] | np.ndarray, counts: Sequence[float] | np.ndarray,
              n_boot: int, seed: int = 0, unit: str = GROUP_WORDS,
-             min_groups: int = MIN_GROUPS) -> dict[str, Any]:
+             min_groups: int | None = None) -> dict[str, Any]:
     """Share of hits with a group-resampled percentile interval (a group's decisions stay
     together). ``hits``/``counts``: per group. ``{"value", "ci", "reason", "n_groups"}``;
     value NaN without any decision."""
@@ -293,12 +300,13 @@ def mde(se: float, alpha: float = ALPHA, power: float = POWER) -> float:
 
 def verdict(delta: float, ci: Sequence[float], mde_value: float, n_groups: int,
             where: str = "held-out", ci_reason: str | None = None,
-            min_groups: int = MIN_GROUPS) -> str:
+            min_groups: int | None = None) -> str:
     """One sentence for a Δ = B − A of agreement (higher is better) on ``where``:
     ``better on held-out`` / ``worse on held-out`` when the paired interval excludes 0,
     ``no detectable change (could have detected ≥ x)`` when it covers 0 (``no change`` when
     every resample gives Δ = 0: the two runs agree on every group), ``too few groups
     (n = k < 8): no verdict`` below the minimum, else ``no verdict: <why>``."""
+    min_groups = minimum(min_groups)
     if n_groups < min_groups:
         return f"too few groups (n = {n_groups} < {min_groups}): no verdict"
     if isnan(delta):
