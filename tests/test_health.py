@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from checkeval_core.analysis import health as H
+from checkeval_core.runs.never_varying import run_never_varying
 from checkeval_core.runs.traces import SHOW_FILTERS, decision_rows, item_trace
 from tests.conftest import APP
 from tests.helpers import COMPARE_ITEMS as ITEMS
@@ -204,13 +205,13 @@ def test_never_varying_of_a_run_is_remembered_until_its_state_changes(task):
     db, tid = task
     rid = make_run(db, tid, SCORES, ANSWERS)
     q1 = db.execute("SELECT id FROM question WHERE text = 'Is it q1?'").fetchone()[0]
-    assert H.run_never_varying(db, rid) == {q1: "yes"}
+    assert run_never_varying(db, rid) == {q1: "yes"}
     # an answer changed behind the run's back is not seen until the run's state changes
     db.execute("UPDATE answer SET verdict = 'no' WHERE run_id = ? AND question_id = ? AND "
                "item_id = (SELECT MIN(item_id) FROM answer WHERE run_id = ?)", [rid, q1, rid])
-    assert H.run_never_varying(db, rid) == {q1: "yes"}
+    assert run_never_varying(db, rid) == {q1: "yes"}
     db.execute("UPDATE run SET progress_done = progress_done + 1 WHERE id = ?", [rid])
-    assert H.run_never_varying(db, rid) == {}
+    assert run_never_varying(db, rid) == {}
 
 
 @pytest.mark.usefixtures("few_groups_allowed")

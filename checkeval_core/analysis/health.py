@@ -36,6 +36,7 @@ import pandas as pd
 import sqlite_utils
 
 from checkeval_core.analysis.report import run_frame
+from checkeval_core.runs.never_varying import NEVER_VARY_MIN_ANSWERS
 from checkeval_core.stats.bootstrap import enough_groups, minimum
 from checkeval_core.stats.correlation import corr
 from checkeval_core.stats.values import isnan
@@ -48,8 +49,6 @@ NAN = float("nan")
 INVALID_WARN_SHARE = 0.05
 #: Warn when the Yes share of valid Yes/No answers is above this (or below 1 − this).
 YES_WARN_SHARE = 0.9
-#: A question "never varies" only when it has at least this many valid answers.
-NEVER_VARY_MIN_ANSWERS = 5
 #: Warn when more than this share of the run's questions never varies.
 NEVER_VARY_WARN_SHARE = 0.25
 #: Warn when, in a dimension, more than this share of groups has one score for every item.
@@ -84,54 +83,6 @@ CONTEXTS = {"analysis": ("yes_share", "invalid", "constant_groups", "length", "s
 def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
-
-
-def never_varying(db: sqlite_utils.Database, run_ids: list[int],
-                  question_ids: list[int] | None = None,
-                  min_answers: int = NEVER_VARY_MIN_ANSWERS) -> dict[int, dict[int, str]]:
-    """``{run_id: {question_id: the one verdict}}``: checklist questions whose ≥
-    ``min_answers`` valid answers in the run are all the same (optionally only among
-    ``question_ids``)."""
-    if not run_ids:
-        return {}
-    marks = ",".join("?" * len(run_ids))
-    sql = (f"SELECT run_id, question_id, MIN(verdict) FROM answer WHERE run_id IN ({marks}) "
-           "AND question_id != 0 AND verdict IN ('yes', 'no') AND value IS NULL")
-    params: list[Any] = list(run_ids)
-    if question_ids is not None:
-        if not question_ids:
-            return {r: {} for r in run_ids}
-        sql += f" AND question_id IN ({','.join('?' * len(question_ids))})"
-        params += list(question_ids)
-    sql += " GROUP BY run_id, question_id HAVING COUNT(DISTINCT verdict) = 1 AND COUNT(*) >= ?"
-    out: dict[int, dict[int, str]] = {r: {} for r in run_ids}
-    for rid, qid, verdict in db.execute(sql, [*params, min_answers]):
-        out[rid][qid] = verdict
-    return out
-
-
-#: Never-varying questions of whole runs, by (database file, run, run state): a run's answers
-#: change only while its state (status, progress, finish time) does.
-_NV_CACHE: dict[tuple, dict[int, str]] = {}
-_NV_CACHE_SIZE = 64
-
-
-def run_never_varying(db: sqlite_utils.Database, run_id: int) -> dict[int, str]:
-    """:func:`never_varying` of one whole run, remembered until the run's state changes (the
-    Traces filter asks it on every rerun; the scan costs about a second at 250,000 answers)."""
-    from checkeval_core.store import db_path
-
-    state = db.execute("SELECT status, progress_done, finished_at FROM run WHERE id = ?",
-                       [run_id]).fetchone()
-    path = db_path(db)
-    if not path or state is None:  # an in-memory database has no identity to key on
-        return never_varying(db, [run_id])[run_id]
-    key = (path, run_id, *state)
-    if key not in _NV_CACHE:
-        if len(_NV_CACHE) >= _NV_CACHE_SIZE:
-            _NV_CACHE.pop(next(iter(_NV_CACHE)))
-        _NV_CACHE[key] = never_varying(db, [run_id])[run_id]
-    return _NV_CACHE[key]
 
 
 def _answer_stats(db: sqlite_utils.Database, run_id: int
