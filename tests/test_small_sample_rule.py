@@ -11,9 +11,9 @@ import pytest
 from checkeval_core.analysis import health as H
 from checkeval_core.analysis import propose as P
 from checkeval_core.analysis import versions as V
-from checkeval_core.analysis.rankings import list_level
 from checkeval_core.annotation.position_bias import position_bias
 from checkeval_core.stats.bootstrap import MIN_GROUPS
+from checkeval_core.stats.ranking import list_level
 from tests.helpers import build_proposal_task, build_versions_task, fake_demo_runs, run_cli
 
 FEW = f"needs ≥ {MIN_GROUPS} groups (documents / contexts / queries)"

@@ -143,7 +143,7 @@ def run_health(db: sqlite_utils.Database, run_id: int, aggregation: str | None =
 
     ``tie_margin``: the margin the caller uses for Elo / pair accuracy; ``None`` → the
     spread-derived one (the result says which is used in ``ties.margin_source``)."""
-    from checkeval_core.analysis.rankings import DEFAULT_TIE_MARGIN
+    from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN
 
     df, meta = run_frame(db, run_id, aggregation)
     df = df.dropna(subset=["metric"])

@@ -78,7 +78,6 @@ import sqlite_utils
 from scipy import stats
 from scipy.optimize import nnls
 
-from checkeval_core.analysis.rankings import DEFAULT_TIE_MARGIN, judge_outcome
 from checkeval_core.analysis.split import in_part, members
 from checkeval_core.analysis.versions import evidence_kinds
 from checkeval_core.checklists.filtering import similar_pairs
@@ -93,6 +92,7 @@ from checkeval_core.stats.bootstrap import (
     percentile_ci,
     verdict,
 )
+from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN, judge_outcome
 from checkeval_core.stats.values import fmt, isnan
 from checkeval_core.store import NotFound, rows, task_id
 

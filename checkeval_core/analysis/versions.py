@@ -33,13 +33,7 @@ import pandas as pd
 import sqlite_utils
 
 from checkeval_core.analysis.frames import LEVEL_NAMES, explain_level, run_frame
-from checkeval_core.analysis.rankings import (
-    DEFAULT_TIE_MARGIN,
-    item_scores,
-    judge_outcome,
-    list_level,
-    score_table,
-)
+from checkeval_core.analysis.rankings import item_scores, score_table
 from checkeval_core.analysis.split import check_which, filter_frame, get_split, members
 from checkeval_core.checklists.versions import diff_versions, list_versions
 from checkeval_core.runs.registry import primary_aggregation
@@ -59,6 +53,7 @@ from checkeval_core.stats.correlation import (
     level_value,
     paired_bootstrap,
 )
+from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN, judge_outcome, list_level
 from checkeval_core.stats.values import NAN, isnan
 from checkeval_core.store import rows, task_id
 
