@@ -320,3 +320,22 @@ def test_runs_are_checked_and_several_runs_are_averaged(db):
     assert two["runs"] == [rid, r2] and two["kept"] == one["kept"]
     assert two["heldout"]["after"] == pytest.approx(1.0)
     assert two["heldout"]["n_items"] == one["heldout"]["n_items"]
+
+
+@pytest.mark.usefixtures("few_groups_allowed")
+def test_rerun_cost_asks_the_registry_whether_a_method_groups_questions(db, monkeypatch):
+    from dataclasses import replace
+
+    from checkeval_core.runs import registry as REG
+
+    rid, _ = build(db)
+    S.set_split(db, "pt", 0.5, seed=0)
+    grouped = P.propose(db, [rid], n_boot=20)["rerun"]
+    assert REG.method("checkeval").grouped and grouped["judge_calls"] == 32
+    # the same method declared one question per prompt: the kept questions' prompts are
+    # unchanged, so nothing is asked again (no test of the method's name decides it)
+    monkeypatch.setitem(REG.METHODS, "checkeval", replace(REG.METHODS["checkeval"],
+                                                          grouped=False))
+    single = P.propose(db, [rid], n_boot=20)["rerun"]
+    assert single["judge_calls"] == 0 and single["reused_answers"] > 0
+    assert "asked again" not in single["note"]

@@ -81,6 +81,7 @@ from scipy.optimize import nnls
 from checkeval_core.analysis.split import in_part, members
 from checkeval_core.analysis.versions import evidence_kinds
 from checkeval_core.checklists.filtering import similar_pairs
+from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.runs.score_math import answer_value
 from checkeval_core.stats.bootstrap import (
@@ -728,14 +729,16 @@ def rerun_cost(ev: Evidence, keep: np.ndarray) -> dict[str, Any]:
     """What a run of the revised version (same judge, same items) asks the judge for at most,
     the kept questions' earlier answers coming from the response cache: ``{"method",
     "judge_calls", "reused_answers", "note"}`` (items with identical texts share cached
-    answers, so a run may ask fewer). ``rocketeval`` asks one question per prompt,
-    so a kept question's prompt is unchanged (0 calls); ``checkeval`` asks a sub-dimension's
-    questions in one prompt, so every prompt of a sub-dimension that lost a question is new."""
+    answers, so a run may ask fewer). A method asking one question per prompt (``rocketeval``)
+    keeps a kept question's prompt unchanged (0 calls); a ``grouped`` method of the registry
+    (``checkeval``) asks a sub-dimension's questions in one prompt, so every prompt of a
+    sub-dimension that lost a question is new."""
     answered = ev.answered > 0
     reused = int(answered[:, keep].sum())
-    method = ev.methods[0] if ev.methods else "checkeval"
+    method = ev.methods[0] if ev.methods else None
+    grouped = method_entry(method).grouped if method else True
     calls = 0
-    if method == "checkeval":
+    if grouped:
         units = [(q["dimension"], q["sub"], q["group_id"]) for q in ev.questions]
         changed = {u for u, k in zip(units, keep) if not k}
         cols = np.array([u in changed for u in units]) & keep
@@ -746,7 +749,7 @@ def rerun_cost(ev: Evidence, keep: np.ndarray) -> dict[str, Any]:
     return {"method": method, "judge_calls": calls, "reused_answers": reused,
             "note": "same judge and options as the run(s): kept answers come from the response "
                     "cache" + ("; a prompt holds a sub-dimension's questions, so a sub-dimension "
-                               "that lost one is asked again" if method == "checkeval" else
+                               "that lost one is asked again" if grouped else
                                "; new questions add their own calls")}
 
 
