@@ -80,6 +80,7 @@ from scipy.optimize import nnls
 
 from checkeval_core.analysis.split import in_part, members
 from checkeval_core.analysis.versions import evidence_kinds
+from checkeval_core.annotation.preferences import ratings
 from checkeval_core.checklists.filtering import similar_pairs
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.registry import per_question_methods
@@ -265,10 +266,8 @@ def load_evidence(db: sqlite_utils.Database, run_ids: list[int],
                             f"answer WHERE run_id IN ({marks}))", ids):
             ev.human.setdefault(r[1], np.full(len(items), NAN))[row[r[0]]] = float(r[2])
     elif kind == "reference_ratings":
-        ref = rows(db, "SELECT system_id, rating, source FROM system_rating WHERE task_id = "
-                       "(SELECT id FROM task WHERE name = ?)", [task])
-        source = sorted({r["source"] for r in ref}, key=lambda s: (s != "arena_elo", s))[0]
-        ev.ratings = {r["system_id"]: float(r["rating"]) for r in ref if r["source"] == source}
+        # the first source (arena_elo first), read through the ratings' owner
+        ev.ratings = {r["system_id"]: float(r["rating"]) for r in ratings(db, task)}
     else:
         prefs = [(row.get(p["item_a"]), row.get(p["item_b"]), p["winner"], p["group_id"])
                  for p in rows(db, "SELECT item_a, item_b, winner, group_id FROM preference "
