@@ -10,7 +10,6 @@ import json
 import streamlit as st
 
 from checkeval_core.analysis.analysis_view import analysis_page, evidence_page
-from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.ensemble import ENSEMBLE_MODES
 from checkeval_core.analysis.external import list_metrics
 from checkeval_core.analysis.report import items_behind, scores_stamp
@@ -18,6 +17,7 @@ from checkeval_core.export import rows_to_csv
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.score_read import aggregations
 from checkeval_core.runs.selection import default_runs
+from checkeval_core.stats.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.store import db_path
 from studio_ui.analysis_ui import (
     agreement_section,

@@ -10,11 +10,11 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.analysis.compare import CompareError, compare_runs, summary_lines, trace_link
-from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.report import scores_stamp
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.selection import default_pair
 from checkeval_core.runs.traces import deep_link_task
+from checkeval_core.stats.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db

@@ -54,6 +54,7 @@ def _by_hand(df, groups) -> float:
     return float(np.mean(per_dim))
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_summeval_halves_figures_by_hand_and_split_discipline(summeval_folder, tmp_path):
     db_file = tmp_path / "b.db"
     res = bench_heldout("summeval", summeval_folder, "fake", docs=6, db_file=db_file, n_boot=50)
@@ -105,6 +106,7 @@ def test_summeval_halves_figures_by_hand_and_split_discipline(summeval_folder, t
         -before["unrevised checklist (mean p(Yes))"])
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_alpacaeval_ranking_setting_train_models_fit_test_models_ranked(tmp_path):
     res = bench_heldout("alpacaeval", SRC, "fake", queries=3, db_file=tmp_path / "a.db",
                         n_boot=50)

@@ -4,6 +4,8 @@ are written, and the review queue only after a confirmation."""
 
 from __future__ import annotations
 
+import pytest
+
 from checkeval_core.analysis import split as S
 from tests.conftest import open_app_page
 from tests.helpers import build_proposal_task as build
@@ -13,6 +15,7 @@ def _table(at, column):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_improve_page_shows_proposal_and_queues_after_confirm(db):
     rid, qid = build(db)
     at = open_app_page("app_pages/improve.py")

@@ -7,20 +7,19 @@ on its own, so it is drawn hollow and grey instead of as a solid point of the sa
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from checkeval_core.analysis.versions import EVIDENCE_NAMES, latest_rows, series_key
+from checkeval_core.stats.values import nan_to_none
 
 WEAK_COLOR = "#9e9e9e"
 PART_NAMES = {"dev": "dev groups", "heldout": "held-out groups", "all": "all groups"}
 
 
-def _num(x: Any) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+_num = nan_to_none
 
 
 def history_chart(report: dict[str, Any], part: str, evidence: str,

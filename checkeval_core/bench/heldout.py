@@ -35,6 +35,7 @@ import numpy as np
 from checkeval_core.analysis import propose as P
 from checkeval_core.analysis.frames import run_frame
 from checkeval_core.analysis.split import set_explicit_split
+from checkeval_core.stats.values import fmt, isnan
 from checkeval_core.store import item_column, open_db, task_id
 
 HELDOUT_BENCHMARKS = ("summeval", "topical_chat", "alpacaeval", "mtbench_pairs")
@@ -259,13 +260,8 @@ def _rouge(db: Any, task: str, rows_: list[dict]) -> dict[int, float] | None:
         "SELECT id, item_id FROM item WHERE task_id = ?", [task_id(db, task)]) if iid in by_id}
 
 
-def _undefined(x: Any) -> bool:
-    """NaN in the result, None once it went through JSON."""
-    return x is None or (isinstance(x, float) and np.isnan(x))
-
-
-def _num(x: Any, digits: int = 3) -> str:
-    return "—" if _undefined(x) else f"{x:.{digits}f}"
+_undefined = isnan  # NaN in the result, None once it went through JSON
+_num = fmt
 
 
 def format_heldout(res: dict[str, Any]) -> str:

@@ -447,9 +447,10 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
     """
     import tempfile
 
-    from checkeval_core.analysis.rankings import pairs_report, rank_correlation, rankings_report
+    from checkeval_core.analysis.rankings import pairs_report, rankings_report
     from checkeval_core.annotation.preferences import import_preferences, import_ratings
     from checkeval_core.judges.registry import parse_spec
+    from checkeval_core.stats.ranking import rank_correlation
 
     if benchmark not in RANKING_BENCHMARKS:
         raise ValueError(f"--benchmark {benchmark!r}: use one of {', '.join(RANKING_BENCHMARKS)}")
@@ -540,7 +541,7 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
             "alpacaeval2_lc_winrate (805 queries)": {"spearman": lc["spearman"],
                                                      "kendall": lc["kendall"]}}
     else:
-        from checkeval_core.analysis.rankings import judge_outcome, pair_agreement
+        from checkeval_core.stats.ranking import judge_outcome, pair_agreement
 
         gold, pred = [], []
         for w, a, b_ in db.execute("SELECT p.winner, ia.output, ib.output FROM preference p "

@@ -15,8 +15,8 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.analysis.agreement import fleiss_from_labels, krippendorff_alpha
 from checkeval_core.checklists.editing import add_question, norm
+from checkeval_core.stats.agreement import fleiss_from_labels, krippendorff_alpha
 from checkeval_core.store import now_iso, rows, task_id, transaction
 
 DECISIONS = ("keep", "reject", "edit")

@@ -9,6 +9,7 @@ import typer
 
 from checkeval_core.cli.app import app, bench_app, clean_json, fail
 from checkeval_core.runs.options import check_tie_margin
+from checkeval_core.stats.values import fmt
 from checkeval_core.store import NotFound, open_db
 
 
@@ -103,6 +104,11 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             from checkeval_core.analysis.health import runs_health
 
             out["health"] = runs_health(db, list(run), aggregation, margin)
+            if len(run) > 1:
+                from checkeval_core.analysis.compare import paired_with_first
+
+                out["comparisons"] = paired_with_first(db, list(run), aggregation,
+                                                       n_boot=bootstrap, split=split)
             if ensemble:
                 from checkeval_core.analysis.ensemble import analyze_ensemble
 
@@ -278,8 +284,7 @@ probe_app = typer.Typer(no_args_is_help=True, help="Bias probes that ask the jud
 app.add_typer(probe_app, name="probe")
 
 
-def _num(x: float | None, digits: int = 3) -> str:
-    return "—" if x is None else f"{x:.{digits}f}"
+_num = fmt
 
 
 def _ci(ci: list[float] | None, digits: int = 2) -> str:

@@ -3,7 +3,6 @@ helpers they all use (exit with a message, JSON without NaN)."""
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Any, NoReturn
@@ -11,6 +10,7 @@ from typing import Any, NoReturn
 import typer
 
 from checkeval_core.config import DB_ENV
+from checkeval_core.stats.values import nan_to_none
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="CheckEval Studio: checklist-based LLM-as-a-judge evaluation.")
@@ -33,8 +33,8 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 def clean_json(x: Any) -> Any:
     """NaN → null, tuples → lists, recursively: what ``json.dumps`` of a result may print."""
-    if isinstance(x, float) and math.isnan(x):
-        return None
+    if isinstance(x, float):
+        return nan_to_none(x)
     if isinstance(x, dict):
         return {k: clean_json(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):

@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from checkeval_core.cli.app import app, clean_json, fail
+from checkeval_core.stats.values import fmt
 from checkeval_core.store import NotFound, open_db
 
 pref_app = typer.Typer(no_args_is_help=True, help="Human pairwise preferences between answers.")
@@ -96,8 +97,8 @@ def ratings_import_cmd(
                + (f", {len(res['unmatched'])} not in the task" if res["unmatched"] else ""))
 
 
-def _num(x: object, fmt: str = ".3f") -> str:
-    return "—" if x is None else format(x, fmt)
+def _num(x: object, spec: str = ".3f") -> str:
+    return fmt(x, int(spec[1:-1]))
 
 
 def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: bool,

@@ -12,6 +12,7 @@ from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.runs.never_varying import run_never_varying
 from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.store import rows
 
@@ -193,7 +194,7 @@ def decision_rows(trace: dict[str, Any], show: str = "all questions",
     ``show`` (one of :data:`SHOW_FILTERS`) and, when given, to one ``dimension``.
     "never-varying questions" — which needs ``db`` — keeps the questions one of the runs
     answers the same way on every item (see
-    :func:`checkeval_core.analysis.health.never_varying`).
+    :func:`checkeval_core.runs.never_varying.never_varying`).
 
     Row keys: ``dimension``, ``sub-dimension``, ``question``, ``question_id``, ``unit``,
     ``raw`` (``{run column: the judge's raw answer}``) and the run columns."""
@@ -204,8 +205,6 @@ def decision_rows(trace: dict[str, Any], show: str = "all questions",
             raise ValueError("the never-varying filter reads the runs' answers: pass db")
         # a scan of each run's answers (remembered per run state), so only when this filter
         # is chosen — never in item_trace
-        from checkeval_core.analysis.health import run_never_varying
-
         nv = [run_never_varying(db, r["id"]) for r in trace["runs"]]
         dis = {(a["question_id"], a["unit"]) for a in trace["answers"]
                if any(a["question_id"] in q for q in nv)}
