@@ -13,6 +13,7 @@ from checkeval_core.analysis.compare import CompareError, compare_runs, summary_
 from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.report import scores_stamp
 from checkeval_core.runs import list_runs
+from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.selection import default_pair
 from checkeval_core.runs.traces import deep_link_task
 from checkeval_core.store import db_path, open_db
@@ -39,9 +40,7 @@ if len(runs) < 2:
     st.info(f"Comparing needs two completed runs of this task; it has {len(runs)}. Start "
             "another run (another judge, method or checklist version) on the Run page.")
     st.stop()
-labels = {r["id"]: f"#{r['id']} {r['judge_spec']} · {r['method']}"
-          + (f" · v{r['checklist_version']}" if r.get("checklist_version") else "")
-          for r in runs}
+labels = {r["id"]: run_label(r) for r in runs}
 ids = list(labels)
 for k, default in zip(("cmp_a", "cmp_b"), default_pair(db, runs)):
     if st.session_state.get(k) not in ids:

@@ -45,7 +45,9 @@ from checkeval_core.analysis.rankings import (
 )
 from checkeval_core.analysis.split import check_which, filter_frame, get_split, members
 from checkeval_core.checklists.versions import diff_versions, list_versions
+from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.runs.selection import reference_runs
 from checkeval_core.store import rows, task_id
 
 NAN = float("nan")
@@ -75,10 +77,10 @@ def evidence_kinds(db: sqlite_utils.Database, task: str) -> list[str]:
 
 
 def version_runs(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
-    """Completed runs of a frozen checklist version: ``run, version, judge, method, params``,
-    newest first."""
-    return rows(db, "SELECT r.id AS run, v.version, r.judge_spec AS judge, r.method, r.params "
-                    "FROM run r JOIN checklist_version v ON v.id = r.checklist_version_id "
+    """Completed runs of a frozen checklist version: ``run, version, judge, method, params,
+    n_items``, newest first."""
+    return rows(db, "SELECT r.id AS run, v.version, r.judge_spec AS judge, r.method, r.params, "
+                    "json_array_length(r.item_ids) AS n_items FROM run r JOIN checklist_version v ON v.id = r.checklist_version_id "
                     "WHERE r.task_id = ? AND r.status = 'completed' ORDER BY r.id DESC",
                 [task_id(db, task)])
 
@@ -344,11 +346,16 @@ def versions_report(db: sqlite_utils.Database, task: str, split: str | None = No
         out["reason"] = ("no completed run of a frozen checklist version yet: freeze a version "
                          "(Checklist review) and run it (Run page)")
         return out
+    refs = {r["run"]: r for r in reference_runs(db, task)}
+    out["reference_runs"] = [{k: r[k] for k in ("version", "judge", "method", "run", "n_items",
+                                                "pinned", "why", "others")}
+                             for r in refs.values() if r["version"] is not None]
     for run in runs:
         sc = item_scores(db, run["run"])
         aggs = sorted(sc["aggregation"].unique().tolist())
         base = {"version": run["version"], "run": run["run"], "judge": run["judge"],
-                "method": run["method"]}
+                "method": run["method"], "run_label": run_label(run),
+                "reference": run["run"] in refs}
         for agg in aggs:
             found: list[dict[str, Any]] = []
             if "human_scores" in kinds:
@@ -373,12 +380,17 @@ def series_key(row: dict[str, Any]) -> str:
     return f"{row['judge']} · {row['method']} · {row['aggregation']}"
 
 
-def latest_rows(report: dict[str, Any], primary_only: bool = False) -> list[dict[str, Any]]:
-    """One row per version × series × evidence × dimension: the newest run's; with
-    ``primary_only`` only each run's own (primary) aggregation."""
+def reference_rows(report: dict[str, Any], primary_only: bool = False) -> list[dict[str, Any]]:
+    """One row per version × series × evidence × dimension: the reference run's (the pinned
+    run of that version × judge × method, else the one covering the most items — see
+    :mod:`checkeval_core.runs.selection`), so a small run never replaces a full one and every
+    aggregation of a version comes from one run; with ``primary_only`` only each run's own
+    (primary) aggregation."""
     seen, out = set(), []
     for r in sorted(report["rows"], key=lambda r: -r["run"]):
         if primary_only and not r.get("primary", True):
+            continue
+        if not r.get("reference", True):
             continue
         k = (r["version"], series_key(r), r["evidence"], r["dimension"])
         if k not in seen:
@@ -388,16 +400,20 @@ def latest_rows(report: dict[str, Any], primary_only: bool = False) -> list[dict
                                       r["version"]))
 
 
+latest_rows = reference_rows  # its former name
+
+
 def table_rows(report: dict[str, Any], part: str, primary_only: bool = False
                ) -> list[dict[str, Any]]:
     """Display rows of one part: each value with its N and interval, or why it has none."""
     out = []
-    for r in latest_rows(report, primary_only):
+    for r in reference_rows(report, primary_only):
         f = r["parts"].get(part)
         if f is None:
             continue
         ci = (f"[{f['ci'][0]:.2f}, {f['ci'][1]:.2f}]" if not f["weak"] else f["ci_reason"])
-        out.append({"version": r["version"], "run": r["run"], "judge": r["judge"],
+        out.append({"version": r["version"], "run": r.get("run_label", r["run"]),
+                    "judge": r["judge"],
                     "method": r["method"], "aggregation": r["aggregation"],
                     "evidence": EVIDENCE_NAMES[r["evidence"]], "dimension": r["dimension"],
                     "statistic": r["statistic"], "value": f["value"], "95% CI": ci,
@@ -496,7 +512,7 @@ def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
     report = report or versions_report(db, task, level=level, coef=coef, n_boot=n_boot,
                                        seed=seed)
     by: dict[tuple, dict[int, dict[str, Any]]] = defaultdict(dict)
-    for r in latest_rows(report):
+    for r in reference_rows(report):
         by[(series_key(r), r["evidence"], r["dimension"])][r["version"]] = r
     deltas = []
     frames: dict[tuple, Any] = {}
@@ -622,4 +638,6 @@ def evidence_stamp(db: sqlite_utils.Database, task: str) -> str:
         "task_id = ?",
         "SELECT COUNT(*) FROM human_score h JOIN item i ON i.id = h.item_id WHERE i.task_id = ?",
         "SELECT COALESCE(MAX(updated_at), '') FROM task_split WHERE task_id = ?",
-        "SELECT COUNT(*) FROM checklist_version WHERE task_id = ?"))
+        "SELECT COUNT(*) FROM checklist_version WHERE task_id = ?",
+        "SELECT COUNT(*) || ':' || COALESCE(GROUP_CONCAT(run_id), '') FROM reference_run "
+        "WHERE task_id = ?"))
