@@ -14,7 +14,7 @@ from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.report import scores_stamp
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.labels import run_label
-from checkeval_core.runs.selection import default_pair
+from checkeval_core.runs.selection import comparability, default_pair
 from checkeval_core.runs.traces import deep_link_task
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
@@ -46,7 +46,12 @@ for k, default in zip(("cmp_a", "cmp_b"), default_pair(db, runs)):
     if st.session_state.get(k) not in ids:
         st.session_state[k] = default
 run_a = c_a.selectbox("A (baseline)", ids, format_func=labels.get, key="cmp_a")
-run_b = c_b.selectbox("B (compared with A)", ids, format_func=labels.get, key="cmp_b")
+why = comparability(db, [run_a], ids)  # Streamlit cannot disable an option: B's are marked
+run_b = c_b.selectbox("B (compared with A)", ids, key="cmp_b", format_func=lambda r: labels[r]
+                      + (" — not comparable" if why[r] else ""),
+                      help="Marked: runs sharing no item with A (" + "; ".join(
+                          f"#{r}: {w}" for r, w in why.items() if w) + ")"
+                      if any(why.values()) else None)
 level = c_lvl.selectbox("Level", LEVELS, key="cmp_level", format_func=lambda x: x.split("_")[0])
 coef = c_coef.selectbox("Coefficient", COEFFICIENTS, key="cmp_coef")
 st.query_params.update({"a": str(run_a), "b": str(run_b)})

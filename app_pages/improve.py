@@ -34,13 +34,15 @@ if not runs:
             "task yet: freeze a version (Checklist review) and run it (Run page).")
     st.stop()
 labels = {r["run"]: run_label(r) for r in runs}
-if st.session_state.get("im_task_seen") != task:  # runs of another task: chosen anew
-    st.session_state.pop("im_runs", None)
+# opens on the reference run of the newest version (a small run never replaces a full one);
+# set in the state, not as the default, so a task switch replaces the chips on screen too
+if st.session_state.get("im_task_seen") != task or "im_runs" not in st.session_state:
+    st.session_state["im_runs"] = [default_reference(db, task, list(labels))]
     st.session_state["im_task_seen"] = task
-# opens on the reference run of the newest version (a small run never replaces a full one)
+elif any(r not in labels for r in st.session_state["im_runs"]):
+    st.session_state["im_runs"] = [r for r in st.session_state["im_runs"] if r in labels]
 chosen = st.multiselect("Runs (one checklist version; several runs are averaged)",
-                        list(labels), default=[default_reference(db, task, list(labels))],
-                        format_func=labels.get, key="im_runs")
+                        list(labels), format_func=labels.get, key="im_runs")
 c1, c2, c3 = st.columns([1, 1, 2])
 weights = c1.checkbox("Fit weights", key="im_weights",
                       help="non-negative ridge weights of the kept questions, on dev items")

@@ -99,7 +99,7 @@ st.query_params.update({"runs": ",".join(map(str, chosen)), "item": str(pk),
                         **({"dim": gap_dim} if dims else {})})
 st.session_state["tr_link"] = (st.query_params.get("runs", ""), st.query_params.get("item", ""),
                                st.query_params.get("dim", ""))
-st.caption("Columns: " + " · ".join(f"**{run_column(r)}** = {labels[r].split(' ', 1)[1]}"
+st.caption("Columns: " + " · ".join(f"**{run_column(r)}** = {labels[r].split(' · ', 1)[-1]}"
                                     for r in chosen))
 
 trace = item_trace(db, pk, chosen)

@@ -29,7 +29,7 @@ def test_bar_to_trace(app_server, page):
     # dimensions in alphabetical order)
     box = bars.nth(2).bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] - 3)
-    page.get_by_text("#1 fake · rocketeval · fluency: 32 items").wait_for()
+    page.get_by_text("#1 · v1 · fake · rocketeval · 32 items · fluency: 32 items").wait_for()
     page.get_by_role("link", name="Open the Yes/No trace of").click()
     page.get_by_text("Yes/No decisions").wait_for()
     page.get_by_text("(39 shown)").wait_for()  # the link keeps the dimension: fluency's 39
@@ -60,7 +60,7 @@ def test_analysis_at_1440_shows_what_figures_rest_on(app_server, browser):
     idle(page)
     assert "cover different items" not in page.locator("body").inner_text()
     page.get_by_test_id("stMultiSelect").first.click()
-    page.get_by_role("option", name=f"#{small} fake · checkeval").click()
+    page.get_by_role("option", name=f"#{small} · v1 · fake · checkeval · 3 items").click()
     page.keyboard.press("Escape")
     page.get_by_text("The selected runs cover different items").wait_for()
     idle(page)

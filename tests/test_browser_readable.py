@@ -96,7 +96,7 @@ def test_bar_click_moves_the_selectors_and_the_trace_link_keeps_them(app_server,
     bars.nth(2).scroll_into_view_if_needed()
     box = bars.nth(2).bounding_box()
     screen.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    screen.get_by_text(f"#{rid} fake · rocketeval · groundedness:").wait_for()
+    screen.get_by_text(f"#{rid} · v1 · fake · rocketeval · 24 items · groundedness:").wait_for()
     assert _selected(screen, "dimension") == "groundedness"
     screen.screenshot(path="/tmp/h6-analysis-click-1440.png")
     link = screen.get_by_role("link", name="Open the Yes/No trace of")

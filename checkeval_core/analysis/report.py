@@ -34,6 +34,7 @@ from checkeval_core.analysis.frames import (  # noqa: F401 - re-exported for the
     support,
 )
 from checkeval_core.analysis.reliability import DEFAULT_MAX_FLIP, selection_reliability
+from checkeval_core.runs.labels import run_labels
 from checkeval_core.runs.score_math import answer_value
 from checkeval_core.store import rows
 
@@ -235,7 +236,8 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
                 shared: bool = True, split: str = "all") -> dict[str, Any]:
     """What the Analysis page shows: :func:`analyze_runs` of the runs, plus (optionally) their
     ensemble and each external metric as one more entry of ``runs``; every entry gets a
-    ``label`` (``#12 fake · checkeval``, ``ensemble of #1, #2``, the metric's name).
+    ``label`` (the run's one label, ``#12 · v1 · fake · checkeval · 16 items``; ``ensemble of
+    #1, #2``; the metric's name).
 
     With ``shared`` (the default) every run and metric is compared on the items all of them
     share (``coverage`` says how many, and what each covers). ``split``: every figure reads
@@ -250,8 +252,9 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
     if split != "all":
         frames = {k: (filter_frame(db, task, f, split), meta) for k, (f, meta) in frames.items()}
     out, cov, kept = _correlate(frames, shared, n_boot, 0)
+    names = run_labels(db, [int(k) for k in out["runs"] if k.isdigit()])
     for key, r in out["runs"].items():
-        r["label"] = f"#{key} {r['judge']} · {r['method']}" if key.isdigit() else key
+        r["label"] = names.get(int(key), f"#{key}") if key.isdigit() else key
     out["agreement"] = agreement(db, list(run_ids), item_pks=None if split == "all" else kept)
     out["stability"] = stability({k: v for k, v in out["runs"].items() if k.isdigit()})
     out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
