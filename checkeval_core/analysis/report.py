@@ -55,11 +55,13 @@ def correlation_table(per_run: dict[str, Any], level: str, coef: str) -> list[di
     for r in per_run.values():
         for dim, d in r["dimensions"].items():
             e = d[level]
+            groups = (d.get("support") or {}).get("n_groups")
             out.append({"run": r.get("label", ""), "dimension": dim, coef: e[coef],
                         "95% CI": format_ci(e, coef), f"n {unit}": e["n"],
                         **_support_cells(d.get("support")),
                         "skipped documents": e.get("skipped", 0),
-                        "note": (e.get("reasons") or {}).get(coef) or ""})
+                        "note": (e.get("reasons") or {}).get(coef)
+                        or _fewer_note(level, e["n"], groups)})
         avg = r["average"][level]
         ns = [d[level]["n"] for d in r["dimensions"].values()]
         out.append({"run": r.get("label", ""), "dimension": "AVERAGE", coef: avg[coef],
@@ -69,6 +71,15 @@ def correlation_table(per_run: dict[str, Any], level: str, coef: str) -> list[di
                     "note": (avg.get("reasons") or {}).get(coef)
                     or f"mean over {avg['n']} dimension(s)"})
     return out
+
+
+def _fewer_note(level: str, n: int, groups: int | None) -> str:
+    """Why ``n documents`` is below ``groups`` at sample level (else nothing to say)."""
+    if level != "sample_level" or not groups or n >= groups:
+        return ""
+    return (f"n documents {n} of {groups} groups: the other {groups - n} have a correlation "
+            "that is undefined (fewer than 2 items, or constant judge or human scores) and "
+            "are left out of the average")
 
 
 def _support_cells(sup: dict[str, int] | None) -> dict[str, int | None]:
