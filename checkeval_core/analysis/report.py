@@ -266,7 +266,9 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
     names = run_labels(db, [int(k) for k in out["runs"] if k.isdigit()])
     for key, r in out["runs"].items():
         r["label"] = names.get(int(key), f"#{key}") if key.isdigit() else key
-    out["agreement"] = agreement(db, list(run_ids), item_pks=None if split == "all" else kept)
+    # on the items the correlations read: the shared ones when the runs are compared on them
+    out["agreement"] = agreement(db, list(run_ids), item_pks=kept if split != "all"
+                                 or cov["shared"] else None)
     out["stability"] = stability({k: v for k, v in out["runs"].items() if k.isdigit()})
     out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
     # the items behind each bar, for the page's "items behind a bar" table
@@ -641,7 +643,8 @@ FOLLOWS_LENGTH_RHO = LENGTH_RHO
 
 
 def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
-                         reliability: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+                         reliability: dict[str, Any] | None = None,
+                         item_pks: set[int] | None = None) -> list[dict[str, Any]]:
     """Per question over the runs: yes-rate, invalid rate, discrimination (Spearman of its
     answer values with the dimension's human score), agreement across judges (share of items
     where all runs agree), agreement with human annotations; the evidence (``n`` answers,
@@ -654,17 +657,20 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
     :func:`~checkeval_core.analysis.bias.selection_length`; a blank (NaN) one has its reason
     in ``flip_reason`` / ``length_reason``. Flags "unstable" (flip rate >
     :data:`UNSTABLE_FLIP`) and "follows length" (|ρ| ≥ :data:`FOLLOWS_LENGTH_RHO`, interval
-    excluding 0), each from ≥ :data:`MIN_FLAG_GROUPS` groups of the items behind it."""
+    excluding 0), each from ≥ :data:`MIN_FLAG_GROUPS` groups of the items behind it.
+    ``item_pks``: only answers on these items (the items the compared runs share)."""
     if not run_ids:
         return []
     if reliability is None:
         reliability = selection_reliability(db, list(run_ids))
-    length = selection_length(db, list(run_ids), FOLLOWS_LENGTH_RHO)
+    length = selection_length(db, list(run_ids), FOLLOWS_LENGTH_RHO, item_pks)
     marks = ",".join("?" * len(run_ids))
     ans = rows(db, f"SELECT a.run_id, a.item_id, a.question_id, a.dimension, a.verdict, a.p_yes, "
                    f"q.text, q.status, i.group_id FROM answer a JOIN question q ON q.id = "
                    f"a.question_id JOIN item i ON i.id = a.item_id WHERE a.run_id IN ({marks}) "
                    f"AND a.question_id != 0 AND a.unit = ''", run_ids)
+    if item_pks is not None:
+        ans = [a for a in ans if a["item_id"] in item_pks]
     human = {(r[0], r[1]): r[2] for r in db.execute(
         "SELECT item_id, dimension, value FROM human_score WHERE annotator = ''")}
     ann: dict[tuple[int, int], list[str]] = defaultdict(list)

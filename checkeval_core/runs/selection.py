@@ -216,3 +216,27 @@ def comparability(db: sqlite_utils.Database, selected: list[int],
         else:
             out[c] = None
     return out
+
+
+def judge_series(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]:
+    """The selected runs as one series per judge, in selection order: ``{"judge", "runs",
+    "items" (the items all of that judge's selected runs cover), "n_items", "n_groups"}``.
+    Per-question statistics read one series at a time, so selecting another judge's run
+    never changes them."""
+    ids = [int(r) for r in run_ids]
+    spec = dict(db.execute("SELECT id, judge_spec FROM run WHERE id IN (SELECT value FROM "
+                           "json_each(?))", [json.dumps(ids)]).fetchall())
+    sets = item_sets(db, ids)
+    by: dict[str, list[int]] = {}
+    for r in ids:
+        if r in spec:
+            by.setdefault(spec[r], []).append(r)
+    out = []
+    for judge, runs in by.items():
+        items = frozenset.intersection(*[sets[r] for r in runs])
+        n_groups = db.execute("SELECT COUNT(DISTINCT group_id) FROM item WHERE id IN (SELECT "
+                              "value FROM json_each(?))",
+                              [json.dumps(sorted(items))]).fetchone()[0]
+        out.append({"judge": judge, "runs": runs, "items": items, "n_items": len(items),
+                    "n_groups": int(n_groups)})
+    return out
