@@ -7,9 +7,11 @@ import streamlit as st
 from checkeval_core.analysis.version_charts import history_chart
 from checkeval_core.analysis.versions import (
     EVIDENCE_NAMES,
+    MEAN,
     delta_rows,
     evidence_stamp,
     table_rows,
+    touched_dimensions,
     version_diff,
     versions_report,
 )
@@ -48,8 +50,19 @@ part = c1.radio("Read on", rep["parts"], horizontal=True, key="vs_part",
                 format_func={"dev": "dev", "heldout": "held-out", "all": "all groups"}.get)
 kinds = [k for k in rep["evidence"] if any(r["evidence"] == k for r in rep["rows"])]
 evidence = c2.selectbox("Evidence", kinds, format_func=EVIDENCE_NAMES.get, key="vs_ev")
-dims = sorted({r["dimension"] for r in rep["rows"] if r["evidence"] == evidence})
-dim = c3.selectbox("Dimension", dims, key="vs_dim")
+dims = sorted({r["dimension"] for r in rep["rows"] if r["evidence"] == evidence},
+              key=lambda d: (d != MEAN, d))  # the mean over dimensions first
+nums = [v["version"] for v in rep["versions"]]
+# open on what the newest change touched (an untouched dimension shows a flat line)
+touched = touched_dimensions(db, task, nums[-2], nums[-1]) if len(nums) >= 2 else []
+first = next((d for d in dims if d in touched), dims[0] if dims else None)
+dim = c3.selectbox("Dimension", dims, key="vs_dim",
+                   index=dims.index(first) if first in dims else 0)
+if touched:
+    st.caption(md_escape(f"v{nums[-2]} → v{nums[-1]} changed questions of "
+                         f"{', '.join(touched)}; unchanged: "
+                         f"{', '.join(d for d in dims if d not in touched and d != MEAN) or '—'}"
+                         "."))
 
 st.subheader("Agreement over versions")
 primary = not st.checkbox("Every aggregation of each run (default: each run's own)",
@@ -68,7 +81,6 @@ st.dataframe(pd.DataFrame(rows).drop(columns=["evidence", "dimension"], errors="
 csv_download(all_rows, f"versions-{task}-{part}.csv", key="vs_csv")
 
 st.subheader("What changed between two versions")
-nums = [v["version"] for v in rep["versions"]]
 if len(nums) < 2:
     st.info("One frozen version so far: freeze a revised checklist (Checklist review) and run "
             "it to compare.")

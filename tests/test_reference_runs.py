@@ -189,3 +189,22 @@ def test_versions_page_pins_and_unpins(db, db_path):
     assert not at.exception, at.exception
     assert next(r["run"] for r in reference_runs(db, TASK)
                 if (r["version"], r["method"]) == (1, "rocketeval")) == big
+
+
+def test_versions_opens_on_what_the_change_touched_with_a_mean(shipped):
+    from checkeval_core.analysis.versions import MEAN, touched_dimensions
+
+    db = shipped
+    touched = touched_dimensions(db, TASK, 2, 3)
+    assert touched and "coherence" not in touched  # v2 → v3 pruned other dimensions
+    at = open_app_page("app_pages/versions.py")
+    sel = at.selectbox(key="vs_dim")
+    assert sel.options[0] == MEAN and sel.value == touched[0]
+    assert any("unchanged: coherence" in c.value.replace("\\", "") for c in at.caption)
+    sel.set_value(MEAN).run()
+    assert not at.exception, at.exception
+    t = next(d.value for d in at.dataframe if "statistic" in d.value.columns)
+    emb = t[t["run"].str.contains("· embedded · rocketeval · 160 items")]
+    assert sorted(emb["version"]) == [2, 3]
+    assert emb["95% CI"].str.startswith("[").all()  # an interval over documents
+    assert (emb["groups"] > 1).all()

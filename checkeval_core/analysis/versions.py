@@ -56,6 +56,8 @@ EVIDENCE_NAMES = {"human_scores": "human scores", "annotations": "annotators' an
                   "preferences": "pairwise preferences", "reference_ratings": "reference ratings"}
 #: The dimension label of figures that are not per dimension (rankings, preferences).
 OVERALL = "overall"
+#: The dimension label of the mean over a run's dimensions (correlations with human scores).
+MEAN = "mean over dimensions"
 
 
 def _isnan(x: Any) -> bool:
@@ -172,15 +174,50 @@ def _human_score_rows(db: sqlite_utils.Database, run: dict[str, Any], agg: str,
                       seed: int) -> list[dict[str, Any]]:
     df, _ = run_frame(db, run["run"], agg)
     out = []
+    per_dim: dict[str, dict[Any, float]] = {}
     for dim, part in df.groupby("dimension", sort=True):
         if part["human"].notna().sum() == 0:
             continue
         per = group_correlations(part, coef) if level == "sample_level" else None
+        per_dim[dim] = per or {}
         out.append({"evidence": "human_scores", "dimension": dim,
                     "statistic": f"{coef} ({LEVEL_NAMES[level]})",
                     "parts": {p: correlation_figure(f(part), level, coef, n_boot, seed, per)
                               for p, f in parts.items()}})
+    if len(out) >= 2:
+        out.append(_mean_row(df[df["dimension"].isin(per_dim)], out, per_dim, parts, level,
+                             coef, n_boot, seed))
     return out
+
+
+def _mean_row(df: pd.DataFrame, rows_: list[dict[str, Any]], per_dim: dict[str, dict],
+              parts: dict[str, Part], level: str, coef: str, n_boot: int,
+              seed: int) -> dict[str, Any]:
+    """The mean over the run's dimensions of their correlations with human scores. At sample
+    level each document's value is the mean of its per-dimension correlations and the interval
+    resamples documents (one draw for all dimensions); at the other levels the mean of the
+    dimensions' values, without an interval."""
+    figs = {}
+    for p, f in parts.items():
+        sub = f(df).dropna(subset=["metric", "human"])
+        n = (sub["item_pk"].nunique(), sub["group"].nunique(), sub["system"].nunique())
+        vals = [r["parts"][p]["value"] for r in rows_ if not _isnan(r["parts"][p]["value"])]
+        if level == "sample_level" and not sub.empty:
+            groups = list(dict.fromkeys(sub["group"].tolist()))
+            per = {g: (float(np.nanmean(x)) if (x := [per_dim[d].get(g, NAN)
+                                                       for d in per_dim])
+                       and not all(_isnan(v) for v in x) else NAN) for g in groups}
+            v, _, ci = _sample_level(sub, per, n_boot, seed)
+            figs[p] = _figure(v, ci, *n, "no dimension has a correlation in this part",
+                              "no interval: needs ≥ 2 groups with a value")
+        else:
+            figs[p] = _figure(float(np.mean(vals)) if vals else NAN, [NAN, NAN], *n,
+                              "no dimension has a correlation in this part",
+                              f"no interval: at {LEVEL_NAMES[level]} the mean over dimensions "
+                              "has none (each dimension has its own)")
+        figs[p]["n_dimensions"] = len(vals)
+    return {"evidence": "human_scores", "dimension": MEAN,
+            "statistic": f"{coef} ({LEVEL_NAMES[level]}), mean over dimensions", "parts": figs}
 
 
 def annotation_hits(db: sqlite_utils.Database, run_id: int) -> pd.DataFrame:
@@ -529,7 +566,10 @@ def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
                    "a": fa, "b": fb, "delta": d,
                    "reason": None if not _isnan(d) else (fa["reason"] or fb["reason"]
                                                          or "undefined")}
-            if evidence == "human_scores":
+            if evidence == "human_scores" and dim == MEAN:
+                row.update(ci=[NAN, NAN], ci_reason="no paired interval for the mean over "
+                                                    "dimensions (each dimension has its own)")
+            elif evidence == "human_scores":
                 row.update(_paired_delta(db, task, ra, rb, part, level, coef, n_boot, seed,
                                          frames))
             elif evidence in ("annotations", "preferences"):
@@ -620,6 +660,13 @@ def delta_rows(diff: dict[str, Any], part: str) -> list[dict[str, Any]]:
                     "Δ": x["delta"], "Δ on shared items (paired)": paired or x["ci_reason"]
                     or "", "note": x["reason"] or ""})
     return out
+
+
+def touched_dimensions(db: sqlite_utils.Database, task: str, a: int, b: int) -> list[str]:
+    """The dimensions whose questions changed (added, removed or edited) from version ``a``
+    to ``b``, sorted — what a page opens on to show what the change did."""
+    diff = diff_versions(db, task, a, b)
+    return sorted({x["dimension"] for k in ("added", "removed", "edited") for x in diff[k]})
 
 
 def evidence_stamp(db: sqlite_utils.Database, task: str) -> str:
