@@ -36,7 +36,7 @@ if wanted and st.session_state.get("cmp_link") != wanted:
     st.session_state.pop("cmp_task", None)
     for k, v in zip(("cmp_a", "cmp_b"), wanted):
         st.session_state[k] = v
-c_task, c_a, c_b, c_lvl, c_coef = st.columns([2, 3, 3, 1.4, 1.4])
+c_task, c_a, c_b, c_lvl, c_coef = st.columns([1.6, 3.6, 3.6, 1.1, 1.3])
 with c_task:
     task = task_picker(db, "cmp_task", "No task yet: load the demo on the Home page.")
 runs = [r for r in list_runs(db, task) if r["status"] == "completed"]
