@@ -29,7 +29,8 @@ st.title("Compare runs")
 db = page_db()
 qp = st.query_params
 wanted = [int(qp[k]) for k in ("a", "b") if qp.get(k, "").isdigit()]
-if wanted and st.session_state.get("cmp_link") != wanted:
+# a new link, or Back to this page's URL after another page dropped A and B from the session
+if wanted and (st.session_state.get("cmp_link") != wanted or "cmp_a" not in st.session_state):
     st.session_state["cmp_link"] = wanted
     st.session_state["task_name"] = deep_link_task(db, wanted) or st.session_state.get(
         "task_name")
@@ -62,7 +63,7 @@ split = st.radio("Read on", parts, horizontal=True, key=f"cmp_split_{len(parts)}
                  "dev documents is judged on the documents it was not chosen on.")
 level = c_lvl.selectbox("Level", LEVELS, key="cmp_level", format_func=lambda x: x.split("_")[0])
 coef = c_coef.selectbox("Coefficient", COEFFICIENTS, key="cmp_coef")
-st.query_params.update({"a": str(run_a), "b": str(run_b)})
+st.query_params.from_dict({"a": str(run_a), "b": str(run_b)})  # only this page's parameters
 st.session_state["cmp_link"] = [run_a, run_b]
 
 

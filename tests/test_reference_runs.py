@@ -163,6 +163,7 @@ def test_one_label_everywhere(db, db_path):
     assert run_label({**row, "status": "running"}) == want + " · running"
     text = cli(db_path, "runs", "--task", TASK).stdout
     assert want in text
+    assert f"== {want}" in cli(db_path, "analyze", "--run", a, "--bootstrap", "0").stdout
 
 
 def test_versions_page_pins_and_unpins(db, db_path):

@@ -70,3 +70,26 @@ def test_compare_marks_b_runs_sharing_no_item_with_a(db, db_path):
     opts = at.selectbox(key="cmp_b").options
     assert any(o.startswith(f"#{far} ") and o.endswith("not comparable") for o in opts)
     assert not any(o.startswith(f"#{a} ") and "not comparable" in o for o in opts)
+
+
+def test_back_to_compare_keeps_its_runs_and_only_its_parameters(db, db_path):
+    """Compare → Traces → Back: the browser returns to ``/compare?a=A&b=B`` after the widgets'
+    state was dropped by the other page; the page reopens on A and B (not its defaults), and
+    each page's URL carries only its own parameters."""
+    a, b = fake_demo_runs(db, 4)
+    c = create_run(db, "summeval-demo", "fake", "geval", limit=4)
+    execute_run(db_path, c)
+    at = open_app_page("app_pages/compare.py")
+    default = (at.selectbox(key="cmp_a").value, at.selectbox(key="cmp_b").value)
+    at.selectbox(key="cmp_a").set_value(a).run()
+    at.selectbox(key="cmp_b").set_value(b).run()
+    assert (a, b) != default and dict(at.query_params) == {"a": str(a), "b": str(b)}
+    at.switch_page("app_pages/traces.py").run()
+    assert not at.exception, at.exception
+    assert set(at.query_params) == {"runs", "item", "dim"}  # Compare's a, b are gone
+    # Back: the browser's URL is Compare's again, Traces' parameters still on the server side
+    at.query_params["a"], at.query_params["b"] = str(a), str(b)
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, at.exception
+    assert (at.selectbox(key="cmp_a").value, at.selectbox(key="cmp_b").value) == (a, b)
+    assert dict(at.query_params) == {"a": str(a), "b": str(b)}
