@@ -64,7 +64,7 @@ def test_decisions_in_view_at_1440(app_server, screen):
     assert table["top"] < 900  # the decisions start on the first screen
     # selecting a row shows its full question and each judge's raw answer below the table
     screen.mouse.click(table["left"] + 17, table["top"] + 35 + 17)
-    screen.get_by_text(f"#{runs[1]} fake · checkeval — ").first.wait_for()
+    screen.get_by_text(f"#{runs[1]} · v1 · fake · checkeval · 16 items — ").first.wait_for()
     # Data: the human score columns come before the long output
     screen.get_by_test_id("stSidebarNav").get_by_text("Data", exact=True).click()
     screen.get_by_text("Browse & export").first.wait_for()
