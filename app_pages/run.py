@@ -9,6 +9,7 @@ from checkeval_core.judges.saved import list_judges
 from checkeval_core.runs import cancel_run, start_background
 from checkeval_core.runs.defaults import recommended
 from checkeval_core.runs.jobs import prepare_resume
+from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.progress import panel
 from checkeval_core.runs.registry import METHODS, all_aggregations
 from checkeval_core.runs.start import start_runs
@@ -102,7 +103,9 @@ def runs_panel() -> None:
     if st.session_state.get(PICK) not in runs:
         st.session_state.pop(PICK, None)
     c1, c2, c3 = st.columns([1, 1, 2])
-    rid = c1.selectbox("Run of this task", list(runs), key=PICK, help="Cancel stops a run after its current item; Resume restarts a "
+    rid = c1.selectbox("Run of this task", list(runs), key=PICK,
+                       format_func=lambda r: run_label(runs[r]),
+                       help="Cancel stops a run after its current item; Resume restarts a "
                             "cancelled, failed or killed one.")
     can = runs[rid]["actions"]
     if c2.button("Cancel", key="run_cancel", disabled=not can["cancel"]):

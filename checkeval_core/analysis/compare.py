@@ -276,11 +276,25 @@ def flipped_decisions(db: sqlite_utils.Database, run_a: int, run_b: int) -> dict
 
 def compare_runs(db: sqlite_utils.Database, run_a: int, run_b: int,
                  aggregation: str | None = None, level: str = "sample_level",
-                 coef: str = "spearman", n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+                 coef: str = "spearman", n_boot: int = 1000, seed: int = 0,
+                 split: str = "all") -> dict[str, Any]:
     """Run B against the baseline run A on their shared items (the ``compare --json``
     output): ``n_common_items``, ``n_groups``, ``agreement`` {a, b, delta, ci, …},
-    ``items`` (worst regression first), ``flipped`` (per question), ``runs``."""
+    ``items`` (worst regression first), ``flipped`` (per question), ``runs``.
+
+    ``split``: ``dev`` / ``heldout`` reads the agreement and the items on that part of the
+    task's split only (``split`` block: which part, its groups); a version fitted on dev is
+    judged on held-out groups (then a ``split`` block says which part and its groups). The
+    flipped decisions count every shared item."""
+    from checkeval_core.analysis.split import check_which, filter_frame, split_note
+
+    check_which(split)
     df, meta = shared_frame(db, run_a, run_b, aggregation)
+    if split != "all":
+        if not get_split_defined(db, meta["a"]["task"]):
+            raise CompareError(f"--split {split}: task {meta['a']['task']!r} has no dev / "
+                               "held-out split (make one: checkeval split --task NAME)")
+        df = filter_frame(db, meta["a"]["task"], df, split)
     common = set(df["item_pk"].astype(int).tolist())
     flips = flipped_decisions(db, run_a, run_b)
     scales = None
@@ -296,7 +310,15 @@ def compare_runs(db: sqlite_utils.Database, run_a: int, run_b: int,
             "agreement": paired_agreement(df, level, coef, n_boot, seed),
             "items": item_rows(df), "flipped": flips["questions"],
             "n_questions_shared": flips["n_questions_shared"],
-            "n_decisions_shared": flips["n_decisions"]}
+            "n_decisions_shared": flips["n_decisions"],
+            **({"split": split_note(db, meta["a"]["task"], split)} if split != "all" else {})}
+
+
+def get_split_defined(db: sqlite_utils.Database, task: str) -> bool:
+    """Whether ``task`` has a dev / held-out split."""
+    from checkeval_core.analysis.split import members
+
+    return members(db, task) is not None
 
 
 def paired_with_first(db: sqlite_utils.Database, run_ids: list[int],
@@ -329,6 +351,13 @@ def trace_link(run_a: int, run_b: int, item_pk: int, dimension: str | None = Non
         f"&dim={dimension}" if dimension else "")
 
 
+def _part_text(sp: dict[str, Any] | None) -> str:
+    if not sp or sp.get("which", "all") == "all":
+        return ""
+    name = {"dev": "dev", "heldout": "held-out"}[sp["which"]]
+    return f", read on the {sp['n_groups']} {name} groups of the task's split only"
+
+
 def summary_lines(res: dict[str, Any]) -> list[str]:
     """The plain-text summary the CLI prints (and the page's headline)."""
     ag = res["agreement"]
@@ -337,7 +366,8 @@ def summary_lines(res: dict[str, Any]) -> list[str]:
              f"B = run {b['id']} ({b['judge_spec']} · {b['method']} · {b['aggregation']}), "
              f"task {res['task']!r}",
              f"shared: {res['n_common_items']} items over {res['n_groups']} groups and "
-             f"{res['n_systems']} systems (A scored {a['n_items']}, B {b['n_items']})"]
+             f"{res['n_systems']} systems (A scored {a['n_items']}, B {b['n_items']})"
+             + _part_text(res.get("split"))]
     lvl = ag["level"].replace("_", " ")
     if ag["reason"]:
         lines.append(f"agreement ({lvl} {ag['coef']}): {ag['reason']}")

@@ -29,6 +29,7 @@ from checkeval_core.analysis.frames import (  # noqa: F401 - re-exported for the
     support,
 )
 from checkeval_core.analysis.reliability import DEFAULT_MAX_FLIP, selection_reliability
+from checkeval_core.runs.labels import run_labels
 from checkeval_core.runs.score_math import answer_value
 from checkeval_core.stats.agreement import (
     binary_alpha,
@@ -66,11 +67,13 @@ def correlation_table(per_run: dict[str, Any], level: str, coef: str) -> list[di
     for r in per_run.values():
         for dim, d in r["dimensions"].items():
             e = d[level]
+            groups = (d.get("support") or {}).get("n_groups")
             out.append({"run": r.get("label", ""), "dimension": dim, coef: e[coef],
                         "95% CI": format_ci(e, coef), f"n {unit}": e["n"],
                         **_support_cells(d.get("support")),
                         "skipped documents": e.get("skipped", 0),
-                        "note": (e.get("reasons") or {}).get(coef) or ""})
+                        "note": (e.get("reasons") or {}).get(coef)
+                        or _fewer_note(level, e["n"], groups)})
         avg = r["average"][level]
         ns = [d[level]["n"] for d in r["dimensions"].values()]
         out.append({"run": r.get("label", ""), "dimension": "AVERAGE", coef: avg[coef],
@@ -80,6 +83,15 @@ def correlation_table(per_run: dict[str, Any], level: str, coef: str) -> list[di
                     "note": (avg.get("reasons") or {}).get(coef)
                     or f"mean over {avg['n']} dimension(s)"})
     return out
+
+
+def _fewer_note(level: str, n: int, groups: int | None) -> str:
+    """Why ``n documents`` is below ``groups`` at sample level (else nothing to say)."""
+    if level != "sample_level" or not groups or n >= groups:
+        return ""
+    return (f"n documents {n} of {groups} groups: the other {groups - n} have a correlation "
+            "that is undefined (fewer than 2 items, or constant judge or human scores) and "
+            "are left out of the average")
 
 
 def _support_cells(sup: dict[str, int] | None) -> dict[str, int | None]:
@@ -247,7 +259,8 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
                 shared: bool = True, split: str = "all") -> dict[str, Any]:
     """What the Analysis page shows: :func:`analyze_runs` of the runs, plus (optionally) their
     ensemble and each external metric as one more entry of ``runs``; every entry gets a
-    ``label`` (``#12 fake · checkeval``, ``ensemble of #1, #2``, the metric's name).
+    ``label`` (the run's one label, ``#12 · v1 · fake · checkeval · 16 items``; ``ensemble of
+    #1, #2``; the metric's name).
 
     With ``shared`` (the default) every run and metric is compared on the items all of them
     share (``coverage`` says how many, and what each covers). ``split``: every figure reads
@@ -262,9 +275,12 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
     if split != "all":
         frames = {k: (filter_frame(db, task, f, split), meta) for k, (f, meta) in frames.items()}
     out, cov, kept = _correlate(frames, shared, n_boot, 0)
+    names = run_labels(db, [int(k) for k in out["runs"] if k.isdigit()])
     for key, r in out["runs"].items():
-        r["label"] = f"#{key} {r['judge']} · {r['method']}" if key.isdigit() else key
-    out["agreement"] = agreement(db, list(run_ids), item_pks=None if split == "all" else kept)
+        r["label"] = names.get(int(key), f"#{key}") if key.isdigit() else key
+    # on the items the correlations read: the shared ones when the runs are compared on them
+    out["agreement"] = agreement(db, list(run_ids), item_pks=kept if split != "all"
+                                 or cov["shared"] else None)
     out["stability"] = stability({k: v for k, v in out["runs"].items() if k.isdigit()})
     out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
     # the items behind each bar, for the page's "items behind a bar" table
@@ -599,7 +615,8 @@ FOLLOWS_LENGTH_RHO = LENGTH_RHO
 
 
 def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
-                         reliability: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+                         reliability: dict[str, Any] | None = None,
+                         item_pks: set[int] | None = None) -> list[dict[str, Any]]:
     """Per question over the runs: yes-rate, invalid rate, discrimination (Spearman of its
     answer values with the dimension's human score), agreement across judges (share of items
     where all runs agree), agreement with human annotations; the evidence (``n`` answers,
@@ -612,17 +629,20 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
     :func:`~checkeval_core.analysis.bias.selection_length`; a blank (NaN) one has its reason
     in ``flip_reason`` / ``length_reason``. Flags "unstable" (flip rate >
     :data:`UNSTABLE_FLIP`) and "follows length" (|ρ| ≥ :data:`FOLLOWS_LENGTH_RHO`, interval
-    excluding 0), each from ≥ :data:`MIN_FLAG_GROUPS` groups of the items behind it."""
+    excluding 0), each from ≥ :data:`MIN_FLAG_GROUPS` groups of the items behind it.
+    ``item_pks``: only answers on these items (the items the compared runs share)."""
     if not run_ids:
         return []
     if reliability is None:
         reliability = selection_reliability(db, list(run_ids))
-    length = selection_length(db, list(run_ids), FOLLOWS_LENGTH_RHO)
+    length = selection_length(db, list(run_ids), FOLLOWS_LENGTH_RHO, item_pks)
     marks = ",".join("?" * len(run_ids))
     ans = rows(db, f"SELECT a.run_id, a.item_id, a.question_id, a.dimension, a.verdict, a.p_yes, "
                    f"q.text, q.status, i.group_id FROM answer a JOIN question q ON q.id = "
                    f"a.question_id JOIN item i ON i.id = a.item_id WHERE a.run_id IN ({marks}) "
                    f"AND a.question_id != 0 AND a.unit = ''", run_ids)
+    if item_pks is not None:
+        ans = [a for a in ans if a["item_id"] in item_pks]
     human = {(r[0], r[1]): r[2] for r in db.execute(
         "SELECT item_id, dimension, value FROM human_score WHERE annotator = ''")}
     ann: dict[tuple[int, int], list[str]] = defaultdict(list)

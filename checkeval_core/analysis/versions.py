@@ -36,11 +36,14 @@ from checkeval_core.analysis.frames import LEVEL_NAMES, explain_level, run_frame
 from checkeval_core.analysis.rankings import item_scores, score_table
 from checkeval_core.analysis.split import check_which, filter_frame, get_split, members
 from checkeval_core.checklists.versions import diff_versions, list_versions
+from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.runs.selection import reference_runs
 from checkeval_core.stats.bootstrap import (
     PART_WORDS,
     delta_fields,
     group_bootstrap,
+    interval_reason,
     mean_of_groups,
     paired_group_bootstrap,
     ratio_of_sums,
@@ -62,6 +65,8 @@ EVIDENCE_NAMES = {"human_scores": "human scores", "annotations": "annotators' an
                   "preferences": "pairwise preferences", "reference_ratings": "reference ratings"}
 #: The dimension label of figures that are not per dimension (rankings, preferences).
 OVERALL = "overall"
+#: The dimension label of the mean over a run's dimensions (correlations with human scores).
+MEAN = "mean over dimensions"
 
 
 def evidence_kinds(db: sqlite_utils.Database, task: str) -> list[str]:
@@ -79,10 +84,10 @@ def evidence_kinds(db: sqlite_utils.Database, task: str) -> list[str]:
 
 
 def version_runs(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
-    """Completed runs of a frozen checklist version: ``run, version, judge, method, params``,
-    newest first."""
-    return rows(db, "SELECT r.id AS run, v.version, r.judge_spec AS judge, r.method, r.params "
-                    "FROM run r JOIN checklist_version v ON v.id = r.checklist_version_id "
+    """Completed runs of a frozen checklist version: ``run, version, judge, method, params,
+    n_items``, newest first."""
+    return rows(db, "SELECT r.id AS run, v.version, r.judge_spec AS judge, r.method, r.params, "
+                    "json_array_length(r.item_ids) AS n_items FROM run r JOIN checklist_version v ON v.id = r.checklist_version_id "
                     "WHERE r.task_id = ? AND r.status = 'completed' ORDER BY r.id DESC",
                 [task_id(db, task)])
 
@@ -161,15 +166,50 @@ def _human_score_rows(db: sqlite_utils.Database, run: dict[str, Any], agg: str,
                       seed: int) -> list[dict[str, Any]]:
     df, _ = run_frame(db, run["run"], agg)
     out = []
+    per_dim: dict[str, dict[Any, float]] = {}
     for dim, part in df.groupby("dimension", sort=True):
         if part["human"].notna().sum() == 0:
             continue
         per = _group_values(part, coef) if level == "sample_level" else None
+        per_dim[dim] = per or {}
         out.append({"evidence": "human_scores", "dimension": dim,
                     "statistic": f"{coef} ({LEVEL_NAMES[level]})",
                     "parts": {p: correlation_figure(f(part), level, coef, n_boot, seed, per)
                               for p, f in parts.items()}})
+    if len(out) >= 2:
+        out.append(_mean_row(df[df["dimension"].isin(per_dim)], out, per_dim, parts, level,
+                             coef, n_boot, seed))
     return out
+
+
+def _mean_row(df: pd.DataFrame, rows_: list[dict[str, Any]], per_dim: dict[str, dict],
+              parts: dict[str, Part], level: str, coef: str, n_boot: int,
+              seed: int) -> dict[str, Any]:
+    """The mean over the run's dimensions of their correlations with human scores. At sample
+    level each document's value is the mean of its per-dimension correlations and the interval
+    resamples documents (one draw for all dimensions); at the other levels the mean of the
+    dimensions' values, without an interval."""
+    figs = {}
+    for p, f in parts.items():
+        sub = f(df).dropna(subset=["metric", "human"])
+        n = (sub["item_pk"].nunique(), sub["group"].nunique(), sub["system"].nunique())
+        vals = [r["parts"][p]["value"] for r in rows_ if not isnan(r["parts"][p]["value"])]
+        if level == "sample_level" and not sub.empty:
+            groups = list(dict.fromkeys(sub["group"].tolist()))
+            per = {g: (float(np.nanmean(x)) if (x := [per_dim[d].get(g, NAN)
+                                                       for d in per_dim])
+                       and not all(isnan(v) for v in x) else NAN) for g in groups}
+            v, _, ci = _sample_level(sub, per, n_boot, seed)
+            figs[p] = _figure(v, ci, *n, "no dimension has a correlation in this part",
+                              interval_reason(len(groups), n_boot))
+        else:
+            figs[p] = _figure(float(np.mean(vals)) if vals else NAN, [NAN, NAN], *n,
+                              "no dimension has a correlation in this part",
+                              f"no interval: at {LEVEL_NAMES[level]} the mean over dimensions "
+                              "has none (each dimension has its own)")
+        figs[p]["n_dimensions"] = len(vals)
+    return {"evidence": "human_scores", "dimension": MEAN,
+            "statistic": f"{coef} ({LEVEL_NAMES[level]}), mean over dimensions", "parts": figs}
 
 
 def annotation_hits(db: sqlite_utils.Database, run_id: int) -> pd.DataFrame:
@@ -335,11 +375,16 @@ def versions_report(db: sqlite_utils.Database, task: str, split: str | None = No
         out["reason"] = ("no completed run of a frozen checklist version yet: freeze a version "
                          "(Checklist review) and run it (Run page)")
         return out
+    refs = {r["run"]: r for r in reference_runs(db, task)}
+    out["reference_runs"] = [{k: r[k] for k in ("version", "judge", "method", "run", "n_items",
+                                                "pinned", "why", "others")}
+                             for r in refs.values() if r["version"] is not None]
     for run in runs:
         sc = item_scores(db, run["run"])
         aggs = sorted(sc["aggregation"].unique().tolist())
         base = {"version": run["version"], "run": run["run"], "judge": run["judge"],
-                "method": run["method"]}
+                "method": run["method"], "run_label": run_label(run),
+                "reference": run["run"] in refs}
         for agg in aggs:
             found: list[dict[str, Any]] = []
             if "human_scores" in kinds:
@@ -364,12 +409,17 @@ def series_key(row: dict[str, Any]) -> str:
     return f"{row['judge']} · {row['method']} · {row['aggregation']}"
 
 
-def latest_rows(report: dict[str, Any], primary_only: bool = False) -> list[dict[str, Any]]:
-    """One row per version × series × evidence × dimension: the newest run's; with
-    ``primary_only`` only each run's own (primary) aggregation."""
+def reference_rows(report: dict[str, Any], primary_only: bool = False) -> list[dict[str, Any]]:
+    """One row per version × series × evidence × dimension: the reference run's (the pinned
+    run of that version × judge × method, else the one covering the most items — see
+    :mod:`checkeval_core.runs.selection`), so a small run never replaces a full one and every
+    aggregation of a version comes from one run; with ``primary_only`` only each run's own
+    (primary) aggregation."""
     seen, out = set(), []
     for r in sorted(report["rows"], key=lambda r: -r["run"]):
         if primary_only and not r.get("primary", True):
+            continue
+        if not r.get("reference", True):
             continue
         k = (r["version"], series_key(r), r["evidence"], r["dimension"])
         if k not in seen:
@@ -379,16 +429,20 @@ def latest_rows(report: dict[str, Any], primary_only: bool = False) -> list[dict
                                       r["version"]))
 
 
+latest_rows = reference_rows  # its former name
+
+
 def table_rows(report: dict[str, Any], part: str, primary_only: bool = False
                ) -> list[dict[str, Any]]:
     """Display rows of one part: each value with its N and interval, or why it has none."""
     out = []
-    for r in latest_rows(report, primary_only):
+    for r in reference_rows(report, primary_only):
         f = r["parts"].get(part)
         if f is None:
             continue
         ci = (f"[{f['ci'][0]:.2f}, {f['ci'][1]:.2f}]" if not f["weak"] else f["ci_reason"])
-        out.append({"version": r["version"], "run": r["run"], "judge": r["judge"],
+        out.append({"version": r["version"], "run": r.get("run_label", r["run"]),
+                    "judge": r["judge"],
                     "method": r["method"], "aggregation": r["aggregation"],
                     "evidence": EVIDENCE_NAMES[r["evidence"]], "dimension": r["dimension"],
                     "statistic": r["statistic"], "value": f["value"], "95% CI": ci,
@@ -453,7 +507,7 @@ def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
     report = report or versions_report(db, task, level=level, coef=coef, n_boot=n_boot,
                                        seed=seed)
     by: dict[tuple, dict[int, dict[str, Any]]] = defaultdict(dict)
-    for r in latest_rows(report):
+    for r in reference_rows(report):
         by[(series_key(r), r["evidence"], r["dimension"])][r["version"]] = r
     deltas = []
     frames: dict[tuple, Any] = {}
@@ -470,7 +524,10 @@ def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
                    "a": fa, "b": fb, "delta": d,
                    "reason": None if not isnan(d) else (fa["reason"] or fb["reason"]
                                                          or "undefined")}
-            if evidence == "human_scores":
+            if evidence == "human_scores" and dim == MEAN:
+                row.update(ci=[NAN, NAN], ci_reason="no paired interval for the mean over "
+                                                    "dimensions (each dimension has its own)")
+            elif evidence == "human_scores":
                 row.update(_paired_delta(db, task, ra, rb, part, level, coef, n_boot, seed,
                                          frames))
             elif evidence in ("annotations", "preferences"):
@@ -565,6 +622,13 @@ def delta_rows(diff: dict[str, Any], part: str) -> list[dict[str, Any]]:
     return out
 
 
+def touched_dimensions(db: sqlite_utils.Database, task: str, a: int, b: int) -> list[str]:
+    """The dimensions whose questions changed (added, removed or edited) from version ``a``
+    to ``b``, sorted — what a page opens on to show what the change did."""
+    diff = diff_versions(db, task, a, b)
+    return sorted({x["dimension"] for k in ("added", "removed", "edited") for x in diff[k]})
+
+
 def evidence_stamp(db: sqlite_utils.Database, task: str) -> str:
     """Changes whenever anything :func:`versions_report` reads changes (a page's cache key)."""
     tid = task_id(db, task)
@@ -581,4 +645,6 @@ def evidence_stamp(db: sqlite_utils.Database, task: str) -> str:
         "task_id = ?",
         "SELECT COUNT(*) FROM human_score h JOIN item i ON i.id = h.item_id WHERE i.task_id = ?",
         "SELECT COALESCE(MAX(updated_at), '') FROM task_split WHERE task_id = ?",
-        "SELECT COUNT(*) FROM checklist_version WHERE task_id = ?"))
+        "SELECT COUNT(*) FROM checklist_version WHERE task_id = ?",
+        "SELECT COUNT(*) || ':' || COALESCE(GROUP_CONCAT(run_id), '') FROM reference_run "
+        "WHERE task_id = ?"))

@@ -126,8 +126,12 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
     if "ensemble" in out:
         blocks.append(("ensemble", {**out["ensemble"], "judge": "+".join(
             m["judge"] for m in out["ensemble"]["members"]), "method": "ensemble"}))
+    from checkeval_core.runs.labels import run_labels
+
+    names = run_labels(db, [int(k) for k, _ in blocks if str(k).isdigit()])
     for key, rep in blocks:
-        typer.echo(f"== {key} {rep.get('judge', '')} {rep.get('method', '')}")
+        typer.echo(f"== {names[int(key)]}" if str(key).isdigit() and int(key) in names else
+                   f"== {key} {rep.get('judge', '')} {rep.get('method', '')}")
         for dim, d in rep["dimensions"].items():
             s = d["sample_level"]
             t = d["dataset_level"]

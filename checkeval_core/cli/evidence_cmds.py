@@ -101,7 +101,7 @@ def versions_cmd(task: str = typer.Option(..., "--task"),
                  as_json: bool = typer.Option(False, "--json")) -> None:
     """Agreement with humans per frozen checklist version × judge × method × aggregation."""
     from checkeval_core.analysis.split import SplitError
-    from checkeval_core.analysis.versions import latest_rows, version_diff, versions_report
+    from checkeval_core.analysis.versions import reference_rows, version_diff, versions_report
 
     db = open_db()
     try:
@@ -117,9 +117,9 @@ def versions_cmd(task: str = typer.Option(..., "--task"),
         return
     if rep["reason"]:
         typer.echo(f"{task}: {rep['reason']}")
-    for r in latest_rows(rep):
-        typer.echo(f"v{r['version']} #{r['run']} {r['judge']} · {r['method']} · "
-                   f"{r['aggregation']} · {r['evidence']} · {r['dimension']} ({r['statistic']})")
+    for r in reference_rows(rep):
+        typer.echo(f"{r['run_label']} · {r['aggregation']} · {r['evidence']} · "
+                   f"{r['dimension']} ({r['statistic']})")
         for part, f in r["parts"].items():
             typer.echo(f"    {part:>8}: {_fmt(f)}")
     if diff:

@@ -12,6 +12,7 @@ from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.runs.labels import run_label  # noqa: F401 - the pages import it from here
 from checkeval_core.runs.never_varying import run_never_varying
 from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.store import rows
@@ -102,13 +103,6 @@ def items_by_gap(db: sqlite_utils.Database, run_id: int, dimension: str,
 
 # -- what the Traces page shows (the page only renders these) ---------------------------------
 VERDICT_MARKS = {"yes": "✓", "no": "✗"}
-
-
-def run_label(run: dict[str, Any]) -> str:
-    """``#12 fake · checkeval`` (plus the status when the run is not completed)."""
-    label = f"#{run['id']} {run['judge_spec']} · {run['method']}"
-    return label + (f" · {run['status']}" if run.get("status") not in (None, "", "completed")
-                    else "")
 
 
 def run_column(run_id: int) -> str:
