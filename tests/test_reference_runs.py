@@ -207,5 +207,10 @@ def test_versions_opens_on_what_the_change_touched_with_a_mean(shipped):
     t = next(d.value for d in at.dataframe if "statistic" in d.value.columns)
     emb = t[t["run"].str.contains("· embedded · rocketeval · 160 items")]
     assert sorted(emb["version"]) == [2, 3]
-    assert emb["95% CI"].str.startswith("[").all()  # an interval over documents
-    assert (emb["groups"] > 1).all()
+    # an interval over documents where the part has enough of them, else the reason
+    from checkeval_core.stats.bootstrap import MIN_GROUPS
+
+    for _, r in emb.iterrows():
+        assert r["groups"] > 1
+        assert (r["95% CI"].startswith("[") if r["groups"] >= MIN_GROUPS
+                else r["95% CI"].startswith("no interval: needs ≥"))
