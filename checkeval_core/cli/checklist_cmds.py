@@ -296,7 +296,20 @@ def propose_cmd(run: list[int] = typer.Option(..., "--run", help="a completed ru
     from checkeval_core.analysis.propose import ProposalError, propose
     from checkeval_core.analysis.propose import to_review as queue
     from checkeval_core.cli.app import clean_json
+    from checkeval_core.runs.options import (
+        check_bootstrap,
+        check_count,
+        check_epsilon,
+        check_tie_margin,
+    )
 
+    try:
+        check_bootstrap(bootstrap)
+        check_tie_margin(tie_margin)
+        check_epsilon(epsilon)
+        check_count(new_questions, "--new-questions", "questions", low=0, top=1_000)
+    except ValueError as e:
+        fail(str(e))
     db = open_db()
     try:
         out = propose(db, run, evidence=evidence, weights=weights, epsilon=epsilon,
