@@ -370,7 +370,18 @@ def test_runs_of_different_tasks_are_not_compared(two_tasks):
 
 
 def test_ids_of_another_task_are_refused(two_tasks):
-    """Run 2 is task u's: a command given task t and run 2 says so."""
+    """Task u's questions are not task t's: excluding one from t's version is refused (it
+    used to be ignored silently, freezing every question)."""
+    from checkeval_core.store import open_db
+
+    db = open_db(two_tasks)
+    u_question = db.execute("SELECT q.id FROM question q JOIN task t ON t.id = q.task_id "
+                            "WHERE t.name = 'u' LIMIT 1").fetchone()[0]
+    db.close()
+    before = counts(two_tasks)
+    refused(cli(two_tasks, "checklist", "freeze", "--task", "t", "--exclude", str(u_question)),
+            f"--exclude {u_question}", "task 't' has no question")
+    assert counts(two_tasks) == before
     refused(cli(two_tasks, "versions", "--task", "t", "--diff", "1", "7"), "7")
     refused(cli(two_tasks, "checklist", "propose", "--run", "99"), "99")
 
@@ -458,7 +469,7 @@ def test_bench_heldout_refuses_before_running(tmp_path, monkeypatch, capsys, arg
 
 
 @pytest.mark.skipif(not (SHARED / "alpacaeval").exists(), reason="shared benchmarks absent")
-@pytest.mark.parametrize("how", ["missing", "text", "null"])
+@pytest.mark.parametrize("how", ["missing", "text", "null", "duplicate"])
 def test_bench_heldout_alpacaeval_needs_the_lc_win_rate_before_any_judge_call(tmp_path, how):
     d = tmp_path / "bench" / "alpacaeval"
     d.mkdir(parents=True)
@@ -468,11 +479,18 @@ def test_bench_heldout_alpacaeval_needs_the_lc_win_rate_before_any_judge_call(tm
     models = json.loads((SHARED / "alpacaeval" / "models.json").read_text(encoding="utf-8"))
     if how == "missing":
         del models[2]["alpacaeval2_lc_winrate"]
-    else:
+    elif how != "duplicate":
         models[2]["alpacaeval2_lc_winrate"] = "n/a" if how == "text" else None
-    (d / "models.json").write_text(json.dumps(models), encoding="utf-8")
+    text = json.dumps(models)
+    if how == "duplicate":  # the parsers would keep one of the two values silently
+        text = text.replace('"alpacaeval2_lc_winrate": ', '"alpacaeval2_lc_winrate": 1, '
+                            '"alpacaeval2_lc_winrate": ', 1)
+    (d / "models.json").write_text(text, encoding="utf-8")
     res = cli(tmp_path / "x.db", "bench", "heldout", "--benchmark", "alpacaeval", "--data",
               str(tmp_path / "bench"), "--judge", "fake", "--queries", "2", "--db",
               str(tmp_path / "b.db"))
-    refused(res, "models.json, entry 3", "'alpacaeval2_lc_winrate'")
+    if how == "duplicate":
+        refused(res, "models.json", "'alpacaeval2_lc_winrate'", "twice")
+    else:
+        refused(res, "models.json, entry 3", "'alpacaeval2_lc_winrate'")
     assert not (tmp_path / "b.db").exists()

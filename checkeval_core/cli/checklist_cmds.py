@@ -156,9 +156,17 @@ def freeze_cmd(task: str = typer.Option(..., "--task"), note: str = typer.Option
                as_json: bool = typer.Option(False, "--json")) -> None:
     """Freeze the kept questions (or a subset of them) as an immutable version."""
     from checkeval_core.checklists.versions import freeze
+    from checkeval_core.store import task_id
 
+    db = open_db()
     try:
-        v = freeze(open_db(), task, note=note, kind="instance" if instance else "global",
+        if exclude:  # an id of another task's question would be ignored without a word
+            own = {r[0] for r in db.execute("SELECT id FROM question WHERE task_id = ?",
+                                            [task_id(db, task)])}
+            for qid in exclude:
+                if qid not in own:
+                    raise ValueError(f"--exclude {qid}: task {task!r} has no question #{qid}")
+        v = freeze(db, task, note=note, kind="instance" if instance else "global",
                    origins=origin or None, exclude=exclude or None)
     except (NotFound, ValueError) as e:
         fail(str(e))
