@@ -25,7 +25,6 @@ from checkeval_core.datasets import import_file
 from checkeval_core.identity import TRUSTED_HEADER_ENV
 from checkeval_core.store import open_db
 from tests.conftest import APP
-from tests.test_review_reason import Browser
 
 
 @pytest.fixture(autouse=True)
@@ -121,15 +120,14 @@ def test_checklist_review_page_shows_the_history(db, tmp_path):
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.switch_page("app_pages/checklist.py").run()
     at.selectbox(key="rv_task").select("chat").run()
-    b = Browser(at)
-    b.type("rv_annotator", "alice")
+    at.text_input(key="rv_annotator").input("alice").run()
     at.multiselect(key="rv_status").set_value(["proposed", "kept", "filtered", "rejected"]).run()
-    b.select("rv_selected", [ids[0]])
-    b.type("rv_reason", "too vague")
-    b.click("rv_reject")
-    b.click("rv_keep")
-    b.type("rv_newtext", "Is the reply polite and kind?")
-    b.click("rv_edit")
+    at.multiselect(key="rv_selected").set_value([ids[0]]).run()
+    at.text_input(key="rv_reason").input("too vague").run()
+    at.button(key="rv_reject").click().run()
+    at.button(key="rv_keep").click().run()
+    at.text_input(key="rv_newtext").input("Is the reply polite and kind?").run()
+    at.button(key="rv_edit").click().run()
     assert not at.exception and not at.error
     hist = next(e for e in at.expander if e.label.startswith("History of the 1 selected"))
     table = hist.dataframe[0].value
