@@ -77,6 +77,17 @@ def per_query_form() -> dict[str, Any] | None:
             "data": up.getvalue() if imp else None, "filename": up.name if imp else None}
 
 
+_HISTORY_COLUMNS = {
+    "when": st.column_config.TextColumn("when", width=150),
+    **{c: st.column_config.TextColumn(c, width="small") for c in ("who", "role", "what",
+                                                                  "question")},
+    "reason": st.column_config.TextColumn("reason", width="medium",
+                                          help="The reason given with a rejection"),
+    "note": st.column_config.TextColumn("note", width="large",
+                                        help="What the decision led to (an edit's new "
+                                             "question, a status change)")}
+
+
 def show_history(db: sqlite_utils.Database, question_ids: list[int]) -> None:
     """The review history of each selected question (with the questions it was edited
     from): every decision, who made it in which role, when and why — shown as text."""
@@ -89,7 +100,7 @@ def show_history(db: sqlite_utils.Database, question_ids: list[int]) -> None:
             st.markdown(f"**#{qid}**")
             if rows_:
                 st.dataframe(pd.DataFrame(rows_), hide_index=True, width="stretch",
-                             key=f"rv_hist_{qid}")
+                             key=f"rv_hist_{qid}", column_config=_HISTORY_COLUMNS)
             else:
                 st.caption("No decision recorded yet.")
 
