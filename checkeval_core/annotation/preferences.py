@@ -160,6 +160,15 @@ def _vote_id(rec: dict[str, Any], loc: str, name: str, ann: str, a: str, b: str,
     return vid
 
 
+def _repeated(rec: dict[str, Any], loc: str, vid: str, first: str, what: str) -> str:
+    """The message for a vote id met twice in one file: a ``vote_id`` given twice, or a
+    second vote without an id on the same pair by the same annotator."""
+    if _text(rec, "vote_id"):
+        return f"{loc}, field 'vote_id': {vid!r} is given twice (first on {first})"
+    return (f"{loc}: the same {what} as {first} (in either order; a second vote on one pair "
+            "needs its own vote_id)")
+
+
 def _stored_votes(db: sqlite_utils.Database, tid: int) -> dict[str, dict[str, Any]]:
     return {r["vote_id"]: r for r in rows(
         db, "SELECT vote_id, item_a, item_b, annotator, source FROM preference WHERE "
@@ -256,9 +265,7 @@ def _import_item_prefs(db: sqlite_utils.Database, task: str, name: str,
                 vid = _vote_id(rec, loc, name, ann, item_of[a], item_of[b], errors,
                                occurrences)
                 if vid is not None and vid in seen:
-                    errors.append(f"{loc}: the same pair and annotator as {seen[vid]} (in "
-                                  "either order; a second vote on one pair needs its own "
-                                  "vote_id)")
+                    errors.append(_repeated(rec, loc, vid, seen[vid], "pair and annotator"))
                 elif vid is not None:
                     seen[vid] = loc
                     _check_stored(stored, loc, vid, a, b, ann, errors)
@@ -369,9 +376,7 @@ def _import_pairs(db: sqlite_utils.Database, task: str, name: str,
                 ann = _annotator(rec, loc, annotator, errors)
                 vid = _vote_id(rec, loc, name, ann, ids[0], ids[1], errors, occurrences)
                 if vid is not None and vid in seen:
-                    errors.append(f"{loc}: the same pair of answers as {seen[vid]} (in "
-                                  "either order; a second vote on one pair needs its own "
-                                  "vote_id)")
+                    errors.append(_repeated(rec, loc, vid, seen[vid], "pair of answers"))
                 elif vid is not None:
                     seen[vid] = loc
                     pairs.append((g, ids[0], ids[1], w, ann, vid))
