@@ -133,6 +133,11 @@ def test_repeated_votes_count_as_one_persons_two_votes(db):
     rv = rep["repeated_votes"]
     assert rv["n_pairs"] == 1 and rv["n_votes"] == 2 and rv["annotators"] == ["alice"]
     assert "one person's 2 votes" in rv["note"]
+    from checkeval_core.store import db_path
+
+    res = _cli(db_path(db), "analyze", "--run", str(rid), "--pairs")
+    assert res.exit_code == 0, res.output
+    assert "repeated votes: 1 pair carries one person's 2 votes (alice" in res.stdout
 
 
 def test_migration_gives_old_votes_ids_and_drops_the_pair_constraint(tmp_path, monkeypatch):

@@ -163,6 +163,8 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
                 if pb["reason"] is None else f"undefined ({pb['reason']})"))
         for w in p["position_bias"]["warnings"]:
             typer.echo(f"position bias: {w}")
+        if (p.get("repeated_votes") or {}).get("note"):
+            typer.echo(f"repeated votes: {p['repeated_votes']['note']}")
     typer.echo(f"tie margin: {tie_margin:g} ({source})")
     for w in out["health"][str(run[0])]["warnings"]:
         typer.echo(f"health: {w['message']}")
