@@ -59,6 +59,8 @@ def test_export_then_import_into_the_same_database_keeps_16_votes(db, db_path, t
     res = _cli(db_path, "preferences", "export", "--task", TASK, "--out", str(out),
                "--format", fmt)
     assert res.exit_code == 0, res.output
+    res = _cli(db_path, "preferences", "import", str(out), "--task", TASK)
+    assert "16 of them already stored (same vote ids), 0 new" in res.stdout
     for _ in range(2):  # and a second time
         res = _cli(db_path, "preferences", "import", str(out), "--task", TASK, "--json")
         assert res.exit_code == 0, res.output

@@ -45,7 +45,9 @@ def preferences_import_cmd(
     w = res["winners"]
     typer.echo(f"imported {res['n_preferences']} preferences ({w['a']} a, {w['b']} b, "
                f"{w['tie']} ties) over {res['n_groups']} queries into task {res['task']!r} "
-               f"(source {res['source']!r}; {res['n_items_created']} items created)")
+               f"(source {res['source']!r}; {res['n_items_created']} items created)"
+               + (f"; {res['n_already_stored']} of them already stored (same vote ids), "
+                  f"{res['n_new']} new" if res.get("n_already_stored") else ""))
 
 
 @pref_app.command("export")
