@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import time
 from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import Any
 
 import sqlite_utils
@@ -418,15 +419,31 @@ def filter_summary(res: dict[str, Any]) -> str:
 
 
 def similar_pairs(texts: list[str], threshold: float = 0.75) -> list[tuple[int, int, float]]:
-    """Near-duplicate pairs ``(i, j, score)`` by character-sequence similarity, best first."""
+    """Near-duplicate pairs ``(i, j, score)`` by character-sequence similarity, best first.
+
+    Quadratic in the number of texts: the result is kept for the last texts asked about, so
+    the filter's cost line, shown on every redraw of the Dimensions page, and the filter
+    itself compute it once."""
+    return list(_similar_pairs(tuple(texts), float(threshold)))
+
+
+@lru_cache(maxsize=16)
+def _similar_pairs(texts: tuple[str, ...], threshold: float) -> tuple[tuple[int, int, float], ...]:
     pairs = []
     low = [t.lower() for t in texts]
-    for i in range(len(texts)):
-        for j in range(i + 1, len(texts)):
-            s = SequenceMatcher(None, low[i], low[j]).ratio()
+    sm = SequenceMatcher(None)
+    for j in range(len(texts)):
+        sm.set_seq2(low[j])  # the matcher indexes its second text once for every pair
+        for i in range(j):
+            sm.set_seq1(low[i])
+            # real_quick_ratio and quick_ratio are upper bounds of ratio: pairs far apart
+            # skip the exact ratio
+            if sm.real_quick_ratio() < threshold or sm.quick_ratio() < threshold:
+                continue
+            s = sm.ratio()
             if s >= threshold:
                 pairs.append((i, j, round(s, 3)))
-    return sorted(pairs, key=lambda p: -p[2])
+    return tuple(sorted(pairs, key=lambda p: (-p[2], p[0], p[1])))
 
 
 def _fake_filter(req: GenerateRequest) -> str:
