@@ -104,7 +104,8 @@ st.subheader("Generate and filter with a judge")
 st.caption("Diversification and elaboration both start from the seeds (never from each other). "
            "Generated questions are *proposed*: review them on the Checklist review page. "
            "The embedded judge works offline but a stronger one writes better questions. The "
-           "filter only flags the questions you wrote; it never removes them.")
+           "filter only flags questions you wrote or imported (a published checklist), and "
+           "leaves a question alone when the judge is unsure.")
 c1, c2, c3 = st.columns([2, 1, 1])
 judge = c1.text_input("Judge spec", A.generation_judge(), key="gen_judge",
                       help="embedded:quality (the 1.5B model) is preselected when installed")
