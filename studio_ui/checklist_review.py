@@ -93,7 +93,7 @@ def show_history(db: sqlite_utils.Database, question_ids: list[int]) -> None:
     from): every decision, who made it in which role, when and why — shown as text."""
     if not question_ids:
         return
-    with st.expander(f"History of the {len(question_ids)} selected question(s)",
+    with st.expander(f"Review history ({len(question_ids)} question(s))",
                      expanded=len(question_ids) == 1):
         for qid in question_ids[:20]:
             rows_ = history_rows(question_history(db, qid))

@@ -67,7 +67,7 @@ def test_review_history_and_filter_cost_at_1440(app_server, screen):
     fill(page, "New text (edit exactly one selected question)",
          "Does the summary present the events in a clear order?")
     click(page, "Save edit", "Saved the edit as a new question")
-    hist = page.get_by_test_id("stExpander").filter(has_text="History of the 1 selected")
+    hist = page.get_by_test_id("stExpander").filter(has_text="Review history (1 question")
     hist.wait_for()
     hist.scroll_into_view_if_needed()
     page.wait_for_timeout(1500)
@@ -77,7 +77,7 @@ def test_review_history_and_filter_cost_at_1440(app_server, screen):
     actions = [e[2] for e in events]
     assert actions[0] == "reject" and "keep" in actions and actions[-1] == "edit"
     assert events[0] == ("rita", "reviewer", "reject", "too vague for a summary")
-    assert hist.get_by_text("History of the 1 selected").is_visible()
+    assert hist.get_by_text("Review history (1 question").is_visible()
     grid = hist.get_by_test_id("stDataFrame")
     assert grid.first.bounding_box()["x"] + grid.first.bounding_box()["width"] <= 1440
 

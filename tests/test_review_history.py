@@ -129,7 +129,7 @@ def test_checklist_review_page_shows_the_history(db, tmp_path):
     at.text_input(key="rv_newtext").input("Is the reply polite and kind?").run()
     at.button(key="rv_edit").click().run()
     assert not at.exception and not at.error
-    hist = next(e for e in at.expander if e.label.startswith("History of the 1 selected"))
+    hist = next(e for e in at.expander if e.label.startswith("Review history (1 question"))
     table = hist.dataframe[0].value
     assert list(table["what"]) == ["rejected", "kept", "edited"]
     assert list(table["who"]) == ["alice"] * 3 and list(table["role"]) == ["reviewer"] * 3
