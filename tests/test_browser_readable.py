@@ -115,7 +115,7 @@ def test_checklist_review_verdicts_in_view_at_1440(app_server, screen):
     db = open_db(app_server.db_path)
     load_demo(db)
     augment(db, "summeval-demo", "coherence", "diversify", "fake")
-    filter_dimension(db, "summeval-demo", "coherence", "fake")
+    filter_dimension(db, "summeval-demo", "coherence", "fake", scope="all")
     db.close()
     screen.goto(f"{app_server.url}/checklist")
     screen.locator('[data-testid="stDataFrame"]').first.wait_for()

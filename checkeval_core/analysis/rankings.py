@@ -38,6 +38,7 @@ import pandas as pd
 import sqlite_utils
 
 from checkeval_core.annotation.position_bias import position_bias
+from checkeval_core.annotation.preferences import repeated_votes
 from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.stats.bootstrap import (
     percentile_ci,
@@ -302,7 +303,8 @@ def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None
     return {"run": run_id, "task": run["task"], "judge": run["judge_spec"],
             "method": run["method"], "aggregation": agg, "tie_margin": tie_margin,
             "n_preferences": len(prefs), "n_skipped": skipped, **ag, "pairs": pairs,
-            "split": split_note(db, run["task"], split), "position_bias": position_bias(prefs)}
+            "split": split_note(db, run["task"], split), "position_bias": position_bias(prefs),
+            "repeated_votes": repeated_votes(prefs)}
 
 
 def _item(db: sqlite_utils.Database, task_id: int, ref: int | str) -> dict[str, Any]:

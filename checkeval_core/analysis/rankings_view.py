@@ -119,7 +119,8 @@ def _pairwise(prs: dict[str, Any]) -> dict[str, Any]:
                     "n_groups": len(groups), "n_systems": len(systems), "accuracy_ci": acc},
         "support_line": (f"Accuracy over {len(decisive)} decisive pairs (human tie votes "
                          f"left out) on {len(groups)} queries and {len(systems)} systems; "
-                         f"{ci}."),
+                         f"{ci}." + (f" {prs['repeated_votes']['note']}."
+                                     if prs.get("repeated_votes", {}).get("note") else "")),
         "confusion": {f"human: {g}": {f"judge: {p}": conf[g][p] for p in ("a", "b", "tie")}
                       for g in ("a", "b", "tie")},
         "rows": [{"group": p["group_id"], "A": p["item_a_id"], "B": p["item_b_id"],

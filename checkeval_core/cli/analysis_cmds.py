@@ -71,11 +71,20 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
     db = open_db()
     try:
         check_bootstrap(bootstrap)
-        if aggregation is not None:
+        if aggregation is not None or shared_items or ensemble:
             from checkeval_core.runs import get_run
 
+            tasks: dict[str, int] = {}
             for rid in run or []:
-                check_run_aggregation(get_run(db, rid)["method"], aggregation)
+                r = get_run(db, rid)
+                tasks.setdefault(r["task"], rid)
+                if aggregation is not None:
+                    check_run_aggregation(r["method"], aggregation)
+            if len(tasks) > 1 and (shared_items or ensemble):
+                flag = "--shared-items" if shared_items else "--ensemble"
+                fail(f"{flag}: " + ", ".join(f"run {rid} is on task {t!r}"
+                                            for t, rid in tasks.items())
+                     + "; runs of different tasks share no items")
     except (NotFound, ValueError) as e:
         fail(str(e))
     if across_judges:
@@ -213,10 +222,12 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
     """Run and analyse a benchmark subset in the papers' layout."""
     from checkeval_core.bench.quality import RANKING_BENCHMARKS as RB
     from checkeval_core.bench.quality import bench_quality, bench_rankings, format_table
-    from checkeval_core.runs.options import check_bootstrap, parse_params
+    from checkeval_core.runs.options import check_bootstrap, check_count, parse_params
 
     try:
         check_bootstrap(bootstrap)
+        check_count(docs, "--docs", "documents")
+        check_count(queries, "--queries", "queries or pairs")
     except ValueError as e:
         fail(str(e))
     if benchmark in RB:  # ranking benchmarks: list level (AlpacaEval) or human pairs
@@ -271,10 +282,13 @@ def bench_heldout_cmd(benchmark: str = typer.Option(..., "--benchmark",
     from checkeval_core.analysis.propose import ProposalError
     from checkeval_core.analysis.split import SplitError
     from checkeval_core.bench.heldout import bench_heldout, format_heldout
-    from checkeval_core.runs.options import check_bootstrap
+    from checkeval_core.runs.options import check_bootstrap, check_count, check_tie_margin
 
     try:
         check_bootstrap(bootstrap)
+        check_tie_margin(tie_margin)
+        check_count(docs, "--docs", "documents")
+        check_count(queries, "--queries", "queries or pairs")
         res = bench_heldout(benchmark, data, judge, docs=docs, queries=queries, db_file=db,
                             n_boot=bootstrap, progress=True, tie_margin=tie_margin)
     except (ValueError, NotFound, ImportError, ProposalError, SplitError) as e:

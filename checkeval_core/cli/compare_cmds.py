@@ -33,9 +33,16 @@ def compare_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
     from checkeval_core.analysis.compare import CompareError, compare_runs, summary_lines
     from checkeval_core.analysis.split import SplitError
     from checkeval_core.cli.app import clean_json
+    from checkeval_core.runs.options import check_bootstrap, check_count, check_seed
 
     if not run or len(run) != 2:
         fail("give exactly two runs: --run A --run B (A = the baseline)")
+    try:
+        check_bootstrap(bootstrap)
+        check_seed(seed)
+        check_count(top, "--top", "rows", low=0)
+    except ValueError as e:
+        fail(str(e))
     db = open_db()
     try:
         res = compare_runs(db, run[0], run[1], aggregation, level=level, coef=coef,

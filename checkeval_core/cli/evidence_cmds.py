@@ -32,9 +32,14 @@ def split_cmd(task: str = typer.Option(..., "--task"),
     Deterministic: a seeded hash orders the groups; the same seed and share applied again keep
     every stored assignment and place only groups added since."""
     from checkeval_core.analysis.split import SplitError, clear_split, get_split, set_split
+    from checkeval_core.runs.options import check_seed
 
     if show and clear:
         fail("give --show or --clear, not both")
+    try:
+        check_seed(seed)
+    except ValueError as e:
+        fail(str(e))
     db = open_db()
     try:
         if show:
@@ -102,7 +107,13 @@ def versions_cmd(task: str = typer.Option(..., "--task"),
     """Agreement with humans per frozen checklist version × judge × method × aggregation."""
     from checkeval_core.analysis.split import SplitError
     from checkeval_core.analysis.versions import reference_rows, version_diff, versions_report
+    from checkeval_core.runs.options import check_bootstrap, check_tie_margin
 
+    try:
+        check_bootstrap(bootstrap)
+        check_tie_margin(tie_margin)
+    except ValueError as e:
+        fail(str(e))
     db = open_db()
     try:
         rep = versions_report(db, task, split, level=level, coef=coef, n_boot=bootstrap,
