@@ -34,6 +34,7 @@ from checkeval_core.analysis.report import (
     stability_points,
 )
 from checkeval_core.annotation.agreement_report import agreement_report
+from checkeval_core.runs.labels import run_labels
 from checkeval_core.runs.selection import judge_series
 
 
@@ -103,15 +104,18 @@ def page_data(db: sqlite_utils.Database, task: str, run_ids: list[int] | tuple[i
                        n_boot=n_boot, shared=shared)
 
 
-def _judge_agreement(ja: dict[str, Any]) -> dict[str, Any]:
-    """Rows, chart and caption of the checklist-vs-Likert comparison across judges."""
+def _judge_agreement(ja: dict[str, Any], names: dict[int, str] | None = None
+                     ) -> dict[str, Any]:
+    """Rows, chart and caption of the checklist-vs-Likert comparison across judges
+    (``names``: the runs' labels)."""
     if not ja["rows"]:
         return {"note": ja["note"], "rows": [], "figure": None, "missing": []}
     rows = []
     for r in ja["rows"]:
         rows.append({
             "method": r["label"], "version": r["version"],
-            "judges": ", ".join(f"#{i} {j}" for i, j in zip(r["runs"], r["judges"])),
+            "judges": ", ".join((names or {}).get(i, f"#{i} {j}")
+                                for i, j in zip(r["runs"], r["judges"])),
             "α (scores)": r["alpha"], "interval": _ci(r["ci"], r["reason"]),
             "α (standardised)": r["alpha_z"], "standardised interval": _ci(r["ci_z"],
                                                                           r["reason_z"]),
@@ -142,6 +146,7 @@ def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
         report = page_data(db, task, list(run_ids), metrics, aggregation, ensemble, mode,
                            n_boot=n_boot, shared=shared)
     per_run = report["runs"]
+    ja = judges or judge_agreement(db, task)
     labels = {int(k): r["label"] for k, r in per_run.items() if k.isdigit()}
     cov = report["coverage"]
     chart_note = correlation_chart_note(per_run, level, coef)
@@ -164,7 +169,8 @@ def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
         "figure": None if chart_note else charts.correlation_bars(per_run, level, coef),
         "ensemble_notes": ensembles,
         "agreement": _agreement(report, labels),
-        "judge_agreement": _judge_agreement(judges or judge_agreement(db, task)),
+        "judge_agreement": _judge_agreement(ja, run_labels(db, [i for r in ja["rows"]
+                                                                for i in r["runs"]])),
         "stability": _stability(per_run, report, level, coef),
         "significance": significance_rows(sig) if sig else [],
         "quality": quality_rows(per_run),
