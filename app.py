@@ -32,7 +32,8 @@ PAGES = {
     ],
     "Annotate": [
         st.Page("app_pages/annotate.py", title="Annotate", icon=":material/edit_note:"),
-        st.Page("app_pages/compare_answers.py", title="Pairwise votes", icon=":material/compare:"),
+        st.Page("app_pages/compare_answers.py", title="Pairwise votes", icon=":material/compare:",
+                url_path="pairwise_votes"),
         st.Page("app_pages/annotation_jobs.py", title="Annotation jobs", icon=":material/groups:"),
     ],
 }

@@ -18,18 +18,20 @@ from checkeval_core.analysis.external import MetricFileError, import_metric
 from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.checklists.review import send_to_review, undo_send_to_review
 from checkeval_core.store import open_db
-from studio_ui.tables import order, table_config
+from studio_ui.tables import order, show_table, table_config
 
 REASON = "flagged by question diagnostics"
 
 
-def table(rows: Any, spec: dict[str, Any], key: str | None = None, **kw: Any) -> Any:
-    """A table with its column meanings (``spec`` from ``analysis_view.columns``)."""
+def table(rows: Any, spec: dict[str, Any], key: str | None = None,
+          reasons: dict[str, str] | None = None, **kw: Any) -> Any:
+    """A table with its column meanings (``spec`` from ``analysis_view.columns``); an
+    undefined value is a dash, why on the column's hover (``reasons``, else the row's note)."""
     df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    return st.dataframe(df, hide_index=True, width="stretch", key=key,
-                        column_config=table_config(**spec["config"]),
-                        column_order=order([c for c in spec["order"] if c in df.columns],
-                                           spec.get("long", [])), **kw)
+    return show_table(df, table_config(**spec["config"]), reasons, hide_index=True,
+                      width="stretch", key=key,
+                      column_order=order([c for c in spec["order"] if c in df.columns],
+                                         spec.get("long", [])), **kw)
 
 
 @st.cache_data(ttl=60, show_spinner="Computing correlations and bootstrap intervals…")
@@ -141,7 +143,9 @@ def diagnostics_section(db: sqlite_utils.Database, ev: dict[str, Any],
                         "prompt's wording) or 'follows length' (their Yes rises or falls "
                         "with the output's length)") and len(rows):
         rows = rows[rows["question_id"].isin(ev["unstable_or_length"])]
-    table(rows, cols["diagnostics"])
+    table(rows, cols["diagnostics"], reasons=dict.fromkeys(
+        ("yes_rate", "discrimination", "judge_agreement", "human_agreement", "flip_rate",
+         "p_yes_sd", "flip_n", "length_r"), "undefined: the notes above the table say why"))
     review_flagged(db, ev["candidates"], cols)
 
 

@@ -58,6 +58,7 @@ def test_improve_page_writes_new_questions_only_on_request(db):
     assert any("1 new question" in m.value and "32 judge call" in m.value for m in at.markdown)
     assert not any("Does the summary mention" in str(d.value) for d in at.dataframe)
     n_q = db.execute("SELECT COUNT(*) FROM question").fetchone()[0]
+    at.text_input(key="im_judge").input("fake").run()  # the default is the embedded model
     at.button(key="im_write").click().run()
     assert not at.exception, at.exception
     new = _table(at, "problem")
