@@ -18,6 +18,7 @@ from checkeval_core.analysis.external import MetricFileError, import_metric
 from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.checklists.review import send_to_review, undo_send_to_review
 from checkeval_core.store import open_db
+from studio_ui.frame import page_db
 from studio_ui.tables import order, show_table, table_config
 
 REASON = "flagged by question diagnostics"
@@ -149,6 +150,14 @@ def diagnostics_section(db: sqlite_utils.Database, ev: dict[str, Any],
     review_flagged(db, ev["candidates"], cols)
 
 
+def _send_confirmed(pending: list[int]) -> None:
+    """*Confirm*'s action, run before the redraw: only there may the selector be emptied (a
+    widget's value cannot be set once it is drawn; popping it left the sent chips shown)."""
+    st.session_state["an_send_done"] = send_to_review(page_db(), pending, REASON)
+    st.session_state.pop("an_send_pending", None)
+    st.session_state["an_send_pick"] = []
+
+
 def review_flagged(db: sqlite_utils.Database, cands: list[dict[str, Any]],
                    cols: dict[str, Any]) -> None:
     """Pick flagged questions, see their evidence, confirm, then (optionally) undo."""
@@ -188,11 +197,8 @@ def review_flagged(db: sqlite_utils.Database, cands: list[dict[str, Any]],
     st.warning(f"Move {len(pending)} questions from kept back to proposed? They leave the "
                "checklist until a reviewer keeps them again; you can undo this.")
     c1, c2, _ = st.columns([1, 1, 4])
-    if c1.button("Confirm", key="an_send_confirm", type="primary"):
-        st.session_state["an_send_done"] = send_to_review(db, pending, REASON)
-        st.session_state.pop("an_send_pending", None)
-        st.session_state.pop("an_send_pick", None)
-        st.rerun()
+    c1.button("Confirm", key="an_send_confirm", type="primary", on_click=_send_confirmed,
+              args=(pending,))
     if c2.button("Cancel", key="an_send_cancel"):
         st.session_state.pop("an_send_pending", None)
         st.rerun()

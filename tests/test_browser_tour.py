@@ -81,3 +81,43 @@ def test_pairwise_votes_has_its_own_address_and_the_old_one_still_opens_it(app_s
     # the sidebar has one Pairwise votes entry, at the new address
     links = screen.get_by_test_id("stSidebarNav").get_by_role("link", name="Pairwise votes")
     assert links.count() == 1 and links.first.get_attribute("href").endswith("/pairwise_votes")
+
+
+def _chips(screen, label: str) -> list[str]:
+    box = screen.get_by_test_id("stMultiSelect").filter(has=screen.get_by_text(label))
+    box.first.wait_for()
+    return [t.strip() for t in box.first.locator("[data-tag] > span[title]").all_inner_texts()]
+
+
+@pytest.mark.browser
+def test_send_flagged_clears_the_sent_chips(app_server, screen):
+    from checkeval_core.analysis.report import MIN_FLAG_GROUPS
+    from checkeval_core.demo import load_demo
+
+    db = open_db(app_server.db_path)
+    load_demo(db)
+    for m in ("rocketeval", "checkeval"):
+        execute_run(app_server.db_path,
+                    create_run(db, "summeval-demo", "fake", m, limit=16 * MIN_FLAG_GROUPS))
+    db.close()
+    screen.goto(f"{app_server.url}/analysis")
+    label = "Questions to send back"
+    pick = screen.get_by_test_id("stMultiSelect").filter(has=screen.get_by_text(label)).first
+    pick.wait_for()
+    pick.scroll_into_view_if_needed()
+    for _ in range(2):
+        pick.locator("input").first.click()
+        screen.get_by_role("option", name=re.compile(r"^#\d+ ")).first.click()
+        screen.wait_for_timeout(1500)
+    screen.keyboard.press("Escape")
+    screen.wait_for_timeout(1000)
+    n = len(_chips(screen, label))
+    assert n == 2
+    screen.get_by_role("button", name=f"Send {n} selected questions to review…").click()
+    screen.get_by_role("button", name="Confirm").click()
+    screen.get_by_text(f"{n} questions are back in the review queue").wait_for()
+    screen.wait_for_timeout(2000)
+    screen.get_by_text(label).first.scroll_into_view_if_needed()
+    screen.screenshot(path="/tmp/g-tour-send-flagged-1440.png")
+    assert _chips(screen, label) == []
+    assert screen.get_by_role("button", name="Send 0 selected questions to review…").is_disabled()
