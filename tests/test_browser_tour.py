@@ -121,3 +121,71 @@ def test_send_flagged_clears_the_sent_chips(app_server, screen):
     screen.screenshot(path="/tmp/g-tour-send-flagged-1440.png")
     assert _chips(screen, label) == []
     assert screen.get_by_role("button", name="Send 0 selected questions to review…").is_disabled()
+
+
+ANN_QUESTIONS = ["Is the reply polite?", "Does the reply answer the question?"]
+
+
+def _answer_item(pg, value: str) -> None:
+    for i, q in enumerate(ANN_QUESTIONS):
+        choice = pg.get_by_role("radiogroup", name=q).get_by_text(value, exact=True)
+        for attempt in range(3):  # a click during a rerun can be swallowed: retry
+            choice.click()
+            try:
+                pg.get_by_text(f"{i + 1} of {len(ANN_QUESTIONS)} answered").wait_for(
+                    timeout=10_000)
+                break
+            except Exception:  # noqa: BLE001 - playwright timeout
+                if attempt == 2:
+                    raise
+
+
+@pytest.mark.browser
+def test_annotate_shows_the_submitted_item_beside_the_judges_first_then_all_done(
+        app_server, screen, tmp_path):
+    import json
+
+    from checkeval_core.annotation.jobs import create_job
+    from checkeval_core.checklists.io import import_checklist
+    from checkeval_core.checklists.versions import freeze
+    from checkeval_core.datasets import import_file
+
+    db = open_db(app_server.db_path)
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": f"r{i}", "group_id": f"g{i}", "context": "Hi?",
+                                        "output": f"Fine, thanks number {i}."}) + "\n"
+                            for i in range(2)))
+    import_file(db, data, "chat", kind="dialogue")
+    ck = tmp_path / "c.json"
+    ck.write_text(json.dumps({"quality": {"definition": "good reply", "sub_dimensions": {
+        "Basics": {"seed": ANN_QUESTIONS}}}}))
+    import_checklist(db, "chat", ck)
+    freeze(db, "chat")
+    execute_run(app_server.db_path, create_run(db, "chat", "fake", "checkeval"))
+    create_job(db, "chat", ["alice"], 1, n_items=2)
+    db.close()
+    screen.goto(app_server.url + "/annotate")
+    box = screen.get_by_label("Your name")
+    box.fill("alice")
+    box.press("Enter")
+    screen.get_by_text("Item 1 of 2", exact=True).wait_for()
+    first = screen.get_by_text("· status:").first.inner_text().split(" · ")[0].strip()
+    _answer_item(screen, "yes")
+    screen.get_by_role("button", name="Submit item").click()
+    screen.get_by_text("Item 2 of 2", exact=True).wait_for()
+    head = screen.get_by_text(f"Your answers beside the judges' on the item you submitted "
+                              f"({first})")
+    head.wait_for()
+    screen.wait_for_timeout(1500)
+    screen.screenshot(path="/tmp/g-tour-annotate-submitted-1440.png")
+    # the submitted item's comparison comes first, the next item's questions after it
+    next_q = screen.get_by_role("radiogroup", name=ANN_QUESTIONS[0])
+    assert head.bounding_box()["y"] < next_q.bounding_box()["y"]
+    assert head.bounding_box()["y"] < 900  # in view without scrolling
+    assert not screen.get_by_text("All done").count()
+    _answer_item(screen, "no")
+    screen.get_by_role("button", name="Submit item").click()
+    screen.get_by_text("All done").wait_for()
+    screen.wait_for_timeout(1500)
+    screen.screenshot(path="/tmp/g-tour-annotate-done-1440.png")
+    assert "2 of 2 done" in screen.get_by_text("All done").inner_text()
