@@ -110,3 +110,24 @@ def test_pages_use_the_current_width_argument():
                  for p in sorted((Path(REPO) / d).glob("*.py"))
                  if "use_container_width" in p.read_text()]
     assert offenders == []
+
+
+def test_analysis_tables_show_a_dash_never_none(db):
+    """One run: "judges agree" is undefined for every question (it needs two runs) — a dash,
+    with the reason on hover; no table of the page holds a raw None / NaN cell."""
+    from tests.helpers import analysis_page, fake_demo_runs
+
+    rid, _ = fake_demo_runs(db, 16)
+    at = analysis_page()
+    at.multiselect(key="an_runs").set_value([rid]).run()
+    assert not at.exception, at.exception
+    diag = next(d for d in at.dataframe if "judge_agreement" in d.value.columns)
+    assert set(diag.value["judge_agreement"]) == {"—"}
+    assert set(diag.value["human_agreement"]) == {"—"}  # nobody annotated yet
+    cfg = json.loads(diag.proto.columns)
+    assert "notes above the table say why" in cfg["judge_agreement"]["help"]
+    for d in at.dataframe:
+        if d.key in ("an_items",):
+            continue
+        shown = d.value.drop(columns=[c for c in d.value.columns if str(c).startswith("_")])
+        assert not shown.isna().any().any(), (d.value.columns.tolist(), shown)
