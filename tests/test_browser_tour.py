@@ -189,3 +189,28 @@ def test_annotate_shows_the_submitted_item_beside_the_judges_first_then_all_done
     screen.wait_for_timeout(1500)
     screen.screenshot(path="/tmp/g-tour-annotate-done-1440.png")
     assert "2 of 2 done" in screen.get_by_text("All done").inner_text()
+
+
+@pytest.mark.browser
+def test_rankings_human_elo_interval_and_leaving_out_biased_votes(app_server, screen):
+    from tests.helpers import build_ranking_task
+    from tests.test_rankings_human_elo import _vote_everything
+
+    db = open_db(app_server.db_path)
+    build_ranking_task(db)
+    _vote_everything(db)
+    db.close()
+    screen.goto(f"{app_server.url}/rankings")
+    box = screen.get_by_text("Leave out the votes of lefty")
+    box.wait_for()
+    screen.get_by_text("Elo ratings (Bradley–Terry on matches per query)").click()
+    screen.locator('[role="columnheader"]', has_text="human CI low").first.wait_for(
+        state="attached")
+    screen.get_by_text("shown only for a system with ≥ 5 votes").first.scroll_into_view_if_needed()
+    screen.wait_for_timeout(1200)
+    screen.screenshot(path="/tmp/g-tour-rankings-elo-1440.png")
+    box.click()
+    screen.get_by_text("12 votes left out.").wait_for()
+    screen.get_by_text("votes of lefty left out").first.wait_for()
+    screen.wait_for_timeout(1200)
+    screen.screenshot(path="/tmp/g-tour-rankings-dropped-1440.png")
