@@ -214,3 +214,45 @@ def test_rankings_human_elo_interval_and_leaving_out_biased_votes(app_server, sc
     screen.get_by_text("votes of lefty left out").first.wait_for()
     screen.wait_for_timeout(1200)
     screen.screenshot(path="/tmp/g-tour-rankings-dropped-1440.png")
+
+
+@pytest.mark.browser
+def test_cancel_says_cancelling_while_the_worker_finishes_its_item(app_server, screen):
+    import os
+    import subprocess
+    import sys
+
+    from checkeval_core.demo import load_demo
+    from checkeval_core.runs import get_run
+
+    db = open_db(app_server.db_path)
+    load_demo(db)
+    rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=3)
+    # a slow judge (0.1 s a question, ~40 questions an item): an item takes a few seconds
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "checkeval_core", "--db", str(app_server.db_path), "run",
+         "--resume", str(rid), "--quiet"], env=dict(os.environ, CHECKEVAL_FAKE_DELAY="0.1"),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        screen.goto(f"{app_server.url}/run")
+        screen.get_by_text(f"Run {rid} · fake · rocketeval · ").first.wait_for()
+        screen.get_by_role("button", name="Cancel").click()
+        line = screen.get_by_text(f"Run {rid} · fake · rocketeval — cancelling…")
+        line.wait_for()
+        screen.wait_for_timeout(800)
+        screen.screenshot(path="/tmp/g-tour-run-cancelling-1440.png")
+        assert "the worker stops after its current item" in line.inner_text()
+        assert get_run(db, rid)["alive"]  # really still computing
+        assert screen.get_by_role("button", name="Resume").is_disabled()
+        screen.get_by_text(f"Run {rid} · fake · rocketeval — cancelled").wait_for(
+            timeout=120_000)
+        worker.wait(60)
+        run = get_run(db, rid)
+        assert run["status"] == "cancelled" and run["finished_at"] and not run["alive"]
+        assert run["progress_done"] < 3
+        screen.wait_for_timeout(2500)  # the panel refreshes every 2 s
+        assert screen.get_by_role("button", name="Resume").is_enabled()
+    finally:
+        worker.kill()
+        worker.wait()
+        db.close()
