@@ -194,7 +194,7 @@ def test_annotate_shows_the_submitted_item_beside_the_judges_first_then_all_done
 @pytest.mark.browser
 def test_rankings_human_elo_interval_and_leaving_out_biased_votes(app_server, screen):
     from tests.helpers import build_ranking_task
-    from tests.test_rankings_human_elo import _vote_everything
+    from tests.helpers import vote_fair_and_lefty as _vote_everything
 
     db = open_db(app_server.db_path)
     build_ranking_task(db)

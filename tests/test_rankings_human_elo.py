@@ -8,27 +8,8 @@ import json
 
 from checkeval_core.analysis.rankings import MIN_SYSTEM_VOTES, rankings_report
 from checkeval_core.analysis.rankings_view import rankings_page
-from checkeval_core.annotation.pairwise import record_vote
-from tests.helpers import RANKING_TASK, build_ranking_task, open_rankings_page, run_cli
-
-ORDER = {"sys-best": 0, "sys-mid": 1, "sys-low": 2}
-
-
-def _vote_everything(db) -> None:
-    """``fair`` prefers the better system wherever it is shown; ``lefty`` always clicks the
-    answer on the left (a position bias the page flags)."""
-    items = {(g, s): pk for pk, g, s in db.execute("SELECT id, group_id, system_id FROM item")}
-    groups = sorted({g for g, _ in items})
-    pairs = [("sys-best", "sys-mid"), ("sys-mid", "sys-low"), ("sys-best", "sys-low")]
-    n = 0
-    for g in groups:
-        for x, y in pairs:
-            left, right = (x, y) if n % 2 else (y, x)  # the better one left half the time
-            n += 1
-            a, b = items[(g, left)], items[(g, right)]
-            better = "A" if ORDER[left] < ORDER[right] else "B"
-            record_vote(db, RANKING_TASK, "fair", a, b, better)
-            record_vote(db, RANKING_TASK, "lefty", a, b, "A")
+from tests.helpers import build_ranking_task, open_rankings_page, run_cli
+from tests.helpers import vote_fair_and_lefty as _vote_everything
 
 
 def test_human_elo_from_few_votes_says_too_few_votes(db):
