@@ -64,8 +64,8 @@ def beside_judges(item_pk: int, item_id: str, here: bool) -> None:
 
 
 if not any(x["status"] == "todo" for x in q):
-    st.success(f"All done: every item of job #{job} is submitted or skipped ({counts}). "
-               "Thank you! You can still open any item with Previous / Next.")
+    st.success(f"All done: every item of job #{job} is submitted or skipped. Thank you! You "
+               "can still open any item with Previous / Next.")
 last = st.session_state.get(f"ann_last|{job}|{who}")
 if last and last[0] != entry["item_pk"]:  # just submitted: shown before the next item
     with st.container(border=True):
