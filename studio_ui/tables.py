@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 #: Width in pixels of a compact decision cell ("✓ 0.82", "invalid", "4.5").
@@ -101,12 +103,25 @@ NOTE_COLUMNS = ("note", "reason", "notes")
 
 
 def _missing(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and v != v)
+    """None, NaN or pandas' NA (never a list or other container)."""
+    if v is None:
+        return True
+    if isinstance(v, (list, tuple, dict, set)):
+        return False
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
+        v, (bool, np.bool_))
 
 
 def _cell(v: Any, fmt: str | None) -> str:
     """One defined value as the text its number column would have shown."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    if not _number(v):
         return str(v)
     if fmt == "percent":
         return f"{v:.1%}"
@@ -115,7 +130,7 @@ def _cell(v: Any, fmt: str | None) -> str:
             return fmt % v
         except (TypeError, ValueError):
             pass
-    return str(v) if isinstance(v, int) else f"{v:.3f}"
+    return str(v) if isinstance(v, (int, np.integer)) else f"{v:.3f}"
 
 
 def dash_missing(data: Any, column_config: Mapping[str, Any] | None = None,
@@ -128,8 +143,6 @@ def dash_missing(data: Any, column_config: Mapping[str, Any] | None = None,
     help gains why a value is missing: ``reasons[column]``, else "see the row's note" when the
     table has a note column, else "no value". Columns without a missing value are untouched.
     """
-    import pandas as pd
-
     df = data.copy() if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
     cfg = dict(column_config or {})
     has_note = any(c in df.columns for c in NOTE_COLUMNS)
@@ -144,8 +157,8 @@ def dash_missing(data: Any, column_config: Mapping[str, Any] | None = None,
             continue
         fmt = (old.get("type_config") or {}).get("format")
         defined = [v for v in values if not _missing(v)]
-        numeric = any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in defined)
-        if numeric and fmt is None and all(isinstance(v, (int, float)) and float(v).is_integer()
+        numeric = any(_number(v) for v in defined)
+        if numeric and fmt is None and all(_number(v) and float(v).is_integer()
                                            for v in defined):
             fmt = "%d"  # whole numbers (counts) that pandas turned into floats beside a None
         df[col] = [DASH if _missing(v) else _cell(v, fmt) for v in values]

@@ -88,6 +88,9 @@ def test_undefined_cells_are_a_dash_with_the_reason_on_hover():
     assert cfg["spearman"]["help"].startswith("ρ")  # the column's own meaning is kept
     df, cfg = dash_missing([{"parent_id": None}], reasons={"parent_id": "from all seeds"})
     assert list(df["parent_id"]) == [DASH] and cfg["parent_id"]["help"] == f"{DASH} = from all seeds"
+    nullable, _ = dash_missing(pd.DataFrame({"n": pd.array([2, None], dtype="Int64"),
+                                             "flags": [["never varies"], None]}))
+    assert list(nullable["n"]) == ["2", DASH] and nullable["flags"][1] == DASH
     untouched, cfg = dash_missing([{"x": 1.5}])
     assert untouched["x"].tolist() == [1.5] and cfg == {}
 
