@@ -44,6 +44,9 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                                               "scores, ranks, τ/ρ vs reference ratings, Elo"),
                 pairs: bool = typer.Option(False, "--pairs", help="instance level: agreement "
                                            "with human pairwise preferences"),
+                drop_biased: bool = typer.Option(
+                    False, "--exclude-position-biased", help="with --rankings / --pairs: leave "
+                    "out the votes of annotators whose votes follow position"),
                 tie_margin: str = typer.Option("0.1", "--tie-margin",
                                                help="score gap below which two answers tie, "
                                                     "or 'auto': 0.2 × IQR of the run's item "
@@ -90,11 +93,14 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
     if across_judges:
         _across_judges(db, task, bootstrap, as_json)
         return
+    if drop_biased and not (rankings or pairs):
+        fail("--exclude-position-biased applies to human pairwise votes: use it with "
+             "--rankings or --pairs")
     if rankings or pairs:
         from checkeval_core.cli.ranking_cmds import analyze_rankings
 
         analyze_rankings(run, aggregation, rankings, pairs, margin, reference, bootstrap,
-                         as_json, split)
+                         as_json, split, drop_biased)
         return
     from checkeval_core.analysis.external import MetricFileError, import_metric
     from checkeval_core.analysis.report import analyze_metric, analyze_runs

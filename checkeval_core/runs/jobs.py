@@ -129,13 +129,38 @@ def prepare_resume(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
     run = get_run(db, run_id)
     if run["status"] == "completed":
         return {"run": run_id, "status": "completed", "reasked": 0}
-    if run["status"] == "running" and run["alive"] and run["pid"] != os.getpid():
-        raise RunBusy(f"run {run_id} is still running (pid {run['pid']})")
+    if run["status"] in ("running", "cancelled") and run["alive"] and \
+            run["pid"] != os.getpid():
+        raise RunBusy(f"run {run_id} is still {run['status']} (pid {run['pid']}): "
+                      "its worker finishes the current item first")
     with transaction(db):
         n = db.execute("DELETE FROM answer WHERE run_id = ? AND error != ''", [run_id]).rowcount
+        # the time the run sat stopped is not part of its duration: move its start (and the
+        # last progress, which the ETA measures from the start) forward by the pause
+        start, prog = _after_pause(run, now_iso())
         db.execute("UPDATE run SET status = 'pending', error = '', finished_at = NULL, "
-                   "n_errors = MAX(0, n_errors - ?) WHERE id = ?", [n, run_id])
+                   "started_at = ?, progress_at = ?, n_errors = MAX(0, n_errors - ?) "
+                   "WHERE id = ?", [start, prog, n, run_id])
     return {"run": run_id, "status": "pending", "reasked": n}
+
+
+def _after_pause(run: dict[str, Any], now: str) -> tuple[str | None, str | None]:
+    """``(started_at, progress_at)`` of a run about to resume, both moved forward by the time
+    since it stopped (``finished_at``; a killed worker's last ``heartbeat_at``)."""
+    from datetime import datetime
+
+    stopped = run.get("finished_at") or run.get("heartbeat_at")
+    if not run.get("started_at") or not stopped:
+        return run.get("started_at"), run.get("progress_at")
+    pause = datetime.fromisoformat(now) - datetime.fromisoformat(stopped)
+    if pause.total_seconds() <= 0:
+        return run["started_at"], run.get("progress_at")
+
+    def shift(iso: str | None) -> str | None:
+        return None if not iso else (datetime.fromisoformat(iso) + pause).isoformat(
+            timespec="milliseconds")
+
+    return shift(run["started_at"]), shift(run.get("progress_at"))
 
 
 def error_share(db: sqlite_utils.Database, run_id: int) -> tuple[int, int]:
