@@ -28,6 +28,19 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             param: list[str] | None = typer.Option(
                 None, "--param", help="run option KEY=VALUE (repeat): include_definition, "
                                       "include_reference, aggregation, seal_units, ..."),
+            escalate_to: str | None = typer.Option(
+                None, "--escalate-to", help="a second judge asked whatever --judge is unsure "
+                                            "of (see --target-agreement / --margin)"),
+            target_agreement: float | None = typer.Option(
+                None, "--target-agreement", help="fit the confidence threshold on dev groups "
+                "so the first judge's kept answers agree with people at least this often"),
+            margin: float | None = typer.Option(
+                None, "--margin", help="a fixed confidence threshold instead: |p(Yes) − 0.5| "
+                                       "(answers) or the score gap (pairs)"),
+            delta: float = typer.Option(0.1, "--delta", help="the guarantee holds with "
+                                        "probability 1 − delta"),
+            abstain: bool = typer.Option(False, "--abstain", help="'not decidable' where even "
+                                         "the second judge is unsure"),
             as_json: bool = typer.Option(False, "--json"),
             quiet: bool = typer.Option(False, "--quiet", help="no progress bar")) -> None:
     """Run an evaluation headless (or resume one); progress on stderr. Several --judge and
@@ -43,19 +56,29 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         else:
             if not task:
                 fail("give --task NAME (or --resume RUN_ID)")
+            from checkeval_core.runs.escalate import escalation_params
             from checkeval_core.runs.options import parse_params
             from checkeval_core.runs.start import start_runs
 
+            params = {**parse_params(param), **escalation_params(
+                escalate_to, target_agreement, margin, delta, abstain)}
             run_ids = start_runs(db, task, judge, method, checklist=checklist, limit=limit,
-                                 params=parse_params(param), strict=True).started
+                                 params=params, strict=True).started
     except (NotFound, ValueError, JudgeSpecError) as e:
         fail(str(e))
     out, ok = [], True
     for run_id in run_ids:
         run = _execute(db, run_id, quiet, execute_run)
         out.append({"run": run_id, "status": run["status"], "n_answers": run["n_answers"]})
+        esc = run["params"].get("escalation")
+        if esc:
+            out[-1]["escalation"] = esc
         if not as_json:
             typer.echo(f"run {run_id}: {run['status']}, {run['n_answers']} answers")
+            if esc:
+                from checkeval_core.runs.escalate import summary_text
+
+                typer.echo(summary_text(esc))
         if run["status"] != "completed":
             ok = False
             if run.get("error"):
