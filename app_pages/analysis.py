@@ -30,6 +30,7 @@ from studio_ui.analysis_ui import (
     stability_section,
     table,
 )
+from studio_ui.escalation_ui import escalation_section
 from studio_ui.frame import page_db
 from studio_ui.health import health_box
 from studio_ui.widgets import task_picker
@@ -144,3 +145,4 @@ humans_section(ev, cols)
 stability_section(view, cols)
 if chosen:
     diagnostics_section(db, ev, cols)
+escalation_section(db, list(chosen), key="an_esc")

@@ -328,3 +328,49 @@ def test_an_api_judge_as_b(db, known_task):
                           "cached = 1", [rid2, srv.spec]).fetchone()[0] == 8
     finally:
         srv.close()
+
+
+# -- the coverage–agreement curve and the pages ------------------------------------------------
+def _runs_for_curve(db, task):
+    rid = create_run(db, task, "pa", "rocketeval", params=escalation_params("pb", margin=0.3))
+    execute_run(path_of(db), rid)
+    b_alone = create_run(db, task, "pb", "rocketeval")
+    execute_run(path_of(db), b_alone)
+    return rid, b_alone
+
+
+def test_curve_on_heldout_beside_a_alone_and_b_alone(db, known_task):
+    from checkeval_core.analysis.escalation_view import curve_page, escalation_curve
+
+    rid, b_alone = _runs_for_curve(db, known_task)
+    v = escalation_curve(db, rid, "heldout", n_boot=50)
+    assert v["b_run"] == b_alone and v["n_units"] == 8 and v["n_groups"] == 2
+    assert v["a_alone"]["coverage"] == 1.0 and v["a_alone"]["agreement"] == 0.625
+    assert v["b_alone"]["coverage"] == 0.0 and v["b_alone"]["agreement"] == 1.0
+    assert v["run_point"]["coverage"] == 0.5 and v["run_point"]["agreement"] == 0.75
+    # judge time per decision: A 10 ms on every unit, B 40 ms on what it answers
+    assert v["a_alone"]["cost"] == pytest.approx(0.010)
+    assert v["b_alone"]["cost"] == pytest.approx(0.050)
+    assert v["run_point"]["cost"] == pytest.approx(0.030)
+    assert all(p["missing_b"] == 0 for p in v["points"]) and v["reason"] == ""
+    page = curve_page(db, rid, n_boot=20)
+    assert page["figure"] is not None and page["note"] == ""
+    assert page["caption"].startswith("8 labelled answers in 2 held-out groups")
+    # without B alone, the points that need B's answers on kept units are undefined
+    db.execute("DELETE FROM run WHERE id = ?", [b_alone])
+    v = escalation_curve(db, rid, "heldout", n_boot=0)
+    assert math.isnan(v["b_alone"]["agreement"])
+    assert "has not answered" in v["reason"]
+    assert v["run_point"]["agreement"] == 0.75
+
+
+def test_versions_page_shows_the_curve(db, known_task):
+    from tests.conftest import open_app_page
+
+    rid, _ = _runs_for_curve(db, known_task)
+    at = open_app_page("app_pages/versions.py")
+    assert not at.exception, at.exception
+    assert any("Escalation" in s.value for s in at.subheader)
+    assert any("escalation: threshold 0.3" in t.value for t in at.text)
+    assert len(at.get("plotly_chart")) == 2  # the version history and the curve
+    assert any("8 labelled answers in 2 held-out groups" in c.value for c in at.caption)

@@ -88,11 +88,13 @@ class Units:
     agree_b: list[float] = field(default_factory=list)
     groups: list[str] = field(default_factory=list)
     answers: list[list[tuple[int, int, str]]] = field(default_factory=list)  # answer keys
+    ms_a: list[float] = field(default_factory=list)  # judge time of the unit's answers
+    ms_b: list[float] = field(default_factory=list)  # NaN where B has not answered
     label_source: str = ""
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {k: np.asarray(getattr(self, k), float) for k in
-                ("conf_a", "conf_b", "agree_a", "agree_b")}
+                ("conf_a", "conf_b", "agree_a", "agree_b", "ms_a", "ms_b")}
 
 
 def _answer_rows(db: sqlite_utils.Database, run_id: int, b_spec: str) -> list[dict[str, Any]]:
@@ -142,6 +144,9 @@ def run_units(db: sqlite_utils.Database, run: dict[str, Any]) -> Units:
             u.keys.append((a, b))
             u.groups.append(group)
             u.answers.append([r["key"] for r in ra + rb])
+            u.ms_a.append(sum(r["a_ms"] for r in ra + rb))
+            u.ms_b.append(sum(r["b_ms"] for r in ra + rb) if ra and rb and all(
+                r["by_b"] for r in ra + rb) else math.nan)
             for side in ("a", "b"):
                 done = side == "a" or (ra and rb and all(r["by_b"] for r in ra + rb))
                 sa = _item_score(ra, side) if done else float("nan")
@@ -163,6 +168,8 @@ def run_units(db: sqlite_utils.Database, run: dict[str, Any]) -> Units:
         u.keys.append(r["key"])
         u.groups.append(r["group"])
         u.answers.append([r["key"]])
+        u.ms_a.append(r["a_ms"])
+        u.ms_b.append(r["b_ms"] if r["by_b"] else math.nan)
         u.conf_a.append(E.confidence(r["a_p_yes"]))
         u.conf_b.append(E.confidence(r["b_p_yes"]) if r["by_b"] else math.nan)
         for side in ("a", "b"):
