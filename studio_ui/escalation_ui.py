@@ -40,3 +40,42 @@ def escalation_section(db: sqlite_utils.Database, run_ids: list[int] | None = No
         st.caption(page["caption"])
     if page["reason"]:
         st.info(page["reason"])
+
+
+def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
+                      n_questions: int, n_items: int) -> dict:
+    """The Run page's *Escalate* fields: the keyword arguments of
+    :func:`checkeval_core.runs.escalate.escalation_params` (empty second judge: none), and the
+    expected calls of each judge under them."""
+    from checkeval_core.runs.escalate import estimate_calls, expected_coverage
+
+    with st.expander("Escalate what the judge is unsure of to a second judge"):
+        b = st.text_input("Second judge spec (escalate to)", key="run_escalate_to",
+                          placeholder="e.g. embedded:quality",
+                          help="Each judge above answers every question; answers whose "
+                               "confidence |p(Yes) − 0.5| (or a pair's score gap) is below the "
+                               "threshold are asked of this judge.")
+        how = st.radio("Threshold", ["target", "margin"], horizontal=True, key="run_esc_how",
+                       format_func={"target": "fitted on dev groups for a target agreement",
+                                    "margin": "a fixed confidence margin"}.get)
+        c1, c2 = st.columns(2)
+        target = c1.number_input("Target agreement with people", 0.5, 0.99, 0.8, 0.05,
+                                 key="run_esc_target", disabled=how != "target")
+        delta = c2.number_input("δ (guarantee holds with probability 1 − δ)", 0.01, 0.5, 0.1,
+                                0.01, key="run_esc_delta", disabled=how != "target")
+        margin = c1.number_input("Margin", 0.0, 1.0, 0.2, 0.05, key="run_esc_margin",
+                                 disabled=how != "margin")
+        abstain = c2.checkbox("'Not decidable' where even the second judge is unsure",
+                              key="run_esc_abstain")
+        if b.strip():
+            judge_a = next((j for j in judges if j), "")
+            cov, why = expected_coverage(db, task, judge_a, margin if how == "margin"
+                                         else None)
+            est = estimate_calls(n_questions * n_items, cov)
+            st.caption(f"Expected: {est['a_calls']} answers by {judge_a or 'the first judge'}, "
+                       f"{'at most ' if est['b_calls_upper_bound'] else 'about '}"
+                       f"{est['b_calls']} asked again of {b.strip()} ({why}).")
+    if not b.strip():  # no second judge: the other fields are not asked
+        return {"escalate_to": ""}
+    return {"escalate_to": b, "target_agreement": target if how == "target" else None,
+            "margin": margin if how == "margin" else None, "delta": delta, "abstain": abstain}

@@ -374,3 +374,30 @@ def test_versions_page_shows_the_curve(db, known_task):
     assert any("escalation: threshold 0.3" in t.value for t in at.text)
     assert len(at.get("plotly_chart")) == 2  # the version history and the curve
     assert any("8 labelled answers in 2 held-out groups" in c.value for c in at.caption)
+
+
+def test_run_page_starts_an_escalating_run(db, known_task, monkeypatch):
+    import checkeval_core.runs as runs
+    from checkeval_core.runs import list_runs
+    from tests.conftest import open_app_page
+
+    started: list[int] = []
+    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
+    at = open_app_page("app_pages/run.py")
+    at.selectbox(key="run_task").select(known_task).run()
+    at.multiselect(key="run_judges").set_value([])
+    at.text_input(key="run_extra").input("pa")
+    at.multiselect(key="run_methods").set_value(["rocketeval"])
+    at.text_input(key="run_escalate_to").input("pb").run()
+    assert any("asked again of pb" in c.value for c in at.caption)  # the expected calls
+    at.number_input(key="run_esc_target").set_value(0.6)
+    at.button(key="run_start").click().run()
+    assert not at.exception, at.exception
+    p = get_run(db, started[0])["params"]
+    assert p["escalate_to"] == "pb" and p["target_agreement"] == 0.6 and p["delta"] == 0.1
+    # a margin instead, with the same second judge as the first: refused, nothing started
+    at.radio(key="run_esc_how").set_value("margin")
+    at.text_input(key="run_escalate_to").input("pa")
+    at.button(key="run_start").click().run()
+    assert any("must differ" in e.value for e in at.error)
+    assert len(list_runs(db, known_task)) == 1 and len(started) == 1
