@@ -401,3 +401,84 @@ def test_run_page_starts_an_escalating_run(db, known_task, monkeypatch):
     at.button(key="run_start").click().run()
     assert any("must differ" in e.value for e in at.error)
     assert len(list_runs(db, known_task)) == 1 and len(started) == 1
+
+
+# -- the benchmark command, with deterministic judges on the fixture subset -----------------------
+class OtherFake:
+    """A second deterministic judge: p(Yes) a stable hash of (question, text)."""
+
+    def __init__(self, parsed, **params) -> None:
+        from checkeval_core.judges.fake import FakeJudge
+
+        self.inner = FakeJudge("fake")
+        self.spec, self.params = parsed.spec, params
+        self.capabilities = Capabilities(logprobs=True, local=True, model="fake-2")
+
+    def binary(self, requests):
+        from checkeval_core.judges.fake import stable_unit
+
+        CALLS["pb"].append("x")
+        out = []
+        for r in requests:
+            p = round(stable_unit("second", r.question, r.prefix), 4)
+            out.append(BinaryResult(verdict="yes" if p >= 0.5 else "no", p_yes=p, raw="x",
+                                    mode="logprob", latency_ms=30.0))
+        return out
+
+    def generate(self, requests):
+        return self.inner.generate(requests)
+
+
+def test_bench_escalate_rows_are_consistent_and_resumable(tmp_path):
+    from checkeval_core.bench.escalate import bench_escalate, format_escalate
+    from checkeval_core.bench.quality import default_data_dir
+    from tests.helpers import FIXTURES
+
+    register_backend(Backend("fake2", OtherFake, title="second fake"))
+    src = default_data_dir() if (default_data_dir() / "alpacaeval").exists() else \
+        FIXTURES / "benchmarks"
+    kw = {"queries": 12, "db_file": tmp_path / "e.db", "n_boot": 30, "target": 0.6,
+          "margins": (0.0, 1.0)}
+    res = bench_escalate("mtbench_pairs", src, "fake", "fake2", **kw)
+    rows = {r["name"]: r for r in res["rows"]}
+    assert list(rows) == ["A alone: fake", "cascade, fitted threshold",
+                          "cascade, fitted, with abstention", "cascade, margin 0",
+                          "cascade, margin 1", "B alone: fake2", "ensemble A + B (mean p(Yes))"]
+    assert res["unit"] == "pair" and res["dev_groups"] + res["heldout_groups"] >= 4
+    # margin 0 keeps every pair with A (= A alone); margin 1 sends every pair to B (= B alone)
+    assert rows["cascade, margin 0"]["agreement"] == rows["A alone: fake"]["agreement"]
+    assert rows["cascade, margin 0"]["coverage_heldout"] == 1.0
+    assert rows["cascade, margin 1"]["agreement"] == rows["B alone: fake2"]["agreement"]
+    assert rows["cascade, margin 1"]["coverage_heldout"] == 0.0
+    assert rows["cascade, margin 0"]["judge_s"] == rows["A alone: fake"]["judge_s"]
+    assert rows["cascade, margin 1"]["judge_s"] == pytest.approx(
+        rows["A alone: fake"]["judge_s"] + rows["B alone: fake2"]["judge_s"])
+    assert rows["ensemble A + B (mean p(Yes))"]["judge_s"] == pytest.approx(
+        rows["cascade, margin 1"]["judge_s"])
+    n = rows["A alone: fake"]["n_units"]
+    assert n > 0 and all(r["n_units"] == n for r in res["rows"])
+    assert 0 <= rows["cascade, fitted, with abstention"]["share_resamples_at_target"] <= 1
+    assert "| cascade, margin 1 |" in format_escalate(res)
+    calls = len(CALLS["pb"])
+    again = bench_escalate("mtbench_pairs", src, "fake", "fake2", **kw)
+    assert len(CALLS["pb"]) == calls  # every answer and every cascade run reused
+    assert [r["agreement"] for r in again["rows"]] == [r["agreement"] for r in res["rows"]]
+    from checkeval_core.judges.spec import BACKENDS
+
+    BACKENDS.pop("fake2", None)
+
+
+def test_bench_escalate_cli_refuses_bad_input_before_any_run(tmp_path):
+    from tests.helpers import run_cli
+
+    for args, msg in ((["--benchmark", "nope"], "mtbench_pairs, summeval"),
+                      (["--benchmark", "mtbench_pairs", "--target-agreement", "2"],
+                       "--target-agreement"),
+                      (["--benchmark", "mtbench_pairs", "--margin", "-1"], "--margin"),
+                      (["--benchmark", "mtbench_pairs", "--queries", "2"], "--queries"),
+                      (["--benchmark", "mtbench_pairs", "--escalate-to", "fake"], "must differ"),
+                      ):
+        r = run_cli(["bench", "escalate", "--judge", "fake", "--escalate-to", "embedded",
+                     *args, "--db", str(tmp_path / "x.db")])
+        assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
+        assert not (tmp_path / "x.db").exists()

@@ -198,3 +198,41 @@ def bundle_import_cmd(file: str = typer.Argument(...),
         typer.echo(f"{p.name}: already imported as run {res['run']} (same content), not "
                    "imported again" + (" — its missing scores were recomputed"
                                        if res["repaired"] else ""))
+
+
+@bench_app.command("escalate")
+def bench_escalate_cmd(
+        benchmark: str = typer.Option(..., "--benchmark", help="mtbench_pairs|summeval"),
+        data: str | None = typer.Option(None, "--data", help="benchmark folder (default "
+                                        "../shared/benchmarks)"),
+        judge: str = typer.Option("embedded", "--judge", help="the first judge (A)"),
+        escalate_to: str = typer.Option("embedded:quality", "--escalate-to",
+                                        help="the second judge (B)"),
+        queries: int = typer.Option(50, "--queries", help="mtbench_pairs: first N pairs"),
+        docs: int = typer.Option(32, "--docs", help="summeval: first N documents"),
+        target_agreement: float = typer.Option(0.8, "--target-agreement"),
+        delta: float = typer.Option(0.1, "--delta"),
+        margin: list[float] | None = typer.Option(
+            None, "--margin", help="fixed margins of the other cascade rows (repeat; default "
+                                   "0.05 and 0.2 for pairs, 0.1 and 0.3 for answers)"),
+        db: str | None = typer.Option(None, "--db", help="bench database (default "
+                                      "<cache>/bench_quality.db; reruns reuse it)"),
+        bootstrap: int = typer.Option(200, "--bootstrap", help="resamples of held-out groups"),
+        as_json: bool = typer.Option(False, "--json")) -> None:
+    """A small judge escalating to a stronger one on a benchmark's held-out half: both alone,
+    their ensemble, and the cascade at the fitted threshold and at fixed margins."""
+    from checkeval_core.bench.escalate import bench_escalate, format_escalate
+    from checkeval_core.cli.app import clean_json
+    from checkeval_core.judges.registry import JudgeSpecError
+    from checkeval_core.runs.options import check_bootstrap
+
+    try:
+        check_bootstrap(bootstrap)
+        res = bench_escalate(benchmark, data, judge, escalate_to, queries=queries, docs=docs,
+                             target=target_agreement, delta=delta,
+                             margins=tuple(margin) if margin else None, db_file=db,
+                             n_boot=bootstrap, progress=True)
+    except (ValueError, NotFound, ImportError, JudgeSpecError) as e:
+        fail(str(e))
+    res = clean_json(res)
+    typer.echo(json.dumps(res) if as_json else format_escalate(res))
