@@ -482,3 +482,16 @@ def test_bench_escalate_cli_refuses_bad_input_before_any_run(tmp_path):
                      *args, "--db", str(tmp_path / "x.db")])
         assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
         assert not (tmp_path / "x.db").exists()
+
+
+def test_analysis_page_shows_the_curve_of_a_selected_escalating_run(db, known_task):
+    from tests.helpers import analysis_page
+
+    rid, b_alone = _runs_for_curve(db, known_task)
+    at = analysis_page(known_task)
+    at.multiselect(key="an_runs").set_value([rid]).run()
+    assert not at.exception, at.exception
+    assert any("Escalation" in s.value for s in at.subheader)
+    assert any(f"the second judge alone from run {b_alone}" in c.value for c in at.caption)
+    at.multiselect(key="an_runs").set_value([b_alone]).run()  # not escalating: no section
+    assert not any("Escalation" in s.value for s in at.subheader)
