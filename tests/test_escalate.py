@@ -495,3 +495,26 @@ def test_analysis_page_shows_the_curve_of_a_selected_escalating_run(db, known_ta
     assert any(f"the second judge alone from run {b_alone}" in c.value for c in at.caption)
     at.multiselect(key="an_runs").set_value([b_alone]).run()  # not escalating: no section
     assert not any("Escalation" in s.value for s in at.subheader)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_versions_page_curve_in_a_browser_at_1440(app_server, screen, tmp_path):
+    from checkeval_core.store import open_db
+
+    db = open_db(app_server.db_path)
+    make_runs_task(db, tmp_path, rows=_rows(), checklist=CHECKLIST)
+    set_explicit_split(db, "t", ["d2", "d3"])
+    _runs_for_curve(db, "t")
+    db.close()
+    screen.goto(app_server.url + "/versions")
+    screen.get_by_text("Escalation: coverage vs agreement", exact=True).wait_for()
+    screen.wait_for_load_state("networkidle")
+    screen.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
+    chart = screen.locator(".js-plotly-plot").nth(1)
+    for label in ("this run's threshold", "A alone: pa", "B alone: pb"):
+        chart.locator(".legendtext", has_text=label).first.wait_for()
+    chart.locator("text", has_text="agreement with people").first.wait_for()
+    chart.scroll_into_view_if_needed()
+    screen.wait_for_timeout(500)
+    screen.screenshot(path="/tmp/escalation-versions-1440.png")

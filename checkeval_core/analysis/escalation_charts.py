@@ -45,6 +45,7 @@ def coverage_agreement_chart(view: dict[str, Any]) -> go.Figure:
     fig.update_layout(margin={"t": 30}, legend={"orientation": "h", "y": -0.2},
                       xaxis_title="share of decisions kept by the first judge (coverage)")
     fig.update_yaxes(title_text="agreement with people", secondary_y=False)
-    fig.update_yaxes(title_text=view.get("cost_unit", "cost"), secondary_y=True)
+    fig.update_yaxes(title_text=view.get("cost_unit", "cost"), secondary_y=True,
+                     tickformat=".2g", rangemode="tozero")
     fig.update_xaxes(tickformat=".0%", range=[-0.03, 1.03])
     return fig
