@@ -518,3 +518,22 @@ def test_versions_page_curve_in_a_browser_at_1440(app_server, screen, tmp_path):
     chart.scroll_into_view_if_needed()
     screen.wait_for_timeout(500)
     screen.screenshot(path="/tmp/escalation-versions-1440.png")
+
+
+def test_bench_escalate_first_only_asks_no_second_judge(tmp_path):
+    from checkeval_core.bench.escalate import bench_escalate, format_escalate
+    from checkeval_core.bench.quality import default_data_dir
+    from tests.helpers import FIXTURES
+
+    src = default_data_dir() if (default_data_dir() / "alpacaeval").exists() else \
+        FIXTURES / "benchmarks"
+    res = bench_escalate("mtbench_pairs", src, "fake", "embedded:quality", queries=12,
+                         db_file=tmp_path / "f.db", n_boot=20, target=0.6,
+                         margins=(0.0, 1.0), first_only=True)
+    rows = {r["name"]: r for r in res["rows"]}
+    assert res["runs"]["b"] is None and res["judge_b"] is None
+    # margin 0 keeps every held-out pair: A alone; margin 1 keeps none: no agreement
+    assert rows["A kept at margin 0"]["agreement"] == rows["A alone"]["agreement"]
+    assert rows["A kept at margin 1"]["n_units"] == 0
+    assert math.isnan(rows["A kept at margin 1"]["agreement"])
+    assert res["fit"]["n_dev"] > 0 and "first judge only" in format_escalate(res)

@@ -128,9 +128,13 @@ def bench_escalate(benchmark: str, data: str | Path | None = None, judge: str = 
                    escalate_to: str = "embedded:quality", queries: int = 50, docs: int = 32,
                    target: float = 0.8, delta: float = E.DEFAULT_DELTA,
                    margins: tuple[float, ...] | None = None, db_file: str | Path | None = None,
-                   n_boot: int = 200, seed: int = 0, progress: bool = False) -> dict[str, Any]:
+                   n_boot: int = 200, seed: int = 0, progress: bool = False,
+                   first_only: bool = False) -> dict[str, Any]:
     """Both judges alone, their ensemble, and the cascade at the fitted threshold (with and
-    without abstention) and at ``margins`` — every figure on held-out units (module doc)."""
+    without abstention) and at ``margins`` — every figure on held-out units (module doc).
+    ``first_only``: run the first judge only and report what needs no second judge — its
+    threshold fitted on dev, and on held-out the share it keeps and its agreement there (the
+    guaranteed part), at the fitted threshold and at ``margins``."""
     from checkeval_core.bench import quality as Q
 
     if benchmark not in ESCALATE_BENCHMARKS:
@@ -149,17 +153,21 @@ def bench_escalate(benchmark: str, data: str | Path | None = None, judge: str = 
     if benchmark == "mtbench_pairs":
         if queries < 4:
             raise ValueError(f"--queries {queries}: give ≥ 4 pairs")
-        res = Q.bench_rankings("mtbench_pairs", data, [judge, escalate_to], queries=queries,
+        judges = [judge] if first_only else [judge, escalate_to]
+        res = Q.bench_rankings("mtbench_pairs", data, judges, queries=queries,
                                checklist="fixed", db_file=db_file, progress=progress)
     else:
         if docs < 4:
             raise ValueError(f"--docs {docs}: give ≥ 4 documents (≥ 2 in each half)")
-        res = Q.bench_quality("summeval", data, [judge, escalate_to], "rocketeval", docs=docs,
+        judges = [judge] if first_only else [judge, escalate_to]
+        res = Q.bench_quality("summeval", data, judges, "rocketeval", docs=docs,
                               db_file=db_file, progress=progress)
     db = open_db(res["db"])
     task = res["task"]
-    run_a, run_b = (int(r["run"]) for r in res["runs"][:2])
     dev, held = _halves_split(db, benchmark, task)
+    if first_only:
+        return _first_only(db, res, benchmark, dev, held, target, delta, margins, n_boot, seed)
+    run_a, run_b = (int(r["run"]) for r in res["runs"][:2])
     a, b = res["runs"][0]["judge"], res["runs"][1]["judge"]
     out: dict[str, Any] = {"benchmark": benchmark, "task": task, "db": res["db"],
                            "judge_a": a, "judge_b": b, "dev_groups": len(dev),
@@ -211,6 +219,41 @@ def bench_escalate(benchmark: str, data: str | Path | None = None, judge: str = 
     return out
 
 
+def _first_only(db: Any, res: dict[str, Any], benchmark: str, dev: list[str], held: list[str],
+                target: float, delta: float, margins: tuple[float, ...], n_boot: int,
+                seed: int) -> dict[str, Any]:
+    """The rows that need the first judge only (see :func:`bench_escalate`)."""
+    run_a = int(res["runs"][0]["run"])
+    run = get_run(db, run_a)
+    u = run_units(db, run)
+    arr = u.arrays()
+    lab = ~np.isnan(arr["agree_a"])
+    is_dev = lab & np.isin(np.asarray(u.groups, dtype=object), dev)
+    is_held = lab & np.isin(np.asarray(u.groups, dtype=object), held)
+    fit = E.fit_threshold(arr["conf_a"][is_dev], arr["agree_a"][is_dev] == 1, target, delta)
+    ca, aa = arr["conf_a"][is_held], arr["agree_a"][is_held]
+    groups = [g for g, k in zip(u.groups, is_held) if k]
+    rows = []
+    for name, t in [("A alone", 0.0), ("A kept at the fitted threshold", fit.threshold)] + \
+            [(f"A kept at margin {mg:g}", mg) for mg in margins]:
+        keep = ca >= t
+        vals = E.resample_groups(groups, lambda ix, t=t: float(aa[ix][ca[ix] >= t].mean())
+                                 if (ca[ix] >= t).any() else math.nan, n_boot, seed)
+        rows.append({"name": name, "threshold": None if math.isinf(t) else float(t),
+                     "coverage_heldout": float(keep.mean()) if len(keep) else None,
+                     "agreement": float(aa[keep].mean()) if keep.any() else math.nan,
+                     "ci": E.percentile_ci(vals), "n_units": int(keep.sum()),
+                     "n_groups": len({g for g, k in zip(groups, keep) if k}),
+                     "judge_s": _judge_seconds(db, run_a)})
+    return {"benchmark": benchmark, "task": res["task"], "db": res["db"],
+            "judge_a": res["runs"][0]["judge"], "judge_b": None, "first_only": True,
+            "unit": u.kind, "label_source": u.label_source, "dev_groups": len(dev),
+            "heldout_groups": len(held), "target": target, "delta": delta, "n_boot": n_boot,
+            "fit": fit.to_dict(), "rows": rows, "runs": {"a": run_a, "b": None},
+            "cpu_s": {"a": res["runs"][0].get("cpu_s"), "b": None},
+            "run_wall_s": {"a": res["runs"][0].get("run_wall_s"), "b": None}}
+
+
 def _num(x: Any, d: int = 3) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{d}f}"
 
@@ -235,6 +278,11 @@ def format_escalate(res: dict[str, Any]) -> str:
         lines.append(f"| {r['name']} | {thr} | {_num(r['agreement'])}{ci} | "
                      f"{_num(r.get('coverage_heldout'), 2)} | {dec} | {r['n_units']} · "
                      f"{r['n_groups']} | {_num(r['judge_s'], 0)} |")
+    if res.get("first_only"):
+        f = res["fit"]
+        lines.append(f"\nfirst judge only (no second judge run): threshold "
+                     f"{'none passed' if f['threshold'] is None else _num(f['threshold'])} "
+                     f"on {f['n_dev']} labelled dev units, {f['n_kept']} kept. {f['reason']}")
     lines.append(f"\nfull runs: A run {res['runs']['a']} ({_num(res['run_wall_s']['a'], 0)} s "
                  f"wall), B run {res['runs']['b']} ({_num(res['run_wall_s']['b'], 0)} s wall)")
     return "\n".join(lines)

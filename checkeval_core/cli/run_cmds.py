@@ -218,6 +218,8 @@ def bench_escalate_cmd(
         db: str | None = typer.Option(None, "--db", help="bench database (default "
                                       "<cache>/bench_quality.db; reruns reuse it)"),
         bootstrap: int = typer.Option(200, "--bootstrap", help="resamples of held-out groups"),
+        first_only: bool = typer.Option(False, "--first-only", help="run the first judge only: "
+                                        "its fitted threshold, held-out coverage and agreement"),
         as_json: bool = typer.Option(False, "--json")) -> None:
     """A small judge escalating to a stronger one on a benchmark's held-out half: both alone,
     their ensemble, and the cascade at the fitted threshold and at fixed margins."""
@@ -231,7 +233,7 @@ def bench_escalate_cmd(
         res = bench_escalate(benchmark, data, judge, escalate_to, queries=queries, docs=docs,
                              target=target_agreement, delta=delta,
                              margins=tuple(margin) if margin else None, db_file=db,
-                             n_boot=bootstrap, progress=True)
+                             n_boot=bootstrap, progress=True, first_only=first_only)
     except (ValueError, NotFound, ImportError, JudgeSpecError) as e:
         fail(str(e))
     res = clean_json(res)
