@@ -281,7 +281,9 @@ def test_cli_flags_and_refusals(db_path, db, known_task):
             (["--escalate-to", "pa", "--margin", "0.3"], "must differ"),
             (["--escalate-to", "pb", "--target-agreement", "1.5"], "--target-agreement"),
             (["--escalate-to", "pb", "--margin", "-1"], "--margin"),
-            (["--escalate-to", "nope", "--margin", "0.3"], "unknown judge")):
+            (["--escalate-to", "nope", "--margin", "0.3"], "unknown judge"),
+            (["--escalate-to", "pb", "--margin", "0.3", "--method", "geval"],
+             "no Yes/No answers")):
         r = cli(db_path, "run", "--task", "t", "--judge", "pa", *args)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert msg in r.stderr + r.stdout, (args, r.stderr)

@@ -43,17 +43,22 @@ def enabled(params: dict[str, Any]) -> bool:
 
 
 def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
-                  params: dict[str, Any]) -> None:
+                  params: dict[str, Any], method: str | None = None) -> None:
     """Refuse an escalation that cannot run, before anything is asked (ValueError naming the
-    flag): B's spec, exactly one of target/margin, their ranges, a split for a fitted
-    threshold."""
+    flag): a method without Yes/No answers, B's spec, exactly one of target/margin, their
+    ranges, a split for a fitted threshold."""
     from checkeval_core.judges.registry import parse_spec
+    from checkeval_core.runs.registry import method as method_entry
 
     if not enabled(params):
         stray = [k for k in OPTIONS[1:] if params.get(k) not in (None, False)]
         if stray:
             raise ValueError(f"--{stray[0].replace('_', '-')}: needs --escalate-to JUDGE")
         return
+    if method is not None and not method_entry(method).binary:
+        raise ValueError(f"--escalate-to: method {method} gives no Yes/No answers, so an answer "
+                         "has no confidence to escalate on; use a Yes/No method (e.g. "
+                         "rocketeval)")
     b = parse_spec(str(params["escalate_to"])).spec
     if b == parse_spec(judge_spec).spec:
         raise ValueError(f"--escalate-to {b}: the second judge must differ from --judge")

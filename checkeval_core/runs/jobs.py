@@ -63,7 +63,7 @@ def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: st
         raise ValueError(f"--method: {e}") from None
     check_limit(limit)  # the one rule the CLI and the Run page share
     check_params(method, dict(params or {}))
-    escalate.check_options(db, task, judge_spec, dict(params or {}))
+    escalate.check_options(db, task, judge_spec, dict(params or {}), method)
     spec = parse_spec(judge_spec).spec
     tid = task_id(db, task)
     version = get_version(db, task, checklist)
