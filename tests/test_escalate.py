@@ -539,3 +539,35 @@ def test_bench_escalate_first_only_asks_no_second_judge(tmp_path):
     assert rows["A kept at margin 1"]["n_units"] == 0
     assert math.isnan(rows["A kept at margin 1"]["agreement"])
     assert res["fit"]["n_dev"] > 0 and "first judge only" in format_escalate(res)
+
+
+@pytest.mark.slow  # 4 documents × 16 summaries × the published checklist, 6 runs: minutes
+def test_bench_escalate_summeval_answers_labelled_by_expert_direction(tmp_path):
+    from checkeval_core.bench.escalate import bench_escalate
+    from checkeval_core.config import data_dir
+
+    src = tmp_path / "bench"
+    (src / "checklists").mkdir(parents=True)
+    rows = [json.loads(x) for x in (data_dir() / "summeval_demo.jsonl").read_text()
+            .splitlines()]
+    docs = list(dict.fromkeys(r["group_id"] for r in rows))[:4]
+    (src / "summeval.jsonl").write_text("".join(json.dumps(
+        {"doc_id": r["group_id"], "system_id": r["system_id"], "source": r["source"],
+         "references": [r["reference"]], "output": r["output"], "scores": r["scores"]}) + "\n"
+        for r in rows if r["group_id"] in docs))
+    (src / "checklists" / "summeval.json").write_text(
+        (data_dir() / "checklists" / "summeval.json").read_text())
+    register_backend(Backend("fake2", OtherFake, title="second fake"))
+    try:
+        res = bench_escalate("summeval", src, "fake", "fake2", docs=4, db_file=tmp_path / "s.db",
+                             n_boot=20, target=0.6, margins=(0.0, 1.0))
+    finally:
+        from checkeval_core.judges.spec import BACKENDS
+
+        BACKENDS.pop("fake2", None)
+    rows_ = {r["name"]: r for r in res["rows"]}
+    assert res["unit"] == "answer" and res["label_source"] == "expert scores vs group median"
+    assert res["dev_groups"] == 2 and res["heldout_groups"] == 2
+    assert rows_["cascade, margin 0"]["agreement"] == rows_["A alone: fake"]["agreement"]
+    assert rows_["cascade, margin 1"]["agreement"] == rows_["B alone: fake2"]["agreement"]
+    assert rows_["A alone: fake"]["n_groups"] == 2 and rows_["A alone: fake"]["n_units"] > 50
