@@ -31,6 +31,7 @@ from studio_ui.analysis_ui import (
     stability_section,
     table,
 )
+from studio_ui.escalation_ui import escalation_section
 from studio_ui.frame import page_db
 from studio_ui.health import health_box
 from studio_ui.widgets import run_multiselect, task_picker
@@ -147,3 +148,4 @@ humans_section(ev, cols)
 stability_section(view, cols)
 if chosen:
     diagnostics_section(db, ev, cols)
+escalation_section(db, list(chosen), key="an_esc")

@@ -17,6 +17,7 @@ from checkeval_core.analysis.versions import (
 )
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.escalation_ui import escalation_section
 from studio_ui.frame import page_db
 from studio_ui.tables import show_table
 from studio_ui.versions_ui import reference_control, split_control
@@ -80,6 +81,7 @@ show_table(pd.DataFrame(rows).drop(columns=["evidence", "dimension"], errors="ig
            {"value": st.column_config.NumberColumn(format="%.3f")}, hide_index=True,
            width="stretch")
 csv_download(all_rows, f"versions-{task}-{part}.csv", key="vs_csv")
+escalation_section(db, task=task, key="vs_esc")
 
 st.subheader("What changed between two versions")
 if len(nums) < 2:

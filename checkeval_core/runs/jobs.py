@@ -21,6 +21,7 @@ import sqlite_utils
 
 from checkeval_core.config import cache_dir
 from checkeval_core.judges.registry import get_judge, parse_spec
+from checkeval_core.runs import escalate
 from checkeval_core.runs.options import check_limit, check_params, max_error_share
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_write import compute_scores
@@ -62,6 +63,7 @@ def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: st
         raise ValueError(f"--method: {e}") from None
     check_limit(limit)  # the one rule the CLI and the Run page share
     check_params(method, dict(params or {}))
+    escalate.check_options(db, task, judge_spec, dict(params or {}), method)
     spec = parse_spec(judge_spec).spec
     tid = task_id(db, task)
     version = get_version(db, task, checklist)
@@ -204,16 +206,16 @@ def start_background(path: str | Path, run_id: int) -> int:
 
 
 def _store(db: sqlite_utils.Database, run_id: int, item_pk: int, answers: list[dict[str, Any]],
-           cached: bool, res: Any) -> int:
+           cached: bool, res: Any, judge: str = "") -> int:
     n = 0
     for a in answers:
         cur = db.execute(
             "INSERT OR IGNORE INTO answer (run_id, item_id, question_id, unit, dimension, verdict, "
             "p_yes, value, mode, raw, error, cached, tokens_in, tokens_out, latency_ms, "
-            "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "created_at, judge) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [run_id, item_pk, a["question_id"], a["unit"], a["dimension"], a["verdict"],
              a["p_yes"], a["value"], a["mode"], (a["raw"] or "")[:2000], a["error"] or "",
-             int(cached), res.tokens_in, res.tokens_out, res.latency_ms, now_iso()])
+             int(cached), res.tokens_in, res.tokens_out, res.latency_ms, now_iso(), judge])
         n += cur.rowcount
     return n
 
@@ -274,7 +276,7 @@ def execute_run(path: str | Path, run_id: int,
                         answers = w.parse(res)
                         modes.update(a["mode"] for a in answers)
                         n_err += bool(res.error)
-                        _store(db, run_id, it["id"], answers, res.cached, res)
+                        _store(db, run_id, it["id"], answers, res.cached, res, run["judge_spec"])
                     db.execute("UPDATE run SET n_errors = n_errors + ?, tokens_in = tokens_in + ?,"
                                " tokens_out = tokens_out + ?, heartbeat_at = ? WHERE id = ?",
                                [n_err, sum(r.tokens_in for r in results if not r.cached),
@@ -287,6 +289,11 @@ def execute_run(path: str | Path, run_id: int,
                                                  run_id])
             if progress:
                 progress(done, len(its))
+        if escalate.enabled(run["params"]) and \
+                escalate.escalate(db, run, ctx, its, m.plan) is None:  # cancelled meanwhile
+            db.execute("UPDATE run SET finished_at = ?, pid = NULL WHERE id = ?",
+                       [now_iso(), run_id])
+            return get_run(db, run_id)
         n_err, n_all = error_share(db, run_id)
         limit = max_error_share(run["params"])
         if n_all and n_err / n_all > limit:
