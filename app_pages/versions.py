@@ -16,6 +16,7 @@ from checkeval_core.analysis.versions import (
 )
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.align_ui import people_headlines
 from studio_ui.frame import page_db
 from studio_ui.widgets import csv_download, task_picker
 
@@ -112,6 +113,7 @@ st.dataframe(pd.DataFrame(rows).drop(columns=["evidence", "dimension"], errors="
              hide_index=True, use_container_width=True,
              column_config={"value": st.column_config.NumberColumn(format="%.3f")})
 csv_download(all_rows, f"versions-{task}-{part}.csv", key="vs_csv")
+people_headlines(db, task)
 
 st.subheader("What changed between two versions")
 nums = [v["version"] for v in rep["versions"]]

@@ -1,4 +1,5 @@
-"""CLI for human-calibrated estimates and per-question agreement: ``bench calibrate``."""
+"""CLI for per-question agreement with people (``questions``) and the benchmark of the
+human-calibrated estimate (``bench calibrate``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from checkeval_core.cli.app import bench_app, clean_json, fail
+from checkeval_core.cli.app import app, bench_app, clean_json, fail
 from checkeval_core.store import NotFound
 
 
@@ -73,3 +74,50 @@ def bench_calibrate_cmd(
         fail(str(e))
     res = clean_json({**res, "judge": title})
     typer.echo(json.dumps(res) if as_json else format_calibrate(res, title))
+
+
+@app.command("questions")
+def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
+                  split: str = typer.Option("dev", "--split", help="dev | heldout | all (a "
+                                            "task without a split reads all groups)"),
+                  bootstrap: int = typer.Option(200, "--bootstrap", help="resamples of groups "
+                                                "for the intervals"),
+                  as_json: bool = typer.Option(False, "--json")) -> None:
+    """Per question: agreement and κ with people's answers, confusion, yes-rate, system pairs
+    separated, leave-one-out effect on the version's agreement with people's totals."""
+    from checkeval_core.analysis.align import question_agreement
+    from checkeval_core.analysis.split import WHICH
+    from checkeval_core.runs.options import check_bootstrap
+    from checkeval_core.store import open_db
+
+    if split not in WHICH:
+        fail(f"--split {split!r}: use dev, heldout or all")
+    try:
+        check_bootstrap(bootstrap)
+        out = clean_json(question_agreement(open_db(), run, split, n_boot=bootstrap))
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    sp = out["split"]
+    typer.echo(f"run {run} · v{out['version']} · {out['judge']} · {out['method']} — "
+               f"{sp['which']} ({sp['n_groups']} groups): {out['headline']['text']}")
+    if out["human_answers"]["how_to_start"]:
+        typer.echo(out["human_answers"]["how_to_start"])
+    loo = out["loo"]
+    typer.echo(f"leave-one-out on {loo['part']}: "
+               + (f"{loo['statistic']} = {_n(loo['value'])}" if loo["statistic"]
+                  else loo["reason"]))
+    for q in out["questions"]:
+        agree = "–" if q["agreement"] is None else f"{q['agreement']:.2f}"
+        kappa = "–" if q["kappa"] is None else f"{q['kappa']:.2f}"
+        sat = f" ({q['saturated']})" if q["saturated"] else ""
+        typer.echo(f"#{q['question_id']:<5} {q['dimension'] or '':>12} n={q['n']:<4} "
+                   f"agree={agree} κ={kappa} yes={_n(q['yes_rate'])}{sat} "
+                   f"separates {q['separates']}/{q['n_pairs']} LOO Δ={_n(q['loo_delta'], 3)}  "
+                   f"{q['text'][:60]}")
+
+
+def _n(x: float | None, digits: int = 2) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
