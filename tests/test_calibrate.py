@@ -19,7 +19,9 @@ from checkeval_core.analysis.calibrate import (
     draw_labelled,
     human_scale,
     ppi_mean,
+    ppi_mean_unlabelled,
 )
+from checkeval_core.bench.calibrate import bench_calibrate, parse_docs
 
 Y = np.array([3.0, 4.0, 5.0, 2.0])
 F = np.array([3.2, 3.9, 4.4, 2.5])
@@ -49,6 +51,60 @@ def test_tiny_case_by_hand_equals_the_package():
     h = Y.std() / math.sqrt(n) * 1.959963984540054
     assert got["human_only"] == pytest.approx(3.5)
     assert got["ci_human_only"] == pytest.approx([3.5 - h, 3.5 + h])
+
+
+def test_unlabelled_mean_by_hand():
+    """The estimate of the unlabelled items' own mean: λ = OLS slope on the labelled items,
+    variance Var(Y − λf)(1/n + 1/N), Student's t quantiles."""
+    n, big_n = len(Y), len(FU)
+    lam = np.cov(Y, F, ddof=1)[0, 1] / np.var(F, ddof=1)
+    est = lam * FU.mean() + np.mean(Y - lam * F)
+    k = math.sqrt(1 / n + 1 / big_n)
+    got = ppi_mean_unlabelled(Y, F, FU)
+    assert got["lambda"] == pytest.approx(lam) and got["estimate"] == pytest.approx(est)
+    hw = np.std(Y - lam * F, ddof=1) * k * 4.302652729911275  # t(0.975, n − 2 = 2)
+    assert got["ci"] == pytest.approx([est - hw, est + hw])
+    hh = np.std(Y, ddof=1) * k * 3.182446305284263  # t(0.975, n − 1 = 3)
+    assert got["ci_human_only"] == pytest.approx([3.5 - hh, 3.5 + hh])
+
+
+def test_unlabelled_mean_covers_the_held_out_mean_and_narrows_by_sqrt_one_minus_rho2():
+    rho, n, big_n = 0.6, 30, 30
+    rng = np.random.default_rng(11)
+    cover, ratios = 0, []
+    for _ in range(200):
+        z = rng.normal(size=n + big_n)
+        y = 3 + rho * z + math.sqrt(1 - rho ** 2) * rng.normal(size=n + big_n)
+        r = ppi_mean_unlabelled(y[:n], z[:n], z[n:])
+        cover += r["ci"][0] <= y[n:].mean() <= r["ci"][1]  # the held-out items' own mean
+        ratios.append((r["ci"][1] - r["ci"][0])
+                      / (r["ci_human_only"][1] - r["ci_human_only"][0]))
+    assert cover / 200 >= 0.9
+    # t(n − 2) against t(n − 1): a hair wider than the asymptotic √(1 − ρ²)
+    assert abs(float(np.median(ratios)) - math.sqrt(1 - rho ** 2)) < 0.05
+    assert max(ratios) <= 1 + 1e-9
+
+
+def test_bench_calibrate_on_a_synthetic_benchmark():
+    rng = np.random.default_rng(5)
+    recs = []
+    for doc in range(1, 25):
+        for s, shift in (("A", 0.0), ("B", 0.5), ("C", 1.0)):
+            z = rng.normal()
+            recs.append({"item_pk": len(recs), "group": doc, "system": s, "dimension": "d",
+                         "human": 3 + shift + 0.8 * z + 0.6 * rng.normal(), "metric": z})
+    res = bench_calibrate(pd.DataFrame(recs), parse_docs("1-12"), parse_docs("13-24"),
+                          ns=(6, 13), draws=30, seed=1)
+    row = res["rows"][0]
+    assert row["n"] == 6 and row["n_intervals"] == 3 * 30 and row["no_interval"] == 0
+    assert 0 < row["ratio"] <= 1 and 0 < row["ratio_heldout_mean"] <= 1
+    assert row["coverage_heldout_mean"] >= 0.8
+    assert "only 12 labelled outputs" in res["rows"][1]["skipped"]
+    assert parse_docs("1-3,7") == [1, 2, 3, 7]
+    with pytest.raises(ValueError, match="both labelled and unlabelled"):
+        bench_calibrate(pd.DataFrame(recs), [1, 2], [2, 3])
+    with pytest.raises(ValueError, match="document range"):
+        parse_docs("5-1")
 
 
 def test_edge_cases_say_why():

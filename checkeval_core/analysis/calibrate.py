@@ -91,6 +91,52 @@ def ppi_mean(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
     return out
 
 
+def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
+                        alpha: float = ALPHA) -> dict[str, Any]:
+    """The same estimator read as an estimate of the mean human score *of the unlabelled items
+    themselves* (a finite population — e.g. a benchmark's held-out documents), not of the
+    population they were drawn from: ``θ̂ − θ_U = mean_L(Y − λf) − mean_U(Y − λf)``, so
+
+        Var = Var(Y − λ f) · (1/n + 1/N),   λ = Cov(Y, f) / Var(f)  (on the labelled items),
+
+    against ``Var(Y) · (1/n + 1/N)`` for the humans' mean alone — a width ratio of
+    √(1 − ρ²) at the optimal λ. Student's t quantiles (n − 2 degrees of freedom with the
+    fitted λ, n − 1 for the humans alone): with a few labelled items the normal one covers
+    too little. ``{"estimate", "ci", "lambda", "human_only",
+    "ci_human_only", "reason"}``; our own formulas (the point estimate is
+    ``ppi_mean_pointestimate`` at that λ)."""
+    from ppi_py import ppi_mean_pointestimate
+
+    y, f, fu = (np.asarray(a, float) for a in (y, f, f_unlabelled))
+    n, big_n = len(y), len(fu)
+    out: dict[str, Any] = {"estimate": NAN, "ci": [NAN, NAN], "lambda": NAN,
+                           "human_only": NAN, "ci_human_only": [NAN, NAN], "reason": None}
+    if n < MIN_LABELLED or big_n == 0:
+        out["reason"] = (f"needs ≥ {MIN_LABELLED} labelled items (n={n})" if n < MIN_LABELLED
+                         else "no unlabelled item")
+        return out
+    out["human_only"] = float(y.mean())
+    if np.ptp(y) == 0:
+        out.update(estimate=float(y.mean()), reason=(
+            f"the {n} labelled human scores are all {y[0]:g}: no interval — label more items"))
+        return out
+    k = math.sqrt(1 / n + 1 / big_n)
+    hw = _t(alpha, n - 1) * float(y.std(ddof=1)) * k
+    out["ci_human_only"] = [out["human_only"] - hw, out["human_only"] + hw]
+    vf = float(np.var(f, ddof=1))
+    lam = float(np.cov(y, f, ddof=1)[0, 1] / vf) if vf > 1e-12 else 0.0
+    est = float(np.ravel(ppi_mean_pointestimate(y, f, fu, lam=lam))[0])
+    hw = _t(alpha, max(n - 2, 1)) * float(np.std(y - lam * f, ddof=1)) * k
+    out.update(estimate=est, ci=[est - hw, est + hw], **{"lambda": lam})
+    return out
+
+
+def _t(alpha: float, df: int) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(1 - alpha / 2, df))
+
+
 def _tuned_lambda(y: np.ndarray, f: np.ndarray, fu: np.ndarray) -> float:
     """The package's power-tuned λ (what ``lam=None`` computes inside ``ppi_mean_ci``), read
     once so the point estimate and the interval use the same value."""
@@ -160,6 +206,7 @@ def _entry(lp: pd.DataFrame, up: pd.DataFrame, sp: pd.DataFrame,
     base = {"n_labelled": int(len(lp)), "n_unlabelled": int(len(up)),
             "raw_judge": float(sp["metric"].mean()), "method": METHOD}
     y = lp["human"].to_numpy(float)
+    fin: dict[str, Any] = {"ci": [NAN, NAN], "ci_human_only": [NAN, NAN]}
     if scale is None:
         r = ppi_mean(y, np.zeros(len(y)), np.zeros(len(up)), alpha)
         r["reason"] = r["reason"] or ("no spread to map the judge onto the human scale (the "
@@ -170,6 +217,8 @@ def _entry(lp: pd.DataFrame, up: pd.DataFrame, sp: pd.DataFrame,
         a, b = scale
         r = ppi_mean(y, a + b * lp["metric"].to_numpy(float),
                      a + b * up["metric"].to_numpy(float), alpha)
+        fin = ppi_mean_unlabelled(y, a + b * lp["metric"].to_numpy(float),
+                                  a + b * up["metric"].to_numpy(float), alpha)
         mapped = a + b * sp["metric"].to_numpy(float)
         judge_only = float(mapped.mean())
         ci_judge = _z_ci(mapped, alpha) if len(mapped) >= 2 else [NAN, NAN]
@@ -177,7 +226,9 @@ def _entry(lp: pd.DataFrame, up: pd.DataFrame, sp: pd.DataFrame,
     return {"estimate": r["estimate"], "ci": r["ci"], **base,
             "ci_human_only": r["ci_human_only"], "human_only": r["human_only"],
             "judge_only": judge_only, "ci_judge_only": ci_judge, "lambda": r["lambda"],
-            "width_ratio": w / wh if wh > 0 else NAN, "reason": r["reason"]}
+            "width_ratio": w / wh if wh > 0 else NAN, "reason": r["reason"],
+            # the same data read as an estimate of the unlabelled items' own mean
+            "ci_unlabelled_mean": fin["ci"], "ci_human_only_unlabelled_mean": fin["ci_human_only"]}
 
 
 def _width(ci: list[float]) -> float:

@@ -91,6 +91,14 @@ def within_system_rho(df: pd.DataFrame) -> float:
     return float(np.corrcoef(c["metric"], c["human"])[0, 1])
 
 
+def _mean(x: np.ndarray) -> float:
+    return float(x.mean()) if len(x) else float("nan")
+
+
+def _median(x: np.ndarray) -> float:
+    return float(np.median(x)) if len(x) else float("nan")
+
+
 def _median_ratio(w: np.ndarray, wh: np.ndarray) -> float:
     ok = wh > 0
     return float(np.median(w[ok] / wh[ok])) if ok.any() else float("nan")
@@ -131,22 +139,36 @@ def bench_calibrate(df: pd.DataFrame, labelled_docs: list[int], unlabelled_docs:
                 for dim, e in dims.items():
                     lo, hi = e["ci"]
                     hlo, hhi = e["ci_human_only"]
+                    flo, fhi = e["ci_unlabelled_mean"]
+                    gl, gh = e["ci_human_only_unlabelled_mean"]
                     th, ta = truth_h[(s, dim)], truth_all[(s, dim)]
                     acc.setdefault(dim, []).append([
                         lo <= th <= hi, lo <= ta <= hi, hlo <= th <= hhi, hi - lo, hhi - hlo,
-                        hlo <= ta <= hhi])
+                        hlo <= ta <= hhi, flo <= th <= fhi, fhi - flo, gh - gl,
+                        gl <= th <= gh])
         for dim, vals in sorted(acc.items()):
             a = np.array(vals, float)
             r = rho[dim]
-            rows.append({"n": n, "dimension": dim, "n_intervals": len(a),
-                         "coverage_heldout": float(a[:, 0].mean()),
-                         "coverage_all": float(a[:, 1].mean()),
-                         "coverage_human_heldout": float(a[:, 2].mean()),
-                         "coverage_human_all": float(a[:, 5].mean()),
-                         "width": float(np.median(a[:, 3])),
-                         "width_human": float(np.median(a[:, 4])),
-                         # a draw whose labelled scores are all equal has two zero widths
-                         "ratio": _median_ratio(a[:, 3], a[:, 4]),
+            # a draw whose labelled human scores are all equal has no interval (NaN widths):
+            # coverage and widths are read over the draws with one, and their share is said
+            ok = ~np.isnan(a[:, 3])
+            b = a[ok]
+            rows.append({"n": n, "dimension": dim, "n_intervals": int(ok.sum()),
+                         "no_interval": float(1 - ok.mean()),
+                         "coverage_heldout": _mean(b[:, 0]),
+                         "coverage_all": _mean(b[:, 1]),
+                         "coverage_human_heldout": _mean(b[:, 2]),
+                         "coverage_human_all": _mean(b[:, 5]),
+                         "width": _median(b[:, 3]), "width_human": _median(b[:, 4]),
+                         "ratio": _median_ratio(b[:, 3], b[:, 4]),
+                         "coverage_heldout_mean": _mean(b[:, 6]),
+                         "coverage_human_heldout_mean": _mean(b[:, 9]),
+                         "width_heldout_mean": _median(b[:, 7]),
+                         "width_human_heldout_mean": _median(b[:, 8]),
+                         "ratio_heldout_mean": _median_ratio(b[:, 7], b[:, 8]),
+                         # "never wider than humans alone": the share of draws where it was
+                         "wider": _mean(b[:, 3] > b[:, 4] + 1e-9),
+                         "wider_heldout_mean": _mean(b[:, 7] > b[:, 8] + 1e-9),
                          "rho": r, "target": float(np.sqrt(1 - r * r))})
     return {"labelled_docs": [min(labelled_docs), max(labelled_docs), len(labelled_docs)],
             "unlabelled_docs": [min(unlabelled_docs), max(unlabelled_docs),
@@ -160,15 +182,27 @@ def format_calibrate(res: dict[str, Any], title: str) -> str:
              f"{res['labelled_docs'][0]}–{res['labelled_docs'][1]} ({res['labelled_docs'][2]}), "
              f"unlabelled {res['unlabelled_docs'][0]}–{res['unlabelled_docs'][1]} "
              f"({res['unlabelled_docs'][2]}), {res['draws']} draws, seed {res['seed']}",
-             f"{'N':>3} {'dimension':>12} {'cov held-out':>12} {'cov all':>8} "
-             f"{'humans cov':>10} {'width':>6} {'humans':>6} {'ratio':>6} {'ρ':>6} "
+             "population estimand (ppi-python) | held-out-mean estimand (finite population)",
+             f"{'N':>3} {'dimension':>12} {'no CI':>6} {'cov held-out':>12} {'cov all':>8} "
+             f"{'humans cov':>10} {'width':>6} {'humans':>6} {'ratio':>6} | {'cov':>6} "
+             f"{'humans':>6} {'width':>6} {'humans':>6} {'ratio':>6} {'ρ':>6} "
              f"{'√(1−ρ²)':>7}"]
     for r in res["rows"]:
         if "skipped" in r:
             lines.append(f"{r['n']:>3} skipped: {r['skipped']}")
             continue
-        lines.append(f"{r['n']:>3} {r['dimension']:>12} {r['coverage_heldout']:>12.3f} "
-                     f"{r['coverage_all']:>8.3f} {r['coverage_human_heldout']:>10.3f} "
-                     f"{r['width']:>6.3f} {r['width_human']:>6.3f} {r['ratio']:>6.3f} "
-                     f"{r['rho']:>6.3f} {r['target']:>7.3f}")
+        lines.append(f"{r['n']:>3} {r['dimension']:>12} {_f(r['no_interval'], 6)} "
+                     f"{_f(r['coverage_heldout'], 12)} "
+                     f"{_f(r['coverage_all'], 8)} {_f(r['coverage_human_heldout'], 10)} "
+                     f"{_f(r['width'], 6)} {_f(r['width_human'], 6)} {_f(r['ratio'], 6)} | "
+                     f"{_f(r['coverage_heldout_mean'], 6)} "
+                     f"{_f(r['coverage_human_heldout_mean'], 6)} "
+                     f"{_f(r['width_heldout_mean'], 6)} {_f(r['width_human_heldout_mean'], 6)} "
+                     f"{_f(r['ratio_heldout_mean'], 6)} "
+                     f"{_f(r['rho'], 6)} {_f(r['target'], 7)}")
     return "\n".join(lines)
+
+
+def _f(x: float | None, width: int) -> str:
+    """A figure to 3 decimals, or a dash where it is undefined (NaN / null in JSON)."""
+    return f"{'–':>{width}}" if x is None or x != x else f"{x:>{width}.3f}"
