@@ -10,6 +10,7 @@ from checkeval_core.runs import list_runs
 from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.runs.selection import default_runs
 from checkeval_core.store import db_path, open_db
+from checkeval_core.textsafe import md_escape
 from studio_ui.align_ui import disagreements, question_table, sample_form
 from studio_ui.frame import page_db
 from studio_ui.widgets import task_picker
@@ -40,7 +41,7 @@ def _compute(path: str, run: int, part: str) -> dict:
 
 
 res = _compute(db_path(db), int(run_id), split)
-st.metric("Agreement with people", res["headline"]["text"])
+st.markdown(f"**Agreement with people:** {md_escape(res['headline']['text'])}")
 human = res["human_answers"]
 if human["how_to_start"]:
     st.info(human["how_to_start"])

@@ -37,10 +37,10 @@ def sample_form(db: sqlite_utils.Database, run_id: int, expanded: bool) -> None:
 
 def question_table(rows: list[dict[str, Any]]) -> Any:
     df = pd.DataFrame(rows)
-    return st.dataframe(df, hide_index=True, key="al_table", on_select="rerun",
+    return st.dataframe(df, hide_index=True, key="al_table", on_select="rerun", width="stretch",
                         selection_mode="single-row",
                         column_order=[c for c in df.columns if c != "question_id"],
-                        column_config={"question": st.column_config.TextColumn(width="large"),
+                        column_config={"question": st.column_config.TextColumn(width="medium"),
                                        **{c: st.column_config.NumberColumn(c, format="%.2f")
                                           for c in _NUM}})
 

@@ -111,7 +111,7 @@ def test_per_question_agreement_with_simulated_annotators(aligned):
             else:  # ann3 contradicts the two others: a split item, majority = the judge
                 votes = [r.verdict, r.verdict, _flip(r.verdict)]
             for who, v in zip(("ann1", "ann2", "ann3"), votes):
-                save_answer(db, jid, who, r.item_pk, q, v)
+                save_answer(db, jid, who, int(r.item_pk), int(q), v)
             maj = max(set(votes), key=votes.count)
             counts[(r.verdict == "no") * 2 + (maj == "no")] += 1
         expect[q] = counts

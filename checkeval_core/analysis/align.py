@@ -399,20 +399,20 @@ def align_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
         why = "; ".join(x for x in (q["reason"] if q["n"] else None,
                                     q["ci_reason"] if q["n"] else None,
                                     q["loo_reason"]) if x)
-        out.append({
+        out.append({  # the decisions first, their intervals and counts after
             "question": q["text"], "dimension": q["dimension"], "answers": q["n"],
-            "agreement": q["agreement"], "agreement CI": _pct_ci(q["ci"]), "κ": q["kappa"],
-            "κ CI": _pct_ci(q["kappa_ci"]),
+            "agreement": q["agreement"], "κ": q["kappa"], "yes-rate": q["yes_rate"],
+            "saturated": q["saturated"] or "",
+            "separates": f"{q['separates']} of {q['n_pairs']}", "LOO Δ": q["loo_delta"],
+            "agreement CI": _pct_ci(q["ci"]), "κ CI": _pct_ci(q["kappa_ci"]),
+            "LOO CI": _pct_ci(q["loo_ci"]),
             "judge/people yes·yes yes·no no·yes no·no":
                 f"{c['yes/yes']} · {c['yes/no']} · {c['no/yes']} · {c['no/no']}",
             "consensus items": (f"{q['agreement_consensus']:.2f} (n={q['n_consensus']})"
                                 if q["n_consensus"] else "—"),
             "split items": (f"{q['agreement_split']:.2f} (n={q['n_split']})"
                             if q["n_split"] else "—"),
-            "yes-rate": q["yes_rate"], "saturated": q["saturated"] or "",
-            "separates": f"{q['separates']} of {q['n_pairs']}",
-            "LOO Δ": q["loo_delta"], "LOO CI": _pct_ci(q["loo_ci"]), "why": why,
-            "question_id": q["question_id"]})
+            "why": why, "question_id": q["question_id"]})
     return out
 
 
