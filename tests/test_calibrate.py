@@ -62,7 +62,7 @@ def test_unlabelled_mean_by_hand():
     k = math.sqrt(1 / n + 1 / big_n)
     got = ppi_mean_unlabelled(Y, F, FU)
     assert got["lambda"] == pytest.approx(lam) and got["estimate"] == pytest.approx(est)
-    hw = np.std(Y - lam * F, ddof=1) * k * 4.302652729911275  # t(0.975, n − 2 = 2)
+    hw = np.std(Y - lam * F, ddof=1) * k * 3.182446305284263  # t(0.975, n − 1 = 3)
     assert got["ci"] == pytest.approx([est - hw, est + hw])
     hh = np.std(Y, ddof=1) * k * 3.182446305284263  # t(0.975, n − 1 = 3)
     assert got["ci_human_only"] == pytest.approx([3.5 - hh, 3.5 + hh])
@@ -80,7 +80,6 @@ def test_unlabelled_mean_covers_the_held_out_mean_and_narrows_by_sqrt_one_minus_
         ratios.append((r["ci"][1] - r["ci"][0])
                       / (r["ci_human_only"][1] - r["ci_human_only"][0]))
     assert cover / 200 >= 0.9
-    # t(n − 2) against t(n − 1): a hair wider than the asymptotic √(1 − ρ²)
     assert abs(float(np.median(ratios)) - math.sqrt(1 - rho ** 2)) < 0.05
     assert max(ratios) <= 1 + 1e-9
 

@@ -100,9 +100,10 @@ def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
         Var = Var(Y − λ f) · (1/n + 1/N),   λ = Cov(Y, f) / Var(f)  (on the labelled items),
 
     against ``Var(Y) · (1/n + 1/N)`` for the humans' mean alone — a width ratio of
-    √(1 − ρ²) at the optimal λ. Student's t quantiles (n − 2 degrees of freedom with the
-    fitted λ, n − 1 for the humans alone): with a few labelled items the normal one covers
-    too little. ``{"estimate", "ci", "lambda", "human_only",
+    √(1 − ρ²) at the optimal λ. Student's t quantile with n − 1 degrees of freedom for both
+    (with a few labelled items the normal one covers too little); the same quantile keeps the
+    calibrated interval never wider than the humans' (the fitted λ minimises the residual
+    spread, so sd(Y − λf) ≤ sd(Y)). ``{"estimate", "ci", "lambda", "human_only",
     "ci_human_only", "reason"}``; our own formulas (the point estimate is
     ``ppi_mean_pointestimate`` at that λ)."""
     from ppi_py import ppi_mean_pointestimate
@@ -126,7 +127,7 @@ def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
     vf = float(np.var(f, ddof=1))
     lam = float(np.cov(y, f, ddof=1)[0, 1] / vf) if vf > 1e-12 else 0.0
     est = float(np.ravel(ppi_mean_pointestimate(y, f, fu, lam=lam))[0])
-    hw = _t(alpha, max(n - 2, 1)) * float(np.std(y - lam * f, ddof=1)) * k
+    hw = _t(alpha, n - 1) * float(np.std(y - lam * f, ddof=1)) * k
     out.update(estimate=est, ci=[est - hw, est + hw], **{"lambda": lam})
     return out
 
