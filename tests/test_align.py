@@ -72,13 +72,30 @@ def test_separated_pairs_fisher():
     assert separated_pairs(a) == (2, 3)
 
 
+def small_run(db, limit: int = 96) -> int:
+    """The demo's SummEval task split 6/6 (seed 0), a version keeping 3 questions per
+    dimension (fast to run), and a finished fake-judge rocketeval run on its first ``limit``
+    items."""
+    from checkeval_core.checklists.versions import freeze
+
+    for (d,) in db.execute("SELECT DISTINCT q.dimension_id FROM question q JOIN task t ON "
+                           "t.id = q.task_id WHERE t.name = 'summeval-demo' AND q.status = "
+                           "'kept'").fetchall():
+        db.execute("UPDATE question SET status = 'rejected', reason = 'test: fewer questions' "
+                   "WHERE id IN (SELECT id FROM question WHERE dimension_id = ? AND status = "
+                   "'kept' ORDER BY position LIMIT -1 OFFSET 3)", [d])
+    v = freeze(db, "summeval-demo", note="three per dimension")["version"]
+    set_split(db, "summeval-demo")
+    rid = create_run(db, "summeval-demo", "fake", "rocketeval", checklist=v, limit=limit)
+    execute_run(db_path(db), rid)
+    return rid
+
+
 @pytest.fixture
 def aligned(demo_db):
-    """The demo's SummEval task split 6/6, a fake-judge run on 6 documents, and a 24-item
-    sample answered by three simulated annotators whose answers are known."""
-    set_split(demo_db, "summeval-demo")
-    rid = create_run(demo_db, "summeval-demo", "fake", "rocketeval", limit=96)
-    execute_run(db_path(demo_db), rid)
+    """A small fake-judge run on 6 documents (:func:`small_run`) and a 24-item sample
+    answered by three simulated annotators whose answers are known."""
+    rid = small_run(demo_db)
     jid, created = start_sample(demo_db, rid, ["ann1", "ann2", "ann3"], overlap=3, n=24)
     assert created and start_sample(demo_db, rid, ["ann1", "ann2", "ann3"], 3, 24) == (jid,
                                                                                        False)
@@ -96,8 +113,9 @@ def test_per_question_agreement_with_simulated_annotators(aligned):
                                        "WHERE job_id = ?", [jid])]
     assert len(sample) == 24
     sub = ans[ans["item_pk"].isin(sample) & ans["verdict"].isin(["yes", "no"])]
-    # three questions with both answers among the judge's verdicts on the sample
-    varied = [q for q, g in sub.groupby("question_id") if g["verdict"].nunique() == 2][:3]
+    # three questions, those with both answers among the judge's verdicts first
+    spread = sub.groupby("question_id")["verdict"].nunique()
+    varied = [int(q) for q in spread.sort_values(ascending=False, kind="stable").index[:3]]
     q_same, q_half, q_split = varied
     expect = {}
     for q in varied:
@@ -156,6 +174,7 @@ def test_demo_without_human_answers_still_gives_what_the_experts_support(aligned
         assert q["saturated"] in (None, "always yes", "always no")
         assert q["saturated"] == ("always yes" if q["yes_rate"] >= 0.95 else "always no"
                                   if q["yes_rate"] <= 0.05 else None)
+    assert len(res["questions"]) == 12
     assert any(not math.isnan(q["loo_delta"]) for q in res["questions"])
 
 

@@ -9,16 +9,12 @@ import pytest
 
 def build_aligned(db) -> int:
     from checkeval_core.analysis.align import run_answers, start_sample
-    from checkeval_core.analysis.split import set_split
     from checkeval_core.annotation.jobs import save_answer
     from checkeval_core.demo import load_demo
-    from checkeval_core.runs import create_run, execute_run
-    from checkeval_core.store import db_path
+    from tests.test_align import small_run
 
     load_demo(db)
-    set_split(db, "summeval-demo")
-    rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=96)
-    execute_run(db_path(db), rid)
+    rid = small_run(db)
     jid, _ = start_sample(db, rid, ["ann1", "ann2"], overlap=2, n=24)
     sample = {r[0] for r in db.execute("SELECT item_id FROM annotation_assignment WHERE "
                                        "job_id = ?", [jid])}

@@ -184,14 +184,10 @@ def test_calibrated_recovers_a_bias_the_judge_cannot_see():
 
 
 def test_cli_calibrated_contract_on_the_demo(demo_db):
-    from checkeval_core.analysis.split import set_split
     from checkeval_core.cli import app
-    from checkeval_core.runs import create_run, execute_run
-    from checkeval_core.store import db_path
+    from tests.test_align import small_run
 
-    set_split(demo_db, "summeval-demo")  # 6 dev / 6 held-out documents
-    rid = create_run(demo_db, "summeval-demo", "fake", "rocketeval", limit=96)
-    execute_run(db_path(demo_db), rid)
+    rid = small_run(demo_db)  # 6 of the 12 documents; 6 dev / 6 held-out
     r = CliRunner().invoke(app, ["analyze", "--run", str(rid), "--calibrated", "--labelled",
                                  "3", "--json"])
     assert r.exit_code == 0, r.output

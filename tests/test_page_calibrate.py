@@ -4,10 +4,8 @@ says how to get them)."""
 
 from __future__ import annotations
 
-from checkeval_core.analysis.split import set_split
-from checkeval_core.runs import create_run, execute_run
-from checkeval_core.store import db_path
 from tests.helpers import analysis_page, build_ranking_task, open_rankings_page
+from tests.test_align import small_run
 
 
 def _calibrated(at):
@@ -16,9 +14,7 @@ def _calibrated(at):
 
 
 def test_analysis_shows_the_calibrated_estimate_beside_the_judge(demo_db):
-    set_split(demo_db, "summeval-demo")
-    rid = create_run(demo_db, "summeval-demo", "fake", "rocketeval", limit=96)
-    execute_run(db_path(demo_db), rid)
+    small_run(demo_db)
     at = analysis_page()
     df = _calibrated(at)
     assert len(df) == 16 * 4
