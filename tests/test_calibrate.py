@@ -171,6 +171,7 @@ def test_calibrated_recovers_a_bias_the_judge_cannot_see():
     out = calibrated(df, lab)
     a, b = out["A"]["coh"], out["B"]["coh"]
     assert (a["n_labelled"], a["n_unlabelled"]) == (4, 4)
+    assert "only 4 labelled items" in a["reason"]  # said beside an interval on so few
     assert a["method"] == METHOD
     assert b["estimate"] - a["estimate"] > 0.5
     assert abs(b["judge_only"] - a["judge_only"]) < abs(b["estimate"] - a["estimate"])
