@@ -41,7 +41,7 @@ METHOD = "PPI++ (ppi-python: ppi_mean_pointestimate / ppi_mean_ci, power-tuned �
 ALL_ITEMS = "(all items)"
 MIN_LABELLED = 2
 #: Below this many labelled items per system the normal / t intervals cover too little (on
-#: SummEval with 3 labelled summaries per system, 70–84 % for a nominal 95 %): said beside them.
+#: SummEval with 3 labelled summaries per system, 68–84 % for a nominal 95 %): said beside them.
 FEW_LABELLED = 10
 
 
