@@ -341,8 +341,8 @@ def _human_summary(db: sqlite_utils.Database, run: dict[str, Any], merged: pd.Da
         "No one has answered this run's questions yet. Draw a sample on the Align page (stratified by "
         f"group and system, default {DEFAULT_SAMPLE} items) and assign it to annotators; they "
         "answer on the Annotate page, and per-question agreement appears here as answers "
-        "arrive. Until then, the figures below rest on the judge's answers and the task's "
-        "human scores only.")
+        "arrive. Until then, the figures below rest on the judge's answers (and the task's "
+        "human scores, ratings or votes, where it has them) only.")
     return {"n_answers": n, "n_items": int(merged["item_pk"].nunique()) if n else 0,
             "jobs": jobs, "how_to_start": how}
 
