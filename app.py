@@ -38,6 +38,7 @@ PAGES = {
         st.Page("app_pages/analysis.py", title="Analysis", icon=":material/insights:"),
         st.Page("app_pages/rankings.py", title="Rankings", icon=":material/leaderboard:"),
         st.Page("app_pages/versions.py", title="Versions", icon=":material/history:"),
+        st.Page("app_pages/align.py", title="Align", icon=":material/rule:"),
         st.Page("app_pages/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
     ],
     "Annotate": [

@@ -13,6 +13,7 @@ from checkeval_core.runs import list_runs
 from checkeval_core.runs.score_read import aggregations
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.calibrate_ui import calibrated_section
 from studio_ui.frame import page_db
 from studio_ui.health import health_box
 from studio_ui.rankings_ui import import_expander, pair_picker, show_pair, show_position_bias
@@ -80,6 +81,7 @@ else:
     st.plotly_chart(score_vs_reference(view["report"]), key="rk_scatter")
     if view["aggregation_line"]:
         st.caption(view["aggregation_line"])
+calibrated_section(db, [run_id], labels, agg, "rk_cal")
 with st.expander("Elo ratings (Bradley–Terry on matches per query)", expanded=False):
     st.caption(view["elo"]["caption"])
     st.caption(view["elo"]["human_caption"])

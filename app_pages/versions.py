@@ -17,6 +17,7 @@ from checkeval_core.analysis.versions import (
 )
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.align_ui import people_headlines
 from studio_ui.escalation_ui import escalation_section
 from studio_ui.frame import page_db
 from studio_ui.tables import show_table
@@ -82,6 +83,8 @@ show_table(pd.DataFrame(rows).drop(columns=["evidence", "dimension"], errors="ig
            width="stretch")
 csv_download(all_rows, f"versions-{task}-{part}.csv", key="vs_csv")
 escalation_section(db, task=task, key="vs_esc")
+
+people_headlines(db, task)
 
 st.subheader("What changed between two versions")
 if len(nums) < 2:
