@@ -5,15 +5,12 @@ the reason it has none. Runs are compared on the items they share. The page rend
 evidence, asks first and can be undone.
 """
 
-import json
-
 import streamlit as st
 
 from checkeval_core.analysis.analysis_view import analysis_page, evidence_page
 from checkeval_core.analysis.ensemble import ENSEMBLE_MODES
 from checkeval_core.analysis.external import list_metrics
 from checkeval_core.analysis.report import items_behind, scores_stamp
-from checkeval_core.export import rows_to_csv
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.score_read import aggregations
@@ -25,6 +22,7 @@ from studio_ui.analysis_ui import (
     cached_judge_agreement,
     cached_page_data,
     diagnostics_section,
+    downloads,
     humans_section,
     judge_agreement_section,
     metric_import,
@@ -102,13 +100,7 @@ else:
     event = st.plotly_chart(view["figure"], key="an_bars", on_select="rerun",
                             selection_mode="points")
 table(view["table"], cols["correlation"])
-d1, d2, d3, _ = st.columns([1, 1, 1, 3])
-d1.download_button("CSV", rows_to_csv(view["table"]), f"{task}-correlations.csv", key="an_csv")
-d2.download_button("JSON", json.dumps(view["report"], default=str), f"{task}-analysis.json",
-                   key="an_dl_json")
-if view["figure"] is not None:
-    d3.download_button("Figure (HTML)", view["figure"].to_html(), f"{task}-correlations.html",
-                       key="an_dl_html")
+downloads(view, task)
 for line in view["ensemble_notes"]:
     st.caption(line)
 # Click-through: a bar -> the items behind it (the selectors follow the click) -> traces

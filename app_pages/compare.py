@@ -11,7 +11,6 @@ import streamlit as st
 
 from checkeval_core.analysis.compare import CompareError, compare_runs, summary_lines, trace_link
 from checkeval_core.analysis.report import scores_stamp
-from checkeval_core.analysis.split import get_split
 from checkeval_core.analysis.version_charts import PART_NAMES
 from checkeval_core.analysis.versions import evidence_stamp
 from checkeval_core.runs import list_runs
@@ -20,6 +19,7 @@ from checkeval_core.runs.selection import comparability, default_pair
 from checkeval_core.runs.traces import deep_link_task
 from checkeval_core.stats.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.store import db_path, open_db
+from checkeval_core.task_split import get_split
 from checkeval_core.textsafe import md_escape
 from studio_ui.compare_ui import flipped_section
 from studio_ui.frame import page_db

@@ -68,3 +68,14 @@ def check_name(value: Any, where: str, what: str = "name") -> str:
     raise InputError(f"{where}: the {what} holds the control character U+{ord(bad):04X} "
                      f"({unicodedata.name(bad, 'unnamed')}); names are one line of "
                      "printable text")
+
+
+MAX_SEED = 2**32 - 1  # numpy's generators and the split hash take seeds in [0, 2**32)
+
+
+def check_seed(n: int, where: str = "--seed") -> int:
+    """A whole number from 0 to :data:`MAX_SEED` (negative seeds have no meaning here: the
+    split stores -1 for a split named group by group)."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_SEED:
+        raise ValueError(f"{where} {str(n)[:30]}: give a whole number from 0 to {MAX_SEED:,}")
+    return n

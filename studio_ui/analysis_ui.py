@@ -7,6 +7,7 @@ and the evidence behind each flag, lets the person pick, asks to confirm and can
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pandas as pd
@@ -17,6 +18,7 @@ from checkeval_core.analysis.analysis_view import page_data
 from checkeval_core.analysis.external import MetricFileError, import_metric
 from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.checklists.review import send_to_review, undo_send_to_review
+from checkeval_core.export import rows_to_csv
 from checkeval_core.store import open_db
 from studio_ui.frame import page_db
 from studio_ui.tables import order, show_table, table_config
@@ -204,3 +206,15 @@ def review_flagged(db: sqlite_utils.Database, cands: list[dict[str, Any]],
     if c2.button("Cancel", key="an_send_cancel"):
         st.session_state.pop("an_send_pending", None)
         st.rerun()
+
+
+def downloads(view: dict[str, Any], task: str) -> None:
+    """The correlation table (CSV), the whole report (JSON) and the chart (HTML)."""
+    d1, d2, d3, _ = st.columns([1, 1, 1, 3])
+    d1.download_button("CSV", rows_to_csv(view["table"]), f"{task}-correlations.csv",
+                       key="an_csv")
+    d2.download_button("JSON", json.dumps(view["report"], default=str),
+                       f"{task}-analysis.json", key="an_dl_json")
+    if view["figure"] is not None:
+        d3.download_button("Figure (HTML)", view["figure"].to_html(),
+                           f"{task}-correlations.html", key="an_dl_html")

@@ -7,9 +7,9 @@ from __future__ import annotations
 import sqlite_utils
 import streamlit as st
 
-from checkeval_core.analysis.split import SplitError, clear_split, get_split, set_split
 from checkeval_core.runs.labels import run_labels
 from checkeval_core.runs.selection import pin_reference, reference_runs, unpin_reference
+from checkeval_core.task_split import SplitError, clear_split, get_split, set_split
 from checkeval_core.textsafe import md_escape
 
 

@@ -37,6 +37,13 @@ from checkeval_core.store import db_path, now_iso
 REPO = Path(__file__).resolve().parent.parent
 APP = str(REPO / "app.py")
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+#: The full benchmark folder beside the repository when there is one (never a product default).
+SHARED_BENCH = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+
+
+def bench_source() -> Path:
+    """The full benchmarks when they are beside the repository, else the small fixtures."""
+    return SHARED_BENCH if (SHARED_BENCH / "alpacaeval").exists() else FIXTURES / "benchmarks"
 
 
 # -- the command line, in process ---------------------------------------------------------------

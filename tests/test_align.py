@@ -23,10 +23,10 @@ from checkeval_core.analysis.align import (
     stratified_sample,
     version_headlines,
 )
-from checkeval_core.analysis.split import set_split
 from checkeval_core.annotation.jobs import save_answer
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path
+from checkeval_core.task_split import set_split
 
 
 def test_kappa_by_hand():
@@ -49,7 +49,7 @@ def test_agreement_figures_intervals_and_reasons():
     assert f["confusion"] == {"yes/yes": 20, "yes/no": 5, "no/yes": 10, "no/no": 15}
     assert f["ci"][0] < 0.7 < f["ci"][1] and f["kappa_ci"][0] < 0.4 < f["kappa_ci"][1]
     one = agreement_figures(pairs.assign(group="g0"))
-    assert math.isnan(one["ci"][0]) and "≥ 2 groups" in one["ci_reason"]
+    assert math.isnan(one["ci"][0]) and "needs ≥ 6 groups" in one["ci_reason"]
     none = agreement_figures(pairs.iloc[:0])
     assert none["n"] == 0 and "no decision" in none["reason"]
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from checkeval_core import task_split as S
 from checkeval_core.analysis import propose as P
-from checkeval_core.analysis import split as S
 from checkeval_core.analysis.frames import run_frame
 from checkeval_core.bench.heldout import bench_heldout
 from checkeval_core.config import data_dir

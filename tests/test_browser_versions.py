@@ -10,11 +10,11 @@ import pytest
 def build_two_versions(db, limit: int = 96) -> tuple[int, int]:
     """summeval-demo: v1 (published), v2 = v1 minus the last two kept questions of each
     dimension; a finished fake checkeval run of each on the first ``limit`` items; split."""
-    from checkeval_core.analysis.split import set_split
     from checkeval_core.checklists.versions import freeze
     from checkeval_core.demo import load_demo
     from checkeval_core.runs import create_run, execute_run
     from checkeval_core.store import db_path
+    from checkeval_core.task_split import set_split
 
     load_demo(db)
     dims = [r[0] for r in db.execute("SELECT DISTINCT dimension_id FROM question q JOIN task t "

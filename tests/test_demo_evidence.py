@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from checkeval_core.analysis.propose import propose
-from checkeval_core.analysis.split import get_split
 from checkeval_core.analysis.versions import versions_report
 from checkeval_core.checklists.versions import get_version, list_versions
 from checkeval_core.demo import load_demo
 from checkeval_core.demo.runs import SPLIT_SEED, SPLIT_SHARE
 from checkeval_core.store import loads, open_db
+from checkeval_core.task_split import get_split
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -18,14 +18,14 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from checkeval_core.analysis import escalation as E
-from checkeval_core.analysis.split import set_explicit_split
 from checkeval_core.judges.base import BinaryResult, Capabilities, GenerateResult
 from checkeval_core.judges.spec import Backend, register_backend
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.escalate import escalation_params, estimate_calls, run_units
 from checkeval_core.runs.jobs import get_run, prepare_resume
+from checkeval_core.stats import escalation as E
 from checkeval_core.store import db_path as path_of
+from checkeval_core.task_split import set_explicit_split
 from tests.helpers import ScriptedServer, cli, make_runs_task
 
 
@@ -433,12 +433,10 @@ class OtherFake:
 
 def test_bench_escalate_rows_are_consistent_and_resumable(tmp_path):
     from checkeval_core.bench.escalate import bench_escalate, format_escalate
-    from checkeval_core.bench.quality import default_data_dir
-    from tests.helpers import FIXTURES
+    from tests.helpers import bench_source
 
     register_backend(Backend("fake2", OtherFake, title="second fake"))
-    src = default_data_dir() if (default_data_dir() / "alpacaeval").exists() else \
-        FIXTURES / "benchmarks"
+    src = bench_source()
     kw = {"queries": 12, "db_file": tmp_path / "e.db", "n_boot": 30, "target": 0.6,
           "margins": (0.0, 1.0)}
     res = bench_escalate("mtbench_pairs", src, "fake", "fake2", **kw)
@@ -524,11 +522,9 @@ def test_versions_page_curve_in_a_browser_at_1440(app_server, screen, tmp_path):
 
 def test_bench_escalate_first_only_asks_no_second_judge(tmp_path):
     from checkeval_core.bench.escalate import bench_escalate, format_escalate
-    from checkeval_core.bench.quality import default_data_dir
-    from tests.helpers import FIXTURES
+    from tests.helpers import bench_source
 
-    src = default_data_dir() if (default_data_dir() / "alpacaeval").exists() else \
-        FIXTURES / "benchmarks"
+    src = bench_source()
     res = bench_escalate("mtbench_pairs", src, "fake", "embedded:quality", queries=12,
                          db_file=tmp_path / "f.db", n_boot=20, target=0.6,
                          margins=(0.0, 1.0), first_only=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from checkeval_core.analysis import split as S
+from checkeval_core import task_split as S
 from tests.conftest import open_app_page
 from tests.helpers import build_versions_task as build
 

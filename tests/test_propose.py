@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from checkeval_core import task_split as S
 from checkeval_core.analysis import propose as P
-from checkeval_core.analysis import split as S
 from tests.helpers import PROPOSE_GROUPS as GROUPS
 from tests.helpers import PROPOSE_HUMAN as HUMAN
 from tests.helpers import PROPOSE_SYSTEMS as SYSTEMS

@@ -168,8 +168,8 @@ def test_one_label_everywhere(db, db_path):
 
 def test_versions_page_pins_and_unpins(db, db_path):
     big, _ = fake_demo_runs(db, 6)
-    from checkeval_core.analysis.split import set_split
     from checkeval_core.checklists.versions import freeze
+    from checkeval_core.task_split import set_split
 
     freeze(db, TASK)  # a second version: the page lists versions with their runs
     small = create_run(db, TASK, "fake", "rocketeval", checklist=1, limit=2)

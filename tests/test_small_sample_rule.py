@@ -94,7 +94,7 @@ def test_versions_delta_on_four_documents_gives_no_verdict(db):
 
 
 def test_no_proposal_from_four_dev_documents(db):
-    from checkeval_core.analysis.split import set_split
+    from checkeval_core.task_split import set_split
 
     build_proposal_task(db)  # 8 documents
     set_split(db, "pt", 0.5, seed=0)

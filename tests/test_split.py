@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from checkeval_core.analysis import split as S
+from checkeval_core import task_split as S
 from tests.helpers import run_cli
 
 

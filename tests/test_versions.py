@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from checkeval_core.analysis import split as S
+from checkeval_core import task_split as S
 from checkeval_core.analysis import versions as V
 from tests.helpers import VERSIONS_RHO_V1 as RHO_V1
 from tests.helpers import build_versions_task as build

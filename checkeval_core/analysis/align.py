@@ -35,14 +35,14 @@ import pandas as pd
 import sqlite_utils
 
 from checkeval_core.analysis.rankings import percentile_ci
-from checkeval_core.analysis.split import check_which, in_part, members, split_note
+from checkeval_core.stats.bootstrap import interval_reason, resample_index
 from checkeval_core.store import NotFound, rows
+from checkeval_core.task_split import check_which, in_part, members, split_note
 
 NAN = float("nan")
 N_BOOT = 200
 DEFAULT_SAMPLE = 50
 SATURATED = 0.95
-MIN_GROUPS = 2  # below this many groups there is no interval (one place to raise it)
 LOO_PARTS = ("dev", "heldout", "all")
 
 
@@ -53,13 +53,10 @@ def _isnan(x: Any) -> bool:
 # -- the one resampling function ----------------------------------------------------------------
 def resample_groups(n_groups: int, n_boot: int, seed: int) -> tuple[np.ndarray | None,
                                                                      str | None]:
-    """``(index array n_boot × n_groups, None)`` drawing groups with replacement, or
-    ``(None, reason)`` when there can be no interval."""
-    if n_groups < MIN_GROUPS:
-        return None, f"no interval: needs ≥ {MIN_GROUPS} groups (n={n_groups})"
-    if n_boot <= 0:
-        return None, "no interval: bootstrap switched off (0 resamples)"
-    return np.random.default_rng(seed).integers(0, n_groups, (n_boot, n_groups)), None
+    """``(index array n_boot × n_groups, None)`` drawn by the statistics floor's one rule, or
+    ``(None, reason)`` when there can be no interval (the floor's small-sample rule)."""
+    why = interval_reason(n_groups, n_boot)
+    return (None, why) if why else (resample_index(n_groups, n_boot, seed), None)
 
 
 # -- pure statistics ---------------------------------------------------------------------------

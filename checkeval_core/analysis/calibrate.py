@@ -251,7 +251,7 @@ def run_calibrated(db: Any, run_id: int, n_labelled: int | None = None, seed: in
     split, said in ``labelled_from``); ``n_labelled`` per system at most (None: every dev item
     with a human score)."""
     from checkeval_core.analysis.frames import run_frame
-    from checkeval_core.analysis.split import get_split, task_of_run
+    from checkeval_core.task_split import get_split, task_of_run
 
     if n_labelled is not None and int(n_labelled) < MIN_LABELLED:
         raise ValueError(f"--labelled {n_labelled}: give ≥ {MIN_LABELLED} labelled items per "

@@ -130,7 +130,7 @@ def analyze_ensemble(db: sqlite_utils.Database, run_ids: list[int],
         df, extra = stacked_frame(db, run_ids, with_length=mode == "stack_len")
         meta = {**meta, "n_features": extra["n_features"]}
     if split != "all":
-        from checkeval_core.analysis.split import filter_frame, task_of_run
+        from checkeval_core.task_split import filter_frame, task_of_run
 
         df = filter_frame(db, task_of_run(db, run_ids[0]), df, split)
     return {**meta, "mode": mode, **correlation_report(df, n_boot, seed)}

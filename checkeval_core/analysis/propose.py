@@ -6,7 +6,7 @@ one or more completed runs of one checklist version, so the revised checklist's 
 known before any new judge call (a subset of the questions needs none).
 
 **Split discipline.** Everything that is chosen — which questions stay, their weights — reads
-only the *dev* part of the task's split (:mod:`checkeval_core.analysis.split`); the held-out
+only the *dev* part of the task's split (:mod:`checkeval_core.task_split`); the held-out
 part is read once, at the end, to report the agreement before → after. A task without a split
 is refused. Parts: an item is in a part when its group is (and, on a split by system, its
 system is too) — except in the **ranking setting** (the evidence is a reference rating of the
@@ -78,7 +78,6 @@ import sqlite_utils
 from scipy import stats
 from scipy.optimize import nnls
 
-from checkeval_core.analysis.split import in_part, members
 from checkeval_core.analysis.versions import evidence_kinds
 from checkeval_core.annotation.preferences import ratings
 from checkeval_core.checklists.filtering import similar_pairs
@@ -97,6 +96,7 @@ from checkeval_core.stats.bootstrap import (
 from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN, judge_outcome
 from checkeval_core.stats.values import fmt, isnan
 from checkeval_core.store import NotFound, rows, task_id
+from checkeval_core.task_split import in_part, members
 
 NAN = float("nan")
 INVALID_SHARE = 0.5

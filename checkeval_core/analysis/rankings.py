@@ -196,7 +196,7 @@ def rankings_report(db: sqlite_utils.Database, run_id: int, aggregation: str | N
     """The list-level report of one run (the ``analyze --rankings --json`` output);
     ``split``: only the queries and systems of the task's ``dev`` or ``heldout`` part;
     ``exclude_annotators``: human votes of these annotators are left out of the human Elo."""
-    from checkeval_core.analysis.split import filter_frame, split_note
+    from checkeval_core.task_split import filter_frame, split_note
 
     if tie_margin < 0:
         raise ValueError("--tie-margin must be ≥ 0")
@@ -290,7 +290,7 @@ def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None
     ``position_bias``: how often the answer shown on the left won, per annotator and overall,
     over every vote of the task (of the split part), whether or not the run scored its
     answers (:func:`checkeval_core.annotation.position_bias.position_bias`)."""
-    from checkeval_core.analysis.split import in_part, part_members, split_note
+    from checkeval_core.task_split import in_part, part_members, split_note
 
     if tie_margin < 0:
         raise ValueError("--tie-margin must be ≥ 0")

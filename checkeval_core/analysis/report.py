@@ -173,7 +173,7 @@ def analyze_runs(db: sqlite_utils.Database, run_ids: list[int], aggregation: str
     ``coverage`` says which items each run scored and how many all of them share; with
     ``shared`` the correlations are computed on the shared items only (so that the runs'
     numbers can be compared), unless they share none (then ``coverage["note"]`` says so)."""
-    from checkeval_core.analysis.split import check_which, filter_frame, split_note, task_of_run
+    from checkeval_core.task_split import check_which, filter_frame, split_note, task_of_run
 
     check_which(split)
     tasks = list(dict.fromkeys(task_of_run(db, rid) for rid in run_ids))
@@ -247,7 +247,7 @@ def analyze_metric(db: sqlite_utils.Database, task: str, name: str, n_boot: int 
     df = metric_frame(db, task, name)
     if split == "all":
         return correlation_report(df, n_boot, seed)
-    from checkeval_core.analysis.split import filter_frame, split_note
+    from checkeval_core.task_split import filter_frame, split_note
 
     return {**correlation_report(filter_frame(db, task, df, split), n_boot, seed),
             "split": split_note(db, task, split)}
@@ -265,7 +265,7 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
     With ``shared`` (the default) every run and metric is compared on the items all of them
     share (``coverage`` says how many, and what each covers). ``split``: every figure reads
     the task's ``dev`` / ``heldout`` items (``split`` block)."""
-    from checkeval_core.analysis.split import check_which, filter_frame, split_note
+    from checkeval_core.task_split import check_which, filter_frame, split_note
 
     check_which(split)
     frames = {str(r): run_frame(db, r, aggregation) for r in run_ids}

@@ -14,7 +14,7 @@ against each kind of evidence the task has, per aggregation of its scores:
   rating (list level, :func:`checkeval_core.analysis.rankings.list_level`).
 
 Each figure is read on the task's dev and held-out groups (when the task has a split, see
-:mod:`checkeval_core.analysis.split`) and on all groups, with its items, groups and systems
+:mod:`checkeval_core.task_split`) and on all groups, with its items, groups and systems
 and a 95 % percentile bootstrap interval that resamples groups — or the reason it has none.
 :func:`version_diff` puts the question diff of two versions (added / removed / edited, from
 :func:`checkeval_core.checklists.versions.diff_versions`) beside the change in agreement of
@@ -34,7 +34,6 @@ import sqlite_utils
 
 from checkeval_core.analysis.frames import LEVEL_NAMES, explain_level, run_frame
 from checkeval_core.analysis.rankings import item_scores, score_table
-from checkeval_core.analysis.split import check_which, filter_frame, get_split, members
 from checkeval_core.checklists.versions import diff_versions, list_versions
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.registry import primary_aggregation
@@ -59,6 +58,7 @@ from checkeval_core.stats.correlation import (
 from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN, judge_outcome, list_level
 from checkeval_core.stats.values import NAN, isnan
 from checkeval_core.store import rows, task_id
+from checkeval_core.task_split import check_which, filter_frame, get_split, members
 
 EVIDENCE = ("human_scores", "annotations", "preferences", "reference_ratings")
 EVIDENCE_NAMES = {"human_scores": "human scores", "annotations": "annotators' answers",

@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from checkeval_core.analysis import escalation as E
 from checkeval_core.analysis.escalation_view import escalation_curve
-from checkeval_core.analysis.split import set_explicit_split
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.escalate import escalation_params, run_units
 from checkeval_core.runs.jobs import get_run
+from checkeval_core.stats import escalation as E
 from checkeval_core.store import db_path, open_db, task_id
+from checkeval_core.task_split import set_explicit_split
 
 ESCALATE_BENCHMARKS = ("mtbench_pairs", "summeval")
 DEFAULT_MARGINS = {"mtbench_pairs": (0.05, 0.2), "summeval": (0.1, 0.3)}
@@ -111,7 +111,7 @@ def _share_at_target(db: Any, rid: int, target: float, n_boot: int, seed: int) -
     run = get_run(db, rid)
     esc = run["params"]["escalation"]
     u = run_units(db, run)
-    from checkeval_core.analysis.split import members
+    from checkeval_core.task_split import members
 
     m = members(db, run["task"])[0]
     arr = u.arrays()

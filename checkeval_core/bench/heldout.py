@@ -34,9 +34,9 @@ import numpy as np
 
 from checkeval_core.analysis import propose as P
 from checkeval_core.analysis.frames import run_frame
-from checkeval_core.analysis.split import set_explicit_split
 from checkeval_core.stats.values import fmt, isnan
 from checkeval_core.store import item_column, open_db, task_id
+from checkeval_core.task_split import set_explicit_split
 
 HELDOUT_BENCHMARKS = ("summeval", "topical_chat", "alpacaeval", "mtbench_pairs")
 # the run's aggregations shown beside the proposal; "fitted" ones are cross-fitted over all

@@ -86,9 +86,9 @@ def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
     """Per question: agreement and κ with people's answers, confusion, yes-rate, system pairs
     separated, leave-one-out effect on the version's agreement with people's totals."""
     from checkeval_core.analysis.align import question_agreement
-    from checkeval_core.analysis.split import WHICH
     from checkeval_core.runs.options import check_bootstrap
     from checkeval_core.store import open_db
+    from checkeval_core.task_split import WHICH
 
     if split not in WHICH:
         fail(f"--split {split!r}: use dev, heldout or all")

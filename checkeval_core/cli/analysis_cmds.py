@@ -71,7 +71,7 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                     "system, drawn at random (seed 0) from the dev groups (default: all)"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Correlation with human scores (sample / dataset / system level), agreement, stability."""
-    from checkeval_core.analysis.split import WHICH
+    from checkeval_core.task_split import WHICH
 
     if split not in WHICH:
         fail(f"--split {split!r}: use dev, heldout or all")
@@ -336,9 +336,9 @@ def bench_heldout_cmd(benchmark: str = typer.Option(..., "--benchmark",
                       as_json: bool = typer.Option(False, "--json")) -> None:
     """Propose a revised checklist on one half of a benchmark, report it on the other half."""
     from checkeval_core.analysis.propose import ProposalError
-    from checkeval_core.analysis.split import SplitError
     from checkeval_core.bench.heldout import bench_heldout, format_heldout
     from checkeval_core.runs.options import check_bootstrap, check_count, check_tie_margin
+    from checkeval_core.task_split import SplitError
 
     try:
         check_bootstrap(bootstrap)

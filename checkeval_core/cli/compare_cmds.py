@@ -31,9 +31,9 @@ def compare_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
     """Run B against baseline run A on their shared items: regressions first, flipped
     decisions, Δ agreement with humans with a paired bootstrap interval over groups."""
     from checkeval_core.analysis.compare import CompareError, compare_runs, summary_lines
-    from checkeval_core.analysis.split import SplitError
     from checkeval_core.cli.app import clean_json
     from checkeval_core.runs.options import check_bootstrap, check_count, check_seed
+    from checkeval_core.task_split import SplitError
 
     if not run or len(run) != 2:
         fail("give exactly two runs: --run A --run B (A = the baseline)")

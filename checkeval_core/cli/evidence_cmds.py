@@ -31,8 +31,8 @@ def split_cmd(task: str = typer.Option(..., "--task"),
 
     Deterministic: a seeded hash orders the groups; the same seed and share applied again keep
     every stored assignment and place only groups added since."""
-    from checkeval_core.analysis.split import SplitError, clear_split, get_split, set_split
     from checkeval_core.runs.options import check_seed
+    from checkeval_core.task_split import SplitError, clear_split, get_split, set_split
 
     if show and clear:
         fail("give --show or --clear, not both")
@@ -105,9 +105,9 @@ def versions_cmd(task: str = typer.Option(..., "--task"),
                                                        "two answers tie"),
                  as_json: bool = typer.Option(False, "--json")) -> None:
     """Agreement with humans per frozen checklist version × judge × method × aggregation."""
-    from checkeval_core.analysis.split import SplitError
     from checkeval_core.analysis.versions import reference_rows, version_diff, versions_report
     from checkeval_core.runs.options import check_bootstrap, check_tie_margin
+    from checkeval_core.task_split import SplitError
 
     try:
         check_bootstrap(bootstrap)

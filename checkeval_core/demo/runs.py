@@ -20,10 +20,10 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.analysis.split import set_split
 from checkeval_core.config import data_dir
 from checkeval_core.runs.bundle import bundle_hash, import_bundle
 from checkeval_core.store import NotFound, dumps, loads
+from checkeval_core.task_split import set_split
 
 # the demo's dev / held-out split: make_demo_runs.sh reads these two numbers from here
 SPLIT_SEED = 0

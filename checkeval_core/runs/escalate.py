@@ -7,7 +7,7 @@ fixed-sequence test at probability 1 − ``delta``) or ``margin`` (a fixed confi
 After A's pass over every item (``jobs.execute_run``), :func:`escalate`:
 
 1. reads A's answers as *units* (one answer, or one human-voted pair on a pairwise task — see
-   :mod:`checkeval_core.analysis.escalation`) with A's confidence;
+   :mod:`checkeval_core.stats.escalation`) with A's confidence;
 2. fixes the threshold (the stored one on a resumed run, else ``margin``, else the fit on the
    labelled dev units);
 3. asks B, item by item, every request whose answers belong to a unit below the threshold
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.analysis import escalation as E
+from checkeval_core.stats import escalation as E
 from checkeval_core.store import dumps, now_iso, task_id, transaction
 
 OPTIONS = ("escalate_to", "target_agreement", "margin", "delta", "abstain")
@@ -69,7 +69,7 @@ def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
     if target is not None:
         E.check_target(target)
         E.check_delta(params.get("delta", E.DEFAULT_DELTA))
-        from checkeval_core.analysis.split import members
+        from checkeval_core.task_split import members
 
         if members(db, task) is None:
             raise ValueError(f"--target-agreement: task {task!r} has no dev / held-out split "
@@ -187,7 +187,7 @@ def run_units(db: sqlite_utils.Database, run: dict[str, Any]) -> Units:
 
 def _parts(db: sqlite_utils.Database, run: dict[str, Any], groups: list[str]) -> np.ndarray:
     """Each unit's part ("dev" / "heldout" / "") from the task's split."""
-    from checkeval_core.analysis.split import members
+    from checkeval_core.task_split import members
 
     m = members(db, run["task"])
     if m is None:

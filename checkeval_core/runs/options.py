@@ -42,6 +42,7 @@ import math
 import os
 from typing import Any
 
+from checkeval_core.fields import MAX_SEED, check_seed  # noqa: F401 - the seed rule
 from checkeval_core.runs.registry import check_aggregation
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.safeio import LIMITS, InputError, has_surrogate, load_json_text
@@ -153,7 +154,6 @@ def check_tie_margin(x: float, where: str = "--tie-margin", shown: str | None = 
     return float(x)
 
 
-MAX_SEED = 2**32 - 1  # numpy's generators and the split hash take seeds in [0, 2**32)
 MAX_EPSILON = 1.0  # a change in an agreement coefficient; above 1 nothing is ever dropped
 
 
@@ -164,14 +164,6 @@ def check_epsilon(x: float, where: str = "--epsilon", shown: str | None = None) 
         raise ValueError(f"{where} {shown if shown is not None else x}: give a finite gain in "
                          f"agreement from 0 to {MAX_EPSILON:g} (e.g. 0.005)")
     return float(x)
-
-
-def check_seed(n: int, where: str = "--seed") -> int:
-    """A whole number from 0 to :data:`MAX_SEED` (negative seeds have no meaning here: the
-    split stores -1 for a split named group by group)."""
-    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_SEED:
-        raise ValueError(f"{where} {str(n)[:30]}: give a whole number from 0 to {MAX_SEED:,}")
-    return n
 
 
 def check_count(n: int, where: str, what: str, low: int = 1, top: int | None = None) -> int:

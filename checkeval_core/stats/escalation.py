@@ -33,6 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from checkeval_core.stats.bootstrap import group_bootstrap
+from checkeval_core.stats.bootstrap import percentile_ci as _percentile_ci
+
 DEFAULT_DELTA = 0.1
 NO_THRESHOLD = math.inf  # nothing kept: every unit goes to the second judge
 
@@ -172,29 +175,21 @@ def cascade_outcome(conf_a: np.ndarray, agree_a: np.ndarray, threshold: float,
 def resample_groups(groups: Sequence[Any], stat: Callable[[np.ndarray], float],
                     n_boot: int = 200, seed: int = 0) -> np.ndarray:
     """``stat(index)`` over ``n_boot`` resamples of whole groups (units of one group share a
-    source and are not independent). The one resampling helper of this module: point it at the
-    statistics floor's when that lands. Returns the finite resampled values."""
+    source and are not independent), drawn by the floor's group bootstrap (its draw rule and
+    small-sample rule: below the minimum number of groups nothing is drawn). Returns the
+    finite resampled values (empty when there is no interval)."""
     g = np.asarray([str(x) for x in groups])
     keys = np.unique(g)
-    if len(keys) < 2 or n_boot <= 0:
-        return np.array([])
-    idx_of = {k: np.flatnonzero(g == k) for k in keys}
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n_boot):
-        pick = rng.choice(keys, size=len(keys), replace=True)
-        idx = np.concatenate([idx_of[k] for k in pick])
-        v = stat(idx)
-        if np.isfinite(v):
-            out.append(v)
-    return np.asarray(out, float)
+    idx_of = [np.flatnonzero(g == k) for k in keys]
+    boot = group_bootstrap(len(keys), lambda pick: stat(np.concatenate([idx_of[i] for i in pick])),
+                           n_boot, seed, vectorised=False)
+    return boot.values[np.isfinite(boot.values)] if not boot.reason else np.array([])
 
 
 def percentile_ci(values: np.ndarray, level: float = 0.95) -> list[float] | None:
-    if len(values) < 2:
-        return None
-    lo, hi = np.percentile(values, [50 * (1 - level), 50 * (1 + level)])
-    return [float(lo), float(hi)]
+    """The floor's percentile interval, ``None`` when there is none."""
+    ci = _percentile_ci(values, 1 - level)
+    return None if any(math.isnan(x) for x in ci) else ci
 
 
 def curve(conf_a: np.ndarray, agree_a: np.ndarray, agree_b: np.ndarray,

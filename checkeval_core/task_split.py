@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 import sqlite_utils
 
+from checkeval_core.fields import check_seed
 from checkeval_core.store import NotFound, now_iso, rows, task_id, transaction
 
 PARTS = ("dev", "heldout")
@@ -178,7 +179,6 @@ def set_split(db: sqlite_utils.Database, task: str, heldout_share: float = DEFAU
     kept and only groups (systems) added since are placed — pressing it twice changes nothing.
     Otherwise the split is made afresh. ``by_system`` None: split systems too when the task
     has reference ratings."""
-    from checkeval_core.runs.options import check_seed
 
     share = check_share(heldout_share)
     try:
