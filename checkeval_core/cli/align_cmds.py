@@ -15,7 +15,7 @@ from checkeval_core.store import NotFound
 @bench_app.command("calibrate")
 def bench_calibrate_cmd(
         data: Path | None = typer.Option(None, "--data", help="benchmark folder with "
-                                         "summeval.jsonl (default ../shared/benchmarks)"),
+                                         "summeval.jsonl (default $CHECKEVAL_BENCH_DATA)"),
         db: Path | None = typer.Option(None, "--db", help="a checkeval database holding --run "
                                        "(instead of ROUGE-1 on --data)"),
         run: int | None = typer.Option(None, "--run", help="with --db: the run whose scores "

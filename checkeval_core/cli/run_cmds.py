@@ -239,7 +239,7 @@ def bundle_import_cmd(file: str = typer.Argument(...),
 def bench_escalate_cmd(
         benchmark: str = typer.Option(..., "--benchmark", help="mtbench_pairs|summeval"),
         data: str | None = typer.Option(None, "--data", help="benchmark folder (default "
-                                        "../shared/benchmarks)"),
+                                        "$CHECKEVAL_BENCH_DATA; there is no built-in path)"),
         judge: str = typer.Option("embedded", "--judge", help="the first judge (A)"),
         escalate_to: str = typer.Option("embedded:quality", "--escalate-to",
                                         help="the second judge (B)"),
