@@ -21,6 +21,7 @@ import sqlite_utils
 
 from checkeval_core.config import cache_dir
 from checkeval_core.judges.registry import get_judge, parse_spec
+from checkeval_core.runs.estimate import record_actual, record_estimate
 from checkeval_core.runs.options import check_limit, check_params, max_error_share
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_write import compute_scores
@@ -210,6 +211,7 @@ def execute_run(path: str | Path, run_id: int,
                " heartbeat_at = ?, error = '' WHERE id = ?", [os.getpid(), now_iso(), now_iso(),
                                                               run_id])
     j = judge or get_judge(run["judge_spec"], db=db)
+    cost_before = record_estimate(db, run_id, j)  # the estimate, once, before any judge call
     # what a planner may read (see runs/methods.py); params is the run's own dict, so a
     # prepare step that stores a derived option (SEAL's weights) is seen by the planner
     ctx = {"kind": task["kind"], "content": content, "params": run["params"],
@@ -277,6 +279,8 @@ def execute_run(path: str | Path, run_id: int,
         db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, pid = NULL "
                    "WHERE id = ?", [f"{type(e).__name__}: {e}"[:1000], now_iso(), run_id])
         raise
+    finally:
+        record_actual(db, run_id, j, cost_before)  # beside the estimate, on every exit
     return get_run(db, run_id)
 
 
