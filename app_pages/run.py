@@ -8,7 +8,8 @@ from checkeval_core.checklists.versions import list_versions
 from checkeval_core.judges.saved import list_judges
 from checkeval_core.runs import cancel_run, start_background
 from checkeval_core.runs.defaults import recommended
-from checkeval_core.runs.jobs import prepare_resume
+from checkeval_core.runs.estimate import cost_line, estimate_batch, estimate_vs_actual
+from checkeval_core.runs.jobs import get_run, prepare_resume
 from checkeval_core.runs.progress import panel
 from checkeval_core.runs.registry import METHODS, all_aggregations
 from checkeval_core.runs.start import start_runs
@@ -66,11 +67,16 @@ with st.expander("Prompt layout and scoring"):
                                 "need human scores and are fitted on other documents.")
 st.caption(f"Preselected: {' + '.join(rec['judges'])} · {rec['method']} · "
            f"{rec['aggregation']} — {rec['why']}.")
+opts = {k: True for k, on in (("include_definition", inc_def),
+                               ("include_reference", inc_ref)) if on}
+if phrasing:
+    opts["phrasing"] = int(phrasing)
+line, notes = cost_line(estimate_batch, db, task, [*judges, extra], methods, checklist=vnum,
+                        limit=int(limit), params=opts)
+st.info(line, icon=":material/payments:")  # the cost before the click
+if notes:
+    st.caption(" · ".join(notes))
 if st.button("Start", type="primary", key="run_start"):
-    opts = {k: True for k, on in (("include_definition", inc_def),
-                                   ("include_reference", inc_ref)) if on}
-    if phrasing:
-        opts["phrasing"] = int(phrasing)
     res = start_runs(db, task, [*judges, extra], methods, checklist=vnum, limit=int(limit),
                      params=opts, primary=None if primary == "(method default)" else primary,
                      launch=start_background)
@@ -104,6 +110,9 @@ def runs_panel() -> None:
     c1, c2, c3 = st.columns([1, 1, 2])
     rid = c1.selectbox("Run of this task", list(runs), key=PICK, help="Cancel stops a run after its current item; Resume restarts a "
                             "cancelled, failed or killed one.")
+    cost = estimate_vs_actual(get_run(db, int(rid)))
+    if cost:  # the estimate stored when the run started, beside what it really cost
+        st.dataframe(pd.DataFrame(cost), hide_index=True)
     can = runs[rid]["actions"]
     if c2.button("Cancel", key="run_cancel", disabled=not can["cancel"]):
         cancel_run(db, int(rid))

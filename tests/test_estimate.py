@@ -151,3 +151,30 @@ def test_embedded_estimate_counts_the_tokens_it_evaluates(db, task):
         act = json.loads(run["actual"])
         assert run["status"] == "completed"
         assert (act["calls"], act["prompt_tokens"]) == (est.calls, est.prompt_tokens)
+
+
+def test_run_page_shows_the_cost_before_start_and_beside_the_run(db, task, monkeypatch):
+    import checkeval_core.runs as runs
+    from tests.conftest import open_app_page
+
+    started: list[int] = []
+    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
+    at = open_app_page("app_pages/run.py")
+    at.selectbox(key="run_task").select(task).run()
+    at.multiselect(key="run_judges").set_value([])
+    at.text_input(key="run_extra").input("fake")
+    at.multiselect(key="run_methods").set_value(["rocketeval"])
+    at.number_input(key="run_limit").set_value(2).run()
+    want = estimate_new_run(db, task, "fake", "rocketeval", limit=2)
+    assert not at.exception
+    assert any(f"{want.calls} judge calls (0 already cached)" in i.value for i in at.info)
+    at.text_input(key="run_extra").input("nope:x").run()
+    assert any("Cost unknown" in i.value and "unknown judge" in i.value for i in at.info)
+    at.text_input(key="run_extra").input("fake").run()
+    at.button(key="run_start").click().run()
+    execute_run(db_path(db), started[0])
+    at.run()
+    frames = [f.value for f in at.dataframe if "figure" in f.value.columns]
+    assert frames and list(frames[0]["figure"]) == list(KEYS)
+    calls = frames[0].set_index("figure").loc["calls"]
+    assert calls["estimate"] == calls["actual"] == want.calls

@@ -528,3 +528,15 @@ def measure_rate(spec: str, rounds: int = 2) -> dict[str, Any]:
                            "seconds": round(s, 3)} for r, s in zip(rows, secs)]}
     save_rate(judge.spec, rate)
     return rate
+
+
+def cost_line(estimate: Callable[..., Estimate], *args: Any, **kw: Any) -> tuple[str, list[str]]:
+    """``(line, notes)`` for a page, before its button: ``estimate(*args, **kw)``'s text, or
+    why there is none (the same message the button would show)."""
+    try:
+        est = estimate(*args, **kw)
+    except ImportError as e:
+        return f"Cost unknown: {e}", []
+    except (ValueError, LookupError) as e:
+        return f"Cost unknown: {e}", []
+    return "Cost: " + est.text(), est.notes
