@@ -7,6 +7,7 @@ from checkeval_core.checklists import augment as A
 from checkeval_core.checklists import editing as M
 from checkeval_core.checklists.filtering import filter_dimension
 from checkeval_core.checklists.seeds import save_seeds, seed_questions
+from checkeval_core.runs import estimate as E
 from checkeval_core.store import task_id
 from checkeval_core.textsafe import md_escape
 from studio_ui.dimensions_ui import presets_and_files
@@ -115,6 +116,10 @@ strategy = c3.selectbox("Strategy", ["diversify", "elaborate"], key="gen_strateg
 st.caption(f"Mode for this judge: **{A.default_mode(judge.strip() or 'embedded')}** — "
            "`single` asks one question per generation (small local judges), `list` a "
            "numbered list.")
+for what, est in (("Generate", E.estimate_generate), ("Filter", E.estimate_filter)):
+    line, notes = E.cost_line(est, db, task, dim["name"], *((strategy, judge, int(n)) if
+                              what == "Generate" else (judge,)))
+    st.caption(f"**{what}** — " + md_escape(line + (f" ({'; '.join(notes)})" if notes else "")))
 b1, b3, b2 = st.columns(3)
 again = b3.button("Generate again (new samples)", key="gen_again",
                   help="Bypass the cache: sample new questions instead of the answers stored "

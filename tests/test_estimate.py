@@ -178,3 +178,61 @@ def test_run_page_shows_the_cost_before_start_and_beside_the_run(db, task, monke
     assert frames and list(frames[0]["figure"]) == list(KEYS)
     calls = frames[0].set_index("figure").loc["calls"]
     assert calls["estimate"] == calls["actual"] == want.calls
+
+
+@pytest.mark.parametrize("mode", ["list", "single"])
+def test_generate_and_filter_estimates_ask_nothing_write_nothing_and_count_right(db, mode):
+    from checkeval_core.checklists.augment import augment
+    from checkeval_core.checklists.editing import questions
+    from checkeval_core.checklists.filtering import filter_dimension
+    from checkeval_core.runs.estimate import estimate_filter, estimate_generate
+    from tests.helpers import load_demo_copy
+
+    load_demo_copy(db)
+    before = questions(db, "summeval-demo")
+    est = estimate_generate(db, "summeval-demo", "coherence", "diversify", "fake", n=3,
+                            mode=mode)
+    assert questions(db, "summeval-demo") == before  # nothing written
+    judge = CachedJudge(FakeJudge(), db=db)
+    augment(db, "summeval-demo", "coherence", "diversify", "fake", n=3, judge_obj=judge,
+            mode=mode)
+    assert est.calls == judge.inner.calls > 0
+    assert estimate_generate(db, "summeval-demo", "coherence", "diversify", "fake", n=3,
+                             mode=mode).calls == 0  # asked again: the cache answers
+    fmode = "json" if mode == "list" else "binary"
+    pre = [(q["status"], q["filter_verdict"]) for q in questions(db, "summeval-demo")]
+    f_est = estimate_filter(db, "summeval-demo", "coherence", "fake", mode=fmode)
+    assert [(q["status"], q["filter_verdict"]) for q in questions(db, "summeval-demo")] == pre
+    fj = CachedJudge(FakeJudge(), db=db)
+    filter_dimension(db, "summeval-demo", "coherence", "fake", judge_obj=fj, mode=fmode)
+    assert f_est.calls == fj.inner.calls > 0
+    with pytest.raises(ValueError, match="no dimension"):
+        estimate_filter(db, "summeval-demo", "nope", "fake")
+
+
+def test_dimensions_page_shows_generate_and_filter_costs(db):
+    from tests.conftest import open_app_page
+    from tests.helpers import load_demo_copy
+
+    load_demo_copy(db)
+    at = open_app_page("app_pages/dimensions.py")
+    at.text_input(key="gen_judge").input("fake").run()
+    assert not at.exception
+    lines = [c.value for c in at.caption if "judge calls" in c.value]
+    assert any(c.startswith("**Generate**") for c in lines)
+    assert any(c.startswith("**Filter**") for c in lines)
+
+
+def test_a_features_writes_during_an_estimate_are_rolled_back(db, task):
+    from checkeval_core.runs.estimate import estimate_calls
+    from checkeval_core.store import transaction
+
+    def work(judge):
+        with transaction(db):  # the feature's own transaction joins the estimate's savepoint
+            db.execute("UPDATE task SET name = 'renamed'")
+        db.execute("DELETE FROM item")
+
+    n = db.execute("SELECT COUNT(*) FROM item").fetchone()[0]
+    estimate_calls(FakeJudge(), work, db)
+    assert db.execute("SELECT name FROM task").fetchone()[0] == task
+    assert db.execute("SELECT COUNT(*) FROM item").fetchone()[0] == n > 0

@@ -370,6 +370,13 @@ def probe_verbosity_cmd(run: int = typer.Option(..., "--run", help="RUN_ID (comp
     if estimate:
         typer.echo(f"{res['n_items']} items, {res['n_requests']} requests, {res['n_calls']} "
                    f"judge call(s) not in the cache")
+        from checkeval_core.runs.estimate import Estimate
+
+        est = Estimate(**{k: res[k] for k in ("calls", "cached", "prompt_tokens",
+                                              "completion_tokens", "seconds", "usd")})
+        typer.echo(est.text())
+        for note in res["notes"]:
+            typer.echo(f"  {note}")
         return
     typer.echo(f"run {res['run']} ({res['judge']}, {res['method']}), {res['n_items']} items, "
                f"{res['n_calls']} judge call(s); {res['n_flagged']} question(s) whose p(Yes) "

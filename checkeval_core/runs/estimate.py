@@ -36,7 +36,8 @@ import json
 import os
 import platform
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -272,17 +273,34 @@ def estimate_requests(judge: Any, batches: Iterable[tuple[str, Sequence[Any]]],
     return sim.result()
 
 
+@contextmanager
+def _dry(db: sqlite_utils.Database | None) -> Iterator[None]:
+    """Everything ``db`` gets written inside is rolled back (a savepoint): the feature a
+    cost is estimated for runs its own code, and stores nothing."""
+    if db is None:
+        yield
+        return
+    conn = db.conn
+    if conn.in_transaction:
+        raise RuntimeError("a cost estimate cannot run inside a transaction")
+    conn.execute("SAVEPOINT cost_estimate")
+    try:
+        yield
+    finally:
+        conn.execute("ROLLBACK TO SAVEPOINT cost_estimate")
+        conn.execute("RELEASE SAVEPOINT cost_estimate")
+
+
 def estimate_calls(judge: Any, work: Callable[[Any], Any],
                    db: sqlite_utils.Database | None = None) -> Estimate:
     """The cost of ``work(judge)`` — a feature's own function (*Generate*, *Filter*, a probe)
-    called with a stand-in judge that answers nothing new (see :class:`Simulation`); its
-    results are discarded. Requests that depend on an answer not yet cached are planned from
-    the feature's own fallback for a failed answer."""
+    called with a stand-in judge that answers nothing new (see :class:`Simulation`), its
+    writes rolled back and its result discarded. Requests that depend on an answer not yet
+    cached are planned from the feature's own fallback for a failed answer. The feature's
+    refusals (ValueError: no seeds, an unknown dimension) are raised as they would be."""
     sim = Simulation(_judge(judge, db), db)
-    try:
+    with _dry(db):
         work(sim)
-    except ValueError:
-        pass  # a feature that refuses to go on without answers: the calls made so far count
     est = sim.result()
     est.notes.append("later steps that need the judge's answers are counted as if the first "
                      "answers were missing")
@@ -404,6 +422,28 @@ def estimate_batch(db: sqlite_utils.Database, task: str, judges: list[str], meth
         for m in methods:
             total = total + estimate_new_run(db, task, j, m, **kw)
     return total
+
+
+# -- the Dimensions page's Generate and Filter -----------------------------------------------------
+def estimate_generate(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
+                      judge: str, n: int = 4, fresh: bool = False,
+                      mode: str | None = None) -> Estimate:
+    """What *Generate* (``checklists.augment.augment``) with these arguments will cost."""
+    from checkeval_core.checklists.augment import augment
+
+    spec = judge.strip() or "embedded"
+    return estimate_calls(spec, lambda j: augment(db, task, dimension, strategy, spec, n=n,
+                                                  judge_obj=j, fresh=fresh, mode=mode), db)
+
+
+def estimate_filter(db: sqlite_utils.Database, task: str, dimension: str,
+                    judge: str, mode: str | None = None) -> Estimate:
+    """What *Filter* (``checklists.filtering.filter_dimension``) will cost."""
+    from checkeval_core.checklists.filtering import filter_dimension
+
+    spec = judge.strip() or "embedded"
+    return estimate_calls(spec, lambda j: filter_dimension(db, task, dimension, spec,
+                                                           judge_obj=j, mode=mode), db)
 
 
 # -- stored beside the run ------------------------------------------------------------------------
