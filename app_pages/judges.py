@@ -4,6 +4,7 @@ question. Backends, their fields and key variables come from ``checkeval_core.ju
 import pandas as pd
 import streamlit as st
 
+from checkeval_core.judges.keys import key_sources_for
 from checkeval_core.judges.probe import TEST_QUESTION, ask_judge
 from checkeval_core.judges.saved import DEFAULT_SPEC, add_judge, delete_judge, list_judges
 from checkeval_core.judges.spec import BACKENDS, JudgeSpecError, parse_spec, spec_forms
@@ -49,19 +50,22 @@ with st.expander("Add a judge", expanded=False):
         else:
             values[f.name] = st.text_input(f.label, f.default, key=f"add_{f.name}",
                                            help=f.help or None)
-    key_env = ""
-    if backend.key_envs:
-        key_env = st.text_input(
-            "Key source: name of an environment variable (the key itself is never stored)",
-            key="add_key_env", placeholder=" then ".join(backend.key_envs),
-            help="Empty: the default variables " + ", then ".join(backend.key_envs) +
-                 " (from the environment or .streamlit/secrets.toml)")
     label = st.text_input("Label (optional)", key="add_label")
     spec = backend.spec(values)
     st.code(spec, language=None)
+    key_env = ""
+    if backend.key_envs:
+        # only variables the operator declared and approved for this address are offered
+        choice = key_sources_for(spec, secrets=st.secrets)
+        key_env = st.selectbox(
+            "Key source (the key itself is never stored)", [""] + choice["approved"],
+            key="add_key_env",
+            format_func=lambda v: v or "default: " + ", then ".join(backend.key_envs)
+            + " where approved for this address, else no key")
+        st.caption(choice["note"])
     if st.button("Save judge", key="add_save"):
         try:
-            jid = add_judge(db, spec, label=label, key_env=key_env)
+            jid = add_judge(db, spec, label=label, key_env=key_env, secrets=st.secrets)
         except (JudgeSpecError, ValueError) as e:
             st.error(str(e))
         else:

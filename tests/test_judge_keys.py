@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from checkeval_core.judges.keys import resolve_key
+from checkeval_core.judges.keys import KEY_HOSTS_ENV, resolve_key
 from checkeval_core.judges.saved import add_judge
 from checkeval_core.store import open_db
 from tests.helpers import ScriptedServer, cli, load_demo_copy
@@ -27,8 +27,10 @@ SECRET = "sk-MYKEY-secret-0123456789abcdef"
 
 
 @pytest.fixture
-def server():
+def server(monkeypatch, clean_keys):
+    """A local server the operator approved MYKEY for."""
     s = ScriptedServer()
+    monkeypatch.setenv(KEY_HOSTS_ENV, f"MYKEY={s.url}")
     yield s
     s.close()
 
@@ -36,7 +38,8 @@ def server():
 @pytest.fixture
 def clean_keys(monkeypatch, tmp_path):
     """No default key variables; MYKEY holds the secret; logs in a temp cache dir."""
-    for k in ("CHECKEVAL_OPENAI_COMPAT_KEY", "CHECKEVAL_OPENAI_KEY", "OPENAI_API_KEY"):
+    for k in ("CHECKEVAL_OPENAI_COMPAT_KEY", "CHECKEVAL_OPENAI_KEY", "OPENAI_API_KEY",
+              KEY_HOSTS_ENV):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("MYKEY", SECRET)
     monkeypatch.setenv("CHECKEVAL_CACHE_DIR", str(tmp_path / "cache"))
@@ -57,6 +60,9 @@ def test_resolve_key_order(db, monkeypatch, clean_keys):
     spec = "openai-compat:http://h/v1#m"
     assert resolve_key(db, spec) is None  # nothing configured
     monkeypatch.setenv("CHECKEVAL_OPENAI_COMPAT_KEY", "default-key")
+    assert resolve_key(db, spec) is None  # set, but nobody approved http://h for it
+    monkeypatch.setenv(KEY_HOSTS_ENV, "CHECKEVAL_OPENAI_COMPAT_KEY=http://h;MYKEY=http://h,"
+                                      "https://x.example\nOTHER=http://h")
     assert resolve_key(db, spec) == "default-key"
     add_judge(db, spec, key_env="MYKEY")
     assert resolve_key(db, spec) == SECRET  # the saved judge's variable wins

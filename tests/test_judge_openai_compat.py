@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from checkeval_core.judges.base import BinaryRequest, GenerateRequest
+from checkeval_core.judges.keys import KEY_HOSTS_ENV
 from checkeval_core.judges.registry import get_judge, load_backend
 from tests.helpers import completion
 
@@ -98,6 +99,7 @@ def req(q="Is it good?"):
 
 def test_logprob_answer_and_request_shape(server, monkeypatch):
     monkeypatch.setenv("CHECKEVAL_OPENAI_COMPAT_KEY", KEY)
+    monkeypatch.setenv(KEY_HOSTS_ENV, f"CHECKEVAL_OPENAI_COMPAT_KEY={server.url}")
     j = load_backend(f"openai-compat:{server.url}#tiny-model")
     r = j.binary([req()])[0]
     assert r.verdict == "yes" and r.mode == "logprob"

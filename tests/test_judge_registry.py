@@ -48,7 +48,8 @@ def test_openai_needs_key(monkeypatch):
         load_backend("openai:gpt-4o-mini")
 
 
-def test_saved_judges_never_store_keys(db):
+def test_saved_judges_never_store_keys(db, monkeypatch):
+    monkeypatch.setenv("CHECKEVAL_KEY_HOSTS", "MY_KEY=http://h")
     assert [j["spec"] for j in list_judges(db)] == ["embedded"]
     add_judge(db, "openai-compat:http://h/v1#m", key_env="MY_KEY")
     with pytest.raises(ValueError, match="NAME of an environment variable"):

@@ -68,12 +68,13 @@ class ToyJudge:
 TOY = Backend("toy", ToyJudge, title="toy — a backend declared by the test suite",
               fields=(SpecField("host", "Host", default="toy.local"),
                       SpecField("flavour", "Flavour", optional=True)),
-              key_envs=("TOY_KEY",), example="toy:toy.local#sweet")
+              key_envs=("TOY_KEY",), url_field="host", example="toy:toy.local#sweet")
 
 
 @pytest.fixture
 def toy(monkeypatch):
     monkeypatch.setenv("TOY_KEY", "toy-secret")
+    monkeypatch.setenv("CHECKEVAL_KEY_HOSTS", "TOY_KEY=box.lan")  # the operator's approval
     ToyJudge.FAILURES.clear()
     ToyJudge.CALLS.clear()
     register_backend(TOY)  # the one declaration
@@ -134,7 +135,8 @@ def test_judges_page_renders_the_declared_form(toy, db):
     assert at.text_input(key="add_host").value == "toy.local"  # the declared default
     at.text_input(key="add_host").input("box.lan").run()
     at.text_input(key="add_flavour").input("sweet").run()
-    assert at.text_input(key="add_key_env").placeholder == "TOY_KEY"
+    # the key sources offered: those the operator approved for box.lan
+    assert at.selectbox(key="add_key_env").options[1:] == ["TOY_KEY"]
     assert at.code[0].value == "toy:box.lan#sweet"
     at.button(key="add_save").click().run()
     assert any("Saved judge 2: toy:box.lan#sweet" in s.value for s in at.success)

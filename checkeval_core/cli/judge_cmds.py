@@ -1,4 +1,5 @@
-"""CLI for judges: ``judge test``, ``judge list``, ``judge add`` and ``bench speed``."""
+"""CLI for judges: ``judge test``, ``judge list``, ``judge add``, ``judge sources`` and
+``bench speed``."""
 
 from __future__ import annotations
 
@@ -74,6 +75,28 @@ def judge_add_cmd(spec: str = typer.Argument(..., help="Judge spec."),
     except (JudgeSpecError, ValueError) as e:
         fail(str(e))
     typer.echo(f"judge {jid}: {parse_spec(spec).spec}")
+
+
+@judge_app.command("sources")
+def judge_sources_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Key sources the operator declared and the addresses each key may be sent to
+    (CHECKEVAL_KEY_HOSTS and the backends' defaults): names and addresses only, never keys."""
+    import os
+
+    from checkeval_core.judges.keys import KeyRefused, declared_sources
+
+    try:
+        table = declared_sources()
+    except KeyRefused as e:
+        fail(str(e))
+    rows = [{"variable": var, "approved": hosts, "set": bool(os.environ.get(var))}
+            for var, hosts in table.items()]
+    if as_json:
+        typer.echo(json.dumps(rows))
+    else:
+        for r in rows:
+            typer.echo(f"{r['variable']}\t{'set' if r['set'] else 'unset'}\t"
+                       f"{', '.join(r['approved']) or '(no address approved)'}")
 
 
 @bench_app.command("speed")

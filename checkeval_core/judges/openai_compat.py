@@ -26,7 +26,15 @@ from checkeval_core.judges.base import (
     GenerateRequest,
     GenerateResult,
 )
-from checkeval_core.judges.keys import default_key_envs, resolve_key
+from checkeval_core.judges.keys import (
+    KeyRefused,
+    Origin,
+    default_key_envs,
+    origin_of,
+    resolve,
+    show_origin,
+    target_url,
+)
 from checkeval_core.judges.parsing import p_yes_from_logprobs, parse_verdict
 from checkeval_core.judges.retry import RetryDecision
 
@@ -38,7 +46,8 @@ class OpenAIJudge:
     """Chat-completions adapter; ``parsed`` is a :class:`spec.JudgeSpec`."""
 
     def __init__(self, parsed: Any, api_key: str | None = None, timeout: float | None = None,
-                 concurrency: int | None = None, **params: Any) -> None:
+                 concurrency: int | None = None,
+                 key_origins: tuple[Origin, ...] | None = None, **params: Any) -> None:
         try:
             import openai
         except ImportError as e:  # pragma: no cover - openai is a hard requirement
@@ -47,24 +56,45 @@ class OpenAIJudge:
         self.backend = parsed.backend
         self.spec = parsed.spec
         self.model = parsed.model
-        self.base_url = parsed.base_url or None
-        key = api_key or resolve_key(None, self.spec)
-        if not key and self.backend == "openai":
+        # always explicit: the client's own default (OPENAI_BASE_URL) must not move the key
+        self.base_url = target_url(self.spec)
+        if not api_key:
+            found = resolve(None, self.spec)
+            api_key, key_origins = (found.value, found.origins) if found else (None, None)
+        if not api_key and not parsed.get("base_url"):
             raise ValueError(f"judge 'openai:...' needs an API key: set "
                              f"{' or '.join(default_key_envs(self.spec))} (or the variable "
                              "named by the saved judge's --key-env) in the environment (or in "
                              ".streamlit/secrets.toml for the app)")
-        key = key or "not-needed"  # an OpenAI-compatible server without authentication
+        key = api_key or "not-needed"  # an OpenAI-compatible server without authentication
         self._key = key
+        # every request carrying the key must go to an address approved for it (the judge's
+        # own address when the caller passed a key directly); redirects are never followed
+        self._key_origins = (tuple(key_origins) if key_origins else
+                             (origin_of(self.base_url),)) if api_key else None
         self.timeout = float(timeout or os.environ.get("CHECKEVAL_TIMEOUT", "60"))
         self.params = params  # never holds the key (see CachedJudge)
         conc = int(concurrency or os.environ.get("CHECKEVAL_CONCURRENCY", "8"))
+        http = openai.DefaultHttpxClient(follow_redirects=False,
+                                         event_hooks={"request": [self._guard]})
         self.client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=0,
-                                    timeout=self.timeout)
+                                    timeout=self.timeout, http_client=http)
         self.use_logprobs = True
         self.capabilities = Capabilities(logprobs=True, prefix_reuse=False,
                                          max_concurrency=max(1, conc), local=False,
                                          model=self.model)
+
+    def _guard(self, request: Any) -> None:
+        """Refuse to send the key anywhere but the addresses approved for it."""
+        if self._key_origins is None:
+            return
+        try:
+            ok = origin_of(str(request.url)) in self._key_origins
+        except KeyRefused:
+            ok = False
+        if not ok:
+            raise KeyRefused(f"refused to send the key to {show_origin(_origin_or(request))}: "
+                             "not an address approved for it")
 
     # -- one call, and which of its failures are worth retrying --------------------------
     def _scrub(self, text: str) -> str:
@@ -79,6 +109,8 @@ class OpenAIJudge:
         """Rate limits, timeouts, lost connections and server errors (5xx) are transient;
         everything else (a refused key, a bad request) is not."""
         o = self._openai
+        if isinstance(exc, KeyRefused) or isinstance(exc.__cause__, KeyRefused):
+            return None  # the key's address is refused: never retried
         if isinstance(exc, o.RateLimitError):
             return RetryDecision(self._scrub(f"rate limited (429): {exc}"), _retry_after(exc))
         if isinstance(exc, o.APITimeoutError):  # before APIConnectionError: a subclass
@@ -96,6 +128,11 @@ class OpenAIJudge:
         return re.sub(r"//[^/@]*@", "//", url)
 
     def _error(self, e: Exception) -> str:
+        if isinstance(e.__cause__, KeyRefused):
+            return self._scrub(str(e.__cause__))
+        if isinstance(e, self._openai.APIStatusError) and 300 <= e.status_code < 400:
+            return (f"the server answered {e.status_code} (a redirect); redirects are not "
+                    "followed, so the key never leaves the approved address")
         return self._scrub(f"{type(e).__name__}: {_short(e)}")
 
     # -- protocol ---------------------------------------------------------------------------
@@ -178,6 +215,12 @@ class OpenAIJudge:
                 out.append(GenerateResult(error=self._error(e),
                                           latency_ms=(time.perf_counter() - t0) * 1000))
         return out
+
+
+def _origin_or(request: Any) -> Origin:
+    url = request.url
+    return (url.scheme if url.scheme in ("http", "https") else "https", url.host or "?",
+            url.port or (443 if url.scheme == "https" else 80))
 
 
 def _first_token_top(choice: Any) -> dict[str, float] | None:

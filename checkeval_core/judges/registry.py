@@ -18,7 +18,7 @@ from typing import Any
 
 from checkeval_core.judges.base import Judge
 from checkeval_core.judges.cached import CachedJudge
-from checkeval_core.judges.keys import needs_key, resolve_key
+from checkeval_core.judges.keys import needs_key, resolve
 from checkeval_core.judges.retry import DEFAULT_ATTEMPTS
 from checkeval_core.judges.spec import (  # noqa: F401 - the registry's public names
     BACKENDS,
@@ -58,14 +58,16 @@ def get_judge(spec: str, db: Any = None, *, cache: bool = True, key_env: str | N
 
     Without ``db`` (or with ``cache=False``) there is no response cache (the other policies
     still apply). Backends that declare key variables get their API key from
-    :func:`checkeval_core.judges.keys.resolve_key` (the saved judge's ``key_env`` in ``db``,
+    :func:`checkeval_core.judges.keys.resolve` (the saved judge's ``key_env`` in ``db``,
     then the declared default variables; ``secrets`` is an extra mapping such as
-    ``st.secrets``) unless the caller passes ``api_key``.
+    ``st.secrets``) unless the caller passes ``api_key``; a key goes only to an address the
+    operator approved for its variable (``keys.KeyRefused`` otherwise).
     """
     if needs_key(spec) and not params.get("api_key"):
         params.pop("api_key", None)
-        key = resolve_key(db, spec, key_env=key_env, secrets=secrets, params=params)
-        if key:
-            params["api_key"] = key
+        found = resolve(db, spec, key_env=key_env, secrets=secrets, params=params)
+        if found:
+            # the backend re-checks every request's address against this variable's approval
+            params.update(api_key=found.value, key_origins=found.origins)
     return CachedJudge(load_backend(spec, **params), db=db if cache else None,
                        attempts=attempts)

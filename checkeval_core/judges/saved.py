@@ -6,11 +6,12 @@ Only the *name* of the environment variable holding a key is stored, never the k
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.judges.keys import check_key_env
+from checkeval_core.judges.keys import check_key_source
 from checkeval_core.judges.registry import parse_spec
 from checkeval_core.store import now_iso, rows
 
@@ -18,10 +19,13 @@ DEFAULT_SPEC = "embedded"
 
 
 def add_judge(db: sqlite_utils.Database, spec: str, label: str = "", key_env: str = "",
-              params: dict[str, Any] | None = None) -> int:
-    """Save a judge (validating the spec); returns its id (existing id if already saved)."""
+              params: dict[str, Any] | None = None,
+              secrets: Mapping[str, Any] | None = None) -> int:
+    """Save a judge (validating the spec); returns its id (existing id if already saved).
+    A key source must be a variable the operator declared and approved for the judge's
+    address (``keys.check_key_source``); an endpoint may always be saved without one."""
     spec = parse_spec(spec).spec
-    key_env = check_key_env(key_env)
+    key_env = check_key_source(spec, key_env, secrets)
     p = json.dumps(params or {}, sort_keys=True)
     if any(k.lower() in ("api_key", "key", "secret") for k in (params or {})):
         raise ValueError("keys are never stored: use an environment variable name instead")

@@ -50,6 +50,10 @@ class Backend:
     fields: tuple[SpecField, ...] = ()
     # default environment variables holding the API key, tried in order; empty = no key sent
     key_envs: tuple[str, ...] = ()
+    # where the backend sends requests when its spec names no URL (the official endpoint);
+    # its default key variables are approved for this address only (``keys.py``)
+    default_url: str = ""
+    url_field: str = "base_url"  # the spec field naming the server's address, if it has one
     install: str = ""  # what to install when the factory's module cannot be imported
     example: str = ""  # a complete spec, shown when one is malformed
 
@@ -175,8 +179,8 @@ register_backend(Backend(
 register_backend(Backend(
     "openai", "checkeval_core.judges.openai_compat:OpenAIJudge",
     title="openai — the OpenAI API", fields=(_MODEL,),
-    key_envs=("CHECKEVAL_OPENAI_KEY", "OPENAI_API_KEY"), install=_OPENAI_INSTALL,
-    example="openai:gpt-4o-mini"))
+    key_envs=("CHECKEVAL_OPENAI_KEY", "OPENAI_API_KEY"), default_url="https://api.openai.com/v1",
+    install=_OPENAI_INSTALL, example="openai:gpt-4o-mini"))
 register_backend(Backend(
     "openai-compat", "checkeval_core.judges.openai_compat:OpenAIJudge",
     title="openai-compat — any OpenAI-compatible server (vLLM, llama.cpp, Ollama…)",

@@ -210,7 +210,12 @@ def execute_run(path: str | Path, run_id: int,
     db.execute("UPDATE run SET status = 'running', pid = ?, started_at = COALESCE(started_at, ?),"
                " heartbeat_at = ?, error = '' WHERE id = ?", [os.getpid(), now_iso(), now_iso(),
                                                               run_id])
-    j = judge or get_judge(run["judge_spec"], db=db)
+    try:  # a judge that cannot be built (a refused key source) fails the run, said on it
+        j = judge or get_judge(run["judge_spec"], db=db)
+    except Exception as e:
+        db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, pid = NULL "
+                   "WHERE id = ?", [f"{type(e).__name__}: {e}"[:1000], now_iso(), run_id])
+        raise
     cost_before = record_estimate(db, run_id, j)  # the estimate, once, before any judge call
     # what a planner may read (see runs/methods.py); params is the run's own dict, so a
     # prepare step that stores a derived option (SEAL's weights) is seen by the planner

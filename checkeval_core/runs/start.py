@@ -14,6 +14,7 @@ from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.judges.keys import key_problems
 from checkeval_core.judges.registry import spec_problems
 from checkeval_core.runs.dedupe import create_run_once
 from checkeval_core.runs.jobs import create_run
@@ -53,6 +54,8 @@ def start_runs(db: sqlite_utils.Database, task: str, judges: list[str], methods:
     if not judges or not methods:
         out.errors.append("choose at least one judge and one method")
     out.errors += spec_problems(judges)
+    if not out.errors:  # a refused key source starts nothing, before any judge call
+        out.errors += key_problems(db, judges)
     if not out.errors:
         for m in methods:
             try:
