@@ -328,8 +328,8 @@ def _scratch(db: sqlite_utils.Database) -> sqlite_utils.Database:
 def _plan(db: sqlite_utils.Database, sim: Simulation, task: str, method: str,
           content: dict[str, Any], params: dict[str, Any], its: list[dict[str, Any]],
           run_id: int | None) -> None:
-    """Replay ``runs/jobs.execute_run``'s loop (prepare, then each item's binary and generate
-    batch) against ``sim``."""
+    """Replay ``runs/jobs.execute_run``'s loop (prepare, then the binary and generate batch of
+    each item — of ``items_at_once`` items for a pool) against ``sim``."""
     from checkeval_core.runs.registry import method as method_entry
     from checkeval_core.tasks import get_task
 
@@ -343,16 +343,19 @@ def _plan(db: sqlite_utils.Database, sim: Simulation, task: str, method: str,
         m.prepare(ctx)
     asked_judge = sim.est.calls + sim.est.cached > 0
     its = sorted(its, key=lambda i: (i["group_id"], i["position"]))
-    for it in its:
-        have: set[tuple[int, str]] = set()
-        if run_id:
-            have = {(r[0], r[1]) for r in db.execute(
-                "SELECT question_id, unit FROM answer WHERE run_id = ? AND item_id = ?",
-                [run_id, it["id"]])}
-        before = sim.est.calls + sim.est.cached
-        works = m.plan(it, ctx)
-        asked_judge = asked_judge or sim.est.calls + sim.est.cached > before
-        todo = [w for w in works if not all((q, u) in have for q, u, _ in w.targets)]
+    step = max(1, int(getattr(sim.capabilities, "items_at_once", 1) or 1))
+    for start in range(0, len(its), step):  # the items a run sends in one call
+        todo = []
+        for it in its[start:start + step]:
+            have: set[tuple[int, str]] = set()
+            if run_id:
+                have = {(r[0], r[1]) for r in db.execute(
+                    "SELECT question_id, unit FROM answer WHERE run_id = ? AND item_id = ?",
+                    [run_id, it["id"]])}
+            before = sim.est.calls + sim.est.cached
+            works = m.plan(it, ctx)
+            asked_judge = asked_judge or sim.est.calls + sim.est.cached > before
+            todo += [w for w in works if not all((q, u) in have for q, u, _ in w.targets)]
         for kind in ("binary", "generate"):
             batch = [w.request for w in todo if w.kind == kind]
             if batch:

@@ -229,17 +229,22 @@ def execute_run(path: str | Path, run_id: int,
     try:
         if m.prepare:
             m.prepare(ctx)
-        for it in its:
+        # a pool of servers takes several items per call (each item's questions to one server)
+        step = max(1, int(getattr(j.capabilities, "items_at_once", 1) or 1))
+        for start in range(0, len(its), step):
+            window = its[start:start + step]
             status = db.execute("SELECT status FROM run WHERE id = ?", [run_id]).fetchone()[0]
             if status == "cancelled":
                 db.execute("UPDATE run SET finished_at = ?, pid = NULL WHERE id = ?",
                            [now_iso(), run_id])
                 return get_run(db, run_id)
-            have = {(r[0], r[1]) for r in db.execute(
-                "SELECT question_id, unit FROM answer WHERE run_id = ? AND item_id = ?",
-                [run_id, it["id"]])}
-            works = m.plan(it, ctx)
-            todo = [w for w in works if not all((q, u) in have for q, u, _ in w.targets)]
+            todo = []
+            for it in window:
+                have = {(r[0], r[1]) for r in db.execute(
+                    "SELECT question_id, unit FROM answer WHERE run_id = ? AND item_id = ?",
+                    [run_id, it["id"]])}
+                todo += [w for w in m.plan(it, ctx)
+                         if not all((q, u) in have for q, u, _ in w.targets)]
             for kind in ("binary", "generate"):
                 batch = [w for w in todo if w.kind == kind]
                 if not batch:
@@ -251,13 +256,13 @@ def execute_run(path: str | Path, run_id: int,
                         answers = w.parse(res)
                         modes.update(a["mode"] for a in answers)
                         n_err += bool(res.error)
-                        _store(db, run_id, it["id"], answers, res.cached, res)
+                        _store(db, run_id, w.item_pk, answers, res.cached, res)
                     db.execute("UPDATE run SET n_errors = n_errors + ?, tokens_in = tokens_in + ?,"
                                " tokens_out = tokens_out + ?, heartbeat_at = ? WHERE id = ?",
                                [n_err, sum(r.tokens_in for r in results if not r.cached),
                                 sum(r.tokens_out for r in results if not r.cached), now_iso(),
                                 run_id])
-            done += 1
+            done += len(window)
             stamp = now_iso()
             db.execute("UPDATE run SET progress_done = ?, heartbeat_at = ?, progress_at = ?, "
                        "cost = ? WHERE id = ?", [done, stamp, stamp, getattr(j, "cost", 0.0),
