@@ -176,3 +176,19 @@ def test_each_endpoint_gets_only_the_key_approved_for_it(monkeypatch, servers):
     monkeypatch.setenv("CHECKEVAL_KEY_HOSTS", f"MY_KEY={host_a}")
     with pytest.raises(KeyRefused, match="not approved"):
         get_judge(f"openai-compat:{a.url},{b.url}#m", key_env="MY_KEY")
+
+
+def test_cli_reads_a_pool_file(db, task, tmp_path, servers):
+    from tests.helpers import cli
+
+    a, b = servers(None, None)
+    f = tmp_path / "servers.txt"
+    f.write_text(f"{a.url}\n{b.url}\n")
+    r = cli(db_path(db), "run", "--task", task, "--judge", f"openai-compat:@{f}#m",
+            "--method", "rocketeval", "--limit", "4", "--json", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert get_run(db, json.loads(r.stdout)["run"])["judge_spec"] == \
+        f"openai-compat:{a.url},{b.url}#m"
+    assert len(a.users) + len(b.users) == 20 and a.users and b.users
+    r = cli(db_path(db), "run", "--task", task, "--judge", f"openai-compat:@{tmp_path}/no#m")
+    assert r.returncode == 2 and "cannot be read" in r.stderr

@@ -40,6 +40,12 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
     from checkeval_core.runs.jobs import execute_run, prepare_resume
 
     db = open_db()
+    try:  # openai-compat:@servers.txt#model — a pool's URLs from a file (the CLI only)
+        from checkeval_core.judges.pool import expand_pool_file
+
+        judge = [expand_pool_file(j) for j in judge]
+    except JudgeSpecError as e:
+        fail(str(e))
     if estimate:
         _estimate(db, task, judge, method, checklist, limit, resume, param, as_json)
         return
