@@ -10,8 +10,8 @@ resolver approved for *its* address (``registry.get_judge`` resolves one per end
   item is recognised by its shared prompt prefix (system + context parts; a generation's
   shared parts) — so every question of an item reaches one server and that server's prefix
   cache stays warm. A new item goes to the live endpoint with the fewest requests pending.
-  The pool declares ``items_at_once`` = 2 × endpoints, so a run sends several items in one
-  call and every server has work; the wrapper (``cached.py``) keeps
+  The pool declares ``items_at_once`` = 2 × endpoints (``CHECKEVAL_POOL_ITEMS`` per endpoint),
+  so a run sends several items in one call and every server has work; the wrapper (``cached.py``) keeps
   ``max_concurrency`` = the endpoints' sum in flight and caches each answer as it arrives.
 * **An endpoint that dies** (connection refused, reset, timed out) is marked down for
   :data:`DOWN_SECONDS`; the request in flight is re-sent at once to another live endpoint,
@@ -22,6 +22,7 @@ resolver approved for *its* address (``registry.get_judge`` resolves one per end
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -41,6 +42,9 @@ from checkeval_core.judges.retry import RetryDecision
 from checkeval_core.judges.spec import JudgeSpecError, endpoint_spec, endpoint_urls, parse_spec
 
 DOWN_SECONDS = 30.0  # an endpoint that failed to answer is left alone this long
+# items a run sends at once per endpoint: 2 keeps each server busy while the next item
+# queues; a GPU server batching many sequences wants more (CHECKEVAL_POOL_ITEMS=8)
+ITEMS_ENV = "CHECKEVAL_POOL_ITEMS"
 _MAX_ASSIGNED = 10_000  # items remembered per pool (oldest forgotten first)
 
 
@@ -79,7 +83,7 @@ class PoolJudge:
         self.capabilities = Capabilities(
             logprobs=True, prefix_reuse=False, local=False, model=self.model,
             max_concurrency=sum(e.capabilities.max_concurrency for e in self.endpoints),
-            items_at_once=2 * n)
+            items_at_once=_items_per_endpoint() * n)
 
     # -- routing ---------------------------------------------------------------------------
     @staticmethod
@@ -152,6 +156,18 @@ class PoolJudge:
         if isinstance(exc, ConnectionError) and "every endpoint is down" in str(exc):
             return RetryDecision(str(exc))
         return self.endpoints[0].should_retry(exc)
+
+
+def _items_per_endpoint() -> int:
+    raw = os.environ.get(ITEMS_ENV, "").strip()
+    try:
+        value = int(raw) if raw else 2
+    except ValueError:
+        raise ValueError(f"{ITEMS_ENV}={raw!r}: give a whole number of items (1 to 1000)") \
+            from None
+    if not 1 <= value <= 1000:
+        raise ValueError(f"{ITEMS_ENV}={raw!r}: give a whole number of items (1 to 1000)")
+    return value
 
 
 def expand_pool_file(spec: str) -> str:
