@@ -236,3 +236,32 @@ def test_a_features_writes_during_an_estimate_are_rolled_back(db, task):
     estimate_calls(FakeJudge(), work, db)
     assert db.execute("SELECT name FROM task").fetchone()[0] == task
     assert db.execute("SELECT COUNT(*) FROM item").fetchone()[0] == n > 0
+
+
+def test_bench_quality_estimate_asks_nothing_and_counts_what_it_then_asks(tmp_path):
+    from checkeval_core.config import data_dir
+    from tests.helpers import run_cli
+
+    src = tmp_path / "bench"
+    (src / "checklists").mkdir(parents=True)
+    rows = [json.loads(x) for x in (data_dir() / "summeval_demo.jsonl").read_text().splitlines()]
+    (src / "summeval.jsonl").write_text("".join(json.dumps(
+        {"doc_id": r["group_id"], "system_id": r["system_id"], "source": r["source"],
+         "reference": r["reference"], "output": r["output"], "scores": r["scores"]}) + "\n"
+        for r in rows))
+    (src / "checklists" / "summeval.json").write_text(
+        (data_dir() / "checklists" / "summeval.json").read_text())
+    log = tmp_path / "calls.log"
+    args = ["bench", "quality", "--benchmark", "summeval", "--data", str(src), "--judge", "fake",
+            "--method", "rocketeval", "--docs", "1", "--db", str(tmp_path / "b.db"), "--json"]
+    est = run_cli([*args, "--estimate"], env={"CHECKEVAL_FAKE_LOG": str(log)})
+    assert est.returncode == 0, est.stderr
+    out = json.loads(est.stdout)
+    assert out["calls"] > 0 and not log.exists()
+    r = run_cli(args, env={"CHECKEVAL_FAKE_LOG": str(log)})
+    assert r.returncode == 0, r.stderr
+    assert len(log.read_text().splitlines()) == out["calls"]
+    again = json.loads(run_cli([*args, "--estimate"]).stdout)
+    assert again["calls"] == 0  # the finished run is reused: nothing left to ask
+    bad = run_cli(["bench", "quality", "--benchmark", "alpacaeval", "--estimate"])
+    assert bad.returncode == 2 and "--estimate" in bad.stderr

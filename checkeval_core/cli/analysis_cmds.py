@@ -198,7 +198,10 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                                                           "--checklist-judge"),
                       checklist_mode: str | None = typer.Option(
                           None, "--checklist-mode", help="generated checklists: list|single "
-                          "(default: single for embedded judges, else list)")) -> None:
+                          "(default: single for embedded judges, else list)"),
+                      estimate: bool = typer.Option(
+                          False, "--estimate", help="summeval/topical_chat: only print what "
+                          "the runs would cost; no judge is asked")) -> None:
     """Run and analyse a benchmark subset in the papers' layout."""
     from checkeval_core.bench.quality import RANKING_BENCHMARKS as RB
     from checkeval_core.bench.quality import bench_quality, bench_rankings, format_table
@@ -209,6 +212,9 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
     except ValueError as e:
         fail(str(e))
     if benchmark in RB:  # ranking benchmarks: list level (AlpacaEval) or human pairs
+        if estimate:
+            fail(f"--estimate: for summeval and topical_chat (not {benchmark}, whose per-query "
+                 "checklists are generated first)")
         try:
             res = bench_rankings(benchmark, data, judge or ["embedded"], queries=queries,
                                  checklist=checklist, checklist_judge=checklist_judge,
@@ -231,10 +237,16 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
         res = bench_quality(benchmark, data, judge or ["embedded"], method, docs=docs,
                             questions=questions, db_file=db, n_boot=bootstrap,
                             params=parse_params(param), progress=True, members=members,
-                            skip=skip)
+                            skip=skip, estimate=estimate)
     except (ValueError, NotFound, ImportError) as e:
         fail(str(e))
     res = clean_json(res)
+    if estimate:
+        from checkeval_core.runs.estimate import KEYS, Estimate
+
+        text = Estimate(**{k: res[k] for k in KEYS}).text()
+        typer.echo(json.dumps(res) if as_json else "\n".join([text, *res["notes"]]))
+        return
     typer.echo(json.dumps(res) if as_json else format_table(res))
 
 
