@@ -265,3 +265,12 @@ def test_bench_quality_estimate_asks_nothing_and_counts_what_it_then_asks(tmp_pa
     assert again["calls"] == 0  # the finished run is reused: nothing left to ask
     bad = run_cli(["bench", "quality", "--benchmark", "alpacaeval", "--estimate"])
     assert bad.returncode == 2 and "--estimate" in bad.stderr
+
+
+def test_a_priced_api_judge_is_estimated_without_a_key(db, task, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("CHECKEVAL_OPENAI_KEY", raising=False)
+    est = estimate_new_run(db, task, "openai:gpt-4o-mini", "rocketeval", limit=2)
+    assert est.calls == 10 and est.usd == pytest.approx(
+        (est.prompt_tokens * 0.15 + est.completion_tokens * 0.60) / 1e6)
+    assert est.seconds is None and any("no measured rate" in n for n in est.notes)

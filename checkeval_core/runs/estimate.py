@@ -308,10 +308,15 @@ def estimate_calls(judge: Any, work: Callable[[Any], Any],
 
 
 def _judge(judge: Any, db: sqlite_utils.Database | None) -> Any:
+    """The judge object for a spec, built to be looked at, never asked: a backend that sends
+    a key gets a placeholder (so a price can be shown before a key is set; nothing is sent,
+    and keys are not part of the request ids)."""
     if isinstance(judge, str):
+        from checkeval_core.judges.keys import needs_key
         from checkeval_core.judges.registry import get_judge
 
-        return get_judge(judge, db=db)
+        extra = {"api_key": "estimate-only-never-sent"} if needs_key(judge) else {}
+        return get_judge(judge, db=db, **extra)
     return judge
 
 
