@@ -401,9 +401,11 @@ class _Vocab:
 
     def __init__(self, path: str) -> None:
         from llama_cpp import Llama
+        from llama_cpp._utils import suppress_stdout_stderr
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        self.llm = Llama(model_path=path, vocab_only=True, verbose=False)
+        with suppress_stdout_stderr(disable=False):  # llama.cpp logs its context even here
+            self.llm = Llama(model_path=path, vocab_only=True, verbose=False)
         template = self.llm.metadata.get("tokenizer.chat_template")
         eos_id = self.llm.token_eos()
         eos = self.llm.detokenize([eos_id]).decode("utf-8", "ignore") if eos_id >= 0 else ""
