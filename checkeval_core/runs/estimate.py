@@ -464,10 +464,18 @@ def _snapshot(judge: Any) -> dict[str, float]:
             "usd": getattr(judge, "cost", 0.0), "t": time.perf_counter()}
 
 
+def _has_cost_columns(db: sqlite_utils.Database) -> bool:
+    """False on a connection opened on a schema older than migration m0016 (kept open while
+    the file was upgraded elsewhere, as a test of old databases does): nothing is stored."""
+    return {"estimate", "actual"} <= {r[1] for r in db.execute("PRAGMA table_info(run)")}
+
+
 def record_estimate(db: sqlite_utils.Database, run_id: int, judge: Any) -> dict[str, float]:
     """Store the run's estimate (once: a resumed run keeps the first) and return the judge's
     counters now, for :func:`record_actual`. An estimate that cannot be made is stored as
     its reason; it never stops the run."""
+    if not _has_cost_columns(db):
+        return _snapshot(judge)
     row = db.execute("SELECT estimate FROM run WHERE id = ?", [run_id]).fetchone()
     if row is not None and row[0] is None:
         try:
@@ -484,6 +492,8 @@ def record_actual(db: sqlite_utils.Database, run_id: int, judge: Any,
     """Add what this execution of the run cost (judge calls, cache hits, prompt tokens
     evaluated, completion tokens, wall seconds, dollars) to ``run.actual``."""
     now = _snapshot(judge)
+    if not _has_cost_columns(db):
+        return
     row = db.execute("SELECT actual FROM run WHERE id = ?", [run_id]).fetchone()
     if row is None:
         return
