@@ -192,3 +192,21 @@ def test_cli_reads_a_pool_file(db, task, tmp_path, servers):
     assert len(a.users) + len(b.users) == 20 and a.users and b.users
     r = cli(db_path(db), "run", "--task", task, "--judge", f"openai-compat:@{tmp_path}/no#m")
     assert r.returncode == 2 and "cannot be read" in r.stderr
+
+
+def test_a_saved_pool_needs_its_key_source_approved_for_every_server(db, monkeypatch):
+    from checkeval_core.judges.saved import add_judge
+    from checkeval_core.runs.start import start_runs
+
+    spec = "openai-compat:http://gpu1:8000/v1,http://gpu2:8000/v1#m"
+    monkeypatch.setenv("LAB_KEY", "k")
+    monkeypatch.setenv("CHECKEVAL_KEY_HOSTS", "LAB_KEY=http://gpu1:8000")
+    with pytest.raises(KeyRefused, match="gpu2"):
+        add_judge(db, spec, key_env="LAB_KEY")
+    monkeypatch.setenv("CHECKEVAL_KEY_HOSTS", "LAB_KEY=http://gpu1:8000,http://gpu2:8000")
+    assert add_judge(db, spec, key_env="LAB_KEY")
+    judge = get_judge(spec, db=db)  # the saved key source, resolved per endpoint
+    assert [e._key for e in judge.inner.endpoints] == ["k", "k"]
+    monkeypatch.setenv("CHECKEVAL_KEY_HOSTS", "LAB_KEY=http://gpu1:8000")
+    res = start_runs(db, "nope", [spec], ["rocketeval"])  # refused before anything starts
+    assert res.started == [] and any("gpu2" in e for e in res.errors)
