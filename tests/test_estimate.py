@@ -274,3 +274,16 @@ def test_a_priced_api_judge_is_estimated_without_a_key(db, task, monkeypatch):
     assert est.calls == 10 and est.usd == pytest.approx(
         (est.prompt_tokens * 0.15 + est.completion_tokens * 0.60) / 1e6)
     assert est.seconds is None and any("no measured rate" in n for n in est.notes)
+
+
+def test_a_tokenizer_that_cannot_load_falls_back_to_characters(db, task, monkeypatch):
+    from checkeval_core.judges import fake as fake_mod
+
+    def broken(self, req):
+        raise RuntimeError("the model's packages are not installed")
+
+    monkeypatch.setattr(fake_mod.FakeJudge, "prompt_segments", broken, raising=False)
+    est = estimate_new_run(db, task, "fake", "rocketeval", limit=1)
+    assert est.calls == 5 and est.prompt_tokens > 0
+    assert any("tokenizer cannot be loaded" in n for n in est.notes)
+    assert any("≈ characters / 4" in n for n in est.notes)

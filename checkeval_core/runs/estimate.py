@@ -205,7 +205,13 @@ class Simulation:
             else:
                 chars = sum(len(c) for _, c in req.messages)
             return max(1, round(chars / 4))
-        tokens, bounds = self.count(req)
+        try:
+            tokens, bounds = self.count(req)
+        except Exception as e:  # noqa: BLE001 - e.g. the model's package is not installed
+            self.count = None
+            self.est.notes.append(f"{self.spec}: its tokenizer cannot be loaded "
+                                  f"({type(e).__name__}: {str(e)[:120]})")
+            return self._prompt_tokens(req)
         if not self.capabilities.prefix_reuse:
             return len(tokens)
         # the embedded judge's segment cache (embedded._Engine.eval_segments), replayed
