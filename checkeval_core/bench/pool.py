@@ -8,8 +8,8 @@ the same rocketeval run — the first ``--items`` SummEval demo items, the seed 
 the published checklist's first two dimensions — with the first k servers as one judge
 (k = 1: a plain ``openai-compat`` spec; k > 1: a pool), each on a fresh database (no answer
 cache), ``--rounds`` times with the order of k reversed every other round. Prints seconds,
-requests per second and the ratio to one server per k, and how many answers differ from the
-one-server run (verdict, or p(Yes) by more than 0.005). Servers are stopped at the end.
+requests per second and the ratio to one server per k, how many verdicts differ from the
+(first) one-server run and the largest p(Yes) gap to it. Servers are stopped at the end.
 """
 
 from __future__ import annotations
@@ -151,20 +151,23 @@ def main() -> None:
         mine = [x for x in results if x["servers"] == k]
         secs = sum(x["seconds"] for x in mine) / len(mine)
         n = mine[0]["requests"]
-        differ = sum(1 for x in mine for key, (v, p) in x["answers"].items()
-                     if key not in ref or ref[key][0] != v or
-                     (p is not None and ref[key][1] is not None and abs(p - ref[key][1]) > 0.005))
+        flips = sum(1 for x in mine for key, (v, _) in x["answers"].items()
+                    if key not in ref or ref[key][0] != v)
+        gaps = [abs(p - ref[key][1]) for x in mine for key, (_, p) in x["answers"].items()
+                if key in ref and p is not None and ref[key][1] is not None]
         rows.append({"servers": k, "seconds": round(secs, 1), "requests": n,
                      "requests_per_s": round(n / secs, 3) if secs else None,
                      "speedup": round(base and (sum(x["seconds"] for x in base) / len(base))
                                       / secs, 2) if secs else None,
-                     "answers_differing_from_one_server": differ})
-    print("\n| servers | seconds | requests | requests/s | × one server | answers differing |")
-    print("| --- | --- | --- | --- | --- | --- |")
+                     "verdicts_differing_from_one_server": flips,
+                     "max_p_yes_gap": round(max(gaps), 4) if gaps else None})
+    print("\n| servers | seconds | requests | requests/s | × one server | verdicts ≠ one server "
+          "| max |Δ p(Yes)| |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:
         print(f"| {row['servers']} | {row['seconds']} | {row['requests']} | "
               f"{row['requests_per_s']} | {row['speedup']} | "
-              f"{row['answers_differing_from_one_server']} |")
+              f"{row['verdicts_differing_from_one_server']} | {row['max_p_yes_gap']} |")
     meta = {"machine": f"{platform.machine()} · {os.cpu_count()} CPUs",
             "load_average": os.getloadavg(), "threads_per_server": args.threads,
             "items": args.items, "rounds": args.rounds}
