@@ -31,9 +31,10 @@ pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parent.parent
 # each server reuses its own cached prompt prefix, so a question is evaluated after a
-# different cached prefix (or none) in the pool than in the one-server run; measured up to
-# 0.007 apart on this machine, verdicts equal
-P_YES_TOLERANCE = 0.02
+# different cached prefix (or none) in the pool than in the one-server run, and p(Yes) is
+# read from the server's top-20 candidates only (a spelling of yes/no entering or leaving
+# them moves it by a step); measured 0.007 and 0.027 apart in two runs, every verdict equal
+P_YES_TOLERANCE = 0.05
 SERVE = ("import runpy\n"
          "from checkeval_core.judges.embedded import llama_model_defaults\n"
          "with llama_model_defaults():\n"
