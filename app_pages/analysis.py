@@ -10,14 +10,15 @@ import json
 import streamlit as st
 
 from checkeval_core.analysis.analysis_view import analysis_page, evidence_page
-from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.ensemble import ENSEMBLE_MODES
 from checkeval_core.analysis.external import list_metrics
 from checkeval_core.analysis.report import items_behind, scores_stamp
 from checkeval_core.export import rows_to_csv
 from checkeval_core.runs import list_runs
+from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.score_read import aggregations
 from checkeval_core.runs.selection import default_runs
+from checkeval_core.stats.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.store import db_path
 from studio_ui.analysis_ui import (
     agreement_section,
@@ -32,10 +33,10 @@ from studio_ui.analysis_ui import (
 )
 from studio_ui.frame import page_db
 from studio_ui.health import health_box
-from studio_ui.widgets import task_picker
+from studio_ui.widgets import run_multiselect, task_picker
 
 #: Selections that name runs or dimensions of one task: forgotten when the task changes.
-TASK_STATE = ("an_runs", "an_metrics", "an_agg", "an_pick_run", "an_pick_dim", "an_last_pick",
+TASK_STATE = ("an_metrics", "an_agg", "an_pick_run", "an_pick_dim", "an_last_pick",
               "an_ensemble", "an_send_pick", "an_send_pending", "an_send_done")
 
 
@@ -43,20 +44,22 @@ st.title("Analysis")
 db = page_db()
 task = task_picker(db, "an_task", "No task yet: load the demo on the Home page.",
                    with_human_scores=True)
-if st.session_state.get("an_task_seen") != task:
+switched = st.session_state.get("an_task_seen") != task
+if switched:
     for k in TASK_STATE if "an_task_seen" in st.session_state else ():
         st.session_state.pop(k, None)
     st.session_state["an_task_seen"] = task
 runs = [r for r in list_runs(db, task) if r["status"] == "completed"]
-labels = {r["id"]: f"#{r['id']} {r['judge_spec']} · {r['method']}" for r in runs}
+labels = {r["id"]: run_label(r) for r in runs}
 metric_import(db, task)
 metrics = [m["name"] for m in list_metrics(db, task)]
 if not runs and not metrics:
     st.info("No completed run for this task yet: start one on the Run page.")
     st.stop()
 c1, c2, c3, c4 = st.columns([3, 2, 1, 1])
-chosen = c1.multiselect("Runs", list(labels), default=default_runs(db, runs),
-                        format_func=labels.get, key="an_runs")
+# the previous task's runs are replaced (not just forgotten) on a task switch
+chosen = run_multiselect(db, c1, "Runs", runs, "an_runs", default_runs(db, runs),
+                         reset=switched)
 chosen_metrics = c2.multiselect("External metrics", metrics, key="an_metrics")
 level = c3.selectbox("Level", LEVELS, key="an_level", format_func=lambda x: x.replace("_", " "))
 coef = c4.selectbox("Coefficient", COEFFICIENTS, key="an_coef")

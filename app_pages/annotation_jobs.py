@@ -9,6 +9,7 @@ from checkeval_core.annotation.agreement_report import agreement_view
 from checkeval_core.annotation.files import export_annotations
 from checkeval_core.checklists.versions import list_versions
 from checkeval_core.tasks import list_tasks
+from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
 from studio_ui.tables import table_config
 from studio_ui.widgets import csv_download, current_user, task_picker
@@ -39,13 +40,17 @@ with st.expander("Create a job", expanded=not J.list_jobs(db, task)):
             dim = c2.selectbox("Stratify by human score of", info["dimensions"] or ["-"],
                                key="aj_dim")
             name = c1.text_input("Job name", key="aj_name")
+            with c2:  # recorded with the job and in the review history
+                creator, why_no_creator = current_user("aj_creator", "coordinator")
             ok = st.form_submit_button("Create job", type="primary")
         if ok:
             try:
                 # Submitting the same form twice reuses the job (no second set of assignments).
+                if not creator:
+                    raise ValueError(why_no_creator)
                 jid, created = J.create_job_once(
                     db, task, annotators.split(","), int(overlap), int(n), version, strategy,
-                    dim if strategy == "stratified" else None, name=name)
+                    dim if strategy == "stratified" else None, name=name, coordinator=creator)
                 if created:
                     st.success(f"Job #{jid} created")
                 else:
@@ -62,7 +67,8 @@ job = st.selectbox("Job", [j["id"] for j in jobs], key="aj_job",
 meta = next(j for j in jobs if j["id"] == job)
 st.caption(f"Checklist v{meta['version']} · {meta['params'].get('n_items')} items · "
            f"{meta['params'].get('overlap')} annotators per item · "
-           f"{meta['params'].get('strategy')} sample")
+           f"{meta['params'].get('strategy')} sample · created by "
+           f"{md_escape(meta.get('coordinator') or '(not recorded)')}")
 st.subheader("Progress")
 prog = pd.DataFrame(J.progress(db, job))
 st.dataframe(prog, hide_index=True)

@@ -1,5 +1,4 @@
-"""Checklist review: every question with its origin, parent and the filter's verdict; keep,
-reject or edit (with your name); agreement between reviewers; freeze, versions and diff."""
+"""Checklist review: questions; keep / reject / edit with their history; agreement; versions."""
 
 import json
 
@@ -12,7 +11,7 @@ from checkeval_core.checklists.io import export_checklist
 from checkeval_core.checklists.review import decide, review_agreement
 from checkeval_core.checklists.versions import diff_versions, freeze, list_versions
 from checkeval_core.textsafe import md_escape
-from studio_ui.checklist_review import COLUMN_ORDER, column_config, per_query_form
+from studio_ui.checklist_review import COLUMN_ORDER, column_config, per_query_form, show_history
 from studio_ui.frame import page_db
 from studio_ui.widgets import current_user, task_picker
 
@@ -100,6 +99,7 @@ b3.button("Save edit", key="rv_edit", disabled=len(selected) != 1, on_click=_act
           args=("edit", list(selected), annotator))
 if "rv_error" in st.session_state:
     st.error(st.session_state.pop("rv_error"))
+show_history(db, list(selected))  # every decision appended: who, role, when, what, why
 
 with st.expander("Near-duplicates (lexical similarity)"):
     pairs = RV.near_duplicates(qs, threshold=0.75)

@@ -10,13 +10,18 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.analysis.compare import CompareError, compare_runs, summary_lines, trace_link
-from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.analysis.report import scores_stamp
+from checkeval_core.analysis.split import get_split
+from checkeval_core.analysis.version_charts import PART_NAMES
+from checkeval_core.analysis.versions import evidence_stamp
 from checkeval_core.runs import list_runs
-from checkeval_core.runs.selection import default_pair
+from checkeval_core.runs.labels import run_label
+from checkeval_core.runs.selection import comparability, default_pair
 from checkeval_core.runs.traces import deep_link_task
+from checkeval_core.stats.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.compare_ui import flipped_section
 from studio_ui.frame import page_db
 from studio_ui.widgets import csv_download, task_picker
 
@@ -24,14 +29,15 @@ st.title("Compare runs")
 db = page_db()
 qp = st.query_params
 wanted = [int(qp[k]) for k in ("a", "b") if qp.get(k, "").isdigit()]
-if wanted and st.session_state.get("cmp_link") != wanted:
+# a new link, or Back to this page's URL after another page dropped A and B from the session
+if wanted and (st.session_state.get("cmp_link") != wanted or "cmp_a" not in st.session_state):
     st.session_state["cmp_link"] = wanted
     st.session_state["task_name"] = deep_link_task(db, wanted) or st.session_state.get(
         "task_name")
     st.session_state.pop("cmp_task", None)
     for k, v in zip(("cmp_a", "cmp_b"), wanted):
         st.session_state[k] = v
-c_task, c_a, c_b, c_lvl, c_coef = st.columns([2, 3, 3, 1.4, 1.4])
+c_task, c_a, c_b, c_lvl, c_coef = st.columns([1.6, 3.6, 3.6, 1.1, 1.3])
 with c_task:
     task = task_picker(db, "cmp_task", "No task yet: load the demo on the Home page.")
 runs = [r for r in list_runs(db, task) if r["status"] == "completed"]
@@ -39,28 +45,36 @@ if len(runs) < 2:
     st.info(f"Comparing needs two completed runs of this task; it has {len(runs)}. Start "
             "another run (another judge, method or checklist version) on the Run page.")
     st.stop()
-labels = {r["id"]: f"#{r['id']} {r['judge_spec']} · {r['method']}"
-          + (f" · v{r['checklist_version']}" if r.get("checklist_version") else "")
-          for r in runs}
+labels = {r["id"]: run_label(r) for r in runs}
 ids = list(labels)
 for k, default in zip(("cmp_a", "cmp_b"), default_pair(db, runs)):
     if st.session_state.get(k) not in ids:
         st.session_state[k] = default
 run_a = c_a.selectbox("A (baseline)", ids, format_func=labels.get, key="cmp_a")
-run_b = c_b.selectbox("B (compared with A)", ids, format_func=labels.get, key="cmp_b")
+why = comparability(db, [run_a], ids)  # Streamlit cannot disable an option: B's are marked
+run_b = c_b.selectbox("B (compared with A)", ids, key="cmp_b", format_func=lambda r: labels[r]
+                      + (" — not comparable" if why[r] else ""),
+                      help="Marked: runs sharing no item with A (" + "; ".join(
+                          f"#{r}: {w}" for r, w in why.items() if w) + ")"
+                      if any(why.values()) else None)
+parts = ["heldout", "dev", "all"] if get_split(db, task)["defined"] else ["all"]
+split = st.radio("Read on", parts, horizontal=True, key=f"cmp_split_{len(parts)}",
+                 format_func=PART_NAMES.get, help="Held-out by default: a version chosen on "
+                 "dev documents is judged on the documents it was not chosen on.")
 level = c_lvl.selectbox("Level", LEVELS, key="cmp_level", format_func=lambda x: x.split("_")[0])
 coef = c_coef.selectbox("Coefficient", COEFFICIENTS, key="cmp_coef")
-st.query_params.update({"a": str(run_a), "b": str(run_b)})
+st.query_params.from_dict({"a": str(run_a), "b": str(run_b)})  # only this page's parameters
 st.session_state["cmp_link"] = [run_a, run_b]
 
 
 @st.cache_data(ttl=60, show_spinner="Comparing the runs on their shared items…")
-def compute(db_file: str, a: int, b: int, lvl: str, cf: str, stamp: str) -> dict:
-    return compare_runs(open_db(db_file), a, b, level=lvl, coef=cf, n_boot=500)
+def compute(db_file: str, a: int, b: int, lvl: str, cf: str, part: str, stamp: str) -> dict:
+    return compare_runs(open_db(db_file), a, b, level=lvl, coef=cf, n_boot=500, split=part)
 
 
 try:
-    res = compute(db_path(db), run_a, run_b, level, coef, scores_stamp(db))
+    res = compute(db_path(db), run_a, run_b, level, coef, split,
+                  f"{scores_stamp(db)}|{evidence_stamp(db, task)}")
 except CompareError as e:
     st.error(f"Not comparable: {e}")
     st.stop()
@@ -116,30 +130,12 @@ event = st.dataframe(
                                                "ranking of this item than A's"),
         "trace": st.column_config.LinkColumn("traces", display_text="open A & B")})
 picked = (event or {}).get("selection", {}).get("rows", []) if event else []
-row = res["items"][picked[0] if picked and picked[0] < len(res["items"]) else 0]
-st.page_link("app_pages/traces.py", icon=":material/search:",
-             label=f"Open both traces of item {row['item_id']} ({row['dimension']})",
-             query_params={"runs": f"{run_a},{run_b}", "item": str(row["item_pk"]),
-                           "dim": row["dimension"]})
+if res["items"]:  # a part of the split may hold no shared item
+    row = res["items"][picked[0] if picked and picked[0] < len(res["items"]) else 0]
+    st.page_link("app_pages/traces.py", icon=":material/search:",
+                 label=f"Open both traces of item {row['item_id']} ({row['dimension']})",
+                 query_params={"runs": f"{run_a},{run_b}", "item": str(row["item_pk"]),
+                               "dim": row["dimension"]})
 csv_download(items.drop(columns=["trace"]), f"compare_{run_a}_{run_b}.csv", "cmp_items_csv")
 
-st.subheader("Decisions that flipped")
-flips = res["flipped"]
-st.caption(f"{len(flips)} of {res['n_questions_shared']} questions both runs answered got a "
-           f"different Yes/No on some shared item ({res['n_decisions_shared']} decisions "
-           "compared; invalid answers are not decisions).")
-if flips:
-    st.dataframe(pd.DataFrame([{**q, "items": ", ".join(map(str, q["items"]))} for q in flips]),
-                 hide_index=True, width="stretch", key="cmp_flips",
-                 column_order=["dimension", "yes_to_no", "no_to_yes", "n_both", "question",
-                               "items"],
-                 column_config={"yes_to_no": st.column_config.NumberColumn("Yes→No", width=70),
-                                "no_to_yes": st.column_config.NumberColumn("No→Yes", width=70),
-                                "n_both": st.column_config.NumberColumn(
-                                    "of", width=50, help="Items both runs answered validly"),
-                                "question": st.column_config.TextColumn(width="large"),
-                                "items": st.column_config.TextColumn(
-                                    "flipped items", help="The first 20 items that flipped")})
-elif res["n_questions_shared"] == 0:
-    st.info("The runs share no checklist question (e.g. a Likert run, or two checklist "
-            "versions with no question in common): there are no Yes/No decisions to compare.")
+flipped_section(res)

@@ -5,14 +5,13 @@ import streamlit as st
 
 from checkeval_core.checklists import augment as A
 from checkeval_core.checklists import editing as M
-from checkeval_core.checklists.filtering import filter_dimension
 from checkeval_core.checklists.seeds import save_seeds, seed_questions
 from checkeval_core.runs import estimate as E
 from checkeval_core.store import task_id
 from checkeval_core.textsafe import md_escape
-from studio_ui.dimensions_ui import presets_and_files
+from studio_ui.dimensions_ui import filter_block, presets_and_files
 from studio_ui.frame import page_db
-from studio_ui.question_results import show_augment_result, show_filter_result
+from studio_ui.question_results import show_augment_result
 from studio_ui.widgets import confirm_step, known_user, task_picker
 
 st.title("Dimensions")
@@ -106,7 +105,8 @@ st.subheader("Generate and filter with a judge")
 st.caption("Diversification and elaboration both start from the seeds (never from each other). "
            "Generated questions are *proposed*: review them on the Checklist review page. "
            "The embedded judge works offline but a stronger one writes better questions. The "
-           "filter only flags the questions you wrote; it never removes them.")
+           "filter only flags questions you wrote or imported (a published checklist), and "
+           "leaves a question alone when the judge is unsure.")
 c1, c2, c3 = st.columns([2, 1, 1])
 judge = c1.text_input("Judge spec", A.generation_judge(), key="gen_judge",
                       help="embedded:quality (the 1.5B model) is preselected when installed")
@@ -116,11 +116,9 @@ strategy = c3.selectbox("Strategy", ["diversify", "elaborate"], key="gen_strateg
 st.caption(f"Mode for this judge: **{A.default_mode(judge.strip() or 'embedded')}** — "
            "`single` asks one question per generation (small local judges), `list` a "
            "numbered list.")
-for what, est in (("Generate", E.estimate_generate), ("Filter", E.estimate_filter)):
-    line, notes = E.cost_line(est, db, task, dim["name"], *((strategy, judge, int(n)) if
-                              what == "Generate" else (judge,)))
-    st.caption(f"**{what}** — " + md_escape(line + (f" ({'; '.join(notes)})" if notes else "")))
-b1, b3, b2 = st.columns(3)
+line, notes = E.cost_line(E.estimate_generate, db, task, dim["name"], strategy, judge, int(n))
+st.caption("**Generate** — " + md_escape(line + (f" ({'; '.join(notes)})" if notes else "")))
+b1, b3, _ = st.columns(3)
 again = b3.button("Generate again (new samples)", key="gen_again",
                   help="Bypass the cache: sample new questions instead of the answers stored "
                        "for the same request.")
@@ -129,9 +127,6 @@ try:
         with st.spinner("Asking the judge…"):
             res = A.augment(db, task, dim["name"], strategy, judge.strip(), n=int(n), fresh=again)
         show_augment_result(res)
-    if b2.button("Filter this dimension", key="filter_run"):
-        with st.spinner("Filtering…"):
-            res = filter_dimension(db, task, dim["name"], judge.strip())
-        show_filter_result(res)
+    filter_block(db, task, dim["name"], judge.strip())  # scope and cost said before it runs
 except (ValueError, ImportError) as e:
     st.error(str(e))

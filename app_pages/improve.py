@@ -13,7 +13,10 @@ from checkeval_core.analysis.propose import (
     propose,
     to_review,
 )
+from checkeval_core.analysis.report import MIN_FLAG_GROUPS
 from checkeval_core.analysis.versions import evidence_stamp
+from checkeval_core.runs.labels import run_label
+from checkeval_core.runs.selection import default_reference
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
@@ -30,10 +33,16 @@ if not runs:
     st.info("No completed checkeval or rocketeval run of a frozen checklist version of this "
             "task yet: freeze a version (Checklist review) and run it (Run page).")
     st.stop()
-labels = {r["run"]: r["label"] for r in runs}
+labels = {r["run"]: run_label(r) for r in runs}
+# opens on the reference run of the newest version (a small run never replaces a full one);
+# set in the state, not as the default, so a task switch replaces the chips on screen too
+if st.session_state.get("im_task_seen") != task or "im_runs" not in st.session_state:
+    st.session_state["im_runs"] = [default_reference(db, task, list(labels))]
+    st.session_state["im_task_seen"] = task
+elif any(r not in labels for r in st.session_state["im_runs"]):
+    st.session_state["im_runs"] = [r for r in st.session_state["im_runs"] if r in labels]
 chosen = st.multiselect("Runs (one checklist version; several runs are averaged)",
-                        list(labels), default=[runs[0]["run"]], format_func=labels.get,
-                        key="im_runs")
+                        list(labels), format_func=labels.get, key="im_runs")
 c1, c2, c3 = st.columns([1, 1, 2])
 weights = c1.checkbox("Fit weights", key="im_weights",
                       help="non-negative ridge weights of the kept questions, on dev items")
@@ -106,10 +115,18 @@ st.write("Nothing changes until you confirm: dropped questions go back to *propo
          "their evidence as the reason, new ones arrive as *proposed*. Keep or reject them on "
          "Checklist review, then freeze a version; what its run asks the judge is said "
          "under the agreement table.")
+# the same minimum as the Analysis page's "Send flagged": a drop chosen on fewer dev
+# documents describes those documents, not the question
+few = prop["dev"]["n_groups"] < MIN_FLAG_GROUPS
+if few:
+    st.warning(f"Not sent: the proposal rests on {prop['dev']['n_groups']} dev group(s) "
+               f"(documents / contexts / queries); sending to review needs ≥ "
+               f"{MIN_FLAG_GROUPS}, as for flagged questions on Analysis. Run the checklist "
+               "on more items first.")
 if st.button("Send to the review queue", key="im_send", type="primary",
-             disabled=not (prop["dropped"] or view["new"])):
+             disabled=few or not (prop["dropped"] or view["new"])):
     st.session_state["im_confirm"] = True
-if st.session_state.get("im_confirm"):
+if st.session_state.get("im_confirm") and not few:
     with st.container(border=True):
         st.warning(f"Queue {len(prop['dropped'])} question(s) for dropping and "
                    f"{sum(not q['problem'] for q in view['new'])} new question(s)?")

@@ -5,9 +5,9 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.judges.keys import key_sources_for
-from checkeval_core.judges.probe import TEST_QUESTION, ask_judge
 from checkeval_core.judges.saved import DEFAULT_SPEC, add_judge, delete_judge, list_judges
 from checkeval_core.judges.spec import BACKENDS, JudgeSpecError, parse_spec, spec_forms
+from checkeval_core.runs.judge_check import TEST_QUESTION, ask_judge
 from studio_ui.frame import page_db
 from studio_ui.tables import table_config
 

@@ -10,6 +10,7 @@ from checkeval_core.runs import cancel_run, start_background
 from checkeval_core.runs.defaults import recommended
 from checkeval_core.runs.estimate import cost_line, estimate_batch, estimate_vs_actual
 from checkeval_core.runs.jobs import get_run, prepare_resume
+from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.progress import panel
 from checkeval_core.runs.registry import METHODS, all_aggregations
 from checkeval_core.runs.start import start_runs
@@ -108,7 +109,9 @@ def runs_panel() -> None:
     if st.session_state.get(PICK) not in runs:
         st.session_state.pop(PICK, None)
     c1, c2, c3 = st.columns([1, 1, 2])
-    rid = c1.selectbox("Run of this task", list(runs), key=PICK, help="Cancel stops a run after its current item; Resume restarts a "
+    rid = c1.selectbox("Run of this task", list(runs), key=PICK,
+                       format_func=lambda r: run_label(runs[r]),
+                       help="Cancel stops a run after its current item; Resume restarts a "
                             "cancelled, failed or killed one.")
     cost = estimate_vs_actual(get_run(db, int(rid)))
     if cost:  # the estimate stored when the run started, beside what it really cost

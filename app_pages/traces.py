@@ -95,11 +95,11 @@ start = pks.index(int(want_item)) if want_item and want_item.isdigit() and \
 pk = c_item.selectbox("Item", pks, index=start, format_func=lambda k: str(by_pk[k]["item_id"]) + (
     f" · diff {by_pk[k]['gap']:.2f}" if by_pk[k].get("gap") is not None else ""),
     key="tr_item")
-st.query_params.update({"runs": ",".join(map(str, chosen)), "item": str(pk),
-                        **({"dim": gap_dim} if dims else {})})
+st.query_params.from_dict({"runs": ",".join(map(str, chosen)), "item": str(pk),
+                           **({"dim": gap_dim} if dims else {})})
 st.session_state["tr_link"] = (st.query_params.get("runs", ""), st.query_params.get("item", ""),
                                st.query_params.get("dim", ""))
-st.caption("Columns: " + " · ".join(f"**{run_column(r)}** = {labels[r].split(' ', 1)[1]}"
+st.caption("Columns: " + " · ".join(f"**{run_column(r)}** = {labels[r].split(' · ', 1)[-1]}"
                                     for r in chosen))
 
 trace = item_trace(db, pk, chosen)

@@ -10,11 +10,16 @@
 # (1.5B; 0.5B; 0.5B with the definition in the prompt), reusing rows 1, 3 and 6.
 # Rows 20-21 confirm the recommended configurations on held-out documents (--skip: contexts
 # 21-40, documents 17-32), never looked at while choosing them.
-# Output: bench/out/<row>.txt (the table) and bench/out/<row>.json
+# Output: bench/out/<row>.txt (the table) and bench/out/<row>.json; progress logs go to
+# $BENCH_LOGS (default ~/.cache/checkeval/bench-logs), never into the repository.
+# The benchmark folder: BENCH_DATA=DIR (see docs/benchmarks.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CK=".venv/bin/checkeval"
-mkdir -p bench/out
+: "${BENCH_DATA:?set BENCH_DATA to the benchmark folder (summeval.jsonl, topical_chat.jsonl, ...)}"
+export CHECKEVAL_BENCH_DATA="$BENCH_DATA"
+LOGS="${BENCH_LOGS:-$HOME/.cache/checkeval/bench-logs}"
+mkdir -p bench/out "$LOGS"
 SE="--benchmark summeval --docs 16"
 TC="--benchmark topical_chat --docs 20"
 ROWS=(
@@ -50,7 +55,7 @@ for n in "${order[@]}"; do   # in the order given
   args="${ROWS[$i]#*|}"
   echo "== row $n: $name: checkeval bench quality $args" >&2
   # eval: a row's options may hold a quoted --member "SPEC KEY=VALUE"
-  eval "$CK bench quality $args --json" > "bench/out/$name.json" 2> "bench/out/$name.log" \
-    && eval "$CK bench quality $args" > "bench/out/$name.txt" 2>> "bench/out/$name.log" \
-    || echo "row $n failed: see bench/out/$name.log" >&2
+  eval "$CK bench quality $args --json" > "bench/out/$name.json" 2> "$LOGS/$name.log" \
+    && eval "$CK bench quality $args" > "bench/out/$name.txt" 2>> "$LOGS/$name.log" \
+    || echo "row $n failed: see $LOGS/$name.log" >&2
 done

@@ -28,6 +28,45 @@ class NotFound(LookupError):
     """A named object (task, run, version…) does not exist; the message says which."""
 
 
+class NotADatabase(ValueError):
+    """The database path is a directory, not an SQLite file, or a truncated one."""
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+# sqlite3 errors that mean the file itself is unusable (a lock or a full disk is not that)
+_NOT_A_DB = ("file is not a database", "database disk image is malformed",
+             "unable to open database file")
+
+
+def check_database_file(path: str | Path) -> None:
+    """Refuse a path that cannot be a CheckEval database before SQLite touches it: a
+    directory, a file that is not SQLite, a file shorter than its own header says (truncated).
+    A missing or empty file is fine (a new database)."""
+    p = Path(path)
+    if str(p) == ":memory:" or not p.exists():
+        return
+    if p.is_dir():
+        raise NotADatabase(f"not a CheckEval database: {p} (a directory)")
+    size = p.stat().st_size
+    if size == 0:
+        return
+    with open(p, "rb") as f:
+        head = f.read(100)
+    if len(head) < 100 or not head.startswith(SQLITE_HEADER):
+        raise NotADatabase(f"not a CheckEval database: {p} (not an SQLite file)")
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(head[28:32], "big")
+    # the header's page count is valid when its change counter matches (SQLite ≥ 3.7.0); a
+    # checkpoint cut short (kill -9) may leave the file shorter while its write-ahead log
+    # still holds the pages: SQLite recovers from the log, so that file is not refused
+    wal = p.with_name(p.name + "-wal")
+    in_log = wal.exists() and wal.stat().st_size > 0
+    if head[24:28] == head[92:96] and pages and size < page_size * pages and not in_log:
+        raise NotADatabase(f"not a CheckEval database: {p} (truncated: {size:,} of "
+                           f"{page_size * pages:,} bytes)")
+
+
 def now_iso() -> str:
     """UTC timestamp used for every created_at/updated_at column."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
@@ -51,9 +90,19 @@ def connect(path: str | Path | None = None) -> sqlite3.Connection:
 
 
 def open_db(path: str | Path | None = None) -> sqlite_utils.Database:
-    """Open (creating if needed) and migrate the database at ``path`` (default: ``CHECKEVAL_DB``)."""
-    db = sqlite_utils.Database(connect(path))
-    apply_migrations(db)
+    """Open (creating if needed) and migrate the database at ``path`` (default: ``CHECKEVAL_DB``).
+
+    Raises :class:`NotADatabase` ("not a CheckEval database: PATH") for a directory, a file
+    that is not SQLite or a truncated one."""
+    p = Path(path) if path is not None else default_db_path()
+    check_database_file(p)
+    try:
+        db = sqlite_utils.Database(connect(p))
+        apply_migrations(db)
+    except sqlite3.DatabaseError as e:
+        if not any(m in str(e) for m in _NOT_A_DB):
+            raise
+        raise NotADatabase(f"not a CheckEval database: {p} ({e})") from None
     return db
 
 

@@ -128,6 +128,8 @@ def humans_section(ev: dict[str, Any], cols: dict[str, Any]) -> None:
 def diagnostics_section(db: sqlite_utils.Database, ev: dict[str, Any],
                         cols: dict[str, Any]) -> None:
     st.subheader("Question diagnostics")
+    if ev.get("basis"):  # which answers and items every row below reads
+        st.info(ev["basis"])
     if ev["figure"] is not None:
         st.plotly_chart(ev["figure"], key="an_diag")
     for line in ev["notes"]:

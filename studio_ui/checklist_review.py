@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+import sqlite_utils
 import streamlit as st
 
 from checkeval_core.checklists.augment import default_mode, generation_judge
+from checkeval_core.checklists.review import question_history
+from checkeval_core.checklists.review_view import history_rows
 from studio_ui.tables import key_column, order, table_config
 
 #: The review table's column order (columns missing from the table are skipped by Streamlit).
@@ -71,3 +75,32 @@ def per_query_form() -> dict[str, Any] | None:
     return {"source": "generate" if gen else "file" if imp else "fixed", "judge": judge,
             "mode": mode, "fresh": fresh, "include_reference": ref,
             "data": up.getvalue() if imp else None, "filename": up.name if imp else None}
+
+
+_HISTORY_COLUMNS = {
+    "when": st.column_config.TextColumn("when", width=150),
+    **{c: st.column_config.TextColumn(c, width="small") for c in ("who", "role", "what",
+                                                                  "question")},
+    "reason": st.column_config.TextColumn("reason", width="medium",
+                                          help="The reason given with a rejection"),
+    "note": st.column_config.TextColumn("note", width="large",
+                                        help="What the decision led to (an edit's new "
+                                             "question, a status change)")}
+
+
+def show_history(db: sqlite_utils.Database, question_ids: list[int]) -> None:
+    """The review history of each selected question (with the questions it was edited
+    from): every decision, who made it in which role, when and why — shown as text."""
+    if not question_ids:
+        return
+    with st.expander(f"Review history ({len(question_ids)} question(s))",
+                     expanded=len(question_ids) == 1):
+        for qid in question_ids[:20]:
+            rows_ = history_rows(question_history(db, qid))
+            st.markdown(f"**#{qid}**")
+            if rows_:
+                st.dataframe(pd.DataFrame(rows_), hide_index=True, width="stretch",
+                             key=f"rv_hist_{qid}", column_config=_HISTORY_COLUMNS)
+            else:
+                st.caption("No decision recorded yet.")
+

@@ -35,7 +35,9 @@ def import_expander(db: sqlite_utils.Database, task: str) -> None:
                 res = import_preferences(db, task, data=up_p.getvalue(), filename=up_p.name)
                 c1.success(f"Imported {res['n_preferences']} preferences over "
                            f"{res['n_groups']} queries ({res['n_items_created']} items "
-                           "created).")
+                           "created)" + (f"; {res['n_already_stored']} were already stored "
+                                         f"(same vote ids), {res['n_new']} new."
+                                         if res.get("n_already_stored") else "."))
             if up_r is not None and c2.button("Import ratings", key="rk_rating_import"):
                 res = import_ratings(db, task, data=up_r.getvalue(), filename=up_r.name)
                 c2.success(f"Imported {res['n_ratings']} ratings as {res['source']!r}: "

@@ -11,6 +11,8 @@ import streamlit as st
 
 from checkeval_core.export import rows_to_csv
 from checkeval_core.identity import identity_mode, resolve_annotator
+from checkeval_core.runs.labels import run_label
+from checkeval_core.runs.selection import comparability
 from checkeval_core.tasks import default_task, list_tasks
 from checkeval_core.textsafe import md_escape
 
@@ -144,3 +146,31 @@ def confirm_step(key: str, armed_by: bool, subject: Any, question: str,
             st.session_state.pop(state, None)
             return True
     return False
+
+
+def run_multiselect(db: sqlite_utils.Database, container: Any, label: str,
+                    runs: list[dict[str, Any]], key: str, default: list[int],
+                    reset: bool = False, help: str | None = None) -> list[int]:
+    """A multiselect of runs, each under its one label (:func:`run_label`).
+
+    Runs not comparable with the current selection (another task, or no item shared with the
+    items the selected runs share: :func:`comparability`) stay selectable — Streamlit cannot
+    disable one option — but are marked "not comparable" and listed under the field with the
+    reason. The selection is kept in ``st.session_state[key]`` and set there (never through
+    the widget's default): on ``reset`` (a task switch) it becomes ``default`` and the browser
+    is told to show it, instead of keeping the previous task's chips on screen."""
+    labels = {r["id"]: run_label(r) for r in runs}
+    cur = st.session_state.get(key)
+    if reset or cur is None:
+        st.session_state[key] = [r for r in default if r in labels]
+    elif any(r not in labels for r in cur):
+        st.session_state[key] = [r for r in cur if r in labels]
+    why = comparability(db, list(st.session_state[key]), list(labels))
+    chosen = container.multiselect(
+        label, list(labels), key=key, help=help,
+        format_func=lambda r: labels[r] + (" — not comparable" if why.get(r) else ""))
+    out = [r for r in labels if why.get(r) and r not in chosen]
+    if out:
+        container.caption("Not comparable with the selection: " + "; ".join(
+            f"{md_escape(labels[r])} ({md_escape(why[r] or '')})" for r in out))
+    return chosen

@@ -182,3 +182,14 @@ def open_app_page(page_path: str, timeout: int = 180):
 
 # module-scoped fixture shared by the malformed-input matrix and the CLI input rules
 from tests.helpers import base  # noqa: E402, F401
+
+
+@pytest.fixture
+def few_groups_allowed(monkeypatch):
+    """For tests that check a statistic's arithmetic by hand on a fixture of 2–5 groups: the
+    floor's small-sample rule (``stats.bootstrap.MIN_GROUPS``, read when called) lowered to
+    2, so the interval, flag or proposal being checked is computed at all. The rule itself
+    is tested at its real value (``tests/test_small_sample_rule.py``)."""
+    from checkeval_core.stats import bootstrap
+
+    monkeypatch.setattr(bootstrap, "MIN_GROUPS", 2)

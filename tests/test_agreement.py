@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from checkeval_core.analysis.agreement import (
+from checkeval_core.stats.agreement import (
     cohen_kappa,
     fleiss_from_labels,
     fleiss_kappa,

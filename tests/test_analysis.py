@@ -119,6 +119,7 @@ def test_cli_analyze_json(tmp_path):
     assert r.returncode == 2 and "bad.csv, line 2, field 'item_id'" in r.stderr
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_reasons_sit_next_to_every_nan():
     import pandas as pd
 
@@ -137,7 +138,8 @@ def test_reasons_sit_next_to_every_nan():
     rep = correlation_report(one_doc, n_boot=20)
     e = rep["dimensions"]["x"]["sample_level"]
     assert e["spearman"] == 1.0 and e["reasons"]["spearman"] is None
-    assert format_ci(e, "spearman") == "no interval: needs ≥ 2 documents (n=1)"
+    assert format_ci(e, "spearman") == ("no interval: needs ≥ 2 groups (documents / contexts / "
+                                        "queries) (n=1)")
     # a judge that gives every item the same score: no value, and it says so
     flat = one_doc.assign(metric=0.5, group=["d", "d", "e", "e"])
     d = correlation_report(flat, n_boot=20)["dimensions"]["x"]

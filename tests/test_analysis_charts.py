@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from checkeval_core.analysis import charts, ranking_charts
-from checkeval_core.analysis.agreement import krippendorff_alpha
 from checkeval_core.analysis.report import (
     alpha_binary_ci,
     correlation_report,
@@ -20,6 +19,7 @@ from checkeval_core.analysis.report import (
     stability_note,
     stability_points,
 )
+from checkeval_core.stats.agreement import krippendorff_alpha
 
 
 def _frame(groups: int, per: int, seed: int = 0, start: int = 0) -> pd.DataFrame:
@@ -77,7 +77,7 @@ def test_alpha_interval_resamples_groups_and_matches_the_library():
     ci = alpha_binary_ci({u: labels[u] for u in units}, group)
     assert ci["reason"] is None and ci["ci"][0] < point < ci["ci"][1]
     one = alpha_binary_ci({u: labels[u] for u in units}, dict.fromkeys(group, 0))
-    assert math.isnan(one["ci"][0]) and one["reason"].startswith("no interval: needs ≥ 2 groups")
+    assert math.isnan(one["ci"][0]) and one["reason"].startswith("no interval: needs ≥ 6 groups")
 
 
 def test_stability_counts_distinct_judges_only():

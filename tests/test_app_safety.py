@@ -211,6 +211,7 @@ def test_create_job_twice_makes_one_job(db, tmp_path):
     at.selectbox(key="aj_task").select("chat").run()
     at.text_input(key="aj_annotators").input("a, b")
     at.number_input(key="aj_n").set_value(2)
+    at.text_input(key="aj_creator").input("coord")  # the job records who created it
     next(b for b in at.button if b.label == "Create job").click().run()
     next(b for b in at.button if b.label == "Create job").click().run()
     assert not at.exception

@@ -1,5 +1,6 @@
 """The layout rules of docs/architecture.md, checked on the source: no import cycle between
-modules (imports inside functions included), and the core never imports Streamlit."""
+modules (imports inside functions included), no import from a higher layer (:data:`LAYERS`),
+and the core never imports Streamlit."""
 
 from __future__ import annotations
 
@@ -8,6 +9,24 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("checkeval_core", "studio_ui")
+#: docs/architecture.md's layer diagram, bottom first: a module imports only from its own layer
+#: or the ones below it. An entry names a package or module and covers what is inside it; the
+#: longest matching entry decides.
+LAYERS: list[tuple[str, ...]] = [
+    ("checkeval_core.safeio", "checkeval_core.jsontext", "checkeval_core.textsafe",
+     "checkeval_core.export", "checkeval_core.config", "checkeval_core.identity",
+     "checkeval_core.fields"),                                              # leaf helpers
+    ("checkeval_core.stats",),                                              # statistics floor
+    ("checkeval_core.datasets", "checkeval_core.tasks", "checkeval_core.store",
+     "checkeval_core.migrations"),                                          # the store
+    ("checkeval_core.judges",),
+    ("checkeval_core.checklists", "checkeval_core.prompts"),
+    ("checkeval_core.runs",),
+    ("checkeval_core.analysis", "checkeval_core.annotation"),
+    ("checkeval_core.bench", "checkeval_core.demo"),
+    ("checkeval_core.cli",),
+    ("checkeval_core", "studio_ui"),                       # the package root, the app's widgets
+]
 
 
 def _module_name(path: Path) -> str:
@@ -102,6 +121,67 @@ def test_no_import_cycle_between_modules() -> None:
     found = cycles(import_graph())
     assert not found, "import cycles (in-function imports included):\n" + "\n".join(
         " <-> ".join(c) for c in found)
+
+
+def layer_of(module: str) -> int | None:
+    """The index in :data:`LAYERS` of the longest entry that is ``module`` or contains it."""
+    best: tuple[int, int] | None = None
+    for k, names in enumerate(LAYERS):
+        for n in names:
+            if (module == n or module.startswith(n + ".")) and (best is None or
+                                                                 len(n) > best[1]):
+                best = (k, len(n))
+    return None if best is None else best[0]
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``a -> b`` for every import of a module from a higher layer than its own."""
+    out = []
+    for mod, targets in sorted(graph.items()):
+        for t in sorted(targets):
+            if layer_of(t) > layer_of(mod):
+                out.append(f"{mod} -> {t}")
+    return out
+
+
+def test_every_module_has_a_layer() -> None:
+    missing = [m for m in import_graph() if layer_of(m) is None]
+    assert not missing, f"add these to LAYERS (and docs/architecture.md): {missing}"
+
+
+def test_the_layer_check_sees_an_upward_import() -> None:
+    g = {"checkeval_core.stats.bootstrap": {"checkeval_core.analysis.report"},
+         "checkeval_core.analysis.report": {"checkeval_core.stats.bootstrap",
+                                            "checkeval_core.annotation.jobs"}}
+    assert upward_imports(g) == ["checkeval_core.stats.bootstrap -> "
+                                 "checkeval_core.analysis.report"]
+
+
+def test_no_import_from_a_higher_layer() -> None:
+    found = upward_imports(import_graph())
+    assert not found, ("imports from a higher layer (docs/architecture.md, The layer rule; "
+                       "in-function imports included):\n" + "\n".join(found))
+
+
+def test_layers_mirror_the_architecture_doc() -> None:
+    """Every package or module named in LAYERS appears in the doc's layer diagram, and the
+    diagram lists the layers in the same order (top first)."""
+    doc = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    diagram = doc.split("## The layer rule", 1)[1].split("```", 2)[1]
+    lines = diagram.splitlines()
+
+    def line_of(name: str) -> int:
+        short = name.removeprefix("checkeval_core.").removeprefix("checkeval_core")
+        short = short or "checkeval_core"
+        for k, line in enumerate(lines):
+            words = line.replace("/", " ").replace("(", " ").split()
+            if short in words:
+                return k
+        raise AssertionError(f"{short} is not in docs/architecture.md's layer diagram")
+
+    core = [names for names in LAYERS[:-1]]  # the last layer is the faces' frame
+    rows = [max(line_of(n) for n in names) for names in core]
+    assert rows == sorted(rows, reverse=True), rows
 
 
 def test_core_never_imports_streamlit() -> None:

@@ -4,6 +4,7 @@ the figures are those of the stored runs, reruns reuse them, bad options touch n
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +14,6 @@ from checkeval_core.bench.quality import (
     EMPTY_ANSWER,
     _alpaca_rows,
     bench_rankings,
-    default_data_dir,
     format_rankings,
 )
 from checkeval_core.store import open_db
@@ -22,8 +22,10 @@ from tests.helpers import FIXTURES
 # The benchmark folder when it is on this machine, else a committed subset of it: the first 3
 # AlpacaEval queries plus the 2 where gemma-2b-it answered nothing, and 6 LLMBar pairs
 # (tests/fixtures/README.md).
-FULL = (default_data_dir() / "alpacaeval").exists()
-SRC = default_data_dir() if FULL else FIXTURES / "benchmarks"
+# the full benchmark folder beside the repository when there is one (never a product default)
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+FULL = (SHARED / "alpacaeval").exists()
+SRC = SHARED if FULL else FIXTURES / "benchmarks"
 N_QUERIES = 50 if FULL else 5
 
 

@@ -118,3 +118,13 @@ def test_bench_quality_skip_holds_out_the_first_documents(tmp_path):
     res = json.loads(r.stdout)
     assert res["docs"] == 3 and res["skip"] == 3 and res["items"] == 48
     assert res["task"].endswith("-skip3")
+
+
+def test_no_default_benchmark_folder(tmp_path):
+    """The benchmarks are not shipped: without --data (or CHECKEVAL_BENCH_DATA) a bench
+    command says what to give, before any judge call."""
+    for bench in ("quality", "heldout"):
+        r = run_cli(["bench", bench, "--benchmark", "summeval", "--judge", "fake",
+                     "--db", str(tmp_path / "b.db")], env={"CHECKEVAL_BENCH_DATA": None})
+        assert r.returncode == 2, r.stderr
+        assert "--data" in r.stderr and "CHECKEVAL_BENCH_DATA" in r.stderr

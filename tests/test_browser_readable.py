@@ -64,7 +64,7 @@ def test_decisions_in_view_at_1440(app_server, screen):
     assert table["top"] < 900  # the decisions start on the first screen
     # selecting a row shows its full question and each judge's raw answer below the table
     screen.mouse.click(table["left"] + 17, table["top"] + 35 + 17)
-    screen.get_by_text(f"#{runs[1]} fake · checkeval — ").first.wait_for()
+    screen.get_by_text(f"#{runs[1]} · v1 · fake · checkeval · 16 items — ").first.wait_for()
     # Data: the human score columns come before the long output
     screen.get_by_test_id("stSidebarNav").get_by_text("Data", exact=True).click()
     screen.get_by_text("Browse & export").first.wait_for()
@@ -96,7 +96,7 @@ def test_bar_click_moves_the_selectors_and_the_trace_link_keeps_them(app_server,
     bars.nth(2).scroll_into_view_if_needed()
     box = bars.nth(2).bounding_box()
     screen.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    screen.get_by_text(f"#{rid} fake · rocketeval · groundedness:").wait_for()
+    screen.get_by_text(f"#{rid} · v1 · fake · rocketeval · 24 items · groundedness:").wait_for()
     assert _selected(screen, "dimension") == "groundedness"
     screen.screenshot(path="/tmp/h6-analysis-click-1440.png")
     link = screen.get_by_role("link", name="Open the Yes/No trace of")
@@ -115,7 +115,7 @@ def test_checklist_review_verdicts_in_view_at_1440(app_server, screen):
     db = open_db(app_server.db_path)
     load_demo(db)
     augment(db, "summeval-demo", "coherence", "diversify", "fake")
-    filter_dimension(db, "summeval-demo", "coherence", "fake")
+    filter_dimension(db, "summeval-demo", "coherence", "fake", scope="all")
     db.close()
     screen.goto(f"{app_server.url}/checklist")
     screen.locator('[data-testid="stDataFrame"]').first.wait_for()

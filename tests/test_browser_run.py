@@ -37,7 +37,7 @@ def test_run_and_trace_in_browser(app_server, page):
     page.get_by_role("button", name="Start").click()
     page.get_by_text("Started run(s) 1").wait_for()
     # the progress fragment refreshes by itself until the run is completed
-    page.get_by_text("Run 1 · fake · rocketeval — completed").wait_for(timeout=90_000)
+    page.get_by_text("Run #1 · v1 · fake · rocketeval · 2 items — completed").wait_for(timeout=90_000)
     page.goto(app_server.url + "/traces?runs=1")
     page.get_by_text("Yes/No decisions").wait_for()
     page.get_by_text("(122 shown)").wait_for()

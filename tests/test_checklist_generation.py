@@ -81,8 +81,9 @@ def test_filter_records_verdicts_and_duplicates(db, tmp_path):
               '"reason": "yes means worse"}]}')
     # the third question as if a judge had written it; the first two are the person's seeds
     db.execute("UPDATE question SET origin = 'diversification', origins = "
-               "'[\"diversification\"]' WHERE id = ?", [pool[2]["id"]])
-    res = filter_dimension(db, t, "coherence", "x", judge_obj=Scripted([answer]))
+               "'[\"diversification\"]', author = 'llm', model = 'x' WHERE id = ?",
+               [pool[2]["id"]])
+    res = filter_dimension(db, t, "coherence", "x", judge_obj=Scripted([answer]), scope="all")
     assert res["removed"] == 1 and res["flagged"] == 1
     after = {q["id"]: q for q in questions(db, t, dimension="coherence")}
     assert after[pool[1]["id"]]["status"] == "kept"  # a seed is flagged, never demoted
@@ -92,7 +93,8 @@ def test_filter_records_verdicts_and_duplicates(db, tmp_path):
     assert after[pool[2]["id"]]["filter_criterion"] == "alignment"
     assert [d["outcome"] for d in res["decisions"]] == ["kept", "flagged", "filtered"]
     assert after[pool[0]["id"]]["filter_verdict"] == "keep"
-    bad = filter_dimension(db, t, "fluency", "x", judge_obj=Scripted(["no json here"]))
+    bad = filter_dimension(db, t, "fluency", "x", judge_obj=Scripted(["no json here"]),
+                           scope="all")
     assert bad["removed"] == 0 and "nothing was changed" in bad["problems"][0]
 
 

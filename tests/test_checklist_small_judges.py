@@ -6,7 +6,7 @@ from __future__ import annotations
 from checkeval_core.checklists.augment import augment, default_mode, usable, wrong_subject
 from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.filtering import default_mode as filter_mode
-from checkeval_core.checklists.filtering import filter_dimension
+from checkeval_core.checklists.filtering import filter_dimension, is_human
 from checkeval_core.judges.registry import get_judge
 from checkeval_core.prompts.checklist import SINGLE_PROMPT_VERSION
 from tests.helpers import import_checklist_seeds, new_task
@@ -83,7 +83,7 @@ def test_binary_filter_decides_every_question(db, tmp_path) -> None:
     t = _summary_task(db, tmp_path)
     pool = [q for q in questions(db, t, dimension="relevance") if q["status"] in ("proposed", "kept")]
     j = Recording(db)
-    res = filter_dimension(db, t, "relevance", "fake", judge_obj=j, mode="binary")
+    res = filter_dimension(db, t, "relevance", "fake", judge_obj=j, mode="binary", scope="all")
     assert res["mode"] == "binary" and res["problems"] == []
     assert len(res["decisions"]) == len(pool)  # a decision for every question
     assert len(j.bin) >= 2 * len(pool)  # alignment + consistency each, + similar pairs
@@ -92,8 +92,8 @@ def test_binary_filter_decides_every_question(db, tmp_path) -> None:
     assert all(d["criterion"] in ("alignment", "consistency", "redundancy") for d in removed)
     stored = {q["id"]: q for q in questions(db, t, dimension="relevance")}
     before = {q["id"]: q for q in pool}
-    for d in removed:  # generated questions are filtered; a person's seed only flagged
-        human = before[d["id"]]["origin"] == "seed"
+    for d in removed:  # generated questions are filtered; a person's or a file's only flagged
+        human = is_human(before[d["id"]])
         assert d["outcome"] == ("flagged" if human else "filtered")
         assert stored[d["id"]]["status"] == (before[d["id"]]["status"] if human else "filtered")
 
@@ -102,7 +102,7 @@ def test_binary_filter_invalid_answers_change_nothing(db, tmp_path) -> None:
     t = _summary_task(db, tmp_path)
     db.execute("UPDATE dimension SET definition = 'see [[invalid]]' WHERE name = 'fluency'")
     before = [(q["id"], q["status"]) for q in questions(db, t, dimension="fluency")]
-    res = filter_dimension(db, t, "fluency", "fake", mode="binary")
+    res = filter_dimension(db, t, "fluency", "fake", mode="binary", scope="all")
     assert res["decisions"] == [] and res["removed"] == 0 and res["problems"]
     assert [(q["id"], q["status"]) for q in questions(db, t, dimension="fluency")] == before
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from checkeval_core.cli import app
 from tests.helpers import copy_db, counts  # noqa: F401 - fixture
 
-SHARED = Path("/work/shared/benchmarks")
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 
 
 def cli(db: Path, *args: str) -> Any:
@@ -252,3 +252,245 @@ def test_huge_ids_exit_2_without_traceback(dbf, monkeypatch, capsys, argv, fragm
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert fragment in err and "too large" in err and "Traceback" not in err
+
+
+# -- the newer commands: one rule per kind of option ------------------------------------------
+@pytest.fixture
+def two_tasks(dbf) -> Path:
+    """The matrix's database plus task ``u`` (4 items, one group per item) with run 2."""
+    from checkeval_core.checklists.io import import_checklist
+    from checkeval_core.checklists.versions import freeze
+    from checkeval_core.datasets import import_file
+    from checkeval_core.runs import create_run, execute_run
+    from checkeval_core.store import open_db
+    from tests.helpers import Q1, Q2, authors
+
+    db = open_db(dbf)
+    src, ck = dbf.parent / "u.csv", dbf.parent / "ck.json"
+    src.write_text("id,output,human_clarity\n1,a,1\n2,b,2\n3,c,0\n4,d,1\n", encoding="utf-8")
+    import_file(db, src, "u")
+    ck.write_text(authors({"s": {"seed": [Q1, Q2]}}), encoding="utf-8")
+    import_checklist(db, "u", ck)
+    freeze(db, "u")
+    execute_run(dbf, create_run(db, "u", "fake", "checkeval"))
+    db.close()
+    return dbf
+
+
+HUGE = "99999999999"  # fits an int, asks for GiBs of resamples
+
+
+@pytest.mark.parametrize("argv,fragments", [
+    # --bootstrap: 0 … 100,000 everywhere (a huge one asked 3–75 GiB)
+    (["versions", "--task", "t", "--bootstrap", HUGE], [f"--bootstrap {HUGE}", "100,000"]),
+    (["versions", "--task", "t", "--bootstrap", "-1"], ["--bootstrap -1"]),
+    (["compare", "--run", "1", "--run", "1", "--bootstrap", HUGE], [f"--bootstrap {HUGE}"]),
+    (["compare", "--run", "1", "--run", "1", "--bootstrap", "-3"], ["--bootstrap -3"]),
+    (["checklist", "propose", "--run", "1", "--bootstrap", HUGE], [f"--bootstrap {HUGE}"]),
+    (["checklist", "propose", "--run", "1", "--bootstrap", "-1"], ["--bootstrap -1"]),
+    # --tie-margin: finite, ≥ 0
+    (["versions", "--task", "t", "--tie-margin", "nan"], ["--tie-margin nan", "finite"]),
+    (["versions", "--task", "t", "--tie-margin", "-0.5"], ["--tie-margin -0.5", "≥ 0"]),
+    (["checklist", "propose", "--run", "1", "--tie-margin", "nan"], ["--tie-margin nan"]),
+    (["checklist", "propose", "--run", "1", "--tie-margin", "-1"], ["--tie-margin -1"]),
+    (["checklist", "propose", "--run", "1", "--tie-margin", "inf"], ["--tie-margin inf"]),
+    # --epsilon: finite, 0 … 1 (nan or -1 silently dropped questions that do not lower
+    # agreement, and --to-review would have queued them)
+    (["checklist", "propose", "--run", "1", "--epsilon", "nan"], ["--epsilon nan", "0 to 1"]),
+    (["checklist", "propose", "--run", "1", "--epsilon", "-1", "--to-review"],
+     ["--epsilon -1.0", "0 to 1"]),
+    (["checklist", "propose", "--run", "1", "--epsilon", "inf"], ["--epsilon inf"]),
+    (["checklist", "propose", "--run", "1", "--epsilon", "1e300"], ["--epsilon 1e+300"]),
+    (["checklist", "propose", "--run", "1", "--new-questions", "-2"], ["--new-questions -2"]),
+    # --seed: 0 … 2**32 - 1 (-1 is how a split named group by group is stored)
+    (["split", "--task", "t", "--seed", "-1"], ["--seed -1", "from 0"]),
+    (["split", "--task", "t", "--seed", HUGE], [f"--seed {HUGE}"]),
+    (["compare", "--run", "1", "--run", "1", "--seed", "-1"], ["--seed -1"]),
+    (["compare", "--run", "1", "--run", "1", "--top", "-1"], ["--top -1"]),
+    # wrong types are typer's: the flag is named
+    (["versions", "--task", "t", "--bootstrap", "many"], ["--bootstrap"]),
+    (["split", "--task", "t", "--seed", "1.5"], ["--seed"]),
+    # raw bytes (argv decoded with surrogateescape) and lone surrogates in a text option
+    (["split", "--task", "t\udcff"], ["--task", "not valid UTF-8", "0xFF"]),
+    (["analyze", "--task", "t\udcfe", "--across-judges"], ["--task", "not valid UTF-8"]),
+    (["versions", "--task", "\ud800"], ["--task", "not valid UTF-8"]),
+    (["split", "--task=t\udcff"], ["--task", "not valid UTF-8"]),
+    # empty
+    (["split", "--task", ""], ["''"]),
+])
+def test_new_commands_refuse_meaningless_options(dbf, argv, fragments):
+    before = counts(dbf)
+    refused(cli(dbf, *argv), *fragments)
+    assert counts(dbf) == before
+
+
+def test_split_of_a_task_with_one_group_is_refused(dbf, tmp_path):
+    f = tmp_path / "one.csv"
+    f.write_text("id,group_id,output\n1,g,a\n2,g,b\n", encoding="utf-8")
+    assert cli(dbf, "import", str(f), "--task", "one").exit_code == 0
+    before = counts(dbf)
+    refused(cli(dbf, "split", "--task", "one"), "1 group", "≥ 2 groups")
+    assert counts(dbf) == before
+
+
+def test_split_with_a_valid_seed_is_reported_by_its_seed(dbf, tmp_path):
+    f = tmp_path / "g.csv"
+    f.write_text("id,group_id,output\n1,g1,a\n2,g2,b\n3,g3,c\n", encoding="utf-8")
+    assert cli(dbf, "import", str(f), "--task", "g").exit_code == 0
+    res = cli(dbf, "split", "--task", "g", "--seed", "7")
+    assert res.exit_code == 0, res.output
+    assert "seed 7" in res.stdout and "named group by group" not in res.stdout
+
+
+def test_raw_byte_in_task_through_the_console_script(dbf):
+    """The shell hands a non-UTF-8 byte over as is; the real entry point names the flag."""
+    import os
+    import subprocess
+    import sys
+
+    before = counts(dbf)
+    for argv in ([b"split", b"--task", b"t\xff"], [b"analyze", b"--task", b"\xc3", b"--across-judges"]):
+        p = subprocess.run([sys.executable.encode(), b"-m", b"checkeval_core", b"--db",
+                            os.fsencode(dbf), *argv], capture_output=True, timeout=120)
+        err = p.stderr.decode("utf-8", "replace")
+        assert p.returncode == 2, err
+        assert "--task" in err and "not valid UTF-8" in err and "Traceback" not in err
+    assert counts(dbf) == before
+
+
+def test_runs_of_different_tasks_are_not_compared(two_tasks):
+    before = counts(two_tasks)
+    refused(cli(two_tasks, "compare", "--run", "1", "--run", "2"), "different tasks")
+    refused(cli(two_tasks, "checklist", "propose", "--run", "1", "--run", "2"), "one task")
+    refused(cli(two_tasks, "analyze", "--run", "1", "--run", "2", "--shared-items"),
+            "--shared-items", "task 't'", "task 'u'")
+    refused(cli(two_tasks, "analyze", "--run", "1", "--run", "2", "--ensemble"),
+            "--ensemble", "task 't'", "task 'u'")
+    assert counts(two_tasks) == before
+
+
+def test_ids_of_another_task_are_refused(two_tasks):
+    """Task u's questions are not task t's: excluding one from t's version is refused (it
+    used to be ignored silently, freezing every question)."""
+    from checkeval_core.store import open_db
+
+    db = open_db(two_tasks)
+    u_question = db.execute("SELECT q.id FROM question q JOIN task t ON t.id = q.task_id "
+                            "WHERE t.name = 'u' LIMIT 1").fetchone()[0]
+    db.close()
+    before = counts(two_tasks)
+    refused(cli(two_tasks, "checklist", "freeze", "--task", "t", "--exclude", str(u_question)),
+            f"--exclude {u_question}", "task 't' has no question")
+    assert counts(two_tasks) == before
+    refused(cli(two_tasks, "versions", "--task", "t", "--diff", "1", "7"), "7")
+    refused(cli(two_tasks, "checklist", "propose", "--run", "99"), "99")
+
+
+# -- a database path that is not a database ----------------------------------------------------
+def _truncated(src: Path, dst: Path) -> Path:
+    copy_db(src, dst)
+    data = dst.read_bytes()
+    dst.write_bytes(data[:len(data) // 2])
+    return dst
+
+
+@pytest.mark.parametrize("kind", ["garbage", "directory", "truncated", "short"])
+@pytest.mark.parametrize("argv", [["split", "--task", "t", "--show"], ["analyze", "--run", "1"],
+                                  ["versions", "--task", "t"]])
+def test_a_database_that_is_not_one_is_named(base, tmp_path, kind, argv):
+    p = tmp_path / "bad.db"
+    if kind == "garbage":
+        p.write_bytes(b"this is not a database\n" * 200)
+    elif kind == "directory":
+        p.mkdir()
+    elif kind == "truncated":
+        _truncated(base["path"], p)
+    else:
+        p.write_bytes(b"SQLite format 3\x00" + b"\x00" * 20)
+    snapshot = sorted(x.name for x in tmp_path.iterdir())
+    content = p.read_bytes() if p.is_file() else None
+    refused(cli(p, *argv), f"not a CheckEval database: {p}")
+    assert sorted(x.name for x in tmp_path.iterdir()) == snapshot  # no -wal, no -shm
+    if content is not None:
+        assert p.read_bytes() == content
+
+
+def test_open_db_names_a_truncated_database(base, tmp_path):
+    from checkeval_core.store import NotADatabase, open_db
+
+    p = _truncated(base["path"], tmp_path / "half.db")
+    with pytest.raises(NotADatabase, match="not a CheckEval database: .*half.db"):
+        open_db(p)
+
+
+def test_bench_db_that_is_not_a_database_exits_2(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from checkeval_core.cli import main
+
+    bad = tmp_path / "b.db"
+    bad.write_bytes(b"\x00garbage" * 100)
+    monkeypatch.setattr(sys, "argv", ["checkeval", "bench", "quality", "--benchmark",
+                                      "summeval", "--data", str(summeval_dir(tmp_path)),
+                                      "--judge", "fake", "--db", str(bad)])
+    with pytest.raises(SystemExit) as e:
+        main()
+    assert e.value.code == 2
+    assert f"not a CheckEval database: {bad}" in capsys.readouterr().err
+
+
+# -- bench heldout: every option and the benchmark files before any judge call ----------------
+@pytest.mark.parametrize("args,fragments", [
+    (["--tie-margin", "nan"], ["--tie-margin nan", "finite"]),
+    (["--tie-margin", "-1"], ["--tie-margin -1.0"]),
+    (["--docs", "100000000000000000000"], ["--docs 100000000000000000000", "at most"]),
+    (["--docs", "5000000"], ["--docs 5000000", "at most 1,000,000"]),
+    (["--docs", "7"], ["--docs 7", "summeval.jsonl has 2 documents"]),
+    (["--queries", "-4"], ["--queries -4"]),
+    (["--bootstrap", HUGE], [f"--bootstrap {HUGE}"]),
+])
+def test_bench_heldout_refuses_before_running(tmp_path, monkeypatch, capsys, args, fragments):
+    import sys
+
+    from checkeval_core.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["checkeval", "bench", "heldout", "--benchmark",
+                                      "summeval", "--data", str(summeval_dir(tmp_path)),
+                                      "--judge", "fake", "--db", str(tmp_path / "b.db"),
+                                      *args])
+    with pytest.raises(SystemExit) as e:
+        main()
+    err = capsys.readouterr().err
+    assert e.value.code == 2, err
+    assert "Traceback" not in err
+    for frag in fragments:
+        assert frag in err, (frag, err)
+    assert not (tmp_path / "b.db").exists()  # no run, no cache written
+
+
+@pytest.mark.skipif(not (SHARED / "alpacaeval").exists(), reason="shared benchmarks absent")
+@pytest.mark.parametrize("how", ["missing", "text", "null", "duplicate"])
+def test_bench_heldout_alpacaeval_needs_the_lc_win_rate_before_any_judge_call(tmp_path, how):
+    d = tmp_path / "bench" / "alpacaeval"
+    d.mkdir(parents=True)
+    for f in ("instructions.jsonl", "responses.jsonl", "checklists_author.jsonl"):
+        if (SHARED / "alpacaeval" / f).exists():
+            shutil.copy(SHARED / "alpacaeval" / f, d / f)
+    models = json.loads((SHARED / "alpacaeval" / "models.json").read_text(encoding="utf-8"))
+    if how == "missing":
+        del models[2]["alpacaeval2_lc_winrate"]
+    elif how != "duplicate":
+        models[2]["alpacaeval2_lc_winrate"] = "n/a" if how == "text" else None
+    text = json.dumps(models)
+    if how == "duplicate":  # the parsers would keep one of the two values silently
+        text = text.replace('"alpacaeval2_lc_winrate": ', '"alpacaeval2_lc_winrate": 1, '
+                            '"alpacaeval2_lc_winrate": ', 1)
+    (d / "models.json").write_text(text, encoding="utf-8")
+    res = cli(tmp_path / "x.db", "bench", "heldout", "--benchmark", "alpacaeval", "--data",
+              str(tmp_path / "bench"), "--judge", "fake", "--queries", "2", "--db",
+              str(tmp_path / "b.db"))
+    if how == "duplicate":
+        refused(res, "models.json", "'alpacaeval2_lc_winrate'", "twice")
+    else:
+        refused(res, "models.json, entry 3", "'alpacaeval2_lc_winrate'")
+    assert not (tmp_path / "b.db").exists()

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from checkeval_core.analysis.compare import CompareError, compare_runs, paired_agreement
+from checkeval_core.stats.bootstrap import MIN_GROUPS
 from tests.conftest import APP
 from tests.helpers import COMPARE_HUMAN as HUMAN  # noqa: F401
 from tests.helpers import COMPARE_ITEMS as ITEMS
@@ -40,6 +41,7 @@ def two_runs(db):
     return db, make_run(db, tid, A_SCORES, A_ANS), make_run(db, tid, B_SCORES, B_ANS)
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_agreement_and_paired_interval_by_hand(two_runs):
     db, a, b = two_runs
     res = compare_runs(db, a, b, n_boot=2000, seed=1)
@@ -63,7 +65,8 @@ def test_paired_interval_needs_two_groups(two_runs):
     df, _ = shared_frame(db, a, b)
     one = paired_agreement(df[df["group"] == "g1"], n_boot=100)
     assert one["a"] == pytest.approx(1.0) and one["ci"][0] != one["ci"][0]  # NaN
-    assert "needs ≥ 2 shared groups to resample (n=1)" in one["ci_reason"]
+    assert f"needs ≥ {MIN_GROUPS} groups (documents / contexts / queries) (n=1)" in one[
+        "ci_reason"]
     assert one["dimensions"]["d"]["ci_reason"] == one["ci_reason"]
 
 
@@ -129,6 +132,7 @@ def test_refuses_mismatched_runs(db):
 
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_cli_compare_json_and_refusal(two_runs, db_path):
     db, a, b = two_runs
     r = cli(db_path, "compare", "--run", str(a), "--run", str(b), "--json", "--bootstrap",
@@ -148,6 +152,7 @@ def test_cli_compare_json_and_refusal(two_runs, db_path):
     assert r.returncode == 2 and "exactly two runs" in r.stderr
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_compare_page_first_row_and_trace_link(two_runs):
     db, a, b = two_runs
     at = AppTest.from_file(APP, default_timeout=120)
@@ -187,7 +192,7 @@ def test_group_correlations_match_the_per_group_definition(coef):
     import pandas as pd
 
     from checkeval_core.analysis.compare import group_correlations
-    from checkeval_core.analysis.correlation import corr, level_value
+    from checkeval_core.stats.correlation import corr, level_value
 
     rng = np.random.default_rng(3)
     rows = [{"group": f"g{g}", "score_a": float(rng.integers(0, 4)) / 4,

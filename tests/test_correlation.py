@@ -11,15 +11,16 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from checkeval_core.analysis.correlation import (
+from checkeval_core.analysis.report import wilcoxon_bh
+from checkeval_core.stats.correlation import (
     bootstrap_ci,
     corr,
     correlations,
     level_value,
     quality_split,
 )
-from checkeval_core.analysis.report import paired_bootstrap, wilcoxon_bh
 from tests.helpers import FIXTURES
+from tests.reference_stats import paired_bootstrap
 
 DF = pd.DataFrame({
     "group": ["a"] * 3 + ["b"] * 3 + ["c"] * 3,

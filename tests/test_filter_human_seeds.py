@@ -55,7 +55,7 @@ def test_filter_flags_a_seed_and_filters_a_generated_question(db, tmp_path):
     dim = M.dimension_id(db, "news", "coherence")
     gen = M.add_question(db, M.questions(db, "news")[0]["task_id"], dim, sub,
                          "Are there any errors in the summary?", origin="diversification")
-    res = filter_dimension(db, "news", "coherence", "fake", mode="json")
+    res = filter_dimension(db, "news", "coherence", "fake", mode="json", scope="all")
     out = {d["text"]: d["outcome"] for d in res["decisions"]}
     assert out == {SEEDS[0]: "kept", SEEDS[1]: "flagged",
                    "Are there any errors in the summary?": "filtered"}
@@ -76,7 +76,7 @@ def test_unsure_band_with_the_fake_judge(db, tmp_path):
     assert UNSURE_BAND == (0.4, 0.6)
     assert is_unsure(0.4) and is_unsure(0.6) and is_unsure(0.5)
     assert not is_unsure(0.39) and not is_unsure(0.61) and not is_unsure(None)
-    res = filter_dimension(db, "news", "coherence", "fake", mode="binary")
+    res = filter_dimension(db, "news", "coherence", "fake", mode="binary", scope="all")
     assert res["decisions"] and all(d["p_yes"] is not None for d in res["decisions"])
     for d in res["decisions"]:
         assert d["unsure"] == (0.4 <= d["p_yes"] <= 0.6)
@@ -92,7 +92,8 @@ def test_cli_filter_prints_flags_and_counts(db, tmp_path):
 
     _task(db, tmp_path)
     r = CliRunner().invoke(app, ["checklist", "filter", "--task", "news", "--dimension",
-                                 "coherence", "--judge", "fake", "--mode", "json"])
+                                 "coherence", "--judge", "fake", "--mode", "json", "--scope",
+                                 "all"])
     assert r.exit_code == 0, r.output
     assert "? #" in r.output and SEEDS[1] in r.output
     assert "0 of 2 questions filtered out; 1 question(s) you wrote" in r.output
@@ -104,6 +105,7 @@ def test_dimensions_page_warns_instead_of_filtered_out_and_shows_seed_fate(db, t
     at.switch_page("app_pages/dimensions.py").run()
     at.selectbox(key="dim_task").select("news").run()
     at.text_input(key="gen_judge").input("fake").run()
+    at.radio(key="filter_scope").set_value("all").run()  # the seeds are kept, not proposals
     at.button(key="filter_run").click().run()
     assert not at.exception
     assert not any("filtered out" in s.value for s in at.success)  # nothing green
@@ -121,7 +123,7 @@ def test_dimensions_page_warns_instead_of_filtered_out_and_shows_seed_fate(db, t
 
 def test_review_page_lists_flagged_seeds_by_default(db, tmp_path):
     _task(db, tmp_path)
-    filter_dimension(db, "news", "coherence", "fake", mode="json")
+    filter_dimension(db, "news", "coherence", "fake", mode="json", scope="all")
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.switch_page("app_pages/checklist.py").run()
     at.selectbox(key="rv_task").select("news").run()

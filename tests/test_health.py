@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from checkeval_core.analysis import health as H
+from checkeval_core.runs.never_varying import run_never_varying
 from checkeval_core.runs.traces import SHOW_FILTERS, decision_rows, item_trace
 from tests.conftest import APP
 from tests.helpers import COMPARE_ITEMS as ITEMS
@@ -35,6 +36,7 @@ def codes(h):
     return {w["code"] for w in h["warnings"]}
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_answer_metrics_by_hand(task):
     db, tid = task
     h = H.run_health(db, make_run(db, tid, SCORES, ANSWERS), tie_margin=0.1)
@@ -48,6 +50,7 @@ def test_answer_metrics_by_hand(task):
     assert any("8 % of 12 answers are invalid" in w["message"] for w in h["warnings"])
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_spread_length_and_ties_by_hand(task):
     db, tid = task
     h = H.run_health(db, make_run(db, tid, SCORES, ANSWERS), tie_margin=0.1)
@@ -74,6 +77,7 @@ def test_spread_length_and_ties_by_hand(task):
     assert auto["margin_source"] == "derived" and auto["margin"] == pytest.approx(0.015)
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_yes_share_length_and_constant_group_warnings(task):
     db, tid = task
     yes = {(i, q): "yes" for i in ITEMS for q in (0, 1)}
@@ -91,6 +95,7 @@ def test_yes_share_length_and_constant_group_warnings(task):
         w["code"]: w["message"] for w in flat["warnings"]}["constant_groups"]
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_contexts_pick_their_warnings(task):
     db, tid = task
     rid = make_run(db, tid, SCORES, ANSWERS)
@@ -154,6 +159,7 @@ def _page(path: str, key: str) -> AppTest:
     return at
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_analysis_page_shows_health_warning(task):
     db, tid = task
     make_run(db, tid, {"g1": [0.1, 0.2, 0.3], "g2": [0.4, 0.5, 0.6]},
@@ -163,6 +169,7 @@ def test_analysis_page_shows_health_warning(task):
     assert box and "says Yes to 100 % of questions" in box[0]
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_rankings_page_tie_warning_and_derived_margin(task):
     db, tid = task
     make_run(db, tid, SCORES, ANSWERS)
@@ -198,15 +205,16 @@ def test_never_varying_of_a_run_is_remembered_until_its_state_changes(task):
     db, tid = task
     rid = make_run(db, tid, SCORES, ANSWERS)
     q1 = db.execute("SELECT id FROM question WHERE text = 'Is it q1?'").fetchone()[0]
-    assert H.run_never_varying(db, rid) == {q1: "yes"}
+    assert run_never_varying(db, rid) == {q1: "yes"}
     # an answer changed behind the run's back is not seen until the run's state changes
     db.execute("UPDATE answer SET verdict = 'no' WHERE run_id = ? AND question_id = ? AND "
                "item_id = (SELECT MIN(item_id) FROM answer WHERE run_id = ?)", [rid, q1, rid])
-    assert H.run_never_varying(db, rid) == {q1: "yes"}
+    assert run_never_varying(db, rid) == {q1: "yes"}
     db.execute("UPDATE run SET progress_done = progress_done + 1 WHERE id = ?", [rid])
-    assert H.run_never_varying(db, rid) == {}
+    assert run_never_varying(db, rid) == {}
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_strong_systems_span_against_their_standard_error(task):
     import pandas as pd
 

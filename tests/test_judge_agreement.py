@@ -7,10 +7,11 @@ import math
 import pytest
 
 from checkeval_core.analysis.analysis_view import analysis_page
-from checkeval_core.analysis.judge_agreement import MIN_GROUPS, judge_agreement
+from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.checklists.editing import add_question
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.runs.selection import default_pair, default_runs
+from checkeval_core.stats.bootstrap import MIN_GROUPS
 from checkeval_core.store import now_iso
 from tests.helpers import coherence_task
 
@@ -51,6 +52,7 @@ def _second_version(db, tid) -> int:
     return freeze(db, "ja")["id"]
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_checklist_judges_agreeing_and_likert_judges_disagreeing(db, task):
     tid, vid = task
     a = _run(db, tid, vid, "fake", "rocketeval", "mean_p_yes", [0.2, 0.5, 0.8])
@@ -94,7 +96,7 @@ def test_compared_on_the_items_all_judges_share_and_fewer_groups_have_no_interva
     assert (row["n_items"], row["n_groups"]) == (6, 2) and 2 < MIN_GROUPS
     assert row["alpha"] == pytest.approx(1.0) and row["ci"] is None
     assert row["reason"] == f"no interval: needs ≥ {MIN_GROUPS} groups (documents / contexts " \
-                            "/ queries), n=2"
+                            "/ queries) (n=2)"
 
 
 def test_runs_of_two_versions_are_not_compared_as_two_judges(db, task):
@@ -168,7 +170,7 @@ def test_interval_alpha_equals_the_krippendorff_package_and_scales_to_continuous
     import krippendorff
     import numpy as np
 
-    from checkeval_core.analysis.agreement import krippendorff_alpha
+    from checkeval_core.stats.agreement import krippendorff_alpha
 
     rng = np.random.default_rng(1)
     for _ in range(10):
@@ -182,6 +184,7 @@ def test_interval_alpha_equals_the_krippendorff_package_and_scales_to_continuous
     assert math.isnan(krippendorff_alpha([[1.0, 1.0], [1.0, 1.0]], "interval"))
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_yes_no_alpha_counted_in_sql_equals_the_agreement_section(db, task):
     import random
 

@@ -26,9 +26,9 @@ from checkeval_core.judges.keys import (
     origin_of,
     resolve,
 )
-from checkeval_core.judges.probe import ask_judge
 from checkeval_core.judges.registry import get_judge, load_backend
 from checkeval_core.judges.saved import add_judge
+from checkeval_core.runs.judge_check import ask_judge
 from tests.helpers import ScriptedServer, cli, load_demo_copy
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

@@ -34,8 +34,8 @@ def test_one_document_one_run(db):
     dims = corr[corr["dimension"] != "AVERAGE"]
     assert (dims["n documents"] == 1).all()
     # the interval is missing, and the table says why instead of "None"
-    assert (dims["95% CI"] == "no interval: needs ≥ 2 documents (n=1)").all()
-    assert ("4 of 4 bars have no error bar — no interval: needs ≥ 2 documents (n=1)"
+    assert (dims["95% CI"] == "no interval: needs ≥ 6 groups (documents / contexts / queries) (n=1)").all()
+    assert ("4 of 4 bars have no error bar — no interval: needs ≥ 6 groups (documents / contexts / queries) (n=1)"
             in _texts(at))
     # said before the chart, as a warning: such a value may have its sign by chance
     assert any("its sign may be chance" in w.value for w in at.warning)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from checkeval_core.analysis.report import MIN_FLAG_GROUPS
 from checkeval_core.checklists.editing import questions
 from checkeval_core.demo import load_demo
@@ -67,6 +69,7 @@ def test_a_bar_without_interval_is_hollow(db):
     assert any(t["name"] == "hatched, pale: no interval" for t in bars["data"])
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_agreement_says_what_it_rests_on_and_its_interval(db):
     load_demo(db)
     _run(db, 32), _run(db, 32, "checkeval")

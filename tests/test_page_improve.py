@@ -4,6 +4,8 @@ are written, and the review queue only after a confirmation."""
 
 from __future__ import annotations
 
+import pytest
+
 from checkeval_core.analysis import split as S
 from tests.conftest import open_app_page
 from tests.helpers import build_proposal_task as build
@@ -13,13 +15,14 @@ def _table(at, column):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_improve_page_shows_proposal_and_queues_after_confirm(db):
     rid, qid = build(db)
     at = open_app_page("app_pages/improve.py")
     # no split yet: the message (markdown-escaped) says which command makes one
     assert any("checkeval split" in e.value.replace("\\", "") and "--task pt" in
                e.value.replace("\\", "") for e in at.error)
-    sp = S.set_split(db, "pt", 0.5, seed=0)
+    sp = S.set_split(db, "pt", 0.25, seed=0)  # 6 dev documents: enough to send
     at = open_app_page("app_pages/improve.py")
     assert at.multiselect(key="im_runs").value == [rid]
     figs = _table(at, "95% CI of Δ (paired)")
@@ -47,7 +50,7 @@ def test_improve_page_shows_proposal_and_queues_after_confirm(db):
 
 def test_improve_page_writes_new_questions_only_on_request(db):
     rid, qid = build(db)
-    sp = S.set_split(db, "pt", 0.5, seed=0)
+    sp = S.set_split(db, "pt", 0.25, seed=0)  # 6 dev documents: enough to send
     # the kept question orders one dev document backwards: a disagreement to explain
     db.execute("UPDATE answer SET p_yes = 0.5 - p_yes WHERE question_id = ? AND item_id IN "
                "(SELECT id FROM item WHERE group_id = ?)", [qid["good"], sp["dev"][0]])
@@ -68,3 +71,19 @@ def test_improve_page_writes_new_questions_only_on_request(db):
     assert not at.exception, at.exception
     assert db.execute("SELECT COUNT(*) FROM question WHERE status = 'proposed' AND flags LIKE "
                       "'%proposal%'").fetchone()[0] == 1
+
+
+def test_improve_send_needs_as_many_dev_documents_as_send_flagged(db):
+    """A proposal chosen on 4 dev documents is shown, but not sent: the same minimum
+    (``MIN_FLAG_GROUPS``) as *Send flagged* on Analysis."""
+    from checkeval_core.analysis.report import MIN_FLAG_GROUPS
+
+    build(db)
+    sp = S.set_split(db, "pt", 0.5, seed=0)
+    assert len(sp["dev"]) < MIN_FLAG_GROUPS
+    at = open_app_page("app_pages/improve.py")
+    assert _table(at, "rule") is not None  # the proposal is there to read
+    assert at.button(key="im_send").disabled
+    assert any(f"needs ≥ {MIN_FLAG_GROUPS}" in w.value for w in at.warning)
+    assert db.execute("SELECT COUNT(*) FROM question WHERE status = 'proposed'"
+                      ).fetchone()[0] == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import build_ranking_task
@@ -20,6 +21,7 @@ def _df(at: AppTest, column: str):
 
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_rankings_page(db):
     build_ranking_task(db)
     at = _open()
@@ -75,6 +77,7 @@ def test_rankings_page_without_reference_or_votes(db):
     assert len(at.get("plotly_chart")) == 0
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_rankings_page_warns_of_a_position_bias(db):
     from checkeval_core.annotation import pairwise as PW
     from checkeval_core.textsafe import md_escape

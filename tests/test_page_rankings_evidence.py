@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.helpers import build_ranking_task
 from tests.helpers import open_rankings_page as _open
 
@@ -32,6 +34,7 @@ def test_default_pair_decides_something(db):
         "sys-best", "sys-low")
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_rho_tau_once_system_column_wide_accuracy_with_support(db):
     build_ranking_task(db)
     at = _open()

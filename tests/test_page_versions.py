@@ -15,6 +15,7 @@ def _table(at, column):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_versions_page_shows_history_table_and_diff(db):
     build(db)
     at = open_app_page("app_pages/versions.py")

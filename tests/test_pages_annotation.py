@@ -61,6 +61,7 @@ def test_jobs_page_create_and_settle(db, tmp_path):
     at.selectbox(key="aj_task").select("chat").run()
     at.text_input(key="aj_annotators").input("a, b")
     at.number_input(key="aj_n").set_value(4)
+    at.text_input(key="aj_creator").input("coord")  # the job records who created it
     at.button[0].click().run()
     assert not at.exception
     assert any("Job #1 created" in s.value for s in at.success)

@@ -64,7 +64,8 @@ def test_run_page_bad_extra_spec_starts_nothing_and_lists_only_this_tasks_runs(d
     at = open_page("app_pages/run.py")
     at.selectbox(key="run_task").select("summeval-demo").run()
     # Cancel / Resume offer this task's runs only
-    assert at.selectbox(key="run_pick_summeval-demo").options == [str(mine)]
+    assert at.selectbox(key="run_pick_summeval-demo").options == [
+        f"#{mine} · v1 · fake · geval · 1 item · pending"]  # the run's one label
     assert other != mine
     at.multiselect(key="run_judges").set_value(["fake"])
     at.text_input(key="run_extra").input("openai-compat:nohash")

@@ -135,6 +135,7 @@ def _left_votes(db, annotator: str, n_left: int, n_right: int) -> None:
         PW.record_vote(db, TASK, annotator, shown_a, shown_b, "A" if i < n_left else "B")
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_pairs_report_and_cli_carry_position_bias(db, db_path):
     rid = build_ranking_task(db, prefs=False)
     import_preferences(db, TASK, data=PREFS_CSV.encode(), filename="prefs.csv")  # no order

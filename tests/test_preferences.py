@@ -19,7 +19,7 @@ from checkeval_core.annotation.preferences import (
 )
 from checkeval_core.datasets import import_file
 
-SHARED = Path("/work/shared/benchmarks")
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 
 
 def _items(db, task="t"):

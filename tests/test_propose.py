@@ -38,6 +38,7 @@ def test_refuses_a_task_without_a_split(db):
         P.propose(db, [rid])
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_hand_checked_tiny_task(db):
     rid, qid = build(db)
     sp = S.set_split(db, "pt", 0.5, seed=0)
@@ -65,6 +66,7 @@ def test_hand_checked_tiny_task(db):
         assert lo <= f["before"] <= hi and f["ci_reason"] is None
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_split_discipline_heldout_scores_never_change_the_proposal(db_path, tmp_path):
     """The proposal is a function of dev evidence: reversing the held-out documents' human
     scores leaves kept / dropped / weights / dev figures unchanged and moves only the held-out
@@ -90,6 +92,7 @@ def test_split_discipline_heldout_scores_never_change_the_proposal(db_path, tmp_
     assert a["heldout"]["n_groups"] == b["heldout"]["n_groups"] == len(sp["heldout"])
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_weights_are_non_negative_and_fitted_on_dev(db):
     rid, qid = build(db)
     S.set_split(db, "pt", 0.5, seed=0)
@@ -122,6 +125,7 @@ def cli(db_path, *args):
     return run_cli(list(args), db=db_path)
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_cli_propose_json_shape(db, db_path):
     rid, qid = build(db)
     r = cli(db_path, "checklist", "propose", "--run", str(rid), "--json")
@@ -143,6 +147,7 @@ def test_cli_propose_json_shape(db, db_path):
     assert r.returncode == 2 and "no run 999" in r.stderr
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_to_review_queues_the_proposal_and_review_undoes_it(db):
     from checkeval_core.checklists.review import decide
 
@@ -207,6 +212,7 @@ def _with_votes(db):
     return rid, qid, S.set_split(db, "pt", 0.5, seed=0, by_system=False)
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_preferences_evidence_pair_accuracy_on_dev_pairs_only(db):
     """Pairwise votes (the better human score wins) as the evidence: the kept question orders
     every pair right (accuracy 1 on both parts); the pair counts are those of each part."""
@@ -280,6 +286,7 @@ def test_ranking_setting_on_the_alpacaeval_demo_per_query_checklists(db, monkeyp
     assert out["rerun"]["method"] == "rocketeval" and out["rerun"]["judge_calls"] == 0
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_runs_are_checked_and_several_runs_are_averaged(db):
     from checkeval_core.store import now_iso, task_id
 
@@ -313,3 +320,22 @@ def test_runs_are_checked_and_several_runs_are_averaged(db):
     assert two["runs"] == [rid, r2] and two["kept"] == one["kept"]
     assert two["heldout"]["after"] == pytest.approx(1.0)
     assert two["heldout"]["n_items"] == one["heldout"]["n_items"]
+
+
+@pytest.mark.usefixtures("few_groups_allowed")
+def test_rerun_cost_asks_the_registry_whether_a_method_groups_questions(db, monkeypatch):
+    from dataclasses import replace
+
+    from checkeval_core.runs import registry as REG
+
+    rid, _ = build(db)
+    S.set_split(db, "pt", 0.5, seed=0)
+    grouped = P.propose(db, [rid], n_boot=20)["rerun"]
+    assert REG.method("checkeval").grouped and grouped["judge_calls"] == 32
+    # the same method declared one question per prompt: the kept questions' prompts are
+    # unchanged, so nothing is asked again (no test of the method's name decides it)
+    monkeypatch.setitem(REG.METHODS, "checkeval", replace(REG.METHODS["checkeval"],
+                                                          grouped=False))
+    single = P.propose(db, [rid], n_boot=20)["rerun"]
+    assert single["judge_calls"] == 0 and single["reused_answers"] > 0
+    assert "asked again" not in single["note"]

@@ -38,6 +38,7 @@ from checkeval_core.runs import create_run, execute_run, get_run
 from checkeval_core.runs.jobs import get_run as get_run_row
 from checkeval_core.runs.options import check_params, parse_params
 from checkeval_core.runs.score_write import compute_scores
+from checkeval_core.stats import bootstrap
 from checkeval_core.store import db_path, now_iso
 from checkeval_core.tasks import items
 from tests.helpers import make_runs_task
@@ -106,6 +107,7 @@ def rel_runs(db, task):
     return ids
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_flip_rate_and_sd_by_hand(db, rel_runs):
     res = reliability(db, rel_runs)
     by = {q["question"]: q for q in res["questions"]}
@@ -134,7 +136,9 @@ def test_flip_rate_and_sd_by_hand(db, rel_runs):
     assert [q["question"] for q in res["questions"]] == [QA, QB]  # highest flip rate first
 
 
-def test_unreliable_questions_threshold(db, rel_runs):
+def test_unreliable_questions_threshold(db, rel_runs, monkeypatch):
+    # the fixture's items come from one document: the flag's group minimum set to 1 here
+    monkeypatch.setattr(bootstrap, "MIN_GROUPS", 1)
     res = reliability(db, rel_runs)
     assert [q["question"] for q in unreliable_questions(res)] == [QA, QB]  # default 0.10
     assert [q["question"] for q in unreliable_questions(res, max_flip=0.3)] == [QA]
@@ -146,6 +150,7 @@ def test_unreliable_questions_threshold(db, rel_runs):
     assert cols[qids(db)[QA]]["n_items"] == 3 and cols[qids(db)[QA]]["unreliable"]
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_set_without_flips_still_has_an_interval(db, task):
     ids = [stored_run(db, {(QA, k): ("yes", .9) for k in range(5)}, phrasing=r)
            for r in range(2)]
@@ -375,7 +380,8 @@ def test_probe_refusals(db, probe_task):
 
 
 # -- CLI ---------------------------------------------------------------------------------------
-def test_cli_reliability_json(db, rel_runs):
+def test_cli_reliability_json(db, rel_runs, monkeypatch):
+    monkeypatch.setattr(bootstrap, "MIN_GROUPS", 1)  # one document (see above)
     args = ["reliability", *sum((["--run", str(r)] for r in rel_runs), []), "--json"]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output

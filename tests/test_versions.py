@@ -23,6 +23,7 @@ def _row(rep, version, evidence="human_scores", aggregation="share_yes"):
     return rs[0]
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_human_score_agreement_per_version_hand_computed(db):
     build(db)
     rep = V.versions_report(db, "vt", n_boot=200)
@@ -55,13 +56,14 @@ def test_dev_and_heldout_read_their_own_documents(db):
         V.versions_report(db, "vt", split="dev")
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_one_document_has_no_interval_and_says_why(db):
     tid, r1, *_ = build(db)
     db.execute("DELETE FROM score WHERE run_id = ? AND item_id IN (SELECT id FROM item WHERE "
                "group_id != 'g0')", [r1])
     f = _row(V.versions_report(db, "vt", n_boot=50), 1)["parts"]["all"]
     assert f["value"] == pytest.approx(1.0) and f["n_groups"] == 1
-    assert f["weak"] is True and "needs ≥ 2 documents" in f["ci_reason"]
+    assert f["weak"] is True and "needs ≥ 2 groups (documents" in f["ci_reason"]
     assert all(math.isnan(x) for x in f["ci"])
 
 
@@ -91,6 +93,7 @@ def _annotate(db):
     return r1, r2
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_annotations_agreement_hand_computed(db):
     _annotate(db)
     rep = V.versions_report(db, "vt", n_boot=100)
@@ -102,6 +105,7 @@ def test_annotations_agreement_hand_computed(db):
     assert 0.0 <= f["ci"][0] <= f["ci"][1] <= 0.5
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_version_diff_beside_delta_with_paired_interval(db):
     build(db)
     d = V.version_diff(db, "vt", 1, 2, n_boot=100)
@@ -142,6 +146,7 @@ def test_ranking_task_preferences_and_reference_ratings(db):
     assert ref["n_groups"] == 4
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_history_chart_draws_weak_points_hollow(db):
     from checkeval_core.analysis.version_charts import history_chart
 
@@ -155,7 +160,7 @@ def test_history_chart_draws_weak_points_hollow(db):
     assert list(tr.x) == ["v1", "v2"] and list(tr.y) == pytest.approx([1.0, 1.0])
     symbols = list(tr.marker.symbol)
     assert symbols == ["circle-open", "circle"]  # v1 rests on one document: no interval
-    assert "1 groups" in tr.customdata[0][0] and "needs ≥ 2 documents" in tr.customdata[0][1]
+    assert "1 groups" in tr.customdata[0][0] and "needs ≥ 2 groups (documents" in tr.customdata[0][1]
 
 
 # -- CLI ------------------------------------------------------------------------------------------
@@ -195,7 +200,7 @@ def test_paired_delta_matches_the_reference_paired_bootstrap(level):
     import numpy as np
     import pandas as pd
 
-    from checkeval_core.analysis.report import paired_bootstrap
+    from tests.reference_stats import paired_bootstrap
 
     rng = np.random.default_rng(1)
     rows = []
@@ -225,7 +230,10 @@ def test_sample_level_fast_path_equals_the_correlation_helpers():
             rows.append({"item_pk": g * 10 + k, "group": f"g{g}", "system": f"s{k}",
                          "human": h, "metric": h + rng.normal()})
     df = pd.DataFrame(rows)
-    per = V.group_correlations(df, "kendall")
+    from checkeval_core.stats.correlation import group_correlations
+
+    groups = [f"g{g}" for g in range(9)]
+    per = dict(zip(groups, group_correlations(df, groups, "metric", "kendall")))
     assert math.isnan(per["g4"])
     for part in (df, df[df["group"].isin(["g1", "g4", "g7", "g8"])], df[df["group"] == "g2"]):
         fast = V.correlation_figure(part, "sample_level", "kendall", 150, 3, per)
@@ -236,6 +244,7 @@ def test_sample_level_fast_path_equals_the_correlation_helpers():
             k: v for k, v in slow.items() if k not in ("ci", "value")}
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_annotation_delta_has_a_paired_interval(db):
     _annotate(db)
     d = V.version_diff(db, "vt", 1, 2, n_boot=200)
@@ -247,6 +256,7 @@ def test_annotation_delta_has_a_paired_interval(db):
     assert 0.5 - 1e-9 <= x["ci"][0] <= x["ci"][1] <= 1.0 + 1e-9 and x["ci_reason"] is None
 
 
+@pytest.mark.usefixtures("few_groups_allowed")
 def test_paired_ratio_ci_hand_computed():
     import pandas as pd
 
@@ -258,8 +268,9 @@ def test_paired_ratio_ci_hand_computed():
     assert r["delta_common"] == pytest.approx(2 / 3) and r["n_common_units"] == 3
     assert r["ci"][0] == pytest.approx(0.5) and r["ci"][1] == pytest.approx(1.0)
     one = V.paired_ratio_ci(ha[ha["group"] == "x"], hb, 100, 0)
-    assert one["delta_common"] == pytest.approx(0.5) and "needs ≥ 2 shared groups" in one[
-        "ci_reason"]
+    assert one["delta_common"] == pytest.approx(0.5)
+    assert one["ci_reason"] == "no paired interval: needs ≥ 2 groups (documents / contexts / " \
+                               "queries) (n=1)"
 
 
 def test_each_runs_own_aggregation_by_default_on_the_page(db):

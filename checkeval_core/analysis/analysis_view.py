@@ -34,6 +34,8 @@ from checkeval_core.analysis.report import (
     stability_points,
 )
 from checkeval_core.annotation.agreement_report import agreement_report
+from checkeval_core.runs.labels import run_labels
+from checkeval_core.runs.selection import judge_series
 
 
 def fmt(x: Any, digits: int = 3) -> str:
@@ -102,15 +104,18 @@ def page_data(db: sqlite_utils.Database, task: str, run_ids: list[int] | tuple[i
                        n_boot=n_boot, shared=shared)
 
 
-def _judge_agreement(ja: dict[str, Any]) -> dict[str, Any]:
-    """Rows, chart and caption of the checklist-vs-Likert comparison across judges."""
+def _judge_agreement(ja: dict[str, Any], names: dict[int, str] | None = None
+                     ) -> dict[str, Any]:
+    """Rows, chart and caption of the checklist-vs-Likert comparison across judges
+    (``names``: the runs' labels)."""
     if not ja["rows"]:
         return {"note": ja["note"], "rows": [], "figure": None, "missing": []}
     rows = []
     for r in ja["rows"]:
         rows.append({
             "method": r["label"], "version": r["version"],
-            "judges": ", ".join(f"#{i} {j}" for i, j in zip(r["runs"], r["judges"])),
+            "judges": ", ".join((names or {}).get(i, f"#{i} {j}")
+                                for i, j in zip(r["runs"], r["judges"])),
             "α (scores)": r["alpha"], "interval": _ci(r["ci"], r["reason"]),
             "α (standardised)": r["alpha_z"], "standardised interval": _ci(r["ci_z"],
                                                                           r["reason_z"]),
@@ -141,6 +146,7 @@ def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
         report = page_data(db, task, list(run_ids), metrics, aggregation, ensemble, mode,
                            n_boot=n_boot, shared=shared)
     per_run = report["runs"]
+    ja = judges or judge_agreement(db, task)
     labels = {int(k): r["label"] for k, r in per_run.items() if k.isdigit()}
     cov = report["coverage"]
     chart_note = correlation_chart_note(per_run, level, coef)
@@ -163,7 +169,8 @@ def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
         "figure": None if chart_note else charts.correlation_bars(per_run, level, coef),
         "ensemble_notes": ensembles,
         "agreement": _agreement(report, labels),
-        "judge_agreement": _judge_agreement(judges or judge_agreement(db, task)),
+        "judge_agreement": _judge_agreement(ja, run_labels(db, [i for r in ja["rows"]
+                                                                for i in r["runs"]])),
         "stability": _stability(per_run, report, level, coef),
         "significance": significance_rows(sig) if sig else [],
         "quality": quality_rows(per_run),
@@ -175,22 +182,53 @@ def analysis_page(db: sqlite_utils.Database, task: str, run_ids: list[int],
 HIDDEN_DIAGNOSTICS = ("weak_signs", "flag_note", "flip_reason", "length_reason")
 
 
+def _candidates(diag: list[dict[str, Any]], several: bool) -> list[dict[str, Any]]:
+    """The flagged, still-kept questions, one row per question: its flags per judge (each
+    judge's flags come from that judge's answers only)."""
+    out: dict[int, dict[str, Any]] = {}
+    for d in diag:
+        if not d["flags"] or d["status"] != "kept":
+            continue
+        flags = ", ".join(d["flags"])
+        row = out.setdefault(d["question_id"], {
+            "question_id": d["question_id"], "dimension": d["dimension"],
+            "question": d["question"], "flags": "", "answers": d["n"], "items": d["n_items"],
+            "groups": d["n_groups"], "judges": []})
+        row["judges"].append(d["judge"])
+        row["flags"] = "; ".join(x for x in (row["flags"], f"{d['judge']}: {flags}"
+                                             if several else flags) if x)
+    return [{**r, "judges": ", ".join(r["judges"])} for r in out.values()]
+
+
 def evidence_page(db: sqlite_utils.Database, task: str, run_ids: list[int]) -> dict[str, Any]:
     """Humans vs judges and the question diagnostics, with the evidence behind each flag and
-    the questions that can be sent back to review (flagged, still kept)."""
+    the questions that can be sent back to review (flagged, still kept).
+
+    The diagnostics are one series per judge (:func:`judge_series`): each judge's selected
+    runs, on the items all of them cover — so a question's flags and the send-to-review set
+    are the same whichever runs of other judges are selected (``basis`` says so)."""
     human = agreement_report(db, task, list(run_ids))
     hh = human["human_human"]
-    rel = selection_reliability(db, list(run_ids)) if run_ids else None
-    diag = question_diagnostics(db, list(run_ids), rel) if run_ids else []
+    series = judge_series(db, list(run_ids)) if run_ids else []
+    diag: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for s in series:
+        rel = selection_reliability(db, s["runs"])
+        part = question_diagnostics(db, s["runs"], rel, item_pks=set(s["items"]))
+        diag += [{"judge": s["judge"], **d} for d in part]
+        notes += [n for n in diagnostics_notes(part, len(s["runs"]), rel) if n not in notes]
     rows = [{**{k: v for k, v in d.items() if k not in HIDDEN_DIAGNOSTICS},
              "flags": ", ".join(d["flags"] + ([f"({', '.join(d['weak_signs'])}: "
                                                f"{d['flag_note']})"] if d["weak_signs"] else []))}
             for d in diag]
-    candidates = [{"question_id": d["question_id"], "dimension": d["dimension"],
-                   "question": d["question"], "flags": ", ".join(d["flags"]),
-                   "answers": d["n"], "items": d["n_items"], "groups": d["n_groups"]}
-                  for d in diag if d["flags"] and d["status"] == "kept"]
     weak = sum(1 for d in diag if d.get("weak_signs"))
+    basis = None if not series else (
+        "Per judge, on the items its selected runs all scored: " + "; ".join(
+            f"{s['judge']} — run(s) {', '.join(f'#{r}' for r in s['runs'])} on {s['n_items']} "
+            f"items over {s['n_groups']} group(s)" for s in series)
+        + ". A question's figures and flags come from one judge's answers only, so selecting "
+          "a run of another judge never changes them; \"judges agree\" compares that judge's "
+          "runs with each other.")
     return {
         "annotators": human["annotators"],
         "human_line": (f"{len(human['annotators'])} annotators, {hh['n_units']} (item, question)"
@@ -199,13 +237,14 @@ def evidence_page(db: sqlite_utils.Database, task: str, run_ids: list[int]) -> d
                        f"{fmt(hh['fleiss_kappa'])} (no interval: a point estimate)"),
         "human_empty": hh["n_units"] == 0,
         "human_judge": [{"judge": k, **v} for k, v in human["human_judge"].items()],
+        "basis": basis,
         "diagnostics": rows,
         "figure": charts.diagnostics_scatter(diag) if diag else None,
-        "notes": diagnostics_notes(diag, len(run_ids), rel) + ([
+        "notes": notes + ([
             f"{weak} questions show a sign on fewer than {MIN_FLAG_GROUPS} groups: listed, not "
             f"flagged (a flag needs answers on ≥ {MIN_FLAG_GROUPS} documents / contexts / "
             "queries)."] if weak else []),
-        "candidates": candidates,
+        "candidates": _candidates(diag, len(series) > 1),
         # the questions the "Only unstable or length-following questions" filter keeps
         "unstable_or_length": [d["question_id"] for d in diag
                                if {"unstable", "follows length"} & set(d["flags"])],
@@ -298,7 +337,9 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
             "order": ["run", "dimension", "subset", "items", "mean judge score", "spearman",
                       "note"]},
         "diagnostics": {
-            "config": {"keys": {"question_id": "", "dimension": ""},
+            "config": {"keys": {"judge": "The judge whose selected runs' answers the row "
+                                         "reads (one series per judge)",
+                                "question_id": "", "dimension": ""},
                        "counts": {"n": "Answers to the question over the selected runs",
                                   "n_items": "Items those answers are about",
                                   "n_groups": "Groups (documents / contexts / queries) of "
@@ -341,18 +382,20 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
                                   "flip_rate": "flip rate", "p_yes_sd": "p(Yes) SD",
                                   "flip_n": "flip items", "length_r": "length ρ",
                                   "length_n": "length items"}},
-            "order": ["question_id", "dimension", "flags", "n", "n_items", "n_groups",
+            "order": ["judge", "question_id", "dimension", "flags", "n", "n_items", "n_groups",
                       "yes_rate", "invalid_rate", "discrimination", "judge_agreement",
                       "human_agreement", "flip_rate", "p_yes_sd", "flip_n", "length_r",
                       "length_n", "status"], "long": ["question"]},
         "candidates": {
-            "config": {"keys": {"question_id": "", "dimension": ""},
+            "config": {"keys": {"question_id": "", "dimension": "",
+                                "judges": "The judge(s) whose answers raised a flag"},
                        "decisions": {"flags": "Why the question was flagged"},
                        "counts": {"answers": "Answers behind the flag",
                                   "items": "Items answered", "groups": "Groups (documents / "
                                   "contexts / queries) answered"},
                        "long": {"question": "The checklist question"},
                        "labels": {"question_id": "id"}},
-            "order": ["question_id", "dimension", "flags", "answers", "items", "groups"],
+            "order": ["question_id", "dimension", "flags", "judges", "answers", "items",
+                      "groups"],
             "long": ["question"]},
     }

@@ -159,14 +159,16 @@ def length_bias(db: sqlite_utils.Database, run_id: int,
 
 
 def selection_length(db: sqlite_utils.Database, run_ids: list[int],
-                     threshold: float = LENGTH_RHO) -> dict[int, dict[str, Any]]:
+                     threshold: float = LENGTH_RHO,
+                     item_pks: set[int] | None = None) -> dict[int, dict[str, Any]]:
     """Per question over several runs (a page's selection): Spearman ρ between each item's
     answer value averaged over the runs that answered it Yes/No (p(Yes), else 1 / 0) and the
     item's output length in words — one point per item, so the interval of
     :func:`spearman_entry` holds; with one run, :func:`length_bias`'s per-question ρ.
 
     Question id → ``{"rho", "n" (items), "p_value", "ci", "reason", "n_groups" (groups of
-    those items), "flagged" (|ρ| ≥ ``threshold`` and the interval excludes 0)}``."""
+    those items), "flagged" (|ρ| ≥ ``threshold`` and the interval excludes 0)}``.
+    ``item_pks``: only these items (the items a comparison rests on)."""
     if not run_ids:
         return {}
     marks = ",".join("?" * len(run_ids))
@@ -175,7 +177,7 @@ def selection_length(db: sqlite_utils.Database, run_ids: list[int],
             f"SELECT item_id, question_id, verdict, p_yes, error FROM answer WHERE run_id IN "
             f"({marks}) AND question_id != 0 AND unit = ''", list(run_ids)):
         v = None if error else answer_value(verdict, p_yes)
-        if v is not None:
+        if v is not None and (item_pks is None or item in item_pks):
             vals[qid][item].append(v)
     pks = sorted({i for per in vals.values() for i in per})
     info: dict[int, tuple[int, Any]] = {}

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import plotly.graph_objects as go
 
+from checkeval_core.stats.values import nan_to_none
 
-def _nan(x: float) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+_nan = nan_to_none
 
 
 #: How a value without an interval is drawn: hatched, pale, outlined — never with the weight

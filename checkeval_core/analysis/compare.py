@@ -22,16 +22,30 @@ Everything is computed on the items both runs scored (never on two different ite
 from __future__ import annotations
 
 import json
-import math
-import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import sqlite_utils
 
-from checkeval_core.analysis.correlation import COEFFICIENTS, LEVELS, corr, level_value
 from checkeval_core.analysis.report import run_frame
+from checkeval_core.analysis.split import filter_frame
+from checkeval_core.stats.bootstrap import (
+    PART_WORDS,
+    delta_fields,
+    mean_of_groups,
+    mean_of_paired,
+    nanmean_rows,
+    paired_group_bootstraps,
+)
+from checkeval_core.stats.correlation import (
+    COEFFICIENTS,
+    LEVELS,
+    PooledLevel,
+    group_correlations,
+    level_value,
+)
+from checkeval_core.stats.values import isnan
 from checkeval_core.store import NotFound, rows
 
 NAN = float("nan")
@@ -51,10 +65,6 @@ def _run_meta(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
     if not r:
         raise NotFound(f"no run {run_id}")
     return r[0]
-
-
-def _isnan(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def shared_frame(db: sqlite_utils.Database, run_a: int, run_b: int,
@@ -121,101 +131,24 @@ def item_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
                                        "score_a", "score_b", "delta", "human", "regression")}
     return [{"item_pk": int(pk), "item_id": i, "group": g, "system": s, "dimension": d,
              "score_a": float(a), "score_b": float(b), "delta": float(dl),
-             "human": None if _isnan(h) else float(h),
-             "regression": None if _isnan(rg) else float(rg)}
+             "human": None if isnan(h) else float(h),
+             "regression": None if isnan(rg) else float(rg)}
             for pk, i, g, s, d, a, b, dl, h, rg in zip(*col.values())]
 
 
-def _group_parts(part: pd.DataFrame, groups: list[str]) -> list[dict[str, np.ndarray]]:
-    by = {g: p for g, p in part.groupby("group", sort=False)}
-    empty = np.zeros(0)
-    out = []
-    for g in groups:
-        p = by.get(g)
-        out.append({"a": p["score_a"].to_numpy(float) if p is not None else empty,
-                    "b": p["score_b"].to_numpy(float) if p is not None else empty,
-                    "h": p["human"].to_numpy(float) if p is not None else empty,
-                    "s": p["system"].to_numpy(str) if p is not None else empty.astype(str)})
-    return out
-
-
-def group_correlations(part: pd.DataFrame, groups: list[str], col: str, coef: str
-                       ) -> np.ndarray:
-    """Per group (in ``groups`` order) the correlation of ``col`` with ``human``; NaN for a
-    group with < 2 items, a constant side or no rows — as :func:`correlation.corr`.
-
-    Spearman and Pearson are computed for all groups at once (Spearman = Pearson of the
-    average ranks within the group), so hundreds of documents cost milliseconds."""
-    return _group_correlations(part, groups, [col], coef)[col]
-
-
-def _group_correlations(part: pd.DataFrame, groups: list[str], cols: list[str], coef: str
-                        ) -> dict[str, np.ndarray]:
-    """:func:`group_correlations` of several columns, sharing the grouping and the human
-    side's ranks (pandas' grouped kernels work column by column: the same numbers as one
-    column at a time)."""
-    if coef == "kendall":
-        by = {g: p for g, p in part.groupby("group", sort=False)}
-        return {c: np.array([corr(by[g][c], by[g]["human"], coef) if g in by else NAN
-                             for g in groups]) for c in cols}
-    x = part[[*cols, "human"]].astype(float)
-    g = part["group"].to_numpy()  # an array key: a Series key costs a repr per groupby
-    if coef == "spearman":
-        x = x.groupby(g).rank()
-    xc = x - x.groupby(g).transform("mean")
-    prods = {}
-    for k, c in enumerate(cols):
-        prods[f"xy{k}"], prods[f"xx{k}"] = xc[c] * xc["human"], xc[c] ** 2
-    prods["yy"] = xc["human"] ** 2
-    sums = pd.DataFrame(prods).groupby(g).sum()
-    distinct = part.groupby("group")[[*cols, "human"]].nunique()
-    out = {}
-    for k, c in enumerate(cols):
-        varies = distinct[[c, "human"]].min(axis=1) > 1
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = sums[f"xy{k}"] / np.sqrt(sums[f"xx{k}"] * sums["yy"])
-        r = r.where(varies.reindex(r.index, fill_value=False)).clip(-1.0, 1.0)
-        out[c] = r.reindex(groups).to_numpy(float)
-    return out
-
-
-def _level_stat(parts: list[dict[str, np.ndarray]], pick: np.ndarray, side: str, level: str,
-                coef: str) -> float:
-    """One dimension's dataset- or system-level agreement of one side on one resample of
-    groups (``pick``)."""
-    x = np.concatenate([parts[i][side] for i in pick])
-    y = np.concatenate([parts[i]["h"] for i in pick])
-    if level == "system_level":
-        s = np.concatenate([parts[i]["s"] for i in pick])
-        frame = pd.DataFrame({"x": x, "y": y, "s": s}).groupby("s")[["x", "y"]].mean()
-        x, y = frame["x"].to_numpy(), frame["y"].to_numpy()
-    return corr(x, y, coef)
-
-
-def _nanmean(a: np.ndarray, axis: int) -> np.ndarray:
-    with warnings.catch_warnings():  # an all-NaN row is NaN, as intended
-        warnings.simplefilter("ignore", category=RuntimeWarning)
-        return np.nanmean(a, axis=axis)
-
-
-def _percentile(sb: np.ndarray, sa: np.ndarray, alpha: float
-                ) -> tuple[list[float], str | None]:
-    """Percentile interval of the paired differences B − A over resamples where both exist."""
-    deltas = (sb - sa)[~(np.isnan(sa) | np.isnan(sb))]
-    if len(deltas) < 2:
-        return [NAN, NAN], "no interval: fewer than 2 resamples had a value for both runs"
-    return [float(np.quantile(deltas, alpha / 2)), float(np.quantile(deltas, 1 - alpha / 2))], None
-
-
 def paired_agreement(df: pd.DataFrame, level: str = "sample_level", coef: str = "spearman",
-                     n_boot: int = 1000, seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
+                     n_boot: int = 1000, seed: int = 0,
+                     where: str = "the shared items") -> dict[str, Any]:
     """Agreement with humans of A and B on the shared rows (mean over dimensions of the
     level's coefficient), Δ = B − A and its paired percentile bootstrap interval over groups.
 
     ``df``: rows with group, system, dimension, score_a, score_b, human (as
     :func:`shared_frame`). Rows without a human score are left out. At sample level each
     group's correlation is computed once and a resample averages the drawn groups' values
-    (a group whose correlation is undefined stays skipped), for A and B on the same draw."""
+    (a group whose correlation is undefined stays skipped), for A and B on the same draw
+    (:func:`~checkeval_core.stats.bootstrap.paired_group_bootstraps`). Beside Δ and its
+    interval: ``mde`` (smallest change these resamples could detect) and ``verdict`` (one
+    sentence, ``where`` names the items: "better on the shared items", …)."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}")
     if coef not in COEFFICIENTS:
@@ -229,60 +162,47 @@ def paired_agreement(df: pd.DataFrame, level: str = "sample_level", coef: str = 
     if hum.empty:
         why = "no shared item has a human score: agreement with humans is undefined"
         return {**base, "a": NAN, "b": NAN, "delta": NAN, "ci": [NAN, NAN], "reason": why,
-                "ci_reason": why}
+                "ci_reason": why, "mde": NAN, "verdict": f"no verdict: {why}"}
     hum = hum.assign(group=hum["group"].astype(str))
-    dims = {}
+    stats: dict[str, tuple[Any, Any]] = {}
+    vectorised = level == "sample_level"
     for dim, part in hum.groupby("dimension", sort=True):
-        if level == "sample_level":
-            both = _group_correlations(part, groups, ["score_a", "score_b"], coef)
-            pg = {"a": both["score_a"], "b": both["score_b"]}
-            a, b = (float(_nanmean(pg[s][None, :], 1)[0]) for s in ("a", "b"))
-            dims[dim] = pg
+        if vectorised:
+            both = group_correlations(part, groups, ["score_a", "score_b"], coef)
+            a, b = (float(nanmean_rows(both[c][None, :], 1)[0]) for c in ("score_a", "score_b"))
+            stats[dim] = (mean_of_groups(both["score_a"]), mean_of_groups(both["score_b"]))
         else:
             a = level_value(part.rename(columns={"score_a": "metric"}), level, coef)[0]
             b = level_value(part.rename(columns={"score_b": "metric"}), level, coef)[0]
-            dims[dim] = _group_parts(part, groups)
+            stats[dim] = (PooledLevel(part, groups, level, coef, "score_a"),
+                          PooledLevel(part, groups, level, coef, "score_b"))
         base["dimensions"][dim] = {"a": a, "b": b, "delta": b - a, "ci": [NAN, NAN],
-                                   "ci_reason": None,
+                                   "ci_reason": None, "mde": NAN, "verdict": None,
                                    "n_items": int(part["item_pk"].nunique()),
                                    "n_groups": int(part["group"].nunique())}
-    va = [d["a"] for d in base["dimensions"].values() if not _isnan(d["a"])]
-    vb = [d["b"] for d in base["dimensions"].values() if not _isnan(d["b"])]
+    va = [d["a"] for d in base["dimensions"].values() if not isnan(d["a"])]
+    vb = [d["b"] for d in base["dimensions"].values() if not isnan(d["b"])]
     a = float(np.mean(va)) if va else NAN
     b = float(np.mean(vb)) if vb else NAN
     reason = None
-    if _isnan(a) or _isnan(b):
+    if isnan(a) or isnan(b):
         reason = ("a correlation is undefined on the shared items (each group needs ≥ 2 items "
                   "whose judge and human scores vary)" if level == "sample_level" else
                   "a correlation is undefined on the shared items (too few items or constant "
                   "scores)")
-    ci, ci_reason = [NAN, NAN], None
     if reason:
-        ci_reason = "no interval: " + reason
-    elif n_boot <= 0:
-        ci_reason = "no interval: bootstrap switched off (0 resamples)"
-    elif len(groups) < 2:
-        ci_reason = f"no interval: needs ≥ 2 shared groups to resample (n={len(groups)})"
-    else:
-        rng = np.random.default_rng(seed)
-        picks = rng.integers(0, len(groups), (n_boot, len(groups)))
-        if level == "sample_level":  # (dimensions × resamples) per side
-            da = np.stack([_nanmean(pg["a"][picks], 1) for pg in dims.values()])
-            db_ = np.stack([_nanmean(pg["b"][picks], 1) for pg in dims.values()])
-        else:
-            da = np.array([[_level_stat(parts, pick, "a", level, coef) for pick in picks]
-                           for parts in dims.values()])
-            db_ = np.array([[_level_stat(parts, pick, "b", level, coef) for pick in picks]
-                            for parts in dims.values()])
-        ci, ci_reason = _percentile(_nanmean(db_, 0), _nanmean(da, 0), alpha)
-        for k, dim in enumerate(dims):
-            d = base["dimensions"][dim]
-            d["ci"], d["ci_reason"] = _percentile(db_[k], da[k], alpha)
-    for d in base["dimensions"].values():
-        if d["ci_reason"] is None and _isnan(d["ci"][0]):
-            d["ci_reason"] = ci_reason or "no interval"
-    return {**base, "a": a, "b": b, "delta": (b - a) if not reason else NAN, "ci": ci,
-            "reason": reason, "ci_reason": ci_reason}
+        why = "no interval: " + reason
+        return {**base, "a": a, "b": b, "delta": NAN, "ci": [NAN, NAN], "reason": reason,
+                "ci_reason": why, "mde": NAN, "verdict": f"no verdict: {reason}"}
+    boots = paired_group_bootstraps(len(groups), list(stats.values()), n_boot, seed,
+                                    vectorised=vectorised)
+    for dim, boot in zip(stats, boots):
+        d = base["dimensions"][dim]
+        d.update(delta_fields(d["delta"], boot, where))
+        if d["ci_reason"] is None and isnan(d["ci"][0]):
+            d["ci_reason"] = "no interval"
+    overall = delta_fields(b - a, mean_of_paired(boots), where)
+    return {**base, "a": a, "b": b, **overall, "reason": None}
 
 
 def _shared_decisions(db: sqlite_utils.Database, run_a: int, run_b: int
@@ -356,11 +276,25 @@ def flipped_decisions(db: sqlite_utils.Database, run_a: int, run_b: int) -> dict
 
 def compare_runs(db: sqlite_utils.Database, run_a: int, run_b: int,
                  aggregation: str | None = None, level: str = "sample_level",
-                 coef: str = "spearman", n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+                 coef: str = "spearman", n_boot: int = 1000, seed: int = 0,
+                 split: str = "all") -> dict[str, Any]:
     """Run B against the baseline run A on their shared items (the ``compare --json``
     output): ``n_common_items``, ``n_groups``, ``agreement`` {a, b, delta, ci, …},
-    ``items`` (worst regression first), ``flipped`` (per question), ``runs``."""
+    ``items`` (worst regression first), ``flipped`` (per question), ``runs``.
+
+    ``split``: ``dev`` / ``heldout`` reads the agreement and the items on that part of the
+    task's split only (``split`` block: which part, its groups); a version fitted on dev is
+    judged on held-out groups (then a ``split`` block says which part and its groups). The
+    flipped decisions count every shared item."""
+    from checkeval_core.analysis.split import check_which, filter_frame, split_note
+
+    check_which(split)
     df, meta = shared_frame(db, run_a, run_b, aggregation)
+    if split != "all":
+        if not get_split_defined(db, meta["a"]["task"]):
+            raise CompareError(f"--split {split}: task {meta['a']['task']!r} has no dev / "
+                               "held-out split (make one: checkeval split --task NAME)")
+        df = filter_frame(db, meta["a"]["task"], df, split)
     common = set(df["item_pk"].astype(int).tolist())
     flips = flipped_decisions(db, run_a, run_b)
     scales = None
@@ -376,13 +310,52 @@ def compare_runs(db: sqlite_utils.Database, run_a: int, run_b: int,
             "agreement": paired_agreement(df, level, coef, n_boot, seed),
             "items": item_rows(df), "flipped": flips["questions"],
             "n_questions_shared": flips["n_questions_shared"],
-            "n_decisions_shared": flips["n_decisions"]}
+            "n_decisions_shared": flips["n_decisions"],
+            **({"split": split_note(db, meta["a"]["task"], split)} if split != "all" else {})}
+
+
+def get_split_defined(db: sqlite_utils.Database, task: str) -> bool:
+    """Whether ``task`` has a dev / held-out split."""
+    from checkeval_core.analysis.split import members
+
+    return members(db, task) is not None
+
+
+def paired_with_first(db: sqlite_utils.Database, run_ids: list[int],
+                      aggregation: str | None = None, level: str = "sample_level",
+                      coef: str = "spearman", n_boot: int = 200, seed: int = 0,
+                      split: str = "all") -> list[dict[str, Any]]:
+    """Each later run (B) against the first (A) on the items both scored (of the ``split``
+    part: ``dev`` / ``heldout`` / ``all``): ``run_a``,
+    ``run_b`` and :func:`paired_agreement`'s ``a``, ``b``, ``delta``, ``ci``, ``mde``,
+    ``verdict``, ``n_items``, ``n_groups``… (``analyze --json``'s ``comparisons``); a pair
+    that cannot be compared carries ``reason`` and ``verdict`` only."""
+    out = []
+    for rb in run_ids[1:]:
+        base = {"run_a": run_ids[0], "run_b": rb}
+        try:
+            df, meta = shared_frame(db, run_ids[0], rb, aggregation)
+            df = filter_frame(db, meta["a"]["task"], df, split)
+        except CompareError as e:
+            out.append({**base, "delta": NAN, "ci": [NAN, NAN], "mde": NAN, "reason": str(e),
+                        "verdict": f"no verdict: {e}"})
+            continue
+        where = PART_WORDS[split] if split != "all" else "the shared items"
+        out.append({**base, **paired_agreement(df, level, coef, n_boot, seed, where)})
+    return out
 
 
 def trace_link(run_a: int, run_b: int, item_pk: int, dimension: str | None = None) -> str:
     """The Traces page URL that opens both runs on one item (and dimension)."""
     return f"/traces?runs={run_a},{run_b}&item={item_pk}" + (
         f"&dim={dimension}" if dimension else "")
+
+
+def _part_text(sp: dict[str, Any] | None) -> str:
+    if not sp or sp.get("which", "all") == "all":
+        return ""
+    name = {"dev": "dev", "heldout": "held-out"}[sp["which"]]
+    return f", read on the {sp['n_groups']} {name} groups of the task's split only"
 
 
 def summary_lines(res: dict[str, Any]) -> list[str]:
@@ -393,17 +366,18 @@ def summary_lines(res: dict[str, Any]) -> list[str]:
              f"B = run {b['id']} ({b['judge_spec']} · {b['method']} · {b['aggregation']}), "
              f"task {res['task']!r}",
              f"shared: {res['n_common_items']} items over {res['n_groups']} groups and "
-             f"{res['n_systems']} systems (A scored {a['n_items']}, B {b['n_items']})"]
+             f"{res['n_systems']} systems (A scored {a['n_items']}, B {b['n_items']})"
+             + _part_text(res.get("split"))]
     lvl = ag["level"].replace("_", " ")
     if ag["reason"]:
         lines.append(f"agreement ({lvl} {ag['coef']}): {ag['reason']}")
     else:
         ci = ag["ci"]
-        ci_s = (f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if not _isnan(ci[0]) else ag["ci_reason"])
+        ci_s = (f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if not isnan(ci[0]) else ag["ci_reason"])
         lines.append(f"agreement ({lvl} {ag['coef']}, n = {ag['n_items']} items, "
                      f"{ag['n_groups']} groups): A {ag['a']:.3f}, B {ag['b']:.3f}, "
                      f"Δ {ag['delta']:+.3f} {ci_s} (paired bootstrap over groups, "
-                     f"{ag['n_boot']} resamples)")
+                     f"{ag['n_boot']} resamples): {ag['verdict']}")
     if res["scale_note"]:
         lines.append("note: " + res["scale_note"])
     return lines

@@ -4,20 +4,21 @@ dimension, and the correlations computed from such a frame. The base every analy
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
 import sqlite_utils
 
-from checkeval_core.analysis.correlation import (
+from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.stats.bootstrap import interval_reason
+from checkeval_core.stats.correlation import (
     COEFFICIENTS,
     LEVELS,
     average_levels,
     correlations,
     quality_split,
 )
-from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.stats.values import isnan
 from checkeval_core.store import NotFound, rows, task_id
 
 
@@ -79,13 +80,13 @@ def correlation_report(df: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> di
             dims[dim][level].update(explain_level(part, level, dims[dim][level], n_boot))
         dims[dim]["quality_split"] = quality_split(part)
         for sub in dims[dim]["quality_split"].values():
-            sub["reason"] = None if not _isnan(sub["spearman"]) else (
+            sub["reason"] = None if not isnan(sub["spearman"]) else (
                 f"needs ≥ 2 items (n={sub['n']})" if sub["n"] < 2
                 else f"scores constant in this subset (n={sub['n']})")
     average = average_levels(dims)
     for level, entry in average.items():
         entry["reasons"] = {c: (f"no dimension has a {c} value at {LEVEL_NAMES[level]}"
-                                if _isnan(entry[c]) else None) for c in COEFFICIENTS}
+                                if isnan(entry[c]) else None) for c in COEFFICIENTS}
     return {"dimensions": dims, "average": average, "support": support(df)}
 
 
@@ -108,9 +109,6 @@ LEVEL_NAMES = {"sample_level": "sample level", "dataset_level": "dataset level",
 LEVEL_UNITS = {"sample_level": "documents", "dataset_level": "items",
                "system_level": "systems"}
 
-
-def _isnan(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def _constant_reason(metric: pd.Series, human: pd.Series, where: str) -> str | None:
@@ -146,13 +144,10 @@ def explain_level(part: pd.DataFrame, level: str, entry: dict[str, Any],
         why = (f"needs ≥ 2 systems (n={len(sys_means)}) — include outputs of more systems"
                if len(sys_means) < 2 else
                _constant_reason(sys_means["metric"], sys_means["human"], "system (mean)"))
-    if n_boot <= 0:
-        ci_why = "no interval: bootstrap switched off (0 resamples)"
-    elif n_groups < 2:
-        ci_why = f"no interval: needs ≥ 2 documents (n={n_groups})"
-    else:
+    ci_why = interval_reason(n_groups, n_boot)
+    if ci_why is None:
         ci_why = "no interval: fewer than 2 resamples had a value (too few varied documents)"
-    return {"reasons": {c: (why or "undefined") if _isnan(entry[c]) else None
+    return {"reasons": {c: (why or "undefined") if isnan(entry[c]) else None
                         for c in COEFFICIENTS},
-            "ci_reasons": {c: ci_why if any(_isnan(x) for x in entry["ci"][c]) else None
+            "ci_reasons": {c: ci_why if any(isnan(x) for x in entry["ci"][c]) else None
                            for c in COEFFICIENTS}}

@@ -29,15 +29,17 @@ Metrics (per run, and per dimension where it applies):
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import sqlite_utils
 
-from checkeval_core.analysis.correlation import corr
 from checkeval_core.analysis.report import run_frame
+from checkeval_core.runs.never_varying import NEVER_VARY_MIN_ANSWERS
+from checkeval_core.stats.bootstrap import enough_groups, minimum
+from checkeval_core.stats.correlation import corr
+from checkeval_core.stats.values import isnan
 from checkeval_core.store import rows
 
 NAN = float("nan")
@@ -47,8 +49,6 @@ NAN = float("nan")
 INVALID_WARN_SHARE = 0.05
 #: Warn when the Yes share of valid Yes/No answers is above this (or below 1 − this).
 YES_WARN_SHARE = 0.9
-#: A question "never varies" only when it has at least this many valid answers.
-NEVER_VARY_MIN_ANSWERS = 5
 #: Warn when more than this share of the run's questions never varies.
 NEVER_VARY_WARN_SHARE = 0.25
 #: Warn when, in a dimension, more than this share of groups has one score for every item.
@@ -83,57 +83,6 @@ CONTEXTS = {"analysis": ("yes_share", "invalid", "constant_groups", "length", "s
 def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
-
-def _isnan(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
-def never_varying(db: sqlite_utils.Database, run_ids: list[int],
-                  question_ids: list[int] | None = None,
-                  min_answers: int = NEVER_VARY_MIN_ANSWERS) -> dict[int, dict[int, str]]:
-    """``{run_id: {question_id: the one verdict}}``: checklist questions whose ≥
-    ``min_answers`` valid answers in the run are all the same (optionally only among
-    ``question_ids``)."""
-    if not run_ids:
-        return {}
-    marks = ",".join("?" * len(run_ids))
-    sql = (f"SELECT run_id, question_id, MIN(verdict) FROM answer WHERE run_id IN ({marks}) "
-           "AND question_id != 0 AND verdict IN ('yes', 'no') AND value IS NULL")
-    params: list[Any] = list(run_ids)
-    if question_ids is not None:
-        if not question_ids:
-            return {r: {} for r in run_ids}
-        sql += f" AND question_id IN ({','.join('?' * len(question_ids))})"
-        params += list(question_ids)
-    sql += " GROUP BY run_id, question_id HAVING COUNT(DISTINCT verdict) = 1 AND COUNT(*) >= ?"
-    out: dict[int, dict[int, str]] = {r: {} for r in run_ids}
-    for rid, qid, verdict in db.execute(sql, [*params, min_answers]):
-        out[rid][qid] = verdict
-    return out
-
-
-#: Never-varying questions of whole runs, by (database file, run, run state): a run's answers
-#: change only while its state (status, progress, finish time) does.
-_NV_CACHE: dict[tuple, dict[int, str]] = {}
-_NV_CACHE_SIZE = 64
-
-
-def run_never_varying(db: sqlite_utils.Database, run_id: int) -> dict[int, str]:
-    """:func:`never_varying` of one whole run, remembered until the run's state changes (the
-    Traces filter asks it on every rerun; the scan costs about a second at 250,000 answers)."""
-    from checkeval_core.store import db_path
-
-    state = db.execute("SELECT status, progress_done, finished_at FROM run WHERE id = ?",
-                       [run_id]).fetchone()
-    path = db_path(db)
-    if not path or state is None:  # an in-memory database has no identity to key on
-        return never_varying(db, [run_id])[run_id]
-    key = (path, run_id, *state)
-    if key not in _NV_CACHE:
-        if len(_NV_CACHE) >= _NV_CACHE_SIZE:
-            _NV_CACHE.pop(next(iter(_NV_CACHE)))
-        _NV_CACHE[key] = never_varying(db, [run_id])[run_id]
-    return _NV_CACHE[key]
 
 
 def _answer_stats(db: sqlite_utils.Database, run_id: int
@@ -194,7 +143,7 @@ def run_health(db: sqlite_utils.Database, run_id: int, aggregation: str | None =
 
     ``tie_margin``: the margin the caller uses for Elo / pair accuracy; ``None`` → the
     spread-derived one (the result says which is used in ``ties.margin_source``)."""
-    from checkeval_core.analysis.rankings import DEFAULT_TIE_MARGIN
+    from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN
 
     df, meta = run_frame(db, run_id, aggregation)
     df = df.dropna(subset=["metric"])
@@ -236,25 +185,26 @@ def run_health(db: sqlite_utils.Database, run_id: int, aggregation: str | None =
     out["ties"] = _ties(df, tie_margin, DEFAULT_TIE_MARGIN)
     out["reasons"] = _reasons(out)
     out["warnings"] = warnings_for(out)
+    out["warnings_withheld"] = withheld_reason(out["n_groups"])
     return out
 
 
 def _reasons(h: dict[str, Any]) -> dict[str, str]:
     """Why each undefined run-level number is undefined (the JSON shows ``null``)."""
     s, why = h["systems"], {}
-    if _isnan(h["invalid_share"]):
+    if isnan(h["invalid_share"]):
         why["invalid_share"] = "the run has no answers yet"
-    if _isnan(h["yes_share"]):
+    if isnan(h["yes_share"]):
         why["yes_share"] = ("no Yes/No answers (a Likert run, or none valid)" if h["n_answers"]
                             else "the run has no answers yet")
-    if _isnan(h["never_varying"]["share"]):
+    if isnan(h["never_varying"]["share"]):
         why["never_varying"] = (f"no question has ≥ {NEVER_VARY_MIN_ANSWERS} valid Yes/No "
                                 "answers")
-    if _isnan(s["span"]):
+    if isnan(s["span"]):
         why["span"] = f"needs ≥ 2 scored systems (n={s['n']})"
-    if _isnan(s["strong_span"]):
+    if isnan(s["strong_span"]):
         why["strong_span"] = f"needs ≥ {STRONG_MIN_SYSTEMS} scored systems (n={s['n']})"
-    elif _isnan(s["strong_se"]):
+    elif isnan(s["strong_se"]):
         why["strong_se"] = "needs ≥ 2 groups per strong system for a standard error"
     return why
 
@@ -291,11 +241,11 @@ def _length(part: pd.DataFrame, lengths: dict[int, int]) -> dict[str, Any]:
         return None
 
     return {"length_corr": {"spearman": rho_len, "n": len(sc),
-                            "reason": why(sc, ln, "output length") if _isnan(rho_len) else None},
+                            "reason": why(sc, ln, "output length") if isnan(rho_len) else None},
             "human_corr": {"spearman": rho_h, "n": len(hum),
                            "reason": (why(hum["metric"].to_numpy(float), hum["human"],
                                           "human score") or "undefined")
-                           if _isnan(rho_h) else None}}
+                           if isnan(rho_h) else None}}
 
 
 def _systems(df: pd.DataFrame) -> dict[str, Any]:
@@ -327,32 +277,51 @@ def _ties(df: pd.DataFrame, margin: float | None, default: float) -> dict[str, A
     if not (items.groupby("group")["system"].nunique() >= 2).any():
         return {**base, "n_matches": 0, "n_ties": 0, "share": NAN, "share_at_derived": NAN,
                 "reason": "no group holds answers of ≥ 2 systems: no matches"}
-    if _isnan(used):
+    if isnan(used):
         return {**base, "n_matches": 0, "n_ties": 0, "share": NAN, "share_at_derived": NAN,
                 "reason": "needs ≥ 2 scored items to derive a margin"}
     at = tie_stats(items, used)
-    at_d = tie_stats(items, derived) if not _isnan(derived) else {"share": NAN}
+    at_d = tie_stats(items, derived) if not isnan(derived) else {"share": NAN}
     return {**base, **at, "share_at_derived": at_d["share"], "reason": None}
 
 
+#: Warnings raised whatever the number of groups: a count of the run's own unreadable answers
+#: is a fact about those answers, not an estimate about the judge.
+ALWAYS = ("invalid",)
+
+
+def withheld_reason(n_groups: int) -> str | None:
+    """Why the judge-health warnings that estimate something about the judge are not raised
+    (fewer groups than the floor's :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS`)."""
+    if enough_groups(n_groups):
+        return None
+    return (f"no judge-health warning raised: the run scored {n_groups} groups (documents / "
+            f"contexts / queries), fewer than the {minimum()} a warning needs")
+
+
 def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
-    """The health findings past a threshold, each ``{"code", "dimension", "message"}``."""
+    """The health findings past a threshold, each ``{"code", "dimension", "message"}``. On
+    fewer than :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS` groups (of the run, or of a
+    dimension for its own warnings) only :data:`ALWAYS` warnings are raised."""
     out: list[dict[str, Any]] = []
+    few = not enough_groups(h["n_groups"])
 
     def warn(code: str, message: str, dim: str | None = None) -> None:
-        out.append({"code": code, "dimension": dim, "message": message})
+        n = h["dimensions"][dim]["n_groups"] if dim else h["n_groups"]
+        if code in ALWAYS or (not few and enough_groups(n)):
+            out.append({"code": code, "dimension": dim, "message": message})
 
-    if not _isnan(h["invalid_share"]) and h["invalid_share"] > INVALID_WARN_SHARE:
+    if not isnan(h["invalid_share"]) and h["invalid_share"] > INVALID_WARN_SHARE:
         warn("invalid", f"{_pct(h['invalid_share'])} of {h['n_answers']} answers are invalid "
                         "(no readable verdict): scores rest on fewer answers than the checklist "
                         f"has (threshold {_pct(INVALID_WARN_SHARE)})")
     ys = h["yes_share"]
-    if not _isnan(ys) and (ys > YES_WARN_SHARE or ys < 1 - YES_WARN_SHARE):
+    if not isnan(ys) and (ys > YES_WARN_SHARE or ys < 1 - YES_WARN_SHARE):
         s = h["systems"]
         ranges = [d["score_range"] for d in h["dimensions"].values()
-                  if not _isnan(d["score_range"])]
+                  if not isnan(d["score_range"])]
         span = (f"; scores of the strong systems span {s['strong_span']:.2f} "
-                f"({s['n_strong']} of {s['n']} systems)" if not _isnan(s["strong_span"]) else
+                f"({s['n_strong']} of {s['n']} systems)" if not isnan(s["strong_span"]) else
                 f"; its {h['n_items']} items' scores span {max(ranges, default=0):.2f}")
         word = "Yes" if ys > YES_WARN_SHARE else "No"
         share = ys if word == "Yes" else 1 - ys
@@ -360,14 +329,14 @@ def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
                           f"({h['n_yes_no']} answers){span} — its scores barely separate "
                           f"outputs (threshold {_pct(YES_WARN_SHARE)})")
     s = h["systems"]
-    if (not _isnan(s["strong_span"]) and not _isnan(s["strong_se"])
+    if (not isnan(s["strong_span"]) and not isnan(s["strong_se"])
             and s["strong_span"] < STRONG_SPAN_SE_FACTOR * s["strong_se"]):
         warn("strong_span", f"scores of the strong systems span {s['strong_span']:.3f} ({s['n_strong']} "
                             f"of {s['n']} systems), less than {STRONG_SPAN_SE_FACTOR:g} × their "
                             f"standard error over groups ({s['strong_se']:.3f}): their order is "
                             "mostly chance")
     nv = h["never_varying"]
-    if not _isnan(nv["share"]) and nv["share"] > NEVER_VARY_WARN_SHARE:
+    if not isnan(nv["share"]) and nv["share"] > NEVER_VARY_WARN_SHARE:
         warn("never_varying", f"{nv['n']} of {nv['n_questions']} questions get the same answer "
                               f"on every item (≥ {nv['min_answers']} answers each): they cannot "
                               "separate outputs — Traces lists them under 'never-varying "
@@ -379,17 +348,17 @@ def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
                                     "gets the same score — sample-level correlation skips "
                                     "those groups", dim)
         lc, hc = d["length_corr"], d["human_corr"]
-        if not _isnan(lc["spearman"]) and abs(lc["spearman"]) >= LENGTH_WARN_RHO and (
-                _isnan(hc["spearman"]) or abs(lc["spearman"]) > abs(hc["spearman"])):
-            hum = ("no human correlation" if _isnan(hc["spearman"]) else
+        if not isnan(lc["spearman"]) and abs(lc["spearman"]) >= LENGTH_WARN_RHO and (
+                isnan(hc["spearman"]) or abs(lc["spearman"]) > abs(hc["spearman"])):
+            hum = ("no human correlation" if isnan(hc["spearman"]) else
                    f"ρ = {hc['spearman']:.2f} with the human scores")
             warn("length", f"{dim}: the score follows output length (ρ = {lc['spearman']:.2f}, "
                            f"n = {lc['n']} items) more than the humans ({hum})", dim)
     t = h["ties"]
-    if not _isnan(t["share"]) and t["share"] > TIE_WARN_SHARE:
+    if not isnan(t["share"]) and t["share"] > TIE_WARN_SHARE:
         alt = (f"; the margin derived from the score spread ({t['rule']}, "
                f"{t['derived_margin']:.3g}) gives {_pct(t['share_at_derived'])} ties"
-               if t["margin_source"] == "given" and not _isnan(t["share_at_derived"]) else "")
+               if t["margin_source"] == "given" and not isnan(t["share_at_derived"]) else "")
         warn("ties", f"{t['n_ties']} of {t['n_matches']} matches ({_pct(t['share'])}) are ties "
                      f"at the {t['margin_source']} margin {t['margin']:.3g} (item scores' IQR "
                      f"{t['score_iqr']:.3g}): Elo and pair accuracy rest on the few decisive "

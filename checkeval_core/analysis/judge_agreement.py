@@ -9,8 +9,8 @@ Krippendorff's α (interval) is computed on the dimension scores of the items *a
 scored, each run with its own primary aggregation (a checklist's share / mean p(Yes), G-Eval's
 1–5 score): units are (item, dimension), coders are the judges. The interval resamples
 documents / contexts / queries (the units of one document are not independent); with fewer
-than :data:`MIN_GROUPS` groups there is none and the reason says so. Checklist methods also
-get α on their Yes/No answers (:func:`checkeval_core.analysis.report.agreement`).
+than the floor's :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS` groups there is none and
+the reason says so. Checklist methods also get α on their Yes/No answers (:func:`checkeval_core.analysis.report.agreement`).
 
 α on raw scores also counts a judge's offset and scale as disagreement (one judge's mean
 p(Yes) around 0.5, another's around 0.8, agree on nothing by that measure even when they order
@@ -33,16 +33,20 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.analysis.agreement import interval_alpha, interval_stats, krippendorff_alpha
-from checkeval_core.analysis.report import binary_alpha, binary_alpha_ci
+from checkeval_core.analysis.report import binary_alpha_ci
 from checkeval_core.runs.registry import METHODS, primary_aggregation
+from checkeval_core.stats.agreement import (
+    binary_alpha,
+    interval_alpha,
+    interval_stats,
+    krippendorff_alpha,
+)
+from checkeval_core.stats.bootstrap import group_bootstrap, weighted_sums
+from checkeval_core.stats.values import nan_to_none
 from checkeval_core.store import loads, rows, task_id
 
 #: Resamples of the groups for α's interval.
 N_BOOT = 300
-#: Fewer groups than this give no interval (a percentile interval over 2–4 resampled
-#: documents is mostly the spread of a handful of values).
-MIN_GROUPS = 3
 
 
 def _candidates(db: sqlite_utils.Database, tid: int) -> list[dict[str, Any]]:
@@ -111,7 +115,7 @@ def alpha_interval(units: dict[tuple[int, str], dict[int, float]],
                    seed: int = 0) -> dict[str, Any]:
     """Krippendorff α (interval) of the judges' scores with a percentile interval resampling
     groups (a resample's α is a weighted sum of the groups' sufficient statistics,
-    :func:`~checkeval_core.analysis.agreement.interval_stats`). ``{"alpha", "ci": [lo, hi]
+    :func:`~checkeval_core.stats.agreement.interval_stats`). ``{"alpha", "ci": [lo, hi]
     or None, "reason"}`` (reason: why α or its interval is missing)."""
     alpha = _alpha(list(units.values()), run_ids)
     if math.isnan(alpha):
@@ -121,20 +125,15 @@ def alpha_interval(units: dict[tuple[int, str], dict[int, float]],
     groups: dict[str, list[dict[int, float]]] = defaultdict(list)
     for (item, _dim), v in units.items():
         groups[group_of[item]].append(v)
-    if len(groups) < MIN_GROUPS:
-        return {"alpha": alpha, "ci": None,
-                "reason": f"no interval: needs ≥ {MIN_GROUPS} groups (documents / contexts / "
-                          f"queries), n={len(groups)}"}
     sums = np.array([interval_stats(np.array([[u[r] for u in us] for r in run_ids])
                                     ).sum(axis=0) for us in groups.values()])
-    rng = np.random.default_rng(seed)
-    w = rng.multinomial(len(sums), [1 / len(sums)] * len(sums), size=n_boot)
-    vals = [a for a in (interval_alpha(t) for t in w @ sums) if not math.isnan(a)]
-    if len(vals) < 2:
+    boot = group_bootstrap(len(sums), weighted_sums(sums, interval_alpha), n_boot, seed)
+    if boot.reason:
+        return {"alpha": alpha, "ci": None, "reason": boot.reason}
+    if len(boot.values) < 2:
         return {"alpha": alpha, "ci": None,
                 "reason": "no interval: fewer than 2 resamples had varied scores"}
-    return {"alpha": alpha, "ci": [float(np.quantile(vals, 0.025)),
-                                   float(np.quantile(vals, 0.975))], "reason": None}
+    return {"alpha": alpha, "ci": boot.ci(), "reason": None}
 
 
 def standardised(units: dict[tuple[int, str], dict[int, float]], run_ids: list[int]
@@ -232,5 +231,4 @@ def judge_agreement(db: sqlite_utils.Database, task: str, n_boot: int = N_BOOT,
     return {"rows": out, "missing": missing, "note": note}
 
 
-def _none(x: float) -> float | None:
-    return None if x is None or math.isnan(x) else float(x)
+_none = nan_to_none

@@ -78,12 +78,24 @@ import sqlite_utils
 from scipy import stats
 from scipy.optimize import nnls
 
-from checkeval_core.analysis.rankings import DEFAULT_TIE_MARGIN, judge_outcome, percentile_ci
 from checkeval_core.analysis.split import in_part, members
 from checkeval_core.analysis.versions import evidence_kinds
+from checkeval_core.annotation.preferences import ratings
 from checkeval_core.checklists.filtering import similar_pairs
+from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.runs.score_math import answer_value
+from checkeval_core.stats.bootstrap import (
+    PART_WORDS,
+    enough_groups,
+    interval_reason,
+    minimum,
+    paired_group_bootstrap,
+    percentile_ci,
+    verdict,
+)
+from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN, judge_outcome
+from checkeval_core.stats.values import fmt, isnan
 from checkeval_core.store import NotFound, rows, task_id
 
 NAN = float("nan")
@@ -101,10 +113,6 @@ STATISTIC = {"human_scores": "Spearman with human scores (sample level, mean ove
 
 class ProposalError(ValueError):
     """A proposal that cannot be made (the message says why and what to do)."""
-
-
-def _isnan(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 # -- what the runs stored ----------------------------------------------------------------------
@@ -258,10 +266,8 @@ def load_evidence(db: sqlite_utils.Database, run_ids: list[int],
                             f"answer WHERE run_id IN ({marks}))", ids):
             ev.human.setdefault(r[1], np.full(len(items), NAN))[row[r[0]]] = float(r[2])
     elif kind == "reference_ratings":
-        ref = rows(db, "SELECT system_id, rating, source FROM system_rating WHERE task_id = "
-                       "(SELECT id FROM task WHERE name = ?)", [task])
-        source = sorted({r["source"] for r in ref}, key=lambda s: (s != "arena_elo", s))[0]
-        ev.ratings = {r["system_id"]: float(r["rating"]) for r in ref if r["source"] == source}
+        # the first source (arena_elo first), read through the ratings' owner
+        ev.ratings = {r["system_id"]: float(r["rating"]) for r in ratings(db, task)}
     else:
         prefs = [(row.get(p["item_a"]), row.get(p["item_b"]), p["winner"], p["group_id"])
                  for p in rows(db, "SELECT item_a, item_b, winner, group_id FROM preference "
@@ -341,7 +347,7 @@ def _stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray) -> Stat:
                 return np.nanmean(per_dim, axis=-1)
 
         value = float(agg(G)) if G.size else NAN
-        reason = None if not _isnan(value) else (
+        reason = None if not isnan(value) else (
             "no group with ≥ 2 scored items whose scores and human scores both vary")
         return Stat(value, lambda idx: agg(G[idx]), int(used.sum()),
                     len(set(gcol[used])), len(set(items["system"][used])), reason)
@@ -367,7 +373,7 @@ def _stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray) -> Stat:
         value = rho(T) if T.size else NAN
         st = Stat(value, lambda idx: rho(T[idx]), len(sub), sub["group"].nunique(),
                   len(systems),
-                  None if not _isnan(value) else
+                  None if not isnan(value) else
                   f"needs ≥ 3 systems with a rating and a score in this part (n={len(systems)})")
         st.kendall = rho(T, "kendall") if T.size else NAN
         return st
@@ -396,32 +402,35 @@ def _stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray) -> Stat:
 
 
 def part_figures(ev: Evidence, before: dict[str, np.ndarray], after: dict[str, np.ndarray],
-                 mask: np.ndarray, n_boot: int, seed: int) -> dict[str, Any]:
+                 mask: np.ndarray, n_boot: int, seed: int,
+                 where: str = "held-out") -> dict[str, Any]:
     """``{before, after, delta, n_items, n_groups, n_systems, ci: {before, after, delta},
-    ci_reason, reason}`` of one part (the paired interval resamples the same groups)."""
+    ci_reason, reason, mde, verdict}`` of one part (the paired interval resamples the same
+    groups; ``mde`` and ``verdict`` of Δ as
+    :func:`~checkeval_core.stats.bootstrap.delta_fields`, ``where`` naming the part)."""
     b, a = _stat(ev, before, mask), _stat(ev, after, mask)
     n_groups = max(b.n_groups, a.n_groups)
     n_units = len(set(ev.items["group"][mask]))
     ci = {"before": [NAN, NAN], "after": [NAN, NAN], "delta": [NAN, NAN]}
-    ci_reason = None
-    if n_groups < 2:
-        ci_reason = f"no interval: needs ≥ 2 groups (n={n_groups})"
-    elif n_boot <= 0:
-        ci_reason = "no interval: bootstrap switched off (0 resamples)"
-    elif not (_isnan(a.value) and _isnan(b.value)):
-        idx = np.random.default_rng(seed).integers(0, n_units, (n_boot, n_units))
-        vb = np.array([b.boot(i) for i in idx], float)
-        va = np.array([a.boot(i) for i in idx], float)
-        ci = {"before": percentile_ci(vb), "after": percentile_ci(va),
-              "delta": percentile_ci(va - vb)}
-    if ci_reason is None and any(_isnan(x) for x in ci["after"] + ci["before"]):
+    ci_reason = interval_reason(n_groups, n_boot)
+    pb = None
+    if ci_reason is None and not (isnan(a.value) and isnan(b.value)):
+        # resample every group of the part (one order for before and after), not only the
+        # groups with a value: the same draw as the other figures of this part
+        pb = paired_group_bootstrap(n_units, b.boot, a.boot, n_boot, seed, vectorised=False)
+        ci = {"before": percentile_ci(pb.a), "after": percentile_ci(pb.b),
+              "delta": pb.ci()}
+    if ci_reason is None and any(isnan(x) for x in ci["after"] + ci["before"]):
         ci_reason = ("no interval: " + (a.reason or b.reason) if a.reason or b.reason else
                      "no interval: fewer than 2 resamples had a value")
+    delta = NAN if isnan(a.value) or isnan(b.value) else a.value - b.value
+    m = pb.mde() if pb is not None and not isnan(ci["delta"][0]) else NAN
     out = {"before": b.value, "after": a.value,
-           "delta": NAN if _isnan(a.value) or _isnan(b.value) else a.value - b.value,
+           "delta": delta,
            "n_items": max(a.n_items, b.n_items), "n_groups": n_groups,
            "n_systems": max(a.n_systems, b.n_systems), "ci": ci, "ci_reason": ci_reason,
-           "reason": a.reason or b.reason, "statistic": STATISTIC[ev.kind]}
+           "reason": a.reason or b.reason, "statistic": STATISTIC[ev.kind], "mde": m,
+           "verdict": verdict(delta, ci["delta"], m, n_groups, where, ci_reason)}
     if ev.kind == "reference_ratings":
         out["kendall"] = {"before": b.kendall, "after": a.kendall}
     return out
@@ -434,18 +443,37 @@ def _unit(q: dict[str, Any]) -> tuple[str, str]:
 
 
 def _fmt(x: float) -> str:
-    return "undefined" if _isnan(x) else f"{x:.3f}"
+    return "undefined" if isnan(x) else f"{x:.3f}"
+
+
+def too_few_dev(ev: Evidence) -> str | None:
+    """Why no proposal (no drop, no weights) may be made: the answered dev items come from
+    fewer groups than the floor's :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS`."""
+    answered_dev = ev.items["dev"].to_numpy(bool) & (ev.answered.sum(1) > 0)
+    n = int(ev.items["group"][answered_dev].nunique())
+    if enough_groups(n):
+        return None
+    return (f"no proposal: the dev answers come from {n} groups (documents / contexts / "
+            f"queries), fewer than the {minimum()} a proposal needs — every question is kept")
 
 
 def select(ev: Evidence, epsilon: float = EPSILON, similarity: float = SIMILARITY,
            invalid_share: float = INVALID_SHARE, vary_eps: float = VARY_EPS
            ) -> tuple[np.ndarray, list[dict[str, Any]], list[str]]:
-    """``(keep mask, dropped [{question, reason, rule}], notes)`` from dev answers only."""
+    """``(keep mask, dropped [{question, reason, rule}], notes)`` from dev answers only.
+
+    Nothing is dropped when the answered dev items come from fewer than the floor's
+    :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS` groups (the small-sample rule: no
+    proposal from a handful of documents); ``notes`` says so."""
     dev = ev.items["dev"].to_numpy(bool)
     nq = len(ev.questions)
     keep = np.ones(nq, bool)
     dropped: list[dict[str, Any]] = []
     notes: list[str] = []
+    few = too_few_dev(ev)
+    if few:
+        notes.append(few)
+        return keep, dropped, notes
     dev_answers = ev.answered[dev].sum(0)
     no_dev = [k for k in range(nq) if dev_answers[k] == 0]
     if no_dev:
@@ -491,7 +519,7 @@ def select(ev: Evidence, epsilon: float = EPSILON, similarity: float = SIMILARIT
             if not (keep[a] and keep[b]):
                 continue
             va, vb = own(a), own(b)
-            ra, rb = (-math.inf if _isnan(va) else va), (-math.inf if _isnan(vb) else vb)
+            ra, rb = (-math.inf if isnan(va) else va), (-math.inf if isnan(vb) else vb)
             loser, winner = (b, a) if (ra, -a) >= (rb, -b) else (a, b)
             vl, vw = (vb, va) if loser == b else (va, vb)
             drop(loser, "near-copy",
@@ -516,12 +544,12 @@ def select(ev: Evidence, epsilon: float = EPSILON, similarity: float = SIMILARIT
             if last_in_unit(k):
                 continue
             v = value(keep, k)
-            if _isnan(v):
+            if isnan(v):
                 continue
             if v > best_v:
                 best, best_v = k, v
         # an undefined dev agreement gives nothing to compare a drop with: stop there
-        if best is None or _isnan(current) or best_v - current <= epsilon:
+        if best is None or isnan(current) or best_v - current <= epsilon:
             break
         drop(best, "lowers dev agreement",
              f"dropping it raises dev agreement from {_fmt(current)} to {_fmt(best_v)} "
@@ -661,9 +689,12 @@ def propose(db: sqlite_utils.Database, run_ids: list[int], evidence: str | None 
     ev.tie_margin = float(tie_margin)
     keep, dropped, notes = select(ev, epsilon=epsilon)
     w, w_reason = (fit_weights(ev, keep) if weights else (None, "no weights asked for"))
+    if weights and too_few_dev(ev):
+        w, w_reason = None, too_few_dev(ev)
     before = subset_scores(ev, np.ones(len(ev.questions), bool))
     after = subset_scores(ev, keep, w)
-    parts = {p: part_figures(ev, before, after, ev.items[p].to_numpy(bool), n_boot, seed)
+    parts = {p: part_figures(ev, before, after, ev.items[p].to_numpy(bool), n_boot, seed,
+                             PART_WORDS.get(p, p))
              for p in ("dev", "heldout")}
     if weights and w is not None:
         parts["dev"]["note"] = "after: weights fitted on these dev items (in-sample)"
@@ -697,14 +728,16 @@ def rerun_cost(ev: Evidence, keep: np.ndarray) -> dict[str, Any]:
     """What a run of the revised version (same judge, same items) asks the judge for at most,
     the kept questions' earlier answers coming from the response cache: ``{"method",
     "judge_calls", "reused_answers", "note"}`` (items with identical texts share cached
-    answers, so a run may ask fewer). ``rocketeval`` asks one question per prompt,
-    so a kept question's prompt is unchanged (0 calls); ``checkeval`` asks a sub-dimension's
-    questions in one prompt, so every prompt of a sub-dimension that lost a question is new."""
+    answers, so a run may ask fewer). A method asking one question per prompt (``rocketeval``)
+    keeps a kept question's prompt unchanged (0 calls); a ``grouped`` method of the registry
+    (``checkeval``) asks a sub-dimension's questions in one prompt, so every prompt of a
+    sub-dimension that lost a question is new."""
     answered = ev.answered > 0
     reused = int(answered[:, keep].sum())
-    method = ev.methods[0] if ev.methods else "checkeval"
+    method = ev.methods[0] if ev.methods else None
+    grouped = method_entry(method).grouped if method else True
     calls = 0
-    if method == "checkeval":
+    if grouped:
         units = [(q["dimension"], q["sub"], q["group_id"]) for q in ev.questions]
         changed = {u for u, k in zip(units, keep) if not k}
         cols = np.array([u in changed for u in units]) & keep
@@ -715,7 +748,7 @@ def rerun_cost(ev: Evidence, keep: np.ndarray) -> dict[str, Any]:
     return {"method": method, "judge_calls": calls, "reused_answers": reused,
             "note": "same judge and options as the run(s): kept answers come from the response "
                     "cache" + ("; a prompt holds a sub-dimension's questions, so a sub-dimension "
-                               "that lost one is asked again" if method == "checkeval" else
+                               "that lost one is asked again" if grouped else
                                "; new questions add their own calls")}
 
 
@@ -922,8 +955,7 @@ def proposal_runs(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
             for r in version_runs(db, task) if r["method"] in per_question_methods()]
 
 
-def _num(x: float | None) -> str:
-    return "—" if _isnan(x) else f"{x:.3f}"
+_num = fmt
 
 
 def display_rows(proposal: dict[str, Any]) -> dict[str, Any]:
@@ -936,11 +968,12 @@ def display_rows(proposal: dict[str, Any]) -> dict[str, Any]:
 
         def ci(k: str, f: dict[str, Any] = f) -> str:
             lo, hi = f["ci"][k]
-            return f["ci_reason"] or ("no interval" if _isnan(lo) else f"[{lo:.2f}, {hi:.2f}]")
+            return f["ci_reason"] or ("no interval" if isnan(lo) else f"[{lo:.2f}, {hi:.2f}]")
 
         figs.append({"part": name, "before": _num(f["before"]), "95% CI before": ci("before"),
                      "after": _num(f["after"]), "95% CI after": ci("after"),
                      "Δ": _num(f["delta"]), "95% CI of Δ (paired)": ci("delta"),
+                     "verdict": f.get("verdict") or "",
                      "items": f["n_items"], "groups": f["n_groups"], "systems": f["n_systems"],
                      "note": f["reason"] or f.get("note") or ""})
     nq = proposal.get("new_questions")

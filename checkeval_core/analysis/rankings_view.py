@@ -23,14 +23,14 @@ from checkeval_core.analysis.rankings import (
     query_answers,
     rankings_report,
 )
+from checkeval_core.stats.bootstrap import share_ci
+from checkeval_core.stats.values import nan_to_none
 
 #: Resamples of the queries for the interval of the pairwise accuracy.
 PAIR_BOOT = 1000
 
 
-def _v(x: Any) -> Any:
-    """NaN → None (a table cell shows it blank, never "nan")."""
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+_v = nan_to_none  # a table cell shows an undefined number blank, never "nan"
 
 
 def _pct(x: Any) -> str:
@@ -40,25 +40,18 @@ def _pct(x: Any) -> str:
 def group_bootstrap_share(groups: list[str], hits: list[bool], n_boot: int = PAIR_BOOT,
                           seed: int = 0) -> dict[str, Any]:
     """Share of ``hits`` with a percentile interval resampling *groups* (queries): the pairs
-    of one query share its answers, so the query is what is drawn.
-    ``{"value", "ci", "reason"}``."""
+    of one query share its answers, so the query is what is drawn
+    (:func:`~checkeval_core.stats.bootstrap.share_ci`). ``{"value", "ci", "reason"}``."""
     if not hits:
         return {"value": None, "ci": [None, None], "reason": "no pairs"}
     per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for g, h in zip(groups, hits):
         per[g][0] += int(h)
         per[g][1] += 1
-    value = sum(hits) / len(hits)
-    if len(per) < 2:
-        return {"value": value, "ci": [None, None],
-                "reason": f"no interval: needs ≥ 2 queries (n={len(per)})"}
     sums = np.array(list(per.values()), dtype=float)
-    w = np.random.default_rng(seed).multinomial(len(sums), [1 / len(sums)] * len(sums),
-                                                size=n_boot)
-    num, den = (w @ sums).T
-    vals = num[den > 0] / den[den > 0]
-    return {"value": value, "ci": [float(np.quantile(vals, 0.025)),
-                                   float(np.quantile(vals, 0.975))], "reason": None}
+    r = share_ci(sums[:, 0], sums[:, 1], n_boot, seed, unit="queries")
+    return {"value": r["value"], "ci": [nan_to_none(x) for x in r["ci"]],
+            "reason": r["reason"]}
 
 
 def _leaderboard(rep: dict[str, Any]) -> list[dict[str, Any]]:
@@ -126,7 +119,8 @@ def _pairwise(prs: dict[str, Any]) -> dict[str, Any]:
                     "n_groups": len(groups), "n_systems": len(systems), "accuracy_ci": acc},
         "support_line": (f"Accuracy over {len(decisive)} decisive pairs (human tie votes "
                          f"left out) on {len(groups)} queries and {len(systems)} systems; "
-                         f"{ci}."),
+                         f"{ci}." + (f" {prs['repeated_votes']['note']}."
+                                     if prs.get("repeated_votes", {}).get("note") else "")),
         "confusion": {f"human: {g}": {f"judge: {p}": conf[g][p] for p in ("a", "b", "tie")}
                       for g in ("a", "b", "tie")},
         "rows": [{"group": p["group_id"], "A": p["item_a_id"], "B": p["item_b_id"],

@@ -19,7 +19,8 @@ Definitions (``docs/methods.md`` → *Reliability of each question*):
 * A question is **unreliable** when its flip rate is above ``max_flip`` (default
   :data:`DEFAULT_MAX_FLIP` = 0.10: its verdict changes on more than one item in ten when only
   the wording of the instructions changes, so its answer says more about the prompt than about
-  the text). Questions with no counted item are never called unreliable (no evidence).
+  the text). Questions with no counted item are never called unreliable (no evidence), nor
+  those whose items come from fewer than the floor's ``MIN_GROUPS`` groups (``flag_reason``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ import sqlite_utils
 from checkeval_core.runs.options import requested
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_math import answer_value
+from checkeval_core.stats.bootstrap import (
+    enough_groups,
+    group_bootstrap,
+    minimum,
+    ratio_of_sums,
+    wilson_ci,
+)
 from checkeval_core.store import item_column
 
 #: The flip rate above which a question is called unreliable (``checkeval reliability``,
@@ -49,28 +57,18 @@ class RunSetError(ValueError):
     """The runs cannot be compared for reliability (the message says why)."""
 
 
-def _wilson(k: int, n: int) -> list[float] | None:
-    if n == 0:
-        return None
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
-    return [float(lo), float(hi)]
-
-
 def _pooled_sd(values: np.ndarray) -> float:
     """``values``: items × runs. Pooled within-item SD (ddof 1 within each item)."""
     return float(math.sqrt(np.var(values, axis=1, ddof=1).mean()))
 
 
 def _sd_ci(values: np.ndarray, n_boot: int, seed: int) -> tuple[list[float] | None, str | None]:
-    if len(values) < 2:
-        return None, "needs ≥ 2 items for an interval"
-    var = np.var(values, axis=1, ddof=1)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(var), size=(n_boot, len(var)))
-    boots = np.sqrt(var[idx].mean(axis=1))
-    return [float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))], None
+    var = np.var(values, axis=1, ddof=1) if len(values) else np.zeros(0)
+    boot = group_bootstrap(len(var), lambda idx: np.sqrt(var[idx].mean(axis=1)), n_boot, seed,
+                           unit="items")
+    if boot.ci_reason:
+        return None, boot.ci_reason.removeprefix("no interval: ")
+    return boot.ci(), None
 
 
 def check_run_set(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]:
@@ -197,11 +195,16 @@ def reliability(db: sqlite_utils.Database, run_ids: list[int], n_boot: int = N_B
             vals = np.array(d["values"], dtype=float)
             ci, why = _sd_ci(vals, n_boot, seed)
             entry.update(n_flips=int(sum(flips)), flip_rate=sum(flips) / n,
-                         flip_rate_ci=_wilson(int(sum(flips)), n), p_yes_sd=_pooled_sd(vals),
+                         flip_rate_ci=wilson_ci(int(sum(flips)), n), p_yes_sd=_pooled_sd(vals),
                          p_yes_sd_ci=ci, yes_rate=float(np.mean(
                              [v == "yes" for vs in d["verdicts"] for v in vs])),
                          reason=why)
-            entry["unreliable"] = entry["flip_rate"] > max_flip
+            # the floor's small-sample rule: no flag from answers on a handful of groups
+            entry["unreliable"] = (entry["flip_rate"] > max_flip
+                                   and enough_groups(entry["n_groups"]))
+            if entry["flip_rate"] > max_flip and not entry["unreliable"]:
+                entry["flag_reason"] = (f"not flagged: its items come from {entry['n_groups']}"
+                                        f" groups, fewer than the {minimum()} a flag needs")
         questions.append(entry)
     questions.sort(key=lambda e: (-1 if e["flip_rate"] is None else -e["flip_rate"],
                                   e["dimension"], e["question_id"]))
@@ -235,17 +238,16 @@ def _summary(per_q: dict[int, dict[str, list]], questions: list[dict[str, Any]],
         return out
     out["flip_rate"] = sum(map(sum, flips.values())) / n_pairs
     out["p_yes_sd"] = float(math.sqrt(np.mean(sq)))
-    if len(flips) < 2:
-        out["reason"] = "needs ≥ 2 items for an interval"
-        return out
     k = np.array([sum(v) for v in flips.values()], dtype=float)
     n = np.array([len(v) for v in flips.values()], dtype=float)
-    idx = np.random.default_rng(seed).integers(0, len(k), size=(n_boot, len(k)))
-    boots = k[idx].sum(axis=1) / n[idx].sum(axis=1)
-    ci = [float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))]
+    boot = group_bootstrap(len(k), ratio_of_sums(k, n), n_boot, seed, unit="items")
+    if boot.ci_reason:
+        out["reason"] = boot.ci_reason.removeprefix("no interval: ")
+        return out
+    ci = boot.ci()
     out["flip_rate_ci_method"] = "bootstrap over items"
     if ci[0] == ci[1]:  # no pair flipped (or all did): the bootstrap has no spread
-        ci = _wilson(int(k.sum()), n_pairs)
+        ci = wilson_ci(int(k.sum()), n_pairs)
         out["flip_rate_ci_method"] = "Wilson over pairs (the bootstrap over items has no spread)"
     out["flip_rate_ci"] = ci
     return out

@@ -18,15 +18,10 @@ import pandas as pd
 import sqlite_utils
 from scipy import stats
 
-from checkeval_core.analysis.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
 from checkeval_core.analysis.bias import LENGTH_RHO, selection_length
-from checkeval_core.analysis.correlation import (
-    corr,
-)
 from checkeval_core.analysis.frames import (  # noqa: F401 - re-exported for the pages
     LEVEL_NAMES,
     LEVEL_UNITS,
-    _isnan,
     correlation_report,
     explain_level,
     metric_frame,
@@ -34,14 +29,32 @@ from checkeval_core.analysis.frames import (  # noqa: F401 - re-exported for the
     support,
 )
 from checkeval_core.analysis.reliability import DEFAULT_MAX_FLIP, selection_reliability
+from checkeval_core.runs.labels import run_labels
 from checkeval_core.runs.score_math import answer_value
+from checkeval_core.stats.agreement import (
+    binary_alpha,
+    cohen_kappa,
+    fleiss_from_labels,
+    krippendorff_alpha,
+)
+from checkeval_core.stats.bootstrap import (
+    MIN_GROUPS,
+    enough_groups,
+    group_bootstrap,
+    minimum,
+    weighted_sums,
+)
+from checkeval_core.stats.correlation import (
+    corr,
+)
+from checkeval_core.stats.values import isnan
 from checkeval_core.store import rows
 
 
 def format_ci(entry: dict[str, Any], coef: str, digits: int = 2) -> str:
     """``[0.12, 0.55]``, or the reason there is no interval."""
     lo, hi = entry["ci"][coef]
-    if _isnan(lo) or _isnan(hi):
+    if isnan(lo) or isnan(hi):
         return (entry.get("ci_reasons") or {}).get(coef) or "no interval"
     return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
 
@@ -54,11 +67,13 @@ def correlation_table(per_run: dict[str, Any], level: str, coef: str) -> list[di
     for r in per_run.values():
         for dim, d in r["dimensions"].items():
             e = d[level]
+            groups = (d.get("support") or {}).get("n_groups")
             out.append({"run": r.get("label", ""), "dimension": dim, coef: e[coef],
                         "95% CI": format_ci(e, coef), f"n {unit}": e["n"],
                         **_support_cells(d.get("support")),
                         "skipped documents": e.get("skipped", 0),
-                        "note": (e.get("reasons") or {}).get(coef) or ""})
+                        "note": (e.get("reasons") or {}).get(coef)
+                        or _fewer_note(level, e["n"], groups)})
         avg = r["average"][level]
         ns = [d[level]["n"] for d in r["dimensions"].values()]
         out.append({"run": r.get("label", ""), "dimension": "AVERAGE", coef: avg[coef],
@@ -68,6 +83,15 @@ def correlation_table(per_run: dict[str, Any], level: str, coef: str) -> list[di
                     "note": (avg.get("reasons") or {}).get(coef)
                     or f"mean over {avg['n']} dimension(s)"})
     return out
+
+
+def _fewer_note(level: str, n: int, groups: int | None) -> str:
+    """Why ``n documents`` is below ``groups`` at sample level (else nothing to say)."""
+    if level != "sample_level" or not groups or n >= groups:
+        return ""
+    return (f"n documents {n} of {groups} groups: the other {groups - n} have a correlation "
+            "that is undefined (fewer than 2 items, or constant judge or human scores) and "
+            "are left out of the average")
 
 
 def _support_cells(sup: dict[str, int] | None) -> dict[str, int | None]:
@@ -91,7 +115,7 @@ def interval_note(per_run: dict[str, Any], level: str, coef: str) -> str | None:
     missing, total, why = 0, 0, []
     for r in per_run.values():
         for d in r["dimensions"].values():
-            if _isnan(d[level][coef]):
+            if isnan(d[level][coef]):
                 continue
             total += 1
             reason = (d[level].get("ci_reasons") or {}).get(coef)
@@ -111,7 +135,7 @@ def correlation_chart_note(per_run: dict[str, Any], level: str, coef: str) -> st
     reasons = []
     for r in per_run.values():
         for dim, d in r["dimensions"].items():
-            if not _isnan(d[level][coef]):
+            if not isnan(d[level][coef]):
                 return None
             reasons.append(f"{dim}: {(d[level].get('reasons') or {}).get(coef)}")
     if not reasons:
@@ -235,7 +259,8 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
                 shared: bool = True, split: str = "all") -> dict[str, Any]:
     """What the Analysis page shows: :func:`analyze_runs` of the runs, plus (optionally) their
     ensemble and each external metric as one more entry of ``runs``; every entry gets a
-    ``label`` (``#12 fake · checkeval``, ``ensemble of #1, #2``, the metric's name).
+    ``label`` (the run's one label, ``#12 · v1 · fake · checkeval · 16 items``; ``ensemble of
+    #1, #2``; the metric's name).
 
     With ``shared`` (the default) every run and metric is compared on the items all of them
     share (``coverage`` says how many, and what each covers). ``split``: every figure reads
@@ -250,9 +275,12 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
     if split != "all":
         frames = {k: (filter_frame(db, task, f, split), meta) for k, (f, meta) in frames.items()}
     out, cov, kept = _correlate(frames, shared, n_boot, 0)
+    names = run_labels(db, [int(k) for k in out["runs"] if k.isdigit()])
     for key, r in out["runs"].items():
-        r["label"] = f"#{key} {r['judge']} · {r['method']}" if key.isdigit() else key
-    out["agreement"] = agreement(db, list(run_ids), item_pks=None if split == "all" else kept)
+        r["label"] = names.get(int(key), f"#{key}") if key.isdigit() else key
+    # on the items the correlations read: the shared ones when the runs are compared on them
+    out["agreement"] = agreement(db, list(run_ids), item_pks=kept if split != "all"
+                                 or cov["shared"] else None)
     out["stability"] = stability({k: v for k, v in out["runs"].items() if k.isdigit()})
     out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
     # the items behind each bar, for the page's "items behind a bar" table
@@ -336,10 +364,10 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int],
         reasons["krippendorff_alpha"] = reasons["fleiss_kappa"] = (
             "the runs share no (item, question) answered Yes/No by two of them — select runs "
             "over the same items")
-    elif _isnan(fk) and not _isnan(alpha) and not reasons["fleiss_kappa"]:
+    elif isnan(fk) and not isnan(alpha) and not reasons["fleiss_kappa"]:
         reasons["fleiss_kappa"] = ("needs the same number of runs answering every unit "
                                    f"(raw agreement {agree}/{len(units)})")
-    if _isnan(alpha_s):
+    if isnan(alpha_s):
         reasons["krippendorff_alpha_scores"] = (
             "the runs share no scored (item, dimension)" if not su else
             "every run gave the same score everywhere: α undefined")
@@ -394,34 +422,18 @@ def alpha_binary_ci(labels: dict[Any, dict[Any, str]], group_of: dict[Any, Any],
     return binary_alpha_ci(np.array(list(per.values())), n_boot, seed)
 
 
-def binary_alpha(totals: np.ndarray) -> float:
-    """Krippendorff α (nominal, Yes/No) from summed ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` of
-    the pairable units: 1 − (n−1)·o_yn / (n_yes·n_no); NaN without both answers."""
-    ny, nn, o = (float(x) for x in totals)
-    if ny <= 0 or nn <= 0:
-        return math.nan
-    return 1 - (ny + nn - 1) * o / (ny * nn)
-
-
 def binary_alpha_ci(sums: np.ndarray, n_boot: int = AGREEMENT_BOOT, seed: int = 0
                     ) -> dict[str, Any]:
     """The group-bootstrap interval of :func:`alpha_binary_ci` from each group's summed
-    ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` (one row per group)."""
-    if len(sums) < 2:
-        return {"ci": [math.nan, math.nan],
-                "reason": f"no interval: needs ≥ 2 groups (documents / contexts / queries) "
-                          f"(n={len(sums)})"}
-    rng = np.random.default_rng(seed)
-    w = rng.multinomial(len(sums), [1 / len(sums)] * len(sums), size=n_boot)
-    ny, nn, o = (w @ sums).T
-    tot = ny + nn
-    ok = (ny > 0) & (nn > 0)
-    vals = 1 - (tot[ok] - 1) * o[ok] / (ny[ok] * nn[ok])
-    if len(vals) < 2:
+    ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` (one row per group): a resample's α is
+    :func:`~checkeval_core.stats.agreement.binary_alpha` of its draw-weighted sums."""
+    boot = group_bootstrap(len(sums), weighted_sums(sums, binary_alpha), n_boot, seed)
+    if boot.reason:
+        return {"ci": [math.nan, math.nan], "reason": boot.reason}
+    if len(boot.values) < 2:
         return {"ci": [math.nan, math.nan],
                 "reason": "no interval: fewer than 2 resamples had both answers"}
-    return {"ci": [float(np.quantile(vals, 0.025)), float(np.quantile(vals, 0.975))],
-            "reason": None}
+    return {"ci": boot.ci(), "reason": None}
 
 
 def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True) -> str | None:
@@ -439,7 +451,7 @@ def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True
         agree = sum(x == y for x, y in zip(*lists))
         raw = f"; raw agreement {agree}/{len(lists[0])}"
     who = ", ".join(f"#{r} always {v!r}" for r, v in constant.items())
-    if len(constant) == len(by_rater) or _isnan(value):
+    if len(constant) == len(by_rater) or isnan(value):
         return f"every answer is the same ({who}): chance agreement is 1, κ undefined{raw}"
     if exact:
         return (f"a judge answered the same everywhere ({who}): κ is 0 by construction, "
@@ -468,7 +480,7 @@ def stability_points(per_run: dict[str, Any], level: str = "sample_level",
         seen.add((method, judge))
         for dim, d in r["dimensions"].items():
             v = d[level][coef]
-            if not _isnan(v):
+            if not isnan(v):
                 out[method].append({"run": key, "judge": judge, "dimension": dim, "value": v})
     return dict(out)
 
@@ -540,7 +552,7 @@ def method_significance(per_run: dict[str, Any], level: str = "sample_level",
         for dim in dims:
             va = [by[(a, j)]["dimensions"].get(dim, {}).get(level, {}).get(coef) for j in judges]
             vb = [by[(b, j)]["dimensions"].get(dim, {}).get(level, {}).get(coef) for j in judges]
-            ok = [(x, y) for x, y in zip(va, vb) if not _isnan(x) and not _isnan(y)]
+            ok = [(x, y) for x, y in zip(va, vb) if not isnan(x) and not isnan(y)]
             pairs[f"{a} vs {b} · {dim}"] = ([x for x, _ in ok], [y for _, y in ok])
     return wilcoxon_bh(pairs)
 
@@ -581,38 +593,14 @@ def significance_rows(sig: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def paired_bootstrap(df_a: pd.DataFrame, df_b: pd.DataFrame, level: str = "sample_level",
-                     coef: str = "spearman", n_boot: int = 500, seed: int = 0) -> dict[str, Any]:
-    """Difference of one dimension's correlation between two runs on the same items, with a
-    group-resampled CI and the share of resamples where the sign flips."""
-    from checkeval_core.analysis.correlation import level_value
-
-    groups = sorted(set(df_a["group"]) & set(df_b["group"]))
-    diff = level_value(df_a, level, coef)[0] - level_value(df_b, level, coef)[0]
-    rng = np.random.default_rng(seed)
-    ba, bb = dict(tuple(df_a.groupby("group"))), dict(tuple(df_b.groupby("group")))
-    ds = []
-    for _ in range(n_boot):
-        pick = [groups[i] for i in rng.integers(0, len(groups), len(groups))]
-        a = pd.concat([ba[g].assign(group=f"{g}#{k}") for k, g in enumerate(pick)])
-        b = pd.concat([bb[g].assign(group=f"{g}#{k}") for k, g in enumerate(pick)])
-        d = level_value(a, level, coef)[0] - level_value(b, level, coef)[0]
-        if not math.isnan(d):
-            ds.append(d)
-    if not ds:
-        return {"difference": diff, "ci": [math.nan, math.nan], "p": math.nan}
-    p = 2 * min(np.mean(np.array(ds) <= 0), np.mean(np.array(ds) >= 0))
-    return {"difference": diff, "ci": [float(np.quantile(ds, 0.025)),
-                                       float(np.quantile(ds, 0.975))], "p": float(min(1.0, p))}
-
-
 # -- question diagnostics ---------------------------------------------------------------------
 #: A question is flagged only from answers on at least this many groups (documents, contexts,
 #: queries). On fewer, "never varies" or "anti-correlates" describes those few documents, not
 #: the question: SummEval's first document alone gives 19 answers per question and once
 #: flagged half of a good checklist. The signs seen on fewer groups are still listed
-#: (``weak_signs``), unflagged.
-MIN_FLAG_GROUPS = 5
+#: (``weak_signs``), unflagged. The floor's small-sample rule
+#: (:data:`~checkeval_core.stats.bootstrap.MIN_GROUPS`), the same for every flag in the app.
+MIN_FLAG_GROUPS = MIN_GROUPS
 #: A question is flagged "unstable" when its flip rate — the share of items whose verdict
 #: differs between selected runs that differ only in the prompt's wording (``phrasing``) — is
 #: above this: ``checkeval reliability``'s threshold for "unreliable"
@@ -627,7 +615,8 @@ FOLLOWS_LENGTH_RHO = LENGTH_RHO
 
 
 def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
-                         reliability: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+                         reliability: dict[str, Any] | None = None,
+                         item_pks: set[int] | None = None) -> list[dict[str, Any]]:
     """Per question over the runs: yes-rate, invalid rate, discrimination (Spearman of its
     answer values with the dimension's human score), agreement across judges (share of items
     where all runs agree), agreement with human annotations; the evidence (``n`` answers,
@@ -640,17 +629,20 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
     :func:`~checkeval_core.analysis.bias.selection_length`; a blank (NaN) one has its reason
     in ``flip_reason`` / ``length_reason``. Flags "unstable" (flip rate >
     :data:`UNSTABLE_FLIP`) and "follows length" (|ρ| ≥ :data:`FOLLOWS_LENGTH_RHO`, interval
-    excluding 0), each from ≥ :data:`MIN_FLAG_GROUPS` groups of the items behind it."""
+    excluding 0), each from ≥ :data:`MIN_FLAG_GROUPS` groups of the items behind it.
+    ``item_pks``: only answers on these items (the items the compared runs share)."""
     if not run_ids:
         return []
     if reliability is None:
         reliability = selection_reliability(db, list(run_ids))
-    length = selection_length(db, list(run_ids), FOLLOWS_LENGTH_RHO)
+    length = selection_length(db, list(run_ids), FOLLOWS_LENGTH_RHO, item_pks)
     marks = ",".join("?" * len(run_ids))
     ans = rows(db, f"SELECT a.run_id, a.item_id, a.question_id, a.dimension, a.verdict, a.p_yes, "
                    f"q.text, q.status, i.group_id FROM answer a JOIN question q ON q.id = "
                    f"a.question_id JOIN item i ON i.id = a.item_id WHERE a.run_id IN ({marks}) "
                    f"AND a.question_id != 0 AND a.unit = ''", run_ids)
+    if item_pks is not None:
+        ans = [a for a in ans if a["item_id"] in item_pks]
     human = {(r[0], r[1]): r[2] for r in db.execute(
         "SELECT item_id, dimension, value FROM human_score WHERE annotator = ''")}
     ann: dict[tuple[int, int], list[str]] = defaultdict(list)
@@ -690,14 +682,14 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
         if not math.isnan(judge_agree) and judge_agree < 0.6:
             signs.append(("judges disagree", n_groups))
         rel = _reliability_cells(reliability, qid)
-        if not _isnan(rel["flip_rate"]) and rel["flip_rate"] > UNSTABLE_FLIP:
+        if not isnan(rel["flip_rate"]) and rel["flip_rate"] > UNSTABLE_FLIP:
             signs.append(("unstable", rel.pop("groups")))
         rel.pop("groups", None)
         le = length.get(qid) or {"rho": None, "n": 0, "flagged": False,
                                  "reason": "no item has a Yes/No answer"}
         if le["flagged"]:
             signs.append(("follows length", le["n_groups"]))
-        weak_groups = sorted({g for _, g in signs if g < MIN_FLAG_GROUPS})
+        weak_groups = sorted({g for _, g in signs if not enough_groups(g)})
         out.append({"question_id": qid, "dimension": lst[0]["dimension"], "question":
                     lst[0]["text"], "status": lst[0]["status"], "n": len(lst),
                     "n_items": len({a["item_id"] for a in lst}), "n_groups": n_groups,
@@ -707,11 +699,11 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
                     **rel, "length_r": math.nan if le["rho"] is None else le["rho"],
                     "length_n": le["n"], "length_reason": le["reason"] if le["rho"] is None
                     else None,
-                    "flags": [s for s, g in signs if g >= MIN_FLAG_GROUPS],
-                    "weak_signs": [s for s, g in signs if g < MIN_FLAG_GROUPS],
+                    "flags": [s for s, g in signs if enough_groups(g)],
+                    "weak_signs": [s for s, g in signs if not enough_groups(g)],
                     "flag_note": None if not weak_groups else
                     f"not flagged: answers on {' / '.join(map(str, weak_groups))} group(s), "
-                    f"fewer than the {MIN_FLAG_GROUPS} a flag needs"})
+                    f"fewer than the {minimum()} a flag needs"})
     return sorted(out, key=lambda d: (d["dimension"], d["question_id"]))
 
 
@@ -737,7 +729,7 @@ def diagnostics_notes(diag: list[dict[str, Any]], n_runs: int,
     notes = []
 
     def blank(col: str) -> bool:
-        return any(_isnan(d[col]) for d in diag)
+        return any(isnan(d[col]) for d in diag)
 
     if blank("yes_rate"):
         notes.append("Blank yes-rate: every answer to the question was invalid.")
@@ -753,13 +745,13 @@ def diagnostics_notes(diag: list[dict[str, Any]], n_runs: int,
                      "page).")
     if reliability and reliability.get("note"):
         notes.append(reliability["note"])
-    flip = [d for d in diag if _isnan(d.get("flip_rate"))]
+    flip = [d for d in diag if isnan(d.get("flip_rate"))]
     if flip:
         why = list(dict.fromkeys(d["flip_reason"] for d in flip if d.get("flip_reason")))
         many = "" if len(flip) == len(diag) else f" ({len(flip)} of {len(diag)} questions)"
         notes.append(f"Blank flip rate and p(Yes) SD{many}: "
                      + "; ".join(why[:3]) + ("; …" if len(why) > 3 else "") + ".")
-    if any(_isnan(d.get("length_r")) for d in diag):
+    if any(isnan(d.get("length_r")) for d in diag):
         notes.append("Blank length ρ: needs ≥ 3 items answered Yes/No, answers that vary and "
                      "outputs of different lengths (per question and run: `checkeval bias "
                      "--run N`).")

@@ -178,13 +178,22 @@ def set_split(db: sqlite_utils.Database, task: str, heldout_share: float = DEFAU
     kept and only groups (systems) added since are placed — pressing it twice changes nothing.
     Otherwise the split is made afresh. ``by_system`` None: split systems too when the task
     has reference ratings."""
+    from checkeval_core.runs.options import check_seed
+
     share = check_share(heldout_share)
+    try:
+        seed = check_seed(seed)
+    except ValueError as e:
+        raise SplitError(str(e)) from None
     tid = task_id(db, task)
     if by_system is None:
         by_system = has_reference_ratings(db, task)
     groups = _task_groups(db, tid)
     if not groups:
         raise SplitError(f"task {task!r} has no items to split")
+    if len(groups) < 2:  # one side would be empty: every held-out figure undefined
+        raise SplitError(f"task {task!r} has 1 group ({groups[0]!r}); a dev / held-out split "
+                         "needs ≥ 2 groups (documents, contexts or queries)")
     systems = _task_systems(db, tid) if by_system else []
     if by_system and len(systems) < 2:
         raise SplitError(f"task {task!r} has {len(systems)} system(s); a split by system "

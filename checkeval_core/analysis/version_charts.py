@@ -7,20 +7,19 @@ on its own, so it is drawn hollow and grey instead of as a solid point of the sa
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from checkeval_core.analysis.versions import EVIDENCE_NAMES, latest_rows, series_key
+from checkeval_core.analysis.versions import EVIDENCE_NAMES, reference_rows, series_key
+from checkeval_core.stats.values import nan_to_none
 
 WEAK_COLOR = "#9e9e9e"
 PART_NAMES = {"dev": "dev groups", "heldout": "held-out groups", "all": "all groups"}
 
 
-def _num(x: Any) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+_num = nan_to_none
 
 
 def history_chart(report: dict[str, Any], part: str, evidence: str,
@@ -28,11 +27,11 @@ def history_chart(report: dict[str, Any], part: str, evidence: str,
     """Agreement per version on ``part`` for one evidence kind and dimension (with
     ``primary_only``, each run's own aggregation only).
 
-    Each point's ``customdata`` is ``[N text, interval or reason, run id]``."""
+    Each point's ``customdata`` is ``[N text, interval or reason, run label]``."""
     fig = go.Figure()
     by: dict[str, list[dict[str, Any]]] = {}
     statistic = ""
-    for r in latest_rows(report, primary_only):
+    for r in reference_rows(report, primary_only):
         if r["evidence"] == evidence and r["dimension"] == dimension and part in r["parts"]:
             by.setdefault(series_key(r), []).append(r)
             statistic = r["statistic"]
@@ -49,7 +48,8 @@ def history_chart(report: dict[str, Any], part: str, evidence: str,
         custom = [[f"n = {f['n_items']} items, {f['n_groups']} groups, {f['n_systems']} "
                    "systems",
                    (f"95% CI [{f['ci'][0]:.2f}, {f['ci'][1]:.2f}]" if not f["weak"]
-                    else (f["ci_reason"] or f["reason"] or "no interval")), r["run"]]
+                    else (f["ci_reason"] or f["reason"] or "no interval")),
+                   r.get("run_label", f"#{r['run']}")]
                   for f, r in zip(figs, rs)]
         fig.add_scatter(
             name=series, x=[f"v{r['version']}" for r in rs], y=ys, mode="lines+markers",
@@ -62,7 +62,7 @@ def history_chart(report: dict[str, Any], part: str, evidence: str,
                      "visible": any(p is not None for p in plus), "color": color},
             customdata=custom,
             hovertemplate="%{x}: %{y:.3f}<br>%{customdata[1]}<br>%{customdata[0]}"
-                          "<br>run #%{customdata[2]}<extra>%{fullData.name}</extra>")
+                          "<br>run %{customdata[2]}<extra>%{fullData.name}</extra>")
     bounded = evidence in ("human_scores", "reference_ratings")
     where = PART_NAMES.get(part, part)
     fig.update_layout(

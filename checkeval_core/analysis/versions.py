@@ -5,7 +5,7 @@ against each kind of evidence the task has, per aggregation of its scores:
 
 * ``human_scores`` — the correlation of the run's scores with the human scores per dimension
   (default: Spearman at sample level, CheckEval's per-document average), with the group
-  bootstrap of :mod:`checkeval_core.analysis.correlation`;
+  bootstrap of :mod:`checkeval_core.stats.correlation`;
 * ``annotations`` — the share of (item, question) decisions where the judge's Yes/No equals
   the annotators' majority answer (majority ties left out), per dimension;
 * ``preferences`` — pair accuracy against human pairwise votes (RocketEval: a judge tie is a
@@ -24,7 +24,6 @@ the two runs share items.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -33,31 +32,41 @@ import numpy as np
 import pandas as pd
 import sqlite_utils
 
-from checkeval_core.analysis.correlation import COEFFICIENTS, bootstrap_ci, corr, level_value
 from checkeval_core.analysis.frames import LEVEL_NAMES, explain_level, run_frame
-from checkeval_core.analysis.rankings import (
-    DEFAULT_TIE_MARGIN,
-    item_scores,
-    judge_outcome,
-    list_level,
-    percentile_ci,
-    score_table,
-)
+from checkeval_core.analysis.rankings import item_scores, score_table
 from checkeval_core.analysis.split import check_which, filter_frame, get_split, members
 from checkeval_core.checklists.versions import diff_versions, list_versions
+from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.runs.selection import reference_runs
+from checkeval_core.stats.bootstrap import (
+    PART_WORDS,
+    delta_fields,
+    group_bootstrap,
+    interval_reason,
+    mean_of_groups,
+    paired_group_bootstrap,
+    ratio_of_sums,
+    share_ci,
+)
+from checkeval_core.stats.correlation import (
+    COEFFICIENTS,
+    bootstrap_ci,
+    group_correlations,
+    level_value,
+    paired_bootstrap,
+)
+from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN, judge_outcome, list_level
+from checkeval_core.stats.values import NAN, isnan
 from checkeval_core.store import rows, task_id
 
-NAN = float("nan")
 EVIDENCE = ("human_scores", "annotations", "preferences", "reference_ratings")
 EVIDENCE_NAMES = {"human_scores": "human scores", "annotations": "annotators' answers",
                   "preferences": "pairwise preferences", "reference_ratings": "reference ratings"}
 #: The dimension label of figures that are not per dimension (rankings, preferences).
 OVERALL = "overall"
-
-
-def _isnan(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
+#: The dimension label of the mean over a run's dimensions (correlations with human scores).
+MEAN = "mean over dimensions"
 
 
 def evidence_kinds(db: sqlite_utils.Database, task: str) -> list[str]:
@@ -75,10 +84,10 @@ def evidence_kinds(db: sqlite_utils.Database, task: str) -> list[str]:
 
 
 def version_runs(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
-    """Completed runs of a frozen checklist version: ``run, version, judge, method, params``,
-    newest first."""
-    return rows(db, "SELECT r.id AS run, v.version, r.judge_spec AS judge, r.method, r.params "
-                    "FROM run r JOIN checklist_version v ON v.id = r.checklist_version_id "
+    """Completed runs of a frozen checklist version: ``run, version, judge, method, params,
+    n_items``, newest first."""
+    return rows(db, "SELECT r.id AS run, v.version, r.judge_spec AS judge, r.method, r.params, "
+                    "json_array_length(r.item_ids) AS n_items FROM run r JOIN checklist_version v ON v.id = r.checklist_version_id "
                     "WHERE r.task_id = ? AND r.status = 'completed' ORDER BY r.id DESC",
                 [task_id(db, task)])
 
@@ -86,12 +95,12 @@ def version_runs(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
 # -- one figure ------------------------------------------------------------------------------
 def _figure(value: float, ci: list[float], n_items: int, n_groups: int, n_systems: int,
             reason: str | None, ci_reason: str | None) -> dict[str, Any]:
-    ci = [NAN if _isnan(x) else float(x) for x in ci]
-    no_ci = _isnan(ci[0]) or _isnan(ci[1])
-    return {"value": NAN if _isnan(value) else float(value), "ci": ci, "n_items": int(n_items),
+    ci = [NAN if isnan(x) else float(x) for x in ci]
+    no_ci = isnan(ci[0]) or isnan(ci[1])
+    return {"value": NAN if isnan(value) else float(value), "ci": ci, "n_items": int(n_items),
             "n_groups": int(n_groups), "n_systems": int(n_systems),
-            "reason": reason if _isnan(value) else None,
-            "ci_reason": None if not no_ci else (reason if _isnan(value) else
+            "reason": reason if isnan(value) else None,
+            "ci_reason": None if not no_ci else (reason if isnan(value) else
                                                  ci_reason or "no interval"),
             # hollow / grey on charts: the figure has no interval, so it rests on too little
             "weak": bool(no_ci)}
@@ -100,26 +109,12 @@ def _figure(value: float, ci: list[float], n_items: int, n_groups: int, n_system
 def ratio_by_group(hits: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, list[float],
                                                                          str | None]:
     """Share of hits (``group``, ``hit`` 0/1 columns) with a percentile interval resampling
-    groups (a group's rows stay together)."""
+    groups (a group's rows stay together): :func:`~checkeval_core.stats.bootstrap.share_ci`."""
     if hits.empty:
         return NAN, [NAN, NAN], "no decision to compare"
     g = hits.groupby("group")["hit"].agg(["sum", "count"])
-    value = float(g["sum"].sum() / g["count"].sum())
-    if len(g) < 2:
-        return value, [NAN, NAN], f"no interval: needs ≥ 2 groups (n={len(g)})"
-    if n_boot <= 0:
-        return value, [NAN, NAN], "no interval: bootstrap switched off (0 resamples)"
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(g), (n_boot, len(g)))
-    s, c = g["sum"].to_numpy(float)[idx].sum(1), g["count"].to_numpy(float)[idx].sum(1)
-    return value, percentile_ci(s / c), None
-
-
-def group_correlations(df: pd.DataFrame, coef: str) -> dict[Any, float]:
-    """Each group's correlation of ``metric`` with ``human`` (NaN where undefined)."""
-    df = df.dropna(subset=["metric", "human"])
-    return {g: corr(part["metric"], part["human"], coef)
-            for g, part in df.groupby("group", sort=False)}
+    r = share_ci(g["sum"].to_numpy(float), g["count"].to_numpy(float), n_boot, seed)
+    return r["value"], r["ci"], r["reason"]
 
 
 def _sample_level(df: pd.DataFrame, per_group: dict[Any, float], n_boot: int,
@@ -130,20 +125,21 @@ def _sample_level(df: pd.DataFrame, per_group: dict[Any, float], n_boot: int,
     per = np.array([per_group[g] for g in groups], dtype=float)
     ok = per[~np.isnan(per)]
     v = float(ok.mean()) if len(ok) else NAN
-    if len(groups) < 2 or n_boot <= 0:
-        return v, int(len(per) - len(ok)), [NAN, NAN]
-    picks = np.random.default_rng(seed).integers(0, len(groups), (n_boot, len(groups)))
-    drawn = per[picks]
-    counts = (~np.isnan(drawn)).sum(axis=1)
-    sums = np.nansum(drawn, axis=1)
-    means = sums[counts > 0] / counts[counts > 0]
-    return v, int(len(per) - len(ok)), percentile_ci(means.tolist())
+    boot = group_bootstrap(len(groups), mean_of_groups(per), n_boot, seed)
+    return v, int(len(per) - len(ok)), boot.ci()
+
+
+def _group_values(df: pd.DataFrame, coef: str) -> dict[Any, float]:
+    """Each group's correlation of ``metric`` with ``human`` (NaN where undefined)."""
+    df = df.dropna(subset=["metric", "human"])
+    groups = list(dict.fromkeys(df["group"].tolist()))
+    return dict(zip(groups, group_correlations(df, groups, "metric", coef).tolist()))
 
 
 def correlation_figure(df: pd.DataFrame, level: str, coef: str, n_boot: int, seed: int,
                        per_group: dict[Any, float] | None = None) -> dict[str, Any]:
     """One dimension's correlation with human scores (frame of :func:`run_frame`);
-    ``per_group``: :func:`group_correlations` of a frame containing ``df`` (sample level)."""
+    ``per_group``: :func:`_group_values` of a frame containing ``df`` (sample level)."""
     df = df.dropna(subset=["metric", "human"])
     if level == "sample_level" and per_group is not None:
         v, skipped, ci = _sample_level(df, per_group, n_boot, seed)
@@ -151,7 +147,7 @@ def correlation_figure(df: pd.DataFrame, level: str, coef: str, n_boot: int, see
         v, _, skipped = level_value(df, level, coef)
         ci = list(bootstrap_ci(df, level, coef, n_boot, seed))
     reason = ci_reason = None
-    if _isnan(v) or any(_isnan(x) for x in ci):
+    if isnan(v) or any(isnan(x) for x in ci):
         entry = {c: (v if c == coef else NAN) for c in COEFFICIENTS}
         entry.update(ci={c: (ci if c == coef else [NAN, NAN]) for c in COEFFICIENTS},
                      skipped=skipped)
@@ -170,15 +166,50 @@ def _human_score_rows(db: sqlite_utils.Database, run: dict[str, Any], agg: str,
                       seed: int) -> list[dict[str, Any]]:
     df, _ = run_frame(db, run["run"], agg)
     out = []
+    per_dim: dict[str, dict[Any, float]] = {}
     for dim, part in df.groupby("dimension", sort=True):
         if part["human"].notna().sum() == 0:
             continue
-        per = group_correlations(part, coef) if level == "sample_level" else None
+        per = _group_values(part, coef) if level == "sample_level" else None
+        per_dim[dim] = per or {}
         out.append({"evidence": "human_scores", "dimension": dim,
                     "statistic": f"{coef} ({LEVEL_NAMES[level]})",
                     "parts": {p: correlation_figure(f(part), level, coef, n_boot, seed, per)
                               for p, f in parts.items()}})
+    if len(out) >= 2:
+        out.append(_mean_row(df[df["dimension"].isin(per_dim)], out, per_dim, parts, level,
+                             coef, n_boot, seed))
     return out
+
+
+def _mean_row(df: pd.DataFrame, rows_: list[dict[str, Any]], per_dim: dict[str, dict],
+              parts: dict[str, Part], level: str, coef: str, n_boot: int,
+              seed: int) -> dict[str, Any]:
+    """The mean over the run's dimensions of their correlations with human scores. At sample
+    level each document's value is the mean of its per-dimension correlations and the interval
+    resamples documents (one draw for all dimensions); at the other levels the mean of the
+    dimensions' values, without an interval."""
+    figs = {}
+    for p, f in parts.items():
+        sub = f(df).dropna(subset=["metric", "human"])
+        n = (sub["item_pk"].nunique(), sub["group"].nunique(), sub["system"].nunique())
+        vals = [r["parts"][p]["value"] for r in rows_ if not isnan(r["parts"][p]["value"])]
+        if level == "sample_level" and not sub.empty:
+            groups = list(dict.fromkeys(sub["group"].tolist()))
+            per = {g: (float(np.nanmean(x)) if (x := [per_dim[d].get(g, NAN)
+                                                       for d in per_dim])
+                       and not all(isnan(v) for v in x) else NAN) for g in groups}
+            v, _, ci = _sample_level(sub, per, n_boot, seed)
+            figs[p] = _figure(v, ci, *n, "no dimension has a correlation in this part",
+                              interval_reason(len(groups), n_boot))
+        else:
+            figs[p] = _figure(float(np.mean(vals)) if vals else NAN, [NAN, NAN], *n,
+                              "no dimension has a correlation in this part",
+                              f"no interval: at {LEVEL_NAMES[level]} the mean over dimensions "
+                              "has none (each dimension has its own)")
+        figs[p]["n_dimensions"] = len(vals)
+    return {"evidence": "human_scores", "dimension": MEAN,
+            "statistic": f"{coef} ({LEVEL_NAMES[level]}), mean over dimensions", "parts": figs}
 
 
 def annotation_hits(db: sqlite_utils.Database, run_id: int) -> pd.DataFrame:
@@ -344,11 +375,16 @@ def versions_report(db: sqlite_utils.Database, task: str, split: str | None = No
         out["reason"] = ("no completed run of a frozen checklist version yet: freeze a version "
                          "(Checklist review) and run it (Run page)")
         return out
+    refs = {r["run"]: r for r in reference_runs(db, task)}
+    out["reference_runs"] = [{k: r[k] for k in ("version", "judge", "method", "run", "n_items",
+                                                "pinned", "why", "others")}
+                             for r in refs.values() if r["version"] is not None]
     for run in runs:
         sc = item_scores(db, run["run"])
         aggs = sorted(sc["aggregation"].unique().tolist())
         base = {"version": run["version"], "run": run["run"], "judge": run["judge"],
-                "method": run["method"]}
+                "method": run["method"], "run_label": run_label(run),
+                "reference": run["run"] in refs}
         for agg in aggs:
             found: list[dict[str, Any]] = []
             if "human_scores" in kinds:
@@ -373,12 +409,17 @@ def series_key(row: dict[str, Any]) -> str:
     return f"{row['judge']} · {row['method']} · {row['aggregation']}"
 
 
-def latest_rows(report: dict[str, Any], primary_only: bool = False) -> list[dict[str, Any]]:
-    """One row per version × series × evidence × dimension: the newest run's; with
-    ``primary_only`` only each run's own (primary) aggregation."""
+def reference_rows(report: dict[str, Any], primary_only: bool = False) -> list[dict[str, Any]]:
+    """One row per version × series × evidence × dimension: the reference run's (the pinned
+    run of that version × judge × method, else the one covering the most items — see
+    :mod:`checkeval_core.runs.selection`), so a small run never replaces a full one and every
+    aggregation of a version comes from one run; with ``primary_only`` only each run's own
+    (primary) aggregation."""
     seen, out = set(), []
     for r in sorted(report["rows"], key=lambda r: -r["run"]):
         if primary_only and not r.get("primary", True):
+            continue
+        if not r.get("reference", True):
             continue
         k = (r["version"], series_key(r), r["evidence"], r["dimension"])
         if k not in seen:
@@ -388,16 +429,20 @@ def latest_rows(report: dict[str, Any], primary_only: bool = False) -> list[dict
                                       r["version"]))
 
 
+latest_rows = reference_rows  # its former name
+
+
 def table_rows(report: dict[str, Any], part: str, primary_only: bool = False
                ) -> list[dict[str, Any]]:
     """Display rows of one part: each value with its N and interval, or why it has none."""
     out = []
-    for r in latest_rows(report, primary_only):
+    for r in reference_rows(report, primary_only):
         f = r["parts"].get(part)
         if f is None:
             continue
         ci = (f"[{f['ci'][0]:.2f}, {f['ci'][1]:.2f}]" if not f["weak"] else f["ci_reason"])
-        out.append({"version": r["version"], "run": r["run"], "judge": r["judge"],
+        out.append({"version": r["version"], "run": r.get("run_label", r["run"]),
+                    "judge": r["judge"],
                     "method": r["method"], "aggregation": r["aggregation"],
                     "evidence": EVIDENCE_NAMES[r["evidence"]], "dimension": r["dimension"],
                     "statistic": r["statistic"], "value": f["value"], "95% CI": ci,
@@ -422,65 +467,31 @@ def _paired_delta(db: sqlite_utils.Database, task: str, ra: dict[str, Any],
     fa, fb = fa[fa["item_pk"].isin(common)], fb[fb["item_pk"].isin(common)]
     n_groups = fa["group"].nunique()
     out = {"n_common_items": len(common), "n_common_groups": int(n_groups)}
-    if n_groups < 2:
-        return {**out, "delta_common": NAN, "ci": [NAN, NAN],
-                "ci_reason": f"no paired interval: the two runs share {n_groups} group(s) "
-                             "with human scores (needs ≥ 2)"}
-    d, ci = paired_delta_ci(fa, fb, level, coef, n_boot, seed)
-    no_ci = any(_isnan(x) for x in ci)
-    return {**out, "delta_common": d, "ci": ci,
-            "ci_reason": "no paired interval: fewer than 2 resamples had a value"
-            if no_ci else None}
+    d, boot = _paired(fa, fb, level, coef, n_boot, seed)
+    if n_groups < 2:  # one document's Δ is that document's, not the part's
+        d = NAN
+    res = {**out, **delta_fields(d, boot, where=PART_WORDS.get(part, part)),
+           "delta_common": d}
+    del res["delta"]  # the row's "delta" is of the two runs' own items
+    if res["ci_reason"]:
+        res["ci_reason"] = res["ci_reason"].replace("no interval", "no paired interval", 1)
+    return res
 
 
 def paired_delta_ci(fa: pd.DataFrame, fb: pd.DataFrame, level: str, coef: str, n_boot: int,
                     seed: int) -> tuple[float, list[float]]:
     """``(Δ, [lo, hi])``: Δ = correlation of ``fb`` − of ``fa`` over the same items, and a
-    percentile interval from resampling groups — the same draw for both sides (paired).
+    percentile interval from resampling groups — the same draw for both sides (paired,
+    :func:`~checkeval_core.stats.correlation.paired_bootstrap`; groups in order of item)."""
+    d, boot = _paired(fa, fb, level, coef, n_boot, seed)
+    return d, boot.ci()
 
-    Sample level: each group's correlation is computed once per side and a resample averages
-    the drawn groups (groups with an undefined correlation skipped, as in
-    :func:`~checkeval_core.analysis.correlation.level_value`); dataset and system levels pool
-    the drawn groups' items and recompute."""
+
+def _paired(fa: pd.DataFrame, fb: pd.DataFrame, level: str, coef: str, n_boot: int,
+            seed: int) -> tuple[float, Any]:
     fa = fa.sort_values("item_pk").reset_index(drop=True)
     fb = fb.sort_values("item_pk").reset_index(drop=True)
-    point = level_value(fb, level, coef)[0] - level_value(fa, level, coef)[0]
-    groups = list(dict.fromkeys(fa["group"].tolist()))
-    if len(groups) < 2 or n_boot <= 0:
-        return point, [NAN, NAN]
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(groups), (n_boot, len(groups)))
-    masks = [(fa["group"] == g).to_numpy() for g in groups]
-    vals: list[float] = []
-    if level == "sample_level":
-        per = [np.array([corr(f["metric"][m], f["human"][m], coef) for m in masks])
-               for f in (fa, fb)]
-        for pick in picks:
-            a, b = per[0][pick], per[1][pick]
-            a, b = a[~np.isnan(a)], b[~np.isnan(b)]
-            if len(a) and len(b):
-                vals.append(float(b.mean() - a.mean()))
-    else:
-        cols = [[(f["metric"].to_numpy(float)[m], f["human"].to_numpy(float)[m]) for m in masks]
-                for f in (fa, fb)]
-        codes, _ = pd.factorize(fa["system"])
-        sys_by = [codes[m] for m in masks]
-        n_sys = int(codes.max()) + 1
-        for pick in picks:
-            side = []
-            for c in cols:
-                x = np.concatenate([c[i][0] for i in pick])
-                y = np.concatenate([c[i][1] for i in pick])
-                if level == "system_level":
-                    k = np.concatenate([sys_by[i] for i in pick])
-                    cnt = np.bincount(k, minlength=n_sys)
-                    keep = cnt > 0
-                    x = np.bincount(k, x, n_sys)[keep] / cnt[keep]
-                    y = np.bincount(k, y, n_sys)[keep] / cnt[keep]
-                side.append(corr(x, y, coef))
-            if not any(math.isnan(v) for v in side):
-                vals.append(side[1] - side[0])
-    return point, percentile_ci(vals)
+    return paired_bootstrap(fa, fb, level, coef, n_boot, seed)
 
 
 def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
@@ -496,7 +507,7 @@ def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
     report = report or versions_report(db, task, level=level, coef=coef, n_boot=n_boot,
                                        seed=seed)
     by: dict[tuple, dict[int, dict[str, Any]]] = defaultdict(dict)
-    for r in latest_rows(report):
+    for r in reference_rows(report):
         by[(series_key(r), r["evidence"], r["dimension"])][r["version"]] = r
     deltas = []
     frames: dict[tuple, Any] = {}
@@ -506,24 +517,28 @@ def version_diff(db: sqlite_utils.Database, task: str, a: int, b: int,
         ra, rb = vs[a], vs[b]
         for part in report["parts"]:
             fa, fb = ra["parts"][part], rb["parts"][part]
-            d = (NAN if _isnan(fa["value"]) or _isnan(fb["value"])
+            d = (NAN if isnan(fa["value"]) or isnan(fb["value"])
                  else fb["value"] - fa["value"])
             row = {"series": series, "evidence": evidence, "dimension": dim, "part": part,
                    "statistic": ra["statistic"], "run_a": ra["run"], "run_b": rb["run"],
                    "a": fa, "b": fb, "delta": d,
-                   "reason": None if not _isnan(d) else (fa["reason"] or fb["reason"]
+                   "reason": None if not isnan(d) else (fa["reason"] or fb["reason"]
                                                          or "undefined")}
-            if evidence == "human_scores":
+            if evidence == "human_scores" and dim == MEAN:
+                row.update(ci=[NAN, NAN], ci_reason="no paired interval for the mean over "
+                                                    "dimensions (each dimension has its own)")
+            elif evidence == "human_scores":
                 row.update(_paired_delta(db, task, ra, rb, part, level, coef, n_boot, seed,
                                          frames))
             elif evidence in ("annotations", "preferences"):
                 ha, hb = (_hits(db, task, r, part, report.get("tie_margin", DEFAULT_TIE_MARGIN),
                                 frames) for r in (ra, rb))
-                row.update(paired_ratio_ci(ha, hb, n_boot, seed))
+                row.update(paired_ratio_ci(ha, hb, n_boot, seed, PART_WORDS.get(part, part)))
             else:
                 row.update(ci=[NAN, NAN], ci_reason="no paired interval for list-level rank "
                                                     "correlations (the Δ is of two point "
-                                                    "values)")
+                                                    "values)", mde=NAN,
+                           verdict="no verdict: a list-level Δ has no paired interval")
             deltas.append(row)
     return {"task": task, "a": a, "b": b, "diff": diff, "n_added": len(diff["added"]),
             "n_removed": len(diff["removed"]), "n_edited": len(diff["edited"]),
@@ -556,7 +571,7 @@ def _hits(db: sqlite_utils.Database, task: str, r: dict[str, Any], part: str,
 
 
 def paired_ratio_ci(ha: pd.DataFrame, hb: pd.DataFrame, n_boot: int,
-                    seed: int) -> dict[str, Any]:
+                    seed: int, where: str = "held-out") -> dict[str, Any]:
     """Δ share of hits (b − a) on the units both runs judged (``unit``, ``group``, ``hit``,
     ``items`` columns), with a percentile interval resampling groups — one draw for both."""
     m = ha[["unit", "group", "hit", "items"]].merge(hb[["unit", "hit"]], on="unit",
@@ -565,19 +580,20 @@ def paired_ratio_ci(ha: pd.DataFrame, hb: pd.DataFrame, n_boot: int,
     out: dict[str, Any] = {"n_common_items": len({i for t in m["items"] for i in t}),
                            "n_common_groups": n_groups, "n_common_units": int(len(m))}
     if m.empty:
-        return {**out, "delta_common": NAN, "ci": [NAN, NAN],
-                "ci_reason": "no paired interval: the two runs share no judged decision"}
+        why = "no paired interval: the two runs share no judged decision"
+        return {**out, "delta_common": NAN, "ci": [NAN, NAN], "ci_reason": why, "mde": NAN,
+                "verdict": f"no verdict: {why.removeprefix('no paired interval: ')}"}
     g = m.groupby("group")[["hit_a", "hit_b"]].agg(["sum", "count"])
     sa, sb = g[("hit_a", "sum")].to_numpy(float), g[("hit_b", "sum")].to_numpy(float)
     c = g[("hit_a", "count")].to_numpy(float)
-    out["delta_common"] = float((sb.sum() - sa.sum()) / c.sum())
-    if n_groups < 2 or n_boot <= 0:
-        return {**out, "ci": [NAN, NAN],
-                "ci_reason": f"no paired interval: needs ≥ 2 shared groups (n={n_groups})"
-                if n_groups < 2 else "no paired interval: bootstrap switched off"}
-    idx = np.random.default_rng(seed).integers(0, n_groups, (n_boot, n_groups))
-    ds = (sb[idx].sum(1) - sa[idx].sum(1)) / c[idx].sum(1)
-    return {**out, "ci": percentile_ci(ds.tolist()), "ci_reason": None}
+    d = float((sb.sum() - sa.sum()) / c.sum())
+    boot = paired_group_bootstrap(n_groups, ratio_of_sums(sa, c), ratio_of_sums(sb, c),
+                                  n_boot, seed)
+    res = {**out, **delta_fields(d, boot, where), "delta_common": d}
+    del res["delta"]
+    if res["ci_reason"]:
+        res["ci_reason"] = res["ci_reason"].replace("no interval", "no paired interval", 1)
+    return res
 
 
 def delta_rows(diff: dict[str, Any], part: str) -> list[dict[str, Any]]:
@@ -585,7 +601,7 @@ def delta_rows(diff: dict[str, Any], part: str) -> list[dict[str, Any]]:
     N, Δ, and Δ on the shared items with its paired interval (or why it has none)."""
 
     def val(f: dict[str, Any]) -> str:
-        if _isnan(f["value"]):
+        if isnan(f["value"]):
             return f"— ({f['reason']})"
         return f"{f['value']:.3f} (n {f['n_items']} items / {f['n_groups']} groups)"
 
@@ -594,16 +610,23 @@ def delta_rows(diff: dict[str, Any], part: str) -> list[dict[str, Any]]:
         if x["part"] != part:
             continue
         paired = ""
-        if "delta_common" in x and not _isnan(x["delta_common"]):
+        if "delta_common" in x and not isnan(x["delta_common"]):
             paired = f"{x['delta_common']:+.3f} on {x['n_common_items']} shared items"
-            if not _isnan(x["ci"][0]):
+            if not isnan(x["ci"][0]):
                 paired += f", 95% CI [{x['ci'][0]:+.2f}, {x['ci'][1]:+.2f}]"
         out.append({"judge · method · aggregation": x["series"],
                     "evidence": EVIDENCE_NAMES[x["evidence"]], "dimension": x["dimension"],
                     f"v{diff['a']}": val(x["a"]), f"v{diff['b']}": val(x["b"]),
                     "Δ": x["delta"], "Δ on shared items (paired)": paired or x["ci_reason"]
-                    or "", "note": x["reason"] or ""})
+                    or "", "verdict": x.get("verdict") or "", "note": x["reason"] or ""})
     return out
+
+
+def touched_dimensions(db: sqlite_utils.Database, task: str, a: int, b: int) -> list[str]:
+    """The dimensions whose questions changed (added, removed or edited) from version ``a``
+    to ``b``, sorted — what a page opens on to show what the change did."""
+    diff = diff_versions(db, task, a, b)
+    return sorted({x["dimension"] for k in ("added", "removed", "edited") for x in diff[k]})
 
 
 def evidence_stamp(db: sqlite_utils.Database, task: str) -> str:
@@ -622,4 +645,6 @@ def evidence_stamp(db: sqlite_utils.Database, task: str) -> str:
         "task_id = ?",
         "SELECT COUNT(*) FROM human_score h JOIN item i ON i.id = h.item_id WHERE i.task_id = ?",
         "SELECT COALESCE(MAX(updated_at), '') FROM task_split WHERE task_id = ?",
-        "SELECT COUNT(*) FROM checklist_version WHERE task_id = ?"))
+        "SELECT COUNT(*) FROM checklist_version WHERE task_id = ?",
+        "SELECT COUNT(*) || ':' || COALESCE(GROUP_CONCAT(run_id), '') FROM reference_run "
+        "WHERE task_id = ?"))

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.analysis.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
 from checkeval_core.analysis.report import item_groups
 from checkeval_core.checklists.instance import question_applies
+from checkeval_core.stats.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
 from checkeval_core.store import rows, task_id
 
 
@@ -147,7 +147,7 @@ def human_vs_likert(db: sqlite_utils.Database, tid: int,
     over all its annotators' Yes/No answers) against the benchmark's Likert human score;
     dataset-level Spearman and Pearson over the annotated items. ``answers``: the task's own
     human Yes/No answers (:func:`_own_answers`)."""
-    from checkeval_core.analysis.correlation import corr
+    from checkeval_core.stats.correlation import corr
 
     share: dict[tuple[int, str], list[int]] = defaultdict(list)
     for r in answers:

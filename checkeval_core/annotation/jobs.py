@@ -6,6 +6,11 @@ item, starting where the previous item stopped), so every item gets exactly k di
 annotators and loads differ by at most one. Sampling: ``random`` (seeded) or ``stratified``
 by a human-score dimension (equal numbers from each score quartile, as CheckEval samples
 across quality levels).
+
+Who: a job records its coordinator (``annotation_job.coordinator``), and its creation and every
+settled answer are appended to the review history
+(:func:`checkeval_core.checklists.review.record_event`) — a settled answer changed later
+keeps the earlier one there.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import numpy as np
 import sqlite_utils
 
 from checkeval_core.checklists.instance import question_applies, questions_of_item
+from checkeval_core.checklists.review import record_event
 from checkeval_core.checklists.versions import get_version
 from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
@@ -65,18 +71,19 @@ def assign(item_ids: list[int], annotators: list[str], k: int) -> list[tuple[int
 def create_job(db: sqlite_utils.Database, task: str, annotators: list[str], overlap: int,
                n_items: int | None = None, version: int | str = "latest",
                strategy: str = "random", dimension: str | None = None, seed: int = 0,
-               name: str = "") -> int:
+               name: str = "", coordinator: str = "") -> int:
     """Create a job; an identical one (same task, version, name and settings) is reused."""
     return create_job_once(db, task, annotators, overlap, n_items, version, strategy,
-                           dimension, seed, name)[0]
+                           dimension, seed, name, coordinator)[0]
 
 
 def create_job_once(db: sqlite_utils.Database, task: str, annotators: list[str], overlap: int,
                     n_items: int | None = None, version: int | str = "latest",
                     strategy: str = "random", dimension: str | None = None, seed: int = 0,
-                    name: str = "") -> tuple[int, bool]:
+                    name: str = "", coordinator: str = "") -> tuple[int, bool]:
     """``(job id, created)``: a second identical request (double click, resubmitted form)
-    returns the existing job instead of assigning the same items twice."""
+    returns the existing job instead of assigning the same items twice. ``coordinator``: who
+    creates it (recorded with the job and in the review history; the app always names one)."""
     names = list(dict.fromkeys(a.strip() for a in annotators if a.strip()))
     if not names:
         raise ValueError("list at least one annotator")
@@ -95,8 +102,12 @@ def create_job_once(db: sqlite_utils.Database, task: str, annotators: list[str],
             if loads(jparams, {}) == params:
                 return jid, False
         jid = db.execute("INSERT INTO annotation_job (task_id, checklist_version_id, name, "
-                         "params, created_at) VALUES (?, ?, ?, ?, ?)",
-                         [task_id(db, task), v["id"], name, dumps(params), now]).lastrowid
+                         "params, created_at, coordinator) VALUES (?, ?, ?, ?, ?, ?)",
+                         [task_id(db, task), v["id"], name, dumps(params), now,
+                          coordinator.strip()]).lastrowid
+        record_event(db, task_id(db, task), "coordinator", "create_job",
+                     actor=coordinator.strip(), job_id=jid, now=now,
+                     detail={"name": name, "version": v["version"], **params})
         order = {it: i for i, it in enumerate(chosen)}
         db.conn.executemany("INSERT INTO annotation_assignment (job_id, item_id, annotator, "
                             "position, updated_at) VALUES (?, ?, ?, ?, ?)",
@@ -283,7 +294,15 @@ def adjudicate(db: sqlite_utils.Database, job_id: int, item_pk: int, question_id
         raise ValueError("the settled answer is yes or no")
     if not coordinator.strip():
         raise ValueError("enter the coordinator's name")
-    db.execute("INSERT INTO adjudication (job_id, item_id, question_id, value, coordinator, "
-               "note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
-               "value = excluded.value, coordinator = excluded.coordinator, note = excluded.note",
-               [job_id, item_pk, question_id, value, coordinator, note, now_iso()])
+    now = now_iso()
+    with transaction(db):
+        db.execute("INSERT INTO adjudication (job_id, item_id, question_id, value, coordinator, "
+                   "note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                   "value = excluded.value, coordinator = excluded.coordinator, "
+                   "note = excluded.note", [job_id, item_pk, question_id, value, coordinator,
+                                            note, now])
+        tid = db.execute("SELECT task_id FROM annotation_job WHERE id = ?", [job_id]).fetchone()
+        if tid:
+            record_event(db, tid[0], "coordinator", "settle", actor=coordinator.strip(),
+                         reason=note, question_id=question_id, job_id=job_id, now=now,
+                         detail={"item": item_pk, "value": value})

@@ -13,8 +13,12 @@ and the judges' pair accuracy without any extra step.
 
 Storage: the row's ``item_a`` is the smaller item id, ``winner`` is relative to that order
 (``a``/``b``/``tie``); ``shown_first`` keeps which answer was shown as A. A vote is an upsert
-per (task, pair, source, annotator): voting again replaces the choice, the same choice twice
-changes nothing, and nothing here deletes a vote.
+per (task, pair, annotator) among the app's votes: voting again replaces the choice, the same
+choice twice changes nothing, and nothing here deletes a vote. Its ``vote_id`` is
+:func:`~checkeval_core.annotation.preferences.derived_vote_id` of ``app``, the annotator and
+the two item ids in canonical order: the app asks an annotator about a pair once (in one
+shown order), so one annotator has one app vote per pair, and an export of the votes imported
+into the same database is recognised vote by vote.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.annotation.preferences import derived_vote_id
 from checkeval_core.store import NotFound, now_iso, rows, task_id, transaction
 
 APP_SOURCE = "app"
@@ -132,7 +137,8 @@ def record_vote(db: sqlite_utils.Database, task: str, annotator: str, shown_a: i
         raise ValueError(f"choice {choice!r}: use one of {', '.join(CHOICES)}")
     tid = task_id(db, task)
     found = {r["id"]: r for r in rows(
-        db, "SELECT id, group_id, system_id FROM item WHERE task_id = ? AND id IN (?, ?)",
+        db, "SELECT id, item_id, group_id, system_id FROM item WHERE task_id = ? AND id IN "
+            "(?, ?)",
         [tid, shown_a, shown_b])}
     for pk in (shown_a, shown_b):
         if pk not in found:
@@ -144,15 +150,17 @@ def record_vote(db: sqlite_utils.Database, task: str, annotator: str, shown_a: i
     lo, hi = sorted((shown_a, shown_b))
     winner = "tie" if choice == "tie" else \
         ("a" if (shown_a if choice == "A" else shown_b) == lo else "b")
+    vid = derived_vote_id(APP_SOURCE, annotator, found[lo]["item_id"], found[hi]["item_id"])
     with transaction(db):
         db.execute(
             "INSERT INTO preference (task_id, group_id, item_a, item_b, winner, source, "
-            "annotator, created_at, shown_first) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (task_id, item_a, item_b, source, annotator) DO UPDATE SET "
-            "created_at = CASE WHEN winner = excluded.winner AND shown_first IS "
+            "annotator, created_at, shown_first, vote_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (task_id, item_a, item_b, annotator) WHERE source = 'app' DO UPDATE "
+            "SET created_at = CASE WHEN winner = excluded.winner AND shown_first IS "
             "excluded.shown_first THEN created_at ELSE excluded.created_at END, "
             "winner = excluded.winner, shown_first = excluded.shown_first",
-            [tid, ra["group_id"], lo, hi, winner, APP_SOURCE, annotator, now_iso(), shown_a])
+            [tid, ra["group_id"], lo, hi, winner, APP_SOURCE, annotator, now_iso(), shown_a,
+             vid])
     return vote_detail(db, task, annotator, lo, hi)
 
 
@@ -238,7 +246,7 @@ def pair_queue(db: sqlite_utils.Database, task: str, annotator: str,
     return out
 
 
-EXPORT_COLUMNS = ["group_id", "item_a", "item_b", "winner", "annotator", "source",
+EXPORT_COLUMNS = ["vote_id", "group_id", "item_a", "item_b", "winner", "annotator", "source",
                   "shown_first", "created_at"]
 
 
@@ -247,10 +255,11 @@ def export_votes(db: sqlite_utils.Database, task: str, source: str | None = None
     """Every preference of ``task`` (app votes and imported ones, or only ``source``) as rows
     of :data:`EXPORT_COLUMNS` with item ids, in the item-id shape that ``checkeval
     preferences import`` reads back (``shown_first``: the item id shown as A, empty for
-    imported votes)."""
+    imported votes; ``vote_id``: the vote's stable id, so importing the file into the same
+    database stores nothing twice)."""
     tid = task_id(db, task)
     where, args = ("AND p.source = ?", [source]) if source is not None else ("", [])
-    return rows(db, "SELECT p.group_id, ia.item_id AS item_a, ib.item_id AS item_b, p.winner, "
+    return rows(db, "SELECT p.vote_id, p.group_id, ia.item_id AS item_a, ib.item_id AS item_b, p.winner, "
                     "p.annotator, p.source, COALESCE(isf.item_id, '') AS shown_first, "
                     "p.created_at FROM preference p JOIN item ia ON ia.id = p.item_a "
                     "JOIN item ib ON ib.id = p.item_b LEFT JOIN item isf ON isf.id = "

@@ -10,8 +10,10 @@ Rankings page. This module counts it, per annotator and over all votes, so the p
 reads rows: :func:`position_bias` is pure and works on any vote rows, imported ones included
 (those have no recorded order and are counted as such).
 
-Interval: Wilson 95 % for a binomial share (``scipy.stats.binomtest(...).proportion_ci``);
-a vote "follows position" when that interval excludes 0.5. The pooled figure treats every
+Interval: Wilson 95 % for a binomial share (:func:`checkeval_core.stats.bootstrap.wilson_ci`);
+a vote "follows position" when that interval excludes 0.5 and the decisive votes come from at
+least :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS` groups (queries): on fewer, the share
+is shown without a flag (the small-sample rule of the statistics floor). The pooled figure treats every
 vote as independent (votes of one annotator are not; the per-annotator rows show who drives
 it).
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scipy.stats import binomtest
+from checkeval_core.stats.bootstrap import enough_groups, minimum, wilson_ci
 
 #: Confidence level of the interval.
 LEVEL = 0.95
@@ -51,7 +53,7 @@ def _summary(votes: list[Mapping[str, Any]], who: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {"annotator": who, "n_votes": len(votes), "n_ordered": len(ordered),
                            "n_ties": ties, "n_decisive": n, "n_left": left, "share": None,
                            "ci": [None, None], "follows_position": False, "warning": None,
-                           "reason": None}
+                           "reason": None, "n_groups": 0, "flag_reason": None}
     if not votes:
         out["reason"] = NO_VOTES
     elif not ordered:
@@ -60,9 +62,14 @@ def _summary(votes: list[Mapping[str, Any]], who: str | None) -> dict[str, Any]:
         out["reason"] = ONLY_TIES
     if out["reason"]:
         return out
-    ci = binomtest(left, n, 0.5).proportion_ci(confidence_level=LEVEL, method="wilson")
-    lo, hi = float(ci.low), float(ci.high)
-    out.update(share=left / n, ci=[lo, hi], follows_position=lo > 0.5 or hi < 0.5)
+    lo, hi = wilson_ci(left, n, 1 - LEVEL)
+    groups = {v.get("group_id") for v in ordered if v["winner"] != "tie"}
+    n_groups = len(groups) if None not in groups else n
+    out.update(share=left / n, ci=[lo, hi], n_groups=n_groups,
+               follows_position=(lo > 0.5 or hi < 0.5) and enough_groups(n_groups))
+    if (lo > 0.5 or hi < 0.5) and not out["follows_position"]:
+        out["flag_reason"] = (f"no flag: the decisive votes come from {n_groups} groups (queries), "
+                         f"fewer than the {minimum()} a flag needs")
     if out["follows_position"]:
         subject = "all annotators together" if who is None else f"annotator {who or '(no name)'}"
         whose = "the votes" if who is None else "their votes"
@@ -84,7 +91,9 @@ def position_bias(votes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     order, ties included), ``n_ties``, ``n_decisive`` (= ``n_ordered`` − ``n_ties``),
     ``n_left`` (left answer chosen), ``share`` (``n_left / n_decisive``), ``ci`` (Wilson 95 %),
     ``follows_position`` (the interval excludes 0.5), ``warning`` (a sentence when it does)
-    and ``reason`` (why ``share`` is None: no votes, no recorded order, only ties);
+    ``reason`` (why ``share`` is None: no votes, no recorded order, only ties), ``n_groups``
+    (queries of the decisive votes; the votes themselves when a vote has no group) and
+    ``flag_reason`` (why an interval that excludes 0.5 raised no flag);
     ``warnings`` lists the annotators' warnings, then the overall one."""
     votes = list(votes)
     by: dict[str, list[Mapping[str, Any]]] = {}

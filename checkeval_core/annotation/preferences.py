@@ -28,6 +28,14 @@ models than one data set) and reported as ``unmatched``.
 Both imports validate everything first (every problem names the file, line and field), then
 write in one transaction; re-importing a file replaces its rows (same source) instead of
 duplicating them.
+
+Every vote has a stable id (``vote_id``, unique within a task): the file's ``vote_id`` column,
+else :func:`derived_vote_id` of the row's ``source`` column (else the file name), its
+annotator and its pair in canonical order. A vote whose id is already stored is not stored
+again — exporting the app's votes (``checkeval preferences export``) and importing the file
+into the same database changes nothing; only a re-import of the same file updates its own
+votes' winners. One annotator's two votes on one pair (in either order) are two votes only
+with two different ids (the annotator was asked twice); without ids the second is refused.
 """
 
 from __future__ import annotations
@@ -123,6 +131,59 @@ def _winner(rec: dict[str, Any], loc: str, errors: list[str]) -> str | None:
     return WINNERS[raw]
 
 
+def derived_vote_id(source: str, annotator: str, item_a: str, item_b: str) -> str:
+    """The id of a vote given without one: a hash of its source (``app`` or the file name),
+    annotator and the two item ids in canonical (sorted) order — the same vote shown or
+    listed in the other order has the same id."""
+    lo, hi = sorted((str(item_a), str(item_b)))
+    return "v" + hashlib.sha256(f"{source}\x1f{annotator}\x1f{lo}\x1f{hi}".encode()
+                                ).hexdigest()[:20]
+
+
+def _vote_id(rec: dict[str, Any], loc: str, name: str, ann: str, a: str, b: str,
+             errors: list[str], occurrences: dict[str, int]) -> str | None:
+    """The row's ``vote_id`` (the name rule), else the id derived from its ``source`` column
+    (an exported file names where each vote came from), else the file name. Votes without an
+    annotator's name are anonymous people's: the k-th on one pair gets ``-k`` (k ≥ 2) — a named
+    annotator's second vote on a pair needs its own id."""
+    raw = _text(rec, "vote_id")
+    if raw:
+        try:
+            return check_name(raw, f"{loc}, field 'vote_id'", "vote id")
+        except InputError as e:
+            errors.append(str(e))
+            return None
+    vid = derived_vote_id(_text(rec, "source") or name, ann, a, b)
+    if not ann:
+        k = occurrences[vid] = occurrences.get(vid, 0) + 1
+        vid = vid if k == 1 else f"{vid}-{k}"
+    return vid
+
+
+def _repeated(rec: dict[str, Any], loc: str, vid: str, first: str, what: str) -> str:
+    """The message for a vote id met twice in one file: a ``vote_id`` given twice, or a
+    second vote without an id on the same pair by the same annotator."""
+    if _text(rec, "vote_id"):
+        return f"{loc}, field 'vote_id': {vid!r} is given twice (first on {first})"
+    return (f"{loc}: the same {what} as {first} (in either order; a second vote on one pair "
+            "needs its own vote_id)")
+
+
+def _stored_votes(db: sqlite_utils.Database, tid: int) -> dict[str, dict[str, Any]]:
+    return {r["vote_id"]: r for r in rows(
+        db, "SELECT vote_id, item_a, item_b, annotator, source FROM preference WHERE "
+            "task_id = ?", [tid])}
+
+
+def _check_stored(stored: dict[str, dict[str, Any]], loc: str, vid: str, a: int, b: int,
+                  ann: str, errors: list[str]) -> None:
+    """A vote id already stored must name the same vote (pair in either order, annotator)."""
+    s = stored.get(vid)
+    if s is not None and ({s["item_a"], s["item_b"]} != {a, b} or s["annotator"] != ann):
+        errors.append(f"{loc}, field 'vote_id': {vid!r} is already the id of another vote "
+                      f"of this task (annotator {s['annotator']!r}, other items)")
+
+
 def _short(text: str, n: int = 10) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:n]
 
@@ -167,9 +228,12 @@ def _import_item_prefs(db: sqlite_utils.Database, task: str, name: str,
         by_id[r[1]] = (r[0], r[2], r[3])
         by_sys[(r[2], r[3])] = r[0]
     group_of = {pk: g for pk, g, _ in by_id.values()}
+    item_of = {v[0]: k for k, v in by_id.items()}
+    stored = _stored_votes(db, tid)
     errors: list[str] = []
-    out: list[tuple[str, int, int, str, str]] = []
-    seen: dict[tuple[int, int, str], str] = {}
+    out: list[tuple[str, int, int, str, str, str]] = []
+    seen: dict[str, str] = {}
+    occurrences: dict[str, int] = {}
     for loc, rec in recs:
         g = _text(rec, "group_id")
         ann = _annotator(rec, loc, annotator, errors)
@@ -198,38 +262,53 @@ def _import_item_prefs(db: sqlite_utils.Database, task: str, name: str,
                 errors.append(f"{loc}, field 'group_id': {g!r} but the items are in group "
                               f"{group_of[a]!r}")
             elif w is not None:
-                key = (a, b, ann)
-                if key in seen:
-                    errors.append(f"{loc}: the same pair and annotator as {seen[key]}")
-                else:
-                    seen[key] = loc
-                    out.append((group_of[a], a, b, w, ann))
+                vid = _vote_id(rec, loc, name, ann, item_of[a], item_of[b], errors,
+                               occurrences)
+                if vid is not None and vid in seen:
+                    errors.append(_repeated(rec, loc, vid, seen[vid], "pair and annotator"))
+                elif vid is not None:
+                    seen[vid] = loc
+                    _check_stored(stored, loc, vid, a, b, ann, errors)
+                    out.append((group_of[a], a, b, w, ann, vid))
         if len(errors) >= MAX_ERRORS:
             break
     if errors:
         raise PreferenceError(errors[:MAX_ERRORS])
     with transaction(db):
-        _write_prefs(db, tid, name, out)
-    return _summary(task, name, "item_ids", out, 0)
+        n_new = _write_prefs(db, tid, name, out, stored)
+    return _summary(task, name, "item_ids", out, 0, n_new)
 
 
 def _write_prefs(db: sqlite_utils.Database, tid: int, source: str,
-                 prefs: list[tuple[str, int, int, str, str]]) -> None:
+                 prefs: list[tuple[str, int, int, str, str, str]],
+                 stored: dict[str, dict[str, Any]]) -> int:
+    """Insert the votes whose id is new; a vote this file stored before takes the file's
+    winner (a re-import); a vote stored from elsewhere (the app, another file) is left as it
+    is. Returns the number inserted."""
     now = now_iso()
+    new = [(tid, g, a, b, w, source, ann, now, vid) for g, a, b, w, ann, vid in prefs
+           if vid not in stored]
+    again = [(w, g, now, tid, vid) for g, a, b, w, ann, vid in prefs
+             if vid in stored and stored[vid]["source"] == source]
     db.conn.executemany(
         "INSERT INTO preference (task_id, group_id, item_a, item_b, winner, source, annotator, "
-        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id, item_a, item_b, "
-        "source, annotator) DO UPDATE SET winner = excluded.winner, group_id = "
-        "excluded.group_id, created_at = excluded.created_at",
-        [(tid, g, a, b, w, source, ann, now) for g, a, b, w, ann in prefs])
+        "created_at, vote_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new)
+    db.conn.executemany(
+        "UPDATE preference SET winner = ?, group_id = ?, created_at = ? WHERE task_id = ? "
+        "AND vote_id = ?", again)
+    return len(new)
 
 
-def _summary(task: str, source: str, shape: str, prefs: list[tuple], created: int
-             ) -> dict[str, Any]:
+def _summary(task: str, source: str, shape: str, prefs: list[tuple], created: int,
+             n_new: int | None = None) -> dict[str, Any]:
+    """``n_preferences``: votes in the file; ``n_new``: stored now; ``n_already_stored``:
+    votes whose id the task already had (a re-import, or an export of this database)."""
     winners = {"a": 0, "b": 0, "tie": 0}
     for p in prefs:
         winners[p[3]] += 1
+    n_new = len(prefs) if n_new is None else n_new
     return {"task": task, "source": source, "shape": shape, "n_preferences": len(prefs),
+            "n_new": n_new, "n_already_stored": len(prefs) - n_new,
             "n_items_created": created, "n_groups": len({p[0] for p in prefs}),
             "winners": winners}
 
@@ -249,8 +328,9 @@ def _import_pairs(db: sqlite_utils.Database, task: str, name: str,
     sys_keys = next((k for k in SYSTEM_KEYS if any(k[0] in r for _, r in recs)), None)
     errors: list[str] = []
     new_items: dict[str, dict[str, str]] = {}
-    pairs: list[tuple[str, str, str, str, str]] = []
-    seen: dict[tuple[str, str, str], str] = {}
+    pairs: list[tuple[str, str, str, str, str, str]] = []
+    seen: dict[str, str] = {}
+    occurrences: dict[str, int] = {}
     for loc, rec in recs:
         query = rec.get("input")
         if not isinstance(query, str) or not query.strip():
@@ -294,12 +374,12 @@ def _import_pairs(db: sqlite_utils.Database, task: str, name: str,
                 errors.append(f"{loc}, field 'output_2': the same answer as output_1")
             else:
                 ann = _annotator(rec, loc, annotator, errors)
-                key = (ids[0], ids[1], ann)
-                if key in seen:
-                    errors.append(f"{loc}: the same pair of answers as {seen[key]}")
-                else:
-                    seen[key] = loc
-                    pairs.append((g, ids[0], ids[1], w, ann))
+                vid = _vote_id(rec, loc, name, ann, ids[0], ids[1], errors, occurrences)
+                if vid is not None and vid in seen:
+                    errors.append(_repeated(rec, loc, vid, seen[vid], "pair of answers"))
+                elif vid is not None:
+                    seen[vid] = loc
+                    pairs.append((g, ids[0], ids[1], w, ann, vid))
         if len(errors) >= MAX_ERRORS:
             break
     if errors:
@@ -323,9 +403,15 @@ def _import_pairs(db: sqlite_utils.Database, task: str, name: str,
              for i, iid in enumerate(created)])
         pk = {r[0]: r[1] for r in db.execute("SELECT item_id, id FROM item WHERE task_id = ?",
                                              [tid])}
-        resolved = [(g, pk[a], pk[b], w, ann) for g, a, b, w, ann in pairs]
-        _write_prefs(db, tid, name, resolved)
-    return _summary(task, name, "pairs", resolved, len(created))
+        resolved = [(g, pk[a], pk[b], w, ann, vid) for g, a, b, w, ann, vid in pairs]
+        stored = _stored_votes(db, tid)
+        bad: list[str] = []
+        for _g, a, b, _w, ann, vid in resolved:
+            _check_stored(stored, f"{name}, vote {vid!r}", vid, a, b, ann, bad)
+        if bad:  # rolls the transaction back: nothing written
+            raise PreferenceError(bad[:MAX_ERRORS])
+        n_new = _write_prefs(db, tid, name, resolved, stored)
+    return _summary(task, name, "pairs", resolved, len(created), n_new)
 
 
 # -- reference ratings ------------------------------------------------------------------------
@@ -430,11 +516,33 @@ def ratings(db: sqlite_utils.Database, task: str, source: str | None = None
 def preferences(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
     """Every stored preference of a task with both items' ids and systems."""
     tid = task_id(db, task)
-    return rows(db, "SELECT p.id, p.group_id, p.item_a AS item_a_pk, p.item_b AS item_b_pk, "
+    return rows(db, "SELECT p.id, p.vote_id, p.group_id, p.item_a AS item_a_pk, p.item_b AS item_b_pk, "
                     "ia.item_id AS item_a, ib.item_id AS item_b, ia.system_id AS system_a, "
                     "ib.system_id AS system_b, p.winner, p.source, p.annotator FROM preference p "
                     "JOIN item ia ON ia.id = p.item_a JOIN item ib ON ib.id = p.item_b "
                     "WHERE p.task_id = ? ORDER BY p.id", [tid])
+
+
+def repeated_votes(prefs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Pairs that one named annotator voted on more than once (two vote ids: asked twice).
+    Each vote counts in the agreement figures, as that one person's votes — they are not two
+    people agreeing. ``{"n_pairs", "n_votes", "annotators", "note"}`` (``note`` None when
+    there is none); ``prefs`` rows need ``item_a``, ``item_b`` and ``annotator``."""
+    by: dict[tuple[str, frozenset], int] = {}
+    for p in prefs:
+        if p.get("annotator"):
+            key = (p["annotator"], frozenset((p["item_a"], p["item_b"])))
+            by[key] = by.get(key, 0) + 1
+    rep = {k: n for k, n in by.items() if n > 1}
+    n_votes = sum(rep.values())
+    who = sorted({a for a, _ in rep})
+    note = None if not rep else (
+        f"{len(rep)} pair(s) carry more than one vote of the same annotator "
+        f"({', '.join(who)}; {n_votes} votes): each counts, as one person's repeated votes "
+        "on a pair rather than independent judgements" if len(rep) > 1 or len(who) > 1
+        else f"1 pair carries one person's {n_votes} votes ({who[0]}, asked {n_votes} times): "
+             "each counts, as that annotator's votes rather than independent judgements")
+    return {"n_pairs": len(rep), "n_votes": n_votes, "annotators": who, "note": note}
 
 
 def human_data_stamp(db: sqlite_utils.Database) -> str:

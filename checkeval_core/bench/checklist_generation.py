@@ -85,7 +85,7 @@ def main() -> None:
                     # each mode starts from the same pool: undo the other mode's removals
                     db.execute("UPDATE question SET status = 'proposed' WHERE status = 'filtered'")
                     t0, c0 = time.perf_counter(), cpu()
-                    res = filter_dimension(db, name, dim, args.judge, mode=mode)
+                    res = filter_dimension(db, name, dim, args.judge, mode=mode, scope="all")
                     rows.append({"task": name, "dimension": dim, "step": "filter", "mode": mode,
                                  "asked": len(pool), "decided": len(res["decisions"]),
                                  "removed": res["removed"], "flagged": res["flagged"],

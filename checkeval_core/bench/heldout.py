@@ -35,6 +35,7 @@ import numpy as np
 from checkeval_core.analysis import propose as P
 from checkeval_core.analysis.frames import run_frame
 from checkeval_core.analysis.split import set_explicit_split
+from checkeval_core.stats.values import fmt, isnan
 from checkeval_core.store import item_column, open_db, task_id
 
 HELDOUT_BENCHMARKS = ("summeval", "topical_chat", "alpacaeval", "mtbench_pairs")
@@ -166,6 +167,41 @@ def _lengths(db: Any, ev_pks: list[int]) -> dict[int, float]:
     return {pk: float(len(str(o).split())) for pk, o in item_column(db, ev_pks, "output").items()}
 
 
+def _check_inputs(benchmark: str, src: Path, docs: int) -> None:
+    """What the report needs from the benchmark files, checked before any judge call: enough
+    documents for ``--docs``; for alpacaeval, every model's AlpacaEval 2 LC win rate (the
+    reference row). A ValueError names the option, file and entry."""
+    from checkeval_core.bench import quality as Q
+    from checkeval_core.safeio import load_json_text
+
+    if benchmark in ("summeval", "topical_chat"):
+        if docs < 4:
+            raise ValueError(f"--docs {docs}: a held-out comparison needs ≥ 4 documents "
+                             "(≥ 2 in each half)")
+        b = Q.BENCHMARKS[benchmark]
+        if not (src / b["file"]).exists():
+            raise ValueError(f"{src / b['file']}: not found (give --data DIR)")
+        _, groups = Q._load_rows(src, b, docs)
+        if len(groups) < docs:
+            raise ValueError(f"--docs {docs}: {b['file']} has {len(groups)} documents; give "
+                             f"at most {len(groups)}")
+    elif benchmark == "alpacaeval":
+        models = load_json_text(Q._read_text(src / "alpacaeval" / "models.json"),
+                                "models.json")
+        if not isinstance(models, list) or not models:
+            raise ValueError("models.json: expected a non-empty list of models")
+        for i, m in enumerate(models, 1):
+            name = m.get("system_id") if isinstance(m, dict) else None
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"models.json, entry {i}: no 'system_id'")
+            v = m.get("alpacaeval2_lc_winrate")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+                raise ValueError(f"models.json, entry {i} ({name[:60]!r}), field "
+                                 "'alpacaeval2_lc_winrate': missing or not a finite number "
+                                 "(the held-out report's reference row needs it for every "
+                                 "model)")
+
+
 def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "embedded",
                   docs: int = 32, queries: int = 50, db_file: str | Path | None = None,
                   n_boot: int = 200, seed: int = 0, progress: bool = False,
@@ -179,11 +215,9 @@ def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "
 
     if benchmark not in HELDOUT_BENCHMARKS:
         raise ValueError(f"--benchmark {benchmark!r}: use one of {', '.join(HELDOUT_BENCHMARKS)}")
+    _check_inputs(benchmark, Path(data) if data else Q.default_data_dir(), docs)
     rows_: list[dict] = []  # the benchmark rows (references for ROUGE-1): summeval only
     if benchmark in ("summeval", "topical_chat"):
-        if docs < 4:
-            raise ValueError(f"--docs {docs}: a held-out comparison needs ≥ 4 documents "
-                             "(≥ 2 in each half)")
         res = Q.bench_quality(benchmark, data, judge, "rocketeval", docs=docs, db_file=db_file,
                               progress=progress)
         rows_, groups = Q._load_rows(Path(data) if data else Q.default_data_dir(),
@@ -259,13 +293,8 @@ def _rouge(db: Any, task: str, rows_: list[dict]) -> dict[int, float] | None:
         "SELECT id, item_id FROM item WHERE task_id = ?", [task_id(db, task)]) if iid in by_id}
 
 
-def _undefined(x: Any) -> bool:
-    """NaN in the result, None once it went through JSON."""
-    return x is None or (isinstance(x, float) and np.isnan(x))
-
-
-def _num(x: Any, digits: int = 3) -> str:
-    return "—" if _undefined(x) else f"{x:.{digits}f}"
+_undefined = isnan  # NaN in the result, None once it went through JSON
+_num = fmt
 
 
 def format_heldout(res: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ finished runs only re-analyses. Wall time and process CPU time of the judge run 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -52,9 +53,14 @@ BENCHMARKS = {
 
 
 def default_data_dir() -> Path:
-    from checkeval_core.config import repo_root
-
-    return repo_root().parent / "shared" / "benchmarks"
+    """The benchmark folder when ``--data`` is not given: ``$CHECKEVAL_BENCH_DATA``. There is
+    no default path: the benchmarks are not shipped with the project (docs/benchmarks.md)."""
+    value = os.environ.get("CHECKEVAL_BENCH_DATA", "").strip()
+    if not value:
+        raise ValueError("give --data DIR, the benchmark folder (summeval.jsonl, "
+                         "topical_chat.jsonl, alpacaeval/, pairwise/; see docs/benchmarks.md), "
+                         "or set CHECKEVAL_BENCH_DATA")
+    return Path(value)
 
 
 def default_db() -> Path:
@@ -452,9 +458,10 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
     """
     import tempfile
 
-    from checkeval_core.analysis.rankings import pairs_report, rank_correlation, rankings_report
+    from checkeval_core.analysis.rankings import pairs_report, rankings_report
     from checkeval_core.annotation.preferences import import_preferences, import_ratings
     from checkeval_core.judges.registry import parse_spec
+    from checkeval_core.stats.ranking import rank_correlation
 
     if benchmark not in RANKING_BENCHMARKS:
         raise ValueError(f"--benchmark {benchmark!r}: use one of {', '.join(RANKING_BENCHMARKS)}")
@@ -545,7 +552,7 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
             "alpacaeval2_lc_winrate (805 queries)": {"spearman": lc["spearman"],
                                                      "kendall": lc["kendall"]}}
     else:
-        from checkeval_core.analysis.rankings import judge_outcome, pair_agreement
+        from checkeval_core.stats.ranking import judge_outcome, pair_agreement
 
         gold, pred = [], []
         for w, a, b_ in db.execute("SELECT p.winner, ia.output, ib.output FROM preference p "

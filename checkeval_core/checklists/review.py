@@ -7,6 +7,13 @@ status follows the latest decision. An edit creates a new question (origin ``edi
 
 A typed reason belongs to a rejection only: a keep or an edit that arrives with one is
 refused, so a reason left over from an earlier rejection can never be stored on them.
+
+The history: besides that current state, every decision is appended to ``review_event``
+(who, in which role, when, what, why — :func:`record_event`), as are a question sent back to
+review by an analysis, the undo of that, a filter's status change and an annotation job's
+creation; rows are only ever inserted. :func:`question_history` reads a question's events with
+those of the questions it was edited from, so reject → keep → edit shows all three and the
+rejection's reason.
 """
 
 from __future__ import annotations
@@ -15,16 +22,20 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.analysis.agreement import fleiss_from_labels, krippendorff_alpha
 from checkeval_core.checklists.editing import add_question, norm
-from checkeval_core.store import now_iso, rows, task_id, transaction
+from checkeval_core.stats.agreement import fleiss_from_labels, krippendorff_alpha
+from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
 
 DECISIONS = ("keep", "reject", "edit")
+#: Who acts on questions and jobs: a reviewer on the review page, a coordinator of annotation
+#: jobs, an analysis that sends questions back to review, the LLM filter.
+EVENT_ROLES = ("reviewer", "coordinator", "analysis", "filter")
 
 
 def decide(db: sqlite_utils.Database, question_ids: list[int], annotator: str, decision: str,
-           reason: str = "", new_text: str | None = None) -> list[int]:
-    """Record ``decision`` by ``annotator`` on each question; returns ids of new (edited) ones."""
+           reason: str = "", new_text: str | None = None, role: str = "reviewer") -> list[int]:
+    """Record ``decision`` by ``annotator`` (acting as ``role``) on each question and append
+    it to the history; returns ids of new (edited) ones."""
     annotator = annotator.strip()
     if not annotator:
         raise ValueError("enter your name first: every decision records who made it")
@@ -65,6 +76,10 @@ def decide(db: sqlite_utils.Database, question_ids: list[int], annotator: str, d
                 "ON CONFLICT DO UPDATE SET value = excluded.value, reason = excluded.reason, "
                 "updated_at = excluded.updated_at",
                 [q["task_id"], annotator, qid, decision, why, now, now])
+            record_event(db, q["task_id"], role, decision, actor=annotator, reason=reason,
+                         question_id=qid, now=now, detail={"new_question": created[-1],
+                                                           "new_text": norm(new_text or "")}
+                         if decision == "edit" else None)
             status = "kept" if decision == "keep" else "rejected"
             # a keep leaves the question's own note (a filter's or generator's reason) but not
             # the reason of the rejection it overrides
@@ -72,6 +87,39 @@ def decide(db: sqlite_utils.Database, question_ids: list[int], annotator: str, d
             db.execute("UPDATE question SET status = ?, reason = ? WHERE id = ?",
                        [status, why if decision != "keep" else kept_note, qid])
     return created
+
+
+def record_event(db: sqlite_utils.Database, task_id_: int, role: str, action: str, *,
+                 actor: str = "", reason: str = "", question_id: int | None = None,
+                 job_id: int | None = None, detail: dict[str, Any] | None = None,
+                 now: str | None = None) -> int:
+    """Append one event to the review history (inside the caller's transaction, if any);
+    returns its id. Nothing here updates or deletes an event."""
+    if role not in EVENT_ROLES:
+        raise ValueError(f"role {role!r}: use one of {', '.join(EVENT_ROLES)}")
+    return db.execute(
+        "INSERT INTO review_event (task_id, question_id, job_id, actor, role, action, reason, "
+        "detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [task_id_, question_id, job_id, actor or "", role, action, reason or "",
+         dumps(detail or {}), now or now_iso()]).lastrowid
+
+
+def question_history(db: sqlite_utils.Database, question_id: int) -> list[dict[str, Any]]:
+    """Every event of the question and of the questions it was edited or generated from
+    (its ``parent_id`` chain), oldest first: ``{"id", "question_id", "when", "actor", "role",
+    "action", "reason", "detail"}``."""
+    chain, seen, qid = [], set(), question_id
+    while qid is not None and qid not in seen:  # a parent cycle cannot loop
+        seen.add(qid)
+        chain.append(qid)
+        r = db.execute("SELECT parent_id FROM question WHERE id = ?", [qid]).fetchone()
+        qid = r[0] if r else None
+    out = rows(db, f"SELECT id, question_id, created_at AS 'when', actor, role, action, "
+                   f"reason, detail FROM review_event WHERE question_id IN "
+                   f"({','.join('?' * len(chain))}) ORDER BY id", chain)
+    for e in out:
+        e["detail"] = loads(e["detail"], {})
+    return out
 
 
 def decisions(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
@@ -107,7 +155,7 @@ SENDABLE = ("kept",)
 
 
 def send_to_review(db: sqlite_utils.Database, question_ids: list[int],
-                   reason: str) -> dict[str, Any]:
+                   reason: str, actor: str = "") -> dict[str, Any]:
     """Put questions back in the review queue (status ``proposed``, ``reason`` recorded) in one
     transaction.
 
@@ -120,7 +168,7 @@ def send_to_review(db: sqlite_utils.Database, question_ids: list[int],
     previous: list[dict[str, Any]] = []
     with transaction(db):
         for qid in dict.fromkeys(int(q) for q in question_ids):
-            q = rows(db, "SELECT id, status, reason FROM question WHERE id = ?", [qid])
+            q = rows(db, "SELECT id, task_id, status, reason FROM question WHERE id = ?", [qid])
             if not q:
                 skipped[qid] = "no such question"
                 continue
@@ -130,6 +178,8 @@ def send_to_review(db: sqlite_utils.Database, question_ids: list[int],
             previous.append({"id": qid, "status": q[0]["status"], "reason": q[0]["reason"]})
             db.execute("UPDATE question SET status = 'proposed', reason = ? WHERE id = ?",
                        [why, qid])
+            record_event(db, q[0]["task_id"], "analysis", "send_to_review", actor=actor,
+                         reason=why, question_id=qid, detail={"was": q[0]["status"]})
             moved.append(qid)
     return {"moved": moved, "skipped": skipped, "previous": previous, "reason": why}
 
@@ -149,6 +199,10 @@ def undo_send_to_review(db: sqlite_utils.Database, sent: dict[str, Any]) -> dict
                            [p["status"], p["reason"], p["id"], sent.get("reason")]).rowcount
             if n:
                 restored.append(p["id"])
+                tid = db.execute("SELECT task_id FROM question WHERE id = ?",
+                                 [p["id"]]).fetchone()[0]
+                record_event(db, tid, "analysis", "undo_send_to_review",
+                             question_id=p["id"], detail={"restored": p["status"]})
                 continue
             now = rows(db, "SELECT status, reason FROM question WHERE id = ?", [p["id"]])
             if now and (now[0]["status"], now[0]["reason"]) != (p["status"], p["reason"]):

@@ -81,6 +81,31 @@ def question_labels(shown: list[dict[str, Any]]) -> dict[int, str]:
     return {q["id"]: f"#{q['id']} [{q['status']}] {q['text']}" for q in shown}
 
 
+_ACTIONS = {"keep": "kept", "reject": "rejected", "edit": "edited",
+            "send_to_review": "sent back to review", "undo_send_to_review": "sending undone",
+            "filter": "filter", "settle": "settled an answer", "create_job": "created a job"}
+
+
+def history_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The review history of a question (:func:`checkeval_core.checklists.review.
+    question_history`) as table rows, oldest first: when, who (role), what, on which question,
+    why, and what it led to."""
+    out = []
+    for e in events:
+        d = e["detail"] or {}
+        note = (f"into #{d['new_question']}: {d.get('new_text', '')}" if e["action"] == "edit"
+                else f"{d.get('from', '')} → {d.get('to', '')}" if e["action"] == "filter"
+                else f"was {d['was']}" if "was" in d
+                else f"back to {d['restored']}" if "restored" in d else "")
+        if d.get("backfilled"):
+            note = (note + "; " if note else "") + "recorded before the history was kept"
+        out.append({"when": str(e["when"])[:19].replace("T", " "),
+                    "who": e["actor"] or "—", "role": e["role"],
+                    "what": _ACTIONS.get(e["action"], e["action"]),
+                    "question": f"#{e['question_id']}", "reason": e["reason"], "note": note})
+    return out
+
+
 def near_duplicates(qs: list[dict[str, Any]], threshold: float = 0.75,
                     limit: int = 50) -> list[dict[str, Any]]:
     """Pairs of shared (not per-item, not per-query) proposed or kept questions whose texts

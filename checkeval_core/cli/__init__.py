@@ -24,6 +24,7 @@ from checkeval_core.cli import (  # noqa: F401
     run_cmds,
 )
 from checkeval_core.cli.app import app, bench_app, fail
+from checkeval_core.store import NotADatabase
 
 __all__ = ["app", "bench_app", "fail", "hoist_db", "main"]
 
@@ -77,6 +78,9 @@ def main() -> None:
         app(args=args, prog_name="checkeval")
     except OverflowError:  # a huge id or count reached SQLite: an input error, not a crash
         typer.echo(too_large(args), err=True)
+        sys.exit(2)
+    except NotADatabase as e:  # e.g. a bench command's own --db that is not a database
+        typer.echo(str(e), err=True)
         sys.exit(2)
 
 

@@ -9,6 +9,7 @@ import typer
 
 from checkeval_core.cli.app import app, bench_app, clean_json, fail
 from checkeval_core.runs.options import check_tie_margin
+from checkeval_core.stats.values import fmt
 from checkeval_core.store import NotFound, open_db
 
 
@@ -70,11 +71,20 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
     db = open_db()
     try:
         check_bootstrap(bootstrap)
-        if aggregation is not None:
+        if aggregation is not None or shared_items or ensemble:
             from checkeval_core.runs import get_run
 
+            tasks: dict[str, int] = {}
             for rid in run or []:
-                check_run_aggregation(get_run(db, rid)["method"], aggregation)
+                r = get_run(db, rid)
+                tasks.setdefault(r["task"], rid)
+                if aggregation is not None:
+                    check_run_aggregation(r["method"], aggregation)
+            if len(tasks) > 1 and (shared_items or ensemble):
+                flag = "--shared-items" if shared_items else "--ensemble"
+                fail(f"{flag}: " + ", ".join(f"run {rid} is on task {t!r}"
+                                            for t, rid in tasks.items())
+                     + "; runs of different tasks share no items")
     except (NotFound, ValueError) as e:
         fail(str(e))
     if across_judges:
@@ -103,6 +113,11 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
             from checkeval_core.analysis.health import runs_health
 
             out["health"] = runs_health(db, list(run), aggregation, margin)
+            if len(run) > 1:
+                from checkeval_core.analysis.compare import paired_with_first
+
+                out["comparisons"] = paired_with_first(db, list(run), aggregation,
+                                                       n_boot=bootstrap, split=split)
             if ensemble:
                 from checkeval_core.analysis.ensemble import analyze_ensemble
 
@@ -120,8 +135,12 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
     if "ensemble" in out:
         blocks.append(("ensemble", {**out["ensemble"], "judge": "+".join(
             m["judge"] for m in out["ensemble"]["members"]), "method": "ensemble"}))
+    from checkeval_core.runs.labels import run_labels
+
+    names = run_labels(db, [int(k) for k, _ in blocks if str(k).isdigit()])
     for key, rep in blocks:
-        typer.echo(f"== {key} {rep.get('judge', '')} {rep.get('method', '')}")
+        typer.echo(f"== {names[int(key)]}" if str(key).isdigit() and int(key) in names else
+                   f"== {key} {rep.get('judge', '')} {rep.get('method', '')}")
         for dim, d in rep["dimensions"].items():
             s = d["sample_level"]
             t = d["dataset_level"]
@@ -160,7 +179,8 @@ def _across_judges(db, task: str | None, bootstrap: int, as_json: bool) -> None:
 
 
 # shared by the bench commands that read a benchmark folder and keep a cached database
-BENCH_DATA = typer.Option(None, "--data", help="benchmark folder (default ../shared/benchmarks)")
+BENCH_DATA = typer.Option(None, "--data", help="benchmark folder (default "
+                          "$CHECKEVAL_BENCH_DATA; there is no built-in path)")
 BENCH_DB = typer.Option(None, "--db", help="bench database (default "
                         "<cache>/bench_quality.db; reruns reuse it)")
 
@@ -205,10 +225,12 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
     """Run and analyse a benchmark subset in the papers' layout."""
     from checkeval_core.bench.quality import RANKING_BENCHMARKS as RB
     from checkeval_core.bench.quality import bench_quality, bench_rankings, format_table
-    from checkeval_core.runs.options import check_bootstrap, parse_params
+    from checkeval_core.runs.options import check_bootstrap, check_count, parse_params
 
     try:
         check_bootstrap(bootstrap)
+        check_count(docs, "--docs", "documents")
+        check_count(queries, "--queries", "queries or pairs")
     except ValueError as e:
         fail(str(e))
     if benchmark in RB:  # ranking benchmarks: list level (AlpacaEval) or human pairs
@@ -272,10 +294,13 @@ def bench_heldout_cmd(benchmark: str = typer.Option(..., "--benchmark",
     from checkeval_core.analysis.propose import ProposalError
     from checkeval_core.analysis.split import SplitError
     from checkeval_core.bench.heldout import bench_heldout, format_heldout
-    from checkeval_core.runs.options import check_bootstrap
+    from checkeval_core.runs.options import check_bootstrap, check_count, check_tie_margin
 
     try:
         check_bootstrap(bootstrap)
+        check_tie_margin(tie_margin)
+        check_count(docs, "--docs", "documents")
+        check_count(queries, "--queries", "queries or pairs")
         res = bench_heldout(benchmark, data, judge, docs=docs, queries=queries, db_file=db,
                             n_boot=bootstrap, progress=True, tie_margin=tie_margin)
     except (ValueError, NotFound, ImportError, ProposalError, SplitError) as e:
@@ -289,8 +314,7 @@ probe_app = typer.Typer(no_args_is_help=True, help="Bias probes that ask the jud
 app.add_typer(probe_app, name="probe")
 
 
-def _num(x: float | None, digits: int = 3) -> str:
-    return "—" if x is None else f"{x:.{digits}f}"
+_num = fmt
 
 
 def _ci(ci: list[float] | None, digits: int = 2) -> str:

@@ -112,20 +112,32 @@ def filter_cmd(task: str = typer.Option(..., "--task"),
                mode: str | None = typer.Option(
                    None, "--mode", help="json (one prompt for the pool) or binary (Yes/No "
                                         "checks per question; default for embedded)"),
+               scope: str = typer.Option("proposed", "--scope", help="proposed: the new "
+                                         "proposals (kept questions are context for "
+                                         "redundancy); all: every proposed and kept question"),
+               estimate: bool = typer.Option(False, "--estimate", help="print what the filter "
+                                             "would ask and cost, then stop (no judge call)"),
                as_json: bool = typer.Option(False, "--json")) -> None:
-    """Filter a dimension's pooled questions (alignment, consistency, redundancy)."""
-    from checkeval_core.checklists.filtering import filter_dimension, filter_summary
+    """Filter a dimension's new proposals (alignment, consistency, redundancy); the cost is
+    printed before the judge is asked."""
+    from checkeval_core.checklists.filtering import filter_dimension, filter_plan, filter_summary
 
+    db = open_db()
     try:
-        res = filter_dimension(open_db(), task, dimension, judge, mode=mode)
+        plan = filter_plan(db, task, dimension, judge, mode=mode, scope=scope)
+        if estimate:
+            typer.echo(json.dumps(plan, ensure_ascii=False) if as_json else plan["line"])
+            return
+        typer.echo(plan["line"], err=True)  # before the first call (progress goes to stderr)
+        res = filter_dimension(db, task, dimension, judge, mode=mode, scope=scope)
     except (NotFound, ValueError, ImportError) as e:
         fail(str(e))
     if as_json:
-        typer.echo(json.dumps(res, ensure_ascii=False))
+        typer.echo(json.dumps({**res, "plan": plan}, ensure_ascii=False))
         return
-    for d in res["decisions"]:  # "-" filtered out; "?" a question a person wrote, flagged only
-        if not d["keep"]:
-            mark = "?" if d["outcome"] == "flagged" else "-"
+    for d in res["decisions"]:  # "-" filtered out; "?" a question a person wrote, flagged
+        if not d["keep"]:  # only; "~" the judge is unsure: nothing changed
+            mark = {"flagged": "?", "unsure": "~"}.get(d["outcome"], "-")
             typer.echo(f"{mark} #{d['id']} ({d['criterion']}) {d['text']} — {d['reason']}")
     for p in res["problems"]:
         typer.echo(f"! {p}", err=True)
@@ -144,9 +156,17 @@ def freeze_cmd(task: str = typer.Option(..., "--task"), note: str = typer.Option
                as_json: bool = typer.Option(False, "--json")) -> None:
     """Freeze the kept questions (or a subset of them) as an immutable version."""
     from checkeval_core.checklists.versions import freeze
+    from checkeval_core.store import task_id
 
+    db = open_db()
     try:
-        v = freeze(open_db(), task, note=note, kind="instance" if instance else "global",
+        if exclude:  # an id of another task's question would be ignored without a word
+            own = {r[0] for r in db.execute("SELECT id FROM question WHERE task_id = ?",
+                                            [task_id(db, task)])}
+            for qid in exclude:
+                if qid not in own:
+                    raise ValueError(f"--exclude {qid}: task {task!r} has no question #{qid}")
+        v = freeze(db, task, note=note, kind="instance" if instance else "global",
                    origins=origin or None, exclude=exclude or None)
     except (NotFound, ValueError) as e:
         fail(str(e))
@@ -296,7 +316,20 @@ def propose_cmd(run: list[int] = typer.Option(..., "--run", help="a completed ru
     from checkeval_core.analysis.propose import ProposalError, propose
     from checkeval_core.analysis.propose import to_review as queue
     from checkeval_core.cli.app import clean_json
+    from checkeval_core.runs.options import (
+        check_bootstrap,
+        check_count,
+        check_epsilon,
+        check_tie_margin,
+    )
 
+    try:
+        check_bootstrap(bootstrap)
+        check_tie_margin(tie_margin)
+        check_epsilon(epsilon)
+        check_count(new_questions, "--new-questions", "questions", low=0, top=1_000)
+    except ValueError as e:
+        fail(str(e))
     db = open_db()
     try:
         out = propose(db, run, evidence=evidence, weights=weights, epsilon=epsilon,

@@ -22,21 +22,32 @@ def compare_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                 bootstrap: int = typer.Option(1000, "--bootstrap",
                                               help="paired resamples of groups for the Δ CI"),
                 seed: int = typer.Option(0, "--seed"),
+                split: str = typer.Option("all", "--split", help="dev | heldout | all: read "
+                                          "the agreement and items on that part of the "
+                                          "task's split"),
                 top: int = typer.Option(10, "--top", help="rows of each table printed "
                                         "(the JSON has all)"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Run B against baseline run A on their shared items: regressions first, flipped
     decisions, Δ agreement with humans with a paired bootstrap interval over groups."""
     from checkeval_core.analysis.compare import CompareError, compare_runs, summary_lines
+    from checkeval_core.analysis.split import SplitError
     from checkeval_core.cli.app import clean_json
+    from checkeval_core.runs.options import check_bootstrap, check_count, check_seed
 
     if not run or len(run) != 2:
         fail("give exactly two runs: --run A --run B (A = the baseline)")
+    try:
+        check_bootstrap(bootstrap)
+        check_seed(seed)
+        check_count(top, "--top", "rows", low=0)
+    except ValueError as e:
+        fail(str(e))
     db = open_db()
     try:
         res = compare_runs(db, run[0], run[1], aggregation, level=level, coef=coef,
-                           n_boot=bootstrap, seed=seed)
-    except (NotFound, CompareError, ValueError) as e:
+                           n_boot=bootstrap, seed=seed, split=split)
+    except (NotFound, CompareError, SplitError, ValueError) as e:
         fail(str(e))
     res = clean_json(res)
     if as_json:

@@ -32,9 +32,14 @@ def split_cmd(task: str = typer.Option(..., "--task"),
     Deterministic: a seeded hash orders the groups; the same seed and share applied again keep
     every stored assignment and place only groups added since."""
     from checkeval_core.analysis.split import SplitError, clear_split, get_split, set_split
+    from checkeval_core.runs.options import check_seed
 
     if show and clear:
         fail("give --show or --clear, not both")
+    try:
+        check_seed(seed)
+    except ValueError as e:
+        fail(str(e))
     db = open_db()
     try:
         if show:
@@ -101,8 +106,14 @@ def versions_cmd(task: str = typer.Option(..., "--task"),
                  as_json: bool = typer.Option(False, "--json")) -> None:
     """Agreement with humans per frozen checklist version × judge × method × aggregation."""
     from checkeval_core.analysis.split import SplitError
-    from checkeval_core.analysis.versions import latest_rows, version_diff, versions_report
+    from checkeval_core.analysis.versions import reference_rows, version_diff, versions_report
+    from checkeval_core.runs.options import check_bootstrap, check_tie_margin
 
+    try:
+        check_bootstrap(bootstrap)
+        check_tie_margin(tie_margin)
+    except ValueError as e:
+        fail(str(e))
     db = open_db()
     try:
         rep = versions_report(db, task, split, level=level, coef=coef, n_boot=bootstrap,
@@ -117,9 +128,9 @@ def versions_cmd(task: str = typer.Option(..., "--task"),
         return
     if rep["reason"]:
         typer.echo(f"{task}: {rep['reason']}")
-    for r in latest_rows(rep):
-        typer.echo(f"v{r['version']} #{r['run']} {r['judge']} · {r['method']} · "
-                   f"{r['aggregation']} · {r['evidence']} · {r['dimension']} ({r['statistic']})")
+    for r in reference_rows(rep):
+        typer.echo(f"{r['run_label']} · {r['aggregation']} · {r['evidence']} · "
+                   f"{r['dimension']} ({r['statistic']})")
         for part, f in r["parts"].items():
             typer.echo(f"    {part:>8}: {_fmt(f)}")
     if diff:

@@ -30,7 +30,7 @@ def _load(spec: str):
 def judge_test_cmd(judge: str = typer.Option("embedded", "--judge", help="Judge spec."),
                    as_json: bool = typer.Option(False, "--json")) -> None:
     """Ask the judge one demo question and show verdict, p(Yes), latency."""
-    from checkeval_core.judges.probe import judge_test
+    from checkeval_core.runs.judge_check import judge_test
 
     res = judge_test(_load(judge))
     if as_json:
@@ -104,7 +104,7 @@ def bench_speed_cmd(judge: str = typer.Option("embedded", "--judge"),
                     questions: int = typer.Option(15, "--questions"),
                     as_json: bool = typer.Option(False, "--json")) -> None:
     """Time N questions on one ~600-token item: full prompt each vs prefix reuse."""
-    from checkeval_core.judges.probe import bench_speed
+    from checkeval_core.bench.speed import bench_speed
 
     try:
         parse_spec(judge)

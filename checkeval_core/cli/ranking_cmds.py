@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from checkeval_core.cli.app import app, clean_json, fail
+from checkeval_core.stats.values import fmt
 from checkeval_core.store import NotFound, open_db
 
 pref_app = typer.Typer(no_args_is_help=True, help="Human pairwise preferences between answers.")
@@ -45,7 +46,9 @@ def preferences_import_cmd(
     w = res["winners"]
     typer.echo(f"imported {res['n_preferences']} preferences ({w['a']} a, {w['b']} b, "
                f"{w['tie']} ties) over {res['n_groups']} queries into task {res['task']!r} "
-               f"(source {res['source']!r}; {res['n_items_created']} items created)")
+               f"(source {res['source']!r}; {res['n_items_created']} items created)"
+               + (f"; {res['n_already_stored']} of them already stored (same vote ids), "
+                  f"{res['n_new']} new" if res.get("n_already_stored") else ""))
 
 
 @pref_app.command("export")
@@ -96,8 +99,8 @@ def ratings_import_cmd(
                + (f", {len(res['unmatched'])} not in the task" if res["unmatched"] else ""))
 
 
-def _num(x: object, fmt: str = ".3f") -> str:
-    return "—" if x is None else format(x, fmt)
+def _num(x: object, spec: str = ".3f") -> str:
+    return fmt(x, int(spec[1:-1]))
 
 
 def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: bool,
@@ -163,6 +166,8 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
                 if pb["reason"] is None else f"undefined ({pb['reason']})"))
         for w in p["position_bias"]["warnings"]:
             typer.echo(f"position bias: {w}")
+        if (p.get("repeated_votes") or {}).get("note"):
+            typer.echo(f"repeated votes: {p['repeated_votes']['note']}")
     typer.echo(f"tie margin: {tie_margin:g} ({source})")
     for w in out["health"][str(run[0])]["warnings"]:
         typer.echo(f"health: {w['message']}")

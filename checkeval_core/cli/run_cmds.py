@@ -169,27 +169,62 @@ def _execute(db: Any, run_id: int, quiet: bool, execute_run: Any) -> dict[str, A
 
 @app.command("runs")
 def runs_cmd(task: str | None = typer.Option(None, "--task", help="only this task's runs"),
+             pin: int | None = typer.Option(None, "--pin", help="RUN_ID: pin this completed "
+                                            "run as the reference of its checklist version × "
+                                            "judge × method"),
+             unpin: int | None = typer.Option(None, "--unpin", help="RUN_ID: remove its pin "
+                                              "(the run covering the most items is the "
+                                              "reference again)"),
              as_json: bool = typer.Option(False, "--json")) -> None:
     """List runs, newest first: id, task, judge, method, status, progress, checklist version,
-    options."""
+    options, the run's label and whether it is its version × judge × method's reference run.
+    With --pin / --unpin: set or remove the reference run instead."""
     from checkeval_core.runs import list_runs
+    from checkeval_core.runs.labels import run_label
     from checkeval_core.runs.options import options_text
+    from checkeval_core.runs.selection import pin_reference, reference_runs, unpin_reference
 
     db = open_db()
+    if pin is not None and unpin is not None:
+        fail("give --pin RUN_ID or --unpin RUN_ID, not both")
+    if pin is not None or unpin is not None:
+        try:
+            if pin is not None:
+                res = pin_reference(db, pin)
+            else:
+                res = {"run": unpin, "unpinned": unpin_reference(db, unpin)}
+        except (NotFound, ValueError) as e:
+            fail(f"--{'pin' if pin is not None else 'unpin'}: {e}")
+        if as_json:
+            typer.echo(json.dumps(res, ensure_ascii=False))
+        elif pin is not None:
+            typer.echo(f"run {res['run']} is the reference of v{res['version']} · "
+                       f"{res['judge']} · {res['method']} ({res['task']})"
+                       + (f"; run {res['replaced']} no longer" if res["replaced"] else ""))
+        else:
+            typer.echo(f"run {unpin}: " + ("unpinned" if res["unpinned"] else "was not pinned"))
+        return
     if task is not None and not db.execute("SELECT 1 FROM task WHERE name = ?",
                                            [task]).fetchone():
         fail(f"--task {task!r}: no such task")
+    runs = list_runs(db, task)
+    refs: dict[int, dict[str, Any]] = {}
+    for name in dict.fromkeys(r["task"] for r in runs):
+        refs.update({x["run"]: x for x in reference_runs(db, name)})
     out = [{"run": r["id"], "task": r["task"], "judge": r["judge_spec"], "method": r["method"],
             "status": r["status"], "done": r["progress_done"], "total": r["progress_total"],
             "n_errors": r["n_errors"], "checklist_version": r["checklist_version"],
             "options": options_text(r["params"]), "error": r["error"],
-            "created_at": r["created_at"]} for r in list_runs(db, task)]
+            "created_at": r["created_at"], "n_items": r["n_items"], "label": run_label(r),
+            "reference": r["id"] in refs, "pinned": bool(refs.get(r["id"], {}).get("pinned"))}
+           for r in runs]
     if as_json:
         typer.echo(json.dumps(out, ensure_ascii=False))
         return
     for r in out:
-        typer.echo(f"{r['run']}\t{r['task']}\t{r['judge']}\t{r['method']}\t{r['status']}\t"
-                   f"{r['done']}/{r['total']}\tv{r['checklist_version']}\t{r['options']}")
+        mark = "pinned reference" if r["pinned"] else "reference" if r["reference"] else ""
+        typer.echo(f"{r['label']}\t{r['task']}\t{r['status']}\t"
+                   f"{r['done']}/{r['total']}\t{r['options']}\t{mark}".rstrip("\t"))
 
 
 @bench_app.command("scale")

@@ -104,7 +104,7 @@ def list_runs(db: sqlite_utils.Database, task: str | None = None) -> list[dict[s
     sql = ("SELECT r.id, t.name AS task, r.judge_spec, r.method, r.status, r.progress_done, "
            "r.progress_total, r.tokens_in, r.tokens_out, r.cost, r.n_errors, r.scoring_mode, "
            "r.created_at, r.started_at, r.finished_at, r.progress_at, r.error, r.pid, r.params, "
-           "v.version AS "
+           "json_array_length(r.item_ids) AS n_items, v.version AS "
            "checklist_version FROM run r JOIN task t ON t.id = r.task_id LEFT JOIN "
            "checklist_version v ON v.id = r.checklist_version_id")
     params: list[Any] = []

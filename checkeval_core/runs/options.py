@@ -28,9 +28,11 @@ Values given as text on the command line are read as JSON when they parse (``tru
 ``{``, ``"``) must be valid JSON and goes through the bounded reader of every import
 (:func:`checkeval_core.safeio.load_json_text`: nesting depth, duplicate keys, lone surrogates).
 
-The other numbers a command takes (``--limit``, ``--bootstrap``, ``--tie-margin``) and the
-aggregation ``analyze`` reads are checked here too, so the CLI and the pages refuse the same
-values with the same message listing what is valid.
+The other numbers a command takes (``--limit``, ``--bootstrap``, ``--tie-margin``,
+``--epsilon``, ``--seed``, ``--docs``/``--queries``), raw bytes in a text option and the
+aggregation ``analyze`` reads are checked here too (one rule per kind of option), so every
+command, the CLI and the pages refuse the same values with the same message listing what is
+valid.
 """
 
 from __future__ import annotations
@@ -149,6 +151,49 @@ def check_tie_margin(x: float, where: str = "--tie-margin", shown: str | None = 
         raise ValueError(f"{where} {shown if shown is not None else x}: give a finite score "
                          "gap ≥ 0 (0 = only equal scores tie; e.g. 0.1)")
     return float(x)
+
+
+MAX_SEED = 2**32 - 1  # numpy's generators and the split hash take seeds in [0, 2**32)
+MAX_EPSILON = 1.0  # a change in an agreement coefficient; above 1 nothing is ever dropped
+
+
+def check_epsilon(x: float, where: str = "--epsilon", shown: str | None = None) -> float:
+    """A finite gain in agreement from 0 to :data:`MAX_EPSILON` that a drop must exceed."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) \
+            or not 0 <= x <= MAX_EPSILON:
+        raise ValueError(f"{where} {shown if shown is not None else x}: give a finite gain in "
+                         f"agreement from 0 to {MAX_EPSILON:g} (e.g. 0.005)")
+    return float(x)
+
+
+def check_seed(n: int, where: str = "--seed") -> int:
+    """A whole number from 0 to :data:`MAX_SEED` (negative seeds have no meaning here: the
+    split stores -1 for a split named group by group)."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_SEED:
+        raise ValueError(f"{where} {str(n)[:30]}: give a whole number from 0 to {MAX_SEED:,}")
+    return n
+
+
+def check_count(n: int, where: str, what: str, low: int = 1, top: int | None = None) -> int:
+    """A whole number of ``what`` from ``low`` to ``top`` (default: the row limit of one
+    import, :data:`checkeval_core.safeio.LIMITS`)."""
+    top = LIMITS["rows"] if top is None else top
+    if isinstance(n, bool) or not isinstance(n, int) or not low <= n <= top:
+        raise ValueError(f"{where} {str(n)[:30]}: give {low:,} or more {what}, at most "
+                         f"{top:,}")
+    return n
+
+
+def check_text_arg(value: str, where: str) -> str:
+    """A command-line value the shell decoded: raw bytes that are not UTF-8 arrive as lone
+    surrogates, which no name, file or database text can hold."""
+    if has_surrogate(value):
+        bad = next(ch for ch in value if 0xD800 <= ord(ch) <= 0xDFFF)
+        byte = f" (the raw byte 0x{ord(bad) - 0xDC00:02X})" if 0xDC80 <= ord(bad) <= 0xDCFF \
+            else ""
+        raise ValueError(f"{where}: the value is not valid UTF-8 text{byte}; check the "
+                         "shell's encoding")
+    return value
 
 
 def check_run_aggregation(method_name: str, aggregation: str | None,

@@ -10,6 +10,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.runs.jobs import answer_count, list_runs, worker_alive
+from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.options import options_text
 
 
@@ -102,7 +103,7 @@ def panel(db: sqlite_utils.Database, task: str, now: datetime | None = None) -> 
                            "gone": r["status"] == "running" and not r["alive"]})
     for r in runs[:5]:
         if r["status"] not in ("pending", "running"):
-            recent.append(f"Run {r['id']} · {r['judge_spec']} · {r['method']} — {r['status']}"
+            recent.append(f"Run {run_label({**r, 'status': None})} — {r['status']}"
                           + (f": {r['error']}" if r["error"] else ""))
     return {"runs": runs, "active": active, "recent": recent, "table": run_table(runs, now)}
 

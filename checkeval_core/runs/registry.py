@@ -48,6 +48,9 @@ class Method:
     score: Scorer  # score(answers, ctx) -> score rows of its aggregations
     prepare: Callable[[dict[str, Any]], None] | None = None  # once per run, before its items
     phrasings: int = 1  # how many wordings of its prompt the run option ``phrasing`` picks from
+    #: one prompt asks a sub-dimension's questions together (so dropping one question changes
+    #: the prompt of the others, and a revised checklist re-asks them)
+    grouped: bool = False
 
     @property
     def primary(self) -> str:
@@ -97,7 +100,7 @@ for _m in (
            "questions grouped by sub-dimension, several per prompt; numbered Yes/No lines",
            ("share_yes", "mean_p_yes", "linear", "calibrated", "calibrated_len"), binary=True,
            per_question=True, plan=M.plan_checkeval, score=S.score_yes_no,
-           phrasings=len(GROUPED_PHRASINGS)),
+           phrasings=len(GROUPED_PHRASINGS), grouped=True),
     Method("rocketeval", "RocketEval", "Wei et al., RocketEval (ICLR 2025)",
            "one Yes/No prompt per question, the question last; normalised p(Yes)",
            ("mean_p_yes", "share_yes", "supervised", "linear", "calibrated", "calibrated_len"),

@@ -12,6 +12,8 @@ from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.runs.labels import run_label  # noqa: F401 - the pages import it from here
+from checkeval_core.runs.never_varying import run_never_varying
 from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.store import rows
 
@@ -103,13 +105,6 @@ def items_by_gap(db: sqlite_utils.Database, run_id: int, dimension: str,
 VERDICT_MARKS = {"yes": "✓", "no": "✗"}
 
 
-def run_label(run: dict[str, Any]) -> str:
-    """``#12 fake · checkeval`` (plus the status when the run is not completed)."""
-    label = f"#{run['id']} {run['judge_spec']} · {run['method']}"
-    return label + (f" · {run['status']}" if run.get("status") not in (None, "", "completed")
-                    else "")
-
-
 def run_column(run_id: int) -> str:
     """The short column header of a run in decision tables (the full label goes in its help)."""
     return f"#{run_id}"
@@ -193,7 +188,7 @@ def decision_rows(trace: dict[str, Any], show: str = "all questions",
     ``show`` (one of :data:`SHOW_FILTERS`) and, when given, to one ``dimension``.
     "never-varying questions" — which needs ``db`` — keeps the questions one of the runs
     answers the same way on every item (see
-    :func:`checkeval_core.analysis.health.never_varying`).
+    :func:`checkeval_core.runs.never_varying.never_varying`).
 
     Row keys: ``dimension``, ``sub-dimension``, ``question``, ``question_id``, ``unit``,
     ``raw`` (``{run column: the judge's raw answer}``) and the run columns."""
@@ -204,8 +199,6 @@ def decision_rows(trace: dict[str, Any], show: str = "all questions",
             raise ValueError("the never-varying filter reads the runs' answers: pass db")
         # a scan of each run's answers (remembered per run state), so only when this filter
         # is chosen — never in item_trace
-        from checkeval_core.analysis.health import run_never_varying
-
         nv = [run_never_varying(db, r["id"]) for r in trace["runs"]]
         dis = {(a["question_id"], a["unit"]) for a in trace["answers"]
                if any(a["question_id"] in q for q in nv)}

@@ -129,3 +129,13 @@ def percent_agreement(labels_by_unit: Sequence[Sequence[Any]]) -> float:
     if not units:
         return NAN
     return sum(len(set(u)) == 1 for u in units) / len(units)
+
+
+def binary_alpha(totals: Sequence[float] | np.ndarray) -> float:
+    """Krippendorff α (nominal, Yes/No) from summed ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` of
+    the pairable units: 1 − (n−1)·o_yn / (n_yes·n_no); NaN without both answers. Summed over
+    any set of units (a resample of groups), so a bootstrap is a weighted sum."""
+    ny, nn, o = (float(x) for x in totals)
+    if ny <= 0 or nn <= 0:
+        return NAN
+    return 1 - (ny + nn - 1) * o / (ny * nn)

@@ -1,0 +1,17 @@
+"""The statistics floor: one implementation per statistic, pure functions, below every
+package that computes a figure (``analysis/``, ``annotation/``, ``checklists/``, ``runs/``).
+
+* :mod:`~checkeval_core.stats.bootstrap` — the group bootstrap (one draw rule), the paired
+  bootstrap, percentile and Wilson intervals, shares, the small-sample rule
+  (:data:`~checkeval_core.stats.bootstrap.MIN_GROUPS`), the minimum detectable effect and the
+  verdict sentence of a Δ;
+* :mod:`~checkeval_core.stats.correlation` — correlations with human scores at three levels,
+  per-group correlations;
+* :mod:`~checkeval_core.stats.agreement` — Krippendorff's α, Cohen's and Fleiss' κ;
+* :mod:`~checkeval_core.stats.ranking` — Bradley–Terry / Elo, rank correlations;
+* :mod:`~checkeval_core.stats.values` — undefined numbers (NaN / None with a reason) and how
+  they print.
+
+It imports numpy, scipy, pandas, statsmodels, scikit-learn and krippendorff only — never
+another package of the project.
+"""

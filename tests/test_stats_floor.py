@@ -1,0 +1,200 @@
+"""The statistics floor (``checkeval_core.stats``): one implementation per statistic, checked
+against hand-computed values and the reference packages."""
+
+from __future__ import annotations
+
+import math
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+from statsmodels.stats.proportion import proportion_confint
+
+from checkeval_core.stats import bootstrap as B
+from checkeval_core.stats.agreement import (
+    binary_alpha,
+    cohen_kappa,
+    fleiss_kappa,
+    interval_alpha,
+    interval_stats,
+    krippendorff_alpha,
+)
+from checkeval_core.stats.correlation import (
+    bootstrap_ci,
+    corr,
+    group_correlations,
+    level_value,
+    paired_bootstrap,
+)
+from checkeval_core.stats.values import Undefined, fmt, fmt_ci, isnan, nan_to_none
+from tests.reference_stats import paired_bootstrap as reference_paired
+
+
+def test_draw_rule_is_one_integers_call_row_by_row():
+    idx = B.resample_index(5, 7, seed=3)
+    assert idx.shape == (7, 5)
+    assert (idx == np.random.default_rng(3).integers(0, 5, size=(7, 5))).all()
+    counts = B.resample_counts(idx, 5)
+    for row, c in zip(idx, counts):
+        assert c.tolist() == np.bincount(row, minlength=5).tolist()
+
+
+def test_percentile_ci_drops_undefined_and_needs_two():
+    assert B.percentile_ci([1.0, float("nan"), 3.0]) == [pytest.approx(1.05),
+                                                          pytest.approx(2.95)]
+    assert all(math.isnan(x) for x in B.percentile_ci([1.0, float("nan")]))
+
+
+def test_group_bootstrap_of_a_mean_by_hand():
+    per = np.array([0.1, 0.5, float("nan"), 0.9])
+    n = max(B.MIN_GROUPS, 4)
+    per = np.resize(per, n)
+    boot = B.group_bootstrap(n, B.mean_of_groups(per), 50, seed=1)
+    idx = B.resample_index(n, 50, 1)
+    want = [np.nanmean(per[row]) for row in idx if not np.isnan(per[row]).all()]
+    assert boot.values.tolist() == pytest.approx(want)
+    assert boot.ci() == pytest.approx([float(np.quantile(want, 0.025)),
+                                       float(np.quantile(want, 0.975))])
+    assert boot.se == pytest.approx(float(np.std(want, ddof=1)))
+
+
+def test_too_few_groups_give_no_interval_with_the_reason():
+    boot = B.group_bootstrap(B.MIN_GROUPS - 1, B.mean_of_groups(np.ones(B.MIN_GROUPS - 1)),
+                             100)
+    assert all(math.isnan(x) for x in boot.ci())
+    assert boot.ci_reason == (f"no interval: needs ≥ {B.MIN_GROUPS} groups (documents / "
+                              f"contexts / queries) (n={B.MIN_GROUPS - 1})")
+    assert B.group_bootstrap(10, B.mean_of_groups(np.ones(10)), 0).ci_reason == (
+        "no interval: bootstrap switched off (0 resamples)")
+    assert not B.enough_groups(B.MIN_GROUPS - 1) and B.enough_groups(B.MIN_GROUPS)
+
+
+def test_share_ci_is_a_ratio_of_sums_per_resample():
+    hits, counts = np.array([1, 2, 0, 3, 1, 2, 0, 1.0]), np.array([2, 2, 1, 4, 1, 3, 2, 2.0])
+    r = B.share_ci(hits, counts, 200, seed=4)
+    assert r["value"] == pytest.approx(10 / 17)
+    idx = B.resample_index(8, 200, 4)
+    vals = hits[idx].sum(1) / counts[idx].sum(1)
+    assert r["ci"] == pytest.approx([np.quantile(vals, 0.025), np.quantile(vals, 0.975)])
+
+
+def test_wilson_matches_statsmodels_and_scipy():
+    lo, hi = B.wilson_ci(7, 20)
+    assert [lo, hi] == pytest.approx(list(proportion_confint(7, 20, method="wilson")))
+    ci = st.binomtest(7, 20).proportion_ci(method="wilson")
+    assert [lo, hi] == pytest.approx([ci.low, ci.high])
+    assert B.wilson_ci(0, 0) is None
+
+
+def test_mde_is_z_sum_times_the_paired_se_by_hand():
+    assert B.mde(0.01) == pytest.approx((1.959964 + 0.841621) * 0.01, rel=1e-5)
+    assert math.isnan(B.mde(float("nan")))
+    a = np.array([0.1, 0.2, 0.3, 0.4])
+    b = np.array([0.15, 0.2, 0.5, 0.35])
+    pb = B.PairedBoot(a, b, n_groups=10, n_boot=4)
+    d = b - a
+    assert pb.se == pytest.approx(float(np.std(d, ddof=1)))
+    assert pb.mde() == pytest.approx(2.8015852 * float(np.std(d, ddof=1)), rel=1e-6)
+
+
+@pytest.mark.parametrize("ci,expected", [
+    ([0.01, 0.05], "better on held-out"),
+    ([-0.05, -0.01], "worse on held-out"),
+    ([-0.02, 0.03], "no detectable change (could have detected ≥ 0.042)"),
+])
+def test_verdict_sentences(ci, expected):
+    assert B.verdict(0.01, ci, 0.0421, 12) == expected
+
+
+def test_verdict_below_the_minimum_and_without_interval():
+    n = B.MIN_GROUPS - 1
+    assert B.verdict(0.3, [0.1, 0.4], 0.05, n) == (
+        f"too few groups (n = {n} < {B.MIN_GROUPS}): no verdict")
+    assert B.verdict(0.3, [float("nan")] * 2, float("nan"), 20,
+                     ci_reason="no interval: fewer than 2 resamples had a value") == (
+        "no verdict: fewer than 2 resamples had a value")
+    assert B.verdict(0.0, [0.0, 0.0], 0.0, 20) == "no change (Δ = 0 on every resample)"
+
+
+def _frame(n_groups: int, seed: int = 0, shift: float = 0.0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for g in range(n_groups):
+        for s in range(5):
+            h = float(rng.integers(1, 6))
+            rows.append({"item_pk": g * 10 + s, "group": f"g{g:02d}", "system": f"s{s}",
+                         "human": h, "metric": h + rng.normal(scale=1.5) + shift * s})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("coef", ["spearman", "pearson", "kendall"])
+def test_group_correlations_equal_scipy_per_group(coef):
+    df = _frame(9, seed=2)
+    df.loc[df["group"] == "g03", "human"] = 3.0  # constant: undefined
+    groups = sorted(df["group"].unique()) + ["absent"]
+    got = group_correlations(df, groups, "metric", coef)
+    for g, v in zip(groups, got):
+        part = df[df["group"] == g]
+        want = corr(part["metric"], part["human"], coef)
+        assert (math.isnan(v) and math.isnan(want)) or v == pytest.approx(want)
+    x = df[df["group"] == "g00"]
+    ref = {"spearman": st.spearmanr, "pearson": st.pearsonr,
+           "kendall": lambda a, b: st.kendalltau(a, b, variant="b")}[coef](x["metric"],
+                                                                           x["human"])[0]
+    assert got[0] == pytest.approx(ref)
+
+
+@pytest.mark.parametrize("level", ["sample_level", "dataset_level", "system_level"])
+def test_paired_bootstrap_equals_the_slow_reference(level):
+    fa, fb = _frame(10, seed=5), _frame(10, seed=5, shift=0.4)
+    d, boot = paired_bootstrap(fa, fb, level, "spearman", 120, seed=0)
+    ref = reference_paired(fb, fa, level, "spearman", n_boot=120, seed=0)
+    assert d == pytest.approx(ref["difference"])
+    assert boot.ci() == pytest.approx(ref["ci"])
+    one = bootstrap_ci(fa, level, "spearman", 120, 0)
+    assert level_value(fa, level, "spearman")[0] == pytest.approx(
+        np.mean([corr(p["metric"], p["human"], "spearman") for _, p in fa.groupby("group")])
+        if level == "sample_level" else level_value(fa, level, "spearman")[0])
+    assert one[0] <= one[1]
+
+
+def test_agreement_against_the_packages():
+    data = np.array([[1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan],
+                     [1, 2, 3, 3, 2, 2, 4, 1, 2, 5],
+                     [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5]])
+    for level in ("nominal", "ordinal", "interval"):
+        assert krippendorff_alpha(data, level) == pytest.approx(
+            krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    assert interval_alpha(interval_stats(data).sum(axis=0)) == pytest.approx(
+        krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+    table = np.array([[3, 0], [2, 1], [0, 3], [1, 2], [3, 0]])
+    assert fleiss_kappa(table) == pytest.approx(sm_fleiss(table))
+    from sklearn.metrics import cohen_kappa_score
+
+    a, b = list("yynnyyn"), list("ynnnyyy")
+    assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b))
+
+
+def test_binary_alpha_from_sums_equals_krippendorff():
+    votes = np.array([[1, 1, 0, 0, 1, 0], [1, 0, 0, 0, 1, 1], [1, 1, 0, 1, 1, 0]], float)
+    y = votes.sum(0)
+    n = 3 - y
+    totals = [y.sum(), n.sum(), (y * n / 2).sum()]
+    assert binary_alpha(totals) == pytest.approx(
+        krippendorff.alpha(reliability_data=votes, level_of_measurement="nominal"))
+    assert math.isnan(binary_alpha([3, 0, 0]))
+
+
+def test_undefined_values_and_formatting():
+    assert isnan(None) and isnan(float("nan")) and isnan(np.float64("nan"))
+    assert not isnan(0.0) and not isnan("x") and not isnan(True)
+    assert nan_to_none(float("nan")) is None and nan_to_none(np.float64(0.5)) == 0.5
+    assert type(nan_to_none(np.float64(0.5))) is float
+    assert fmt(None) == "—" and fmt(0.12345) == "0.123" and fmt(0.1, 2, signed=True) == "+0.10"
+    assert fmt_ci([0.1, 0.25]) == "[0.10, 0.25]"
+    assert fmt_ci([float("nan"), 1], reason="no interval: 3 groups") == "no interval: 3 groups"
+    u = Undefined("no human scores")
+    assert not u and math.isnan(float(u)) and str(u) == "no human scores"
