@@ -11,6 +11,16 @@ import streamlit as st
 st.set_page_config(page_title="CheckEval Studio",
                    page_icon=str(Path(__file__).parent / "studio_ui" / "icon.png"), layout="wide")
 
+PAIRWISE = st.Page("app_pages/compare_answers.py", title="Pairwise votes",
+                   icon=":material/compare:", url_path="pairwise_votes")
+
+
+def _old_pairwise_address() -> None:
+    """The Pairwise votes page's earlier address (``/compare_answers``): links and bookmarks
+    made before it was renamed still open the page."""
+    st.switch_page(PAIRWISE)
+
+
 PAGES = {
     "Start": [
         st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
@@ -28,13 +38,29 @@ PAGES = {
         st.Page("app_pages/analysis.py", title="Analysis", icon=":material/insights:"),
         st.Page("app_pages/rankings.py", title="Rankings", icon=":material/leaderboard:"),
         st.Page("app_pages/versions.py", title="Versions", icon=":material/history:"),
+        st.Page("app_pages/align.py", title="Align", icon=":material/rule:"),
         st.Page("app_pages/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
     ],
     "Annotate": [
         st.Page("app_pages/annotate.py", title="Annotate", icon=":material/edit_note:"),
-        st.Page("app_pages/compare_answers.py", title="Pairwise votes", icon=":material/compare:"),
+        PAIRWISE,
         st.Page("app_pages/annotation_jobs.py", title="Annotation jobs", icon=":material/groups:"),
+        st.Page(_old_pairwise_address, title="Pairwise votes (old address)",
+                url_path="compare_answers", visibility="hidden"),
     ],
 }
 
-st.navigation(PAGES).run()
+#: The address parameters each page reads (its deep links); every other page has none.
+PAGE_PARAMS = {"compare": ("a", "b"), "traces": ("runs", "item", "dim")}
+
+page = st.navigation(PAGES)
+# A page's address carries only its own parameters: after a link to Traces and Back, the
+# previous page's address must not keep Traces' ?runs=&item=&dim=. Only on arriving from
+# another page of the session: the address a visitor opens first is theirs.
+came_from = st.session_state.get("_page_seen")
+st.session_state["_page_seen"] = page.url_path
+if came_from is not None and came_from != page.url_path:
+    for name in [k for k in st.query_params if k not in PAGE_PARAMS.get(page.url_path, ())
+                 and k not in ("embed", "embed_options")]:
+        del st.query_params[name]
+page.run()

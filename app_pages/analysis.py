@@ -31,6 +31,8 @@ from studio_ui.analysis_ui import (
     stability_section,
     table,
 )
+from studio_ui.calibrate_ui import calibrated_section
+from studio_ui.escalation_ui import escalation_section
 from studio_ui.frame import page_db
 from studio_ui.health import health_box
 from studio_ui.widgets import run_multiselect, task_picker
@@ -138,6 +140,7 @@ if run_keys and dims:
                      query_params={"runs": pick_run, "item": str(int(part.iloc[0]["item_pk"])),
                                    "dim": pick_dim})
 
+calibrated_section(db, [int(k) for k in run_keys], labels, agg, "an_cal")
 st.subheader("Agreement across judges")
 judge_agreement_section(view["judge_agreement"], cols)
 st.markdown("**Among the selected runs**")
@@ -147,3 +150,4 @@ humans_section(ev, cols)
 stability_section(view, cols)
 if chosen:
     diagnostics_section(db, ev, cols)
+escalation_section(db, list(chosen), key="an_esc")

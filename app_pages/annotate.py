@@ -44,6 +44,33 @@ if c2.button("Next →", key="ann_next", disabled=pos >= len(q) - 1):
     st.session_state[pos_key] = pos + 1
     st.rerun()
 entry = q[pos]
+
+
+def beside_judges(item_pk: int, item_id: str, here: bool) -> None:
+    """Your answers to a submitted item beside each completed judge run's."""
+    st.subheader("Your answers beside the judges'" + ("" if here else
+                                                      f" on the item you submitted ({item_id})"))
+    table, runs = J.judge_comparison(db, job, who, item_pk, J.job_questions(db, job, item_pk))
+    if runs:
+        # yours, each judge's and the ⚠️ first, narrow; the question last
+        st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch",
+                     column_order=order(["you", *runs, "disagree"], ["question"]),
+                     column_config=table_config(
+                         decisions={"you": "Your answer", "disagree": "⚠️ when a judge said "
+                                    "the other of yes/no", **{r: f"Run {r}" for r in runs}},
+                         long={"question": "The checklist question"}, long_width="medium"))
+    else:
+        st.caption("No completed judge run on this checklist version yet.")
+
+
+if not any(x["status"] == "todo" for x in q):
+    st.success(f"All done: every item of job #{job} is submitted or skipped. Thank you! You "
+               "can still open any item with Previous / Next.")
+last = st.session_state.get(f"ann_last|{job}|{who}")
+if last and last[0] != entry["item_pk"]:  # just submitted: shown before the next item
+    with st.container(border=True):
+        beside_judges(last[0], last[1], here=False)
+        st.caption("The next item to annotate is below.")
 c3.markdown(f"{md_escape(entry['item_id'])} · status: `{entry['status']}`")
 item = items(db, next(j for j in mine if j["id"] == job)["task"],
              item_ids=[entry["item_id"]])[0]
@@ -110,22 +137,7 @@ with right:
         except ValueError as e:
             st.error(str(e))
 
-last = st.session_state.get(f"ann_last|{job}|{who}")
-shown = (item["id"], item["item_id"]) if entry["status"] == "done" else \
-    (last if last and last[0] != item["id"] else None)
-if shown:
-    st.subheader("Your answers beside the judges'" + (
-        "" if shown[0] == item["id"] else f" on the item you submitted ({shown[1]})"))
-    table, runs = J.judge_comparison(db, job, who, shown[0], J.job_questions(db, job, shown[0]))
-    if runs:
-        # yours, each judge's and the ⚠️ first, narrow; the question last
-        st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch",
-                     column_order=order(["you", *runs, "disagree"], ["question"]),
-                     column_config=table_config(
-                         decisions={"you": "Your answer", "disagree": "⚠️ when a judge said "
-                                    "the other of yes/no", **{r: f"Run {r}" for r in runs}},
-                         long={"question": "The checklist question"}, long_width="medium"))
-    else:
-        st.caption("No completed judge run on this checklist version yet.")
-if entry["status"] != "done":
+if entry["status"] == "done":
+    beside_judges(item["id"], item["item_id"], here=True)
+else:
     st.caption("Judges' answers are hidden until you submit this item (blind annotation).")

@@ -11,7 +11,7 @@ from checkeval_core.checklists.versions import list_versions
 from checkeval_core.tasks import list_tasks
 from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
-from studio_ui.tables import table_config
+from studio_ui.tables import show_table, table_config
 from studio_ui.widgets import csv_download, current_user, task_picker
 
 st.title("Annotation jobs")
@@ -84,22 +84,26 @@ view = agreement_view(db, task)
 st.write(view["summary"])
 if view["judges"]:
     st.markdown("**Annotators (majority answer) vs each completed judge run**")
-    st.dataframe(pd.DataFrame(view["judges"]), hide_index=True, width="stretch",
-                 column_config=table_config(
-                     keys={"judge": "", "method": "The run's method"},
-                     counts={"run": "Run id", "units": "(item, question) units compared"},
-                     decisions={"Cohen κ": "undefined: see the note",
-                                "Krippendorff α": "undefined: see the note"},
-                     long={"note": "Why a value is undefined or 0 by construction"}))
+    show_table(pd.DataFrame(view["judges"]), table_config(
+        keys={"judge": "", "method": "The run's method"},
+        counts={"run": "Run id", "units": "(item, question) units compared",
+                "groups": "Groups (documents / contexts / queries) of those units"},
+        decisions={"Cohen κ": "undefined: see the note",
+                   "Krippendorff α": "undefined: see the note"},
+        long={"κ 95% CI": "Percentile interval of κ, groups resampled — or why none",
+              "note": "Why a value is undefined or 0 by construction"}),
+        hide_index=True, width="stretch")
 if view["per_question"]:
     st.markdown("**Per question** (units answered Yes/No by two or more annotators)")
-    st.dataframe(pd.DataFrame(view["per_question"]), hide_index=True, width="stretch",
-                 column_config=table_config(
-                     counts={"units": "Items answered by two or more annotators"},
-                     decisions={"agreement": "Units where all annotators agreed",
-                                "Fleiss κ": "undefined: see the note"},
-                     long={"question": "The checklist question", "note": "Why κ is undefined"},
-                     widths={"note": "medium"}))
+    show_table(pd.DataFrame(view["per_question"]), table_config(
+        counts={"units": "Items answered by two or more annotators",
+                "groups": "Groups (documents / contexts / queries) of those items"},
+        decisions={"agreement": "Units where all annotators agreed",
+                   "95% CI": "Percentile interval of κ, groups resampled"},
+        scores={"Fleiss κ": "Fleiss κ among the annotators"},
+        long={"question": "The checklist question",
+              "note": "Why κ is undefined or has no interval"}, widths={"note": "medium"}),
+        hide_index=True, width="stretch")
 st.markdown("**Human checklist scores vs the benchmark's Likert scores** (CheckEval Table 5)")
 if view["likert"]:
     st.dataframe(pd.DataFrame(view["likert"]), hide_index=True, width="stretch",

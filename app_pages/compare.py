@@ -47,9 +47,12 @@ if len(runs) < 2:
     st.stop()
 labels = {r["id"]: run_label(r) for r in runs}
 ids = list(labels)
-for k, default in zip(("cmp_a", "cmp_b"), default_pair(db, runs)):
+# the pair last chosen for this task, kept outside the widgets: a visit to another page drops
+# the widgets' state, and Back reopens this page without its address's ?a=&b=
+kept = st.session_state.get("cmp_pairs", {}).get(task) or [None, None]
+for k, mine, default in zip(("cmp_a", "cmp_b"), kept, default_pair(db, runs)):
     if st.session_state.get(k) not in ids:
-        st.session_state[k] = default
+        st.session_state[k] = mine if mine in ids else default
 run_a = c_a.selectbox("A (baseline)", ids, format_func=labels.get, key="cmp_a")
 why = comparability(db, [run_a], ids)  # Streamlit cannot disable an option: B's are marked
 run_b = c_b.selectbox("B (compared with A)", ids, key="cmp_b", format_func=lambda r: labels[r]
@@ -65,6 +68,7 @@ level = c_lvl.selectbox("Level", LEVELS, key="cmp_level", format_func=lambda x: 
 coef = c_coef.selectbox("Coefficient", COEFFICIENTS, key="cmp_coef")
 st.query_params.from_dict({"a": str(run_a), "b": str(run_b)})  # only this page's parameters
 st.session_state["cmp_link"] = [run_a, run_b]
+st.session_state["cmp_pairs"] = {**st.session_state.get("cmp_pairs", {}), task: [run_a, run_b]}
 
 
 @st.cache_data(ttl=60, show_spinner="Comparing the runs on their shared items…")

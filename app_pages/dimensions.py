@@ -110,12 +110,15 @@ st.caption("Diversification and elaboration both start from the seeds (never fro
 c1, c2, c3 = st.columns([2, 1, 1])
 judge = c1.text_input("Judge spec", A.generation_judge(), key="gen_judge",
                       help="embedded:quality (the 1.5B model) is preselected when installed")
-n = c2.number_input("Questions asked", 1, 10, 4, key="gen_n",
+n = c2.number_input("Questions asked per sub-dimension / seed", 1, 10, 4, key="gen_n",
                     help="per sub-dimension (diversify) or per seed question (elaborate)")
 strategy = c3.selectbox("Strategy", ["diversify", "elaborate"], key="gen_strategy")
-st.caption(f"Mode for this judge: **{A.default_mode(judge.strip() or 'embedded')}** — "
+gen_mode = A.default_mode(judge.strip() or "embedded")
+st.caption(f"Mode for this judge: **{gen_mode}** — "
            "`single` asks one question per generation (small local judges), `list` a "
-           "numbered list.")
+           "numbered list. " + A.questions_asked_text(
+               A.request_count(db, task, dim["name"], strategy, int(n), gen_mode),
+               strategy, int(n), gen_mode))
 line, notes = E.cost_line(E.estimate_generate, db, task, dim["name"], strategy, judge, int(n))
 st.caption("**Generate** — " + md_escape(line + (f" ({'; '.join(notes)})" if notes else "")))
 b1, b3, _ = st.columns(3)

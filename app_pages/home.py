@@ -1,7 +1,5 @@
 """Home: what the app does, the bundled demo, and where to start."""
 
-import os
-
 import streamlit as st
 
 from checkeval_core.demo import demo_loaded, demo_task_names, load_demo
@@ -62,6 +60,12 @@ for n, (page, label) in enumerate([
                               "diagnostics"),
         ("app_pages/rankings.py", "Rankings — rank LLMs on instructions against human preferences "
                               "(RocketEval's setting)"),
+        ("app_pages/versions.py", "Versions — did an edit make the checklist better? Agreement of "
+                              "each frozen version on dev and held-out groups"),
+        ("app_pages/compare.py", "Compare runs — run B against a baseline run A: the items that "
+                             "moved and the Yes/No decisions that flipped"),
+        ("app_pages/improve.py", "Improve checklist — drop the questions that carry no signal, "
+                             "write new ones, and see the effect on held-out groups"),
 ], 1):
     st.page_link(page, label=f"{n}. {label}")
 st.caption("Also: **Judges** (the embedded judge, OpenAI or any OpenAI-compatible server) — "
@@ -70,4 +74,3 @@ st.caption("Also: **Judges** (the embedded judge, OpenAI or any OpenAI-compatibl
 st.page_link("app_pages/judges.py", label="Judges")
 st.page_link("app_pages/annotation_jobs.py", label="Annotation jobs")
 st.page_link("app_pages/annotate.py", label="Annotate")
-st.caption(f"Database: `{os.environ.get('CHECKEVAL_DB') or 'default location'}`")

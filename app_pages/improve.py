@@ -13,10 +13,11 @@ from checkeval_core.analysis.propose import (
     propose,
     to_review,
 )
-from checkeval_core.analysis.report import MIN_FLAG_GROUPS
 from checkeval_core.analysis.versions import evidence_stamp
+from checkeval_core.checklists.augment import generation_judge
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.selection import default_reference
+from checkeval_core.stats.bootstrap import minimum
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
@@ -48,7 +49,9 @@ weights = c1.checkbox("Fit weights", key="im_weights",
                       help="non-negative ridge weights of the kept questions, on dev items")
 n_new = int(c2.number_input("New questions", 0, MAX_NEW, 0, key="im_new",
                             help="costed first; written only when you press the button"))
-judge = c3.text_input("Judge that writes them", "fake", key="im_judge")
+judge = c3.text_input("Judge that writes them", generation_judge(), key="im_judge",
+                      help="The embedded model writes offline; a stronger judge writes better "
+                           "questions")
 if not chosen:
     st.info("Choose at least one run.")
     st.stop()
@@ -101,7 +104,7 @@ if view["cost"]:
         try:
             with st.spinner("Asking the judge…"):
                 done = propose(db, list(chosen), weights=weights, new_questions=n_new,
-                               judge=judge.strip() or "fake")
+                               judge=judge.strip() or generation_judge())
             st.session_state["im_written"] = (key, done)
             st.rerun()
         except (ProposalError, ValueError) as e:
@@ -117,11 +120,11 @@ st.write("Nothing changes until you confirm: dropped questions go back to *propo
          "under the agreement table.")
 # the same minimum as the Analysis page's "Send flagged": a drop chosen on fewer dev
 # documents describes those documents, not the question
-few = prop["dev"]["n_groups"] < MIN_FLAG_GROUPS
+few = prop["dev"]["n_groups"] < minimum()
 if few:
     st.warning(f"Not sent: the proposal rests on {prop['dev']['n_groups']} dev group(s) "
                f"(documents / contexts / queries); sending to review needs ≥ "
-               f"{MIN_FLAG_GROUPS}, as for flagged questions on Analysis. Run the checklist "
+               f"{minimum()}, as for flagged questions on Analysis. Run the checklist "
                "on more items first.")
 if st.button("Send to the review queue", key="im_send", type="primary",
              disabled=few or not (prop["dropped"] or view["new"])):

@@ -13,10 +13,11 @@ from checkeval_core.runs import list_runs
 from checkeval_core.runs.score_read import aggregations
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.calibrate_ui import calibrated_section
 from studio_ui.frame import page_db
 from studio_ui.health import health_box
 from studio_ui.rankings_ui import import_expander, pair_picker, show_pair, show_position_bias
-from studio_ui.tables import table_config
+from studio_ui.tables import show_table, table_config
 from studio_ui.widgets import csv_download, task_picker
 
 st.title("Rankings")
@@ -47,13 +48,14 @@ ref_src = c4.selectbox("Reference rating", sources or ["(none imported)"], key="
 
 @st.cache_data(ttl=60, show_spinner="Ranking systems and bootstrapping over queries…")
 def compute(db_file: str, run: int, aggregation: str, margin: float, source: str | None,
-            stamp: str) -> dict:
-    return rankings_page(open_db(db_file), run, aggregation, margin, source)
+            stamp: str, drop_biased: bool) -> dict:
+    return rankings_page(open_db(db_file), run, aggregation, margin, source,
+                         drop_biased=drop_biased)
 
 
-try:
+try:  # the checkbox is drawn with the position bias below; its last value is read here
     view = compute(db_path(db), run_id, agg, float(tie), ref_src if sources else None,
-                   human_data_stamp(db))
+                   human_data_stamp(db), bool(st.session_state.get("rk_drop_biased")))
 except ValueError as e:
     st.error(str(e))
     st.stop()
@@ -79,14 +81,23 @@ else:
     st.plotly_chart(score_vs_reference(view["report"]), key="rk_scatter")
     if view["aggregation_line"]:
         st.caption(view["aggregation_line"])
+calibrated_section(db, [run_id], labels, agg, "rk_cal")
 with st.expander("Elo ratings (Bradley–Terry on matches per query)", expanded=False):
     st.caption(view["elo"]["caption"])
     st.caption(view["elo"]["human_caption"])
-    st.dataframe(pd.DataFrame(view["elo"]["rows"]), hide_index=True, key="rk_elo",
-                 column_config={c: st.column_config.NumberColumn(format="%.0f")
-                                for c in ("judge Elo", "CI low", "CI high", "human Elo")})
+    show_table(pd.DataFrame(view["elo"]["rows"]),
+               {c: st.column_config.NumberColumn(format="%.0f") for c in (
+                   "judge Elo", "CI low", "CI high", "human Elo", "human CI low",
+                   "human CI high")}, hide_index=True, key="rk_elo")
 st.subheader("Agreement with human pairwise votes")
 show_position_bias(view["position_bias"])
+if view["position_bias"]["biased"]:
+    st.checkbox(f"Leave out the votes of {', '.join(view['position_bias']['biased'])} (they "
+                "follow position)", key="rk_drop_biased",
+                help="Human Elo, pair accuracy and the pairs below then use the other "
+                     "annotators' votes only; the position-bias table still shows everyone.")
+    if view["position_bias"]["dropped"]:
+        st.caption(f"{view['position_bias']['n_dropped']} votes left out.")
 pw, sel_pair, pairs_df = view["pairwise"], None, pd.DataFrame()
 if pw["n_pairs"] == 0:
     st.info(pw["reason"])

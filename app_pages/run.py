@@ -8,6 +8,7 @@ from checkeval_core.checklists.versions import list_versions
 from checkeval_core.judges.saved import list_judges
 from checkeval_core.runs import cancel_run, start_background
 from checkeval_core.runs.defaults import recommended
+from checkeval_core.runs.escalate import escalation_params
 from checkeval_core.runs.estimate import cost_line, estimate_batch, estimate_vs_actual
 from checkeval_core.runs.jobs import get_run, prepare_resume
 from checkeval_core.runs.labels import run_label
@@ -16,6 +17,8 @@ from checkeval_core.runs.registry import METHODS, all_aggregations
 from checkeval_core.runs.start import start_runs
 from checkeval_core.store import db_path
 from checkeval_core.tasks import list_tasks
+from checkeval_core.textsafe import md_escape
+from studio_ui.escalation_ui import escalation_fields
 from studio_ui.frame import page_db
 from studio_ui.widgets import task_picker
 
@@ -66,6 +69,8 @@ with st.expander("Prompt layout and scoring"):
                            help="Given to the methods that compute it; the others keep their "
                                 "own. Learned aggregations (supervised, linear, calibrated) "
                                 "need human scores and are fitted on other documents.")
+esc = escalation_fields(db, task, [*judges, extra], next(
+    v["n_questions"] for v in versions if v["version"] == vnum), int(limit))
 st.caption(f"Preselected: {' + '.join(rec['judges'])} · {rec['method']} · "
            f"{rec['aggregation']} — {rec['why']}.")
 opts = {k: True for k, on in (("include_definition", inc_def),
@@ -76,8 +81,13 @@ line, notes = cost_line(estimate_batch, db, task, [*judges, extra], methods, che
                         limit=int(limit), params=opts)
 st.info(line, icon=":material/payments:")  # the cost before the click
 if notes:
-    st.caption(" · ".join(notes))
+    st.caption(md_escape(" · ".join(notes)))
 if st.button("Start", type="primary", key="run_start"):
+    try:
+        opts.update(escalation_params(**esc))
+    except ValueError as e:
+        st.error(str(e))
+        st.stop()
     res = start_runs(db, task, [*judges, extra], methods, checklist=vnum, limit=int(limit),
                      params=opts, primary=None if primary == "(method default)" else primary,
                      launch=start_background)

@@ -17,7 +17,10 @@ from checkeval_core.analysis.versions import (
 )
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.align_ui import people_headlines
+from studio_ui.escalation_ui import escalation_section
 from studio_ui.frame import page_db
+from studio_ui.tables import show_table
 from studio_ui.versions_ui import reference_control, split_control
 from studio_ui.widgets import csv_download, task_picker
 
@@ -67,7 +70,7 @@ if touched:
 st.subheader("Agreement over versions")
 primary = not st.checkbox("Every aggregation of each run (default: each run's own)",
                           key="vs_all_aggs")
-st.plotly_chart(history_chart(rep, part, evidence, dim, primary), use_container_width=True,
+st.plotly_chart(history_chart(rep, part, evidence, dim, primary), width="stretch",
                 key="vs_chart")
 st.caption("Hollow grey points have no interval: they rest on too few groups to mean much "
            "on their own (hover for the reason). Each point is the reference run of that "
@@ -75,10 +78,13 @@ st.caption("Hollow grey points have no interval: they rest on too few groups to 
 all_rows = table_rows(rep, part, primary)
 rows = [r for r in all_rows if r["evidence"] == EVIDENCE_NAMES[evidence]
         and r["dimension"] == dim]
-st.dataframe(pd.DataFrame(rows).drop(columns=["evidence", "dimension"], errors="ignore"),
-             hide_index=True, use_container_width=True,
-             column_config={"value": st.column_config.NumberColumn(format="%.3f")})
+show_table(pd.DataFrame(rows).drop(columns=["evidence", "dimension"], errors="ignore"),
+           {"value": st.column_config.NumberColumn(format="%.3f")}, hide_index=True,
+           width="stretch")
 csv_download(all_rows, f"versions-{task}-{part}.csv", key="vs_csv")
+escalation_section(db, task=task, key="vs_esc")
+
+people_headlines(db, task)
 
 st.subheader("What changed between two versions")
 if len(nums) < 2:
@@ -94,9 +100,9 @@ st.markdown(f"**v{a} → v{b}:** {d['n_added']} question(s) added, {d['n_removed
 dr = [r for r in delta_rows(d, part) if r["evidence"] == EVIDENCE_NAMES[evidence]
       and r["dimension"] == dim]
 if dr:
-    st.dataframe(pd.DataFrame(dr).drop(columns=["evidence", "dimension"]), hide_index=True,
-                 use_container_width=True,
-                 column_config={"Δ": st.column_config.NumberColumn(format="%+.3f")})
+    show_table(pd.DataFrame(dr).drop(columns=["evidence", "dimension"]),
+               {"Δ": st.column_config.NumberColumn(format="%+.3f")}, hide_index=True,
+               width="stretch")
 else:
     st.info(md_escape(d["reason"] or f"No {EVIDENCE_NAMES[evidence]} figure for {dim} on "
                                      f"both versions"))
@@ -107,5 +113,5 @@ q = ([{"change": "added", "dimension": x["dimension"], "question": x["text"]}
      + [{"change": "edited", "dimension": x["dimension"],
          "question": f"{x['before']} → {x['after']}"} for x in d["diff"]["edited"]])
 st.dataframe(pd.DataFrame(q, columns=["change", "dimension", "question"]), hide_index=True,
-             use_container_width=True, key="vs_qdiff",
+             width="stretch", key="vs_qdiff",
              column_config={"question": st.column_config.TextColumn(width="large")})

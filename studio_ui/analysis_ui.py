@@ -18,18 +18,21 @@ from checkeval_core.analysis.external import MetricFileError, import_metric
 from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.checklists.review import send_to_review, undo_send_to_review
 from checkeval_core.store import open_db
-from studio_ui.tables import order, table_config
+from studio_ui.frame import page_db
+from studio_ui.tables import order, show_table, table_config
 
 REASON = "flagged by question diagnostics"
 
 
-def table(rows: Any, spec: dict[str, Any], key: str | None = None, **kw: Any) -> Any:
-    """A table with its column meanings (``spec`` from ``analysis_view.columns``)."""
+def table(rows: Any, spec: dict[str, Any], key: str | None = None,
+          reasons: dict[str, str] | None = None, **kw: Any) -> Any:
+    """A table with its column meanings (``spec`` from ``analysis_view.columns``); an
+    undefined value is a dash, why on the column's hover (``reasons``, else the row's note)."""
     df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    return st.dataframe(df, hide_index=True, width="stretch", key=key,
-                        column_config=table_config(**spec["config"]),
-                        column_order=order([c for c in spec["order"] if c in df.columns],
-                                           spec.get("long", [])), **kw)
+    return show_table(df, table_config(**spec["config"]), reasons, hide_index=True,
+                      width="stretch", key=key,
+                      column_order=order([c for c in spec["order"] if c in df.columns],
+                                         spec.get("long", [])), **kw)
 
 
 @st.cache_data(ttl=60, show_spinner="Computing correlations and bootstrap intervals…")
@@ -143,8 +146,18 @@ def diagnostics_section(db: sqlite_utils.Database, ev: dict[str, Any],
                         "prompt's wording) or 'follows length' (their Yes rises or falls "
                         "with the output's length)") and len(rows):
         rows = rows[rows["question_id"].isin(ev["unstable_or_length"])]
-    table(rows, cols["diagnostics"])
+    table(rows, cols["diagnostics"], reasons=dict.fromkeys(
+        ("yes_rate", "discrimination", "judge_agreement", "human_agreement", "flip_rate",
+         "p_yes_sd", "flip_n", "length_r"), "undefined: the notes above the table say why"))
     review_flagged(db, ev["candidates"], cols)
+
+
+def _send_confirmed(pending: list[int]) -> None:
+    """*Confirm*'s action, run before the redraw: only there may the selector be emptied (a
+    widget's value cannot be set once it is drawn; popping it left the sent chips shown)."""
+    st.session_state["an_send_done"] = send_to_review(page_db(), pending, REASON)
+    st.session_state.pop("an_send_pending", None)
+    st.session_state["an_send_pick"] = []
 
 
 def review_flagged(db: sqlite_utils.Database, cands: list[dict[str, Any]],
@@ -186,11 +199,8 @@ def review_flagged(db: sqlite_utils.Database, cands: list[dict[str, Any]],
     st.warning(f"Move {len(pending)} questions from kept back to proposed? They leave the "
                "checklist until a reviewer keeps them again; you can undo this.")
     c1, c2, _ = st.columns([1, 1, 4])
-    if c1.button("Confirm", key="an_send_confirm", type="primary"):
-        st.session_state["an_send_done"] = send_to_review(db, pending, REASON)
-        st.session_state.pop("an_send_pending", None)
-        st.session_state.pop("an_send_pick", None)
-        st.rerun()
+    c1.button("Confirm", key="an_send_confirm", type="primary", on_click=_send_confirmed,
+              args=(pending,))
     if c2.button("Cancel", key="an_send_cancel"):
         st.session_state.pop("an_send_pending", None)
         st.rerun()

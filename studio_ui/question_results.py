@@ -12,6 +12,7 @@ import streamlit as st
 from checkeval_core.checklists.augment import augment_summary
 from checkeval_core.checklists.filtering import filter_summary
 from checkeval_core.textsafe import md_escape
+from studio_ui.tables import show_table
 
 
 def show_augment_result(res: dict[str, Any]) -> None:
@@ -21,7 +22,10 @@ def show_augment_result(res: dict[str, Any]) -> None:
     if cache_note:
         st.info(cache_note)
     if res["added"]:
-        st.dataframe(pd.DataFrame(res["added"]), hide_index=True, width="stretch")
+        show_table(pd.DataFrame(res["added"]), {"parent_id": st.column_config.Column(
+            "from seed", help="The seed question an elaborated question was written from")},
+            {"parent_id": "written from all the sub-dimension's seeds (diversify), not from "
+                          "one seed"}, hide_index=True, width="stretch")
     if res["problems"]:
         st.warning("Parts of the answer that were not used:")
         st.code("\n".join(res["problems"]), language=None)
@@ -32,8 +36,11 @@ def show_filter_result(res: dict[str, Any]) -> None:
     # questions a person wrote are only flagged: a warning, never a green "filtered out"
     (st.warning if res["flagged"] else st.success)(md_escape(filter_summary(res)))
     if res["decisions"]:
-        st.dataframe(pd.DataFrame(res["decisions"]), hide_index=True, width="stretch",
-                     column_order=["id", "outcome", "p_yes", "criterion", "text", "reason",
-                                   "origin", "duplicate_of"])
+        show_table(pd.DataFrame(res["decisions"]), None,
+                   {"duplicate_of": "not a near-copy of another question",
+                    "p_yes": "no p(Yes): the judge gave no readable verdict"},
+                   hide_index=True, width="stretch",
+                   column_order=["id", "outcome", "p_yes", "criterion", "text", "reason",
+                                 "origin", "duplicate_of"])
     for p in res["problems"]:
         st.warning(p)

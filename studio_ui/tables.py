@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 #: Width in pixels of a compact decision cell ("✓ 0.82", "invalid", "4.5").
@@ -91,3 +93,88 @@ def order(*groups: Iterable[str]) -> list[str]:
             if c not in out:
                 out.append(c)
     return out
+
+
+#: What a table shows where a value is undefined (never Streamlit's raw "None").
+DASH = "—"
+#: The hover text of a column with a dash when the table has a note column saying why.
+SEE_NOTE = "— = undefined: the row's note says why"
+NOTE_COLUMNS = ("note", "reason", "notes")
+
+
+def _missing(v: Any) -> bool:
+    """None, NaN or pandas' NA (never a list or other container)."""
+    if v is None:
+        return True
+    if isinstance(v, (list, tuple, dict, set)):
+        return False
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
+        v, (bool, np.bool_))
+
+
+def _cell(v: Any, fmt: str | None) -> str:
+    """One defined value as the text its number column would have shown."""
+    if not _number(v):
+        return str(v)
+    if fmt == "percent":
+        return f"{v:.1%}"
+    if fmt and "%" in fmt:
+        try:
+            return fmt % v
+        except (TypeError, ValueError):
+            pass
+    return str(v) if isinstance(v, (int, np.integer)) else f"{v:.3f}"
+
+
+def dash_missing(data: Any, column_config: Mapping[str, Any] | None = None,
+                 reasons: Mapping[str, str] | None = None) -> tuple[Any, dict[str, Any]]:
+    """``(table, column_config)`` with every undefined cell (None / NaN) shown as a dash.
+
+    Streamlit draws a missing cell as a grey "None", whatever the column's format, so a
+    column with any missing value becomes text: the defined values formatted as its number
+    column would have shown them (right-aligned), the missing ones ``—``. The column's hover
+    help gains why a value is missing: ``reasons[column]``, else "see the row's note" when the
+    table has a note column, else "no value". Columns without a missing value are untouched.
+    """
+    df = data.copy() if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+    cfg = dict(column_config or {})
+    has_note = any(c in df.columns for c in NOTE_COLUMNS)
+    for col in df.columns:
+        values = df[col].tolist()
+        if not any(_missing(v) for v in values):
+            continue
+        old = cfg.get(col)
+        old = old if isinstance(old, dict) else ({"label": old} if isinstance(old, str) else {})
+        if col in NOTE_COLUMNS:  # no note: nothing to explain, an empty cell
+            df[col] = ["" if _missing(v) else v for v in values]
+            continue
+        fmt = (old.get("type_config") or {}).get("format")
+        defined = [v for v in values if not _missing(v)]
+        numeric = any(_number(v) for v in defined)
+        if numeric and fmt is None and all(_number(v) and float(v).is_integer()
+                                           for v in defined):
+            fmt = "%d"  # whole numbers (counts) that pandas turned into floats beside a None
+        df[col] = [DASH if _missing(v) else _cell(v, fmt) for v in values]
+        why = (reasons or {}).get(col) or (SEE_NOTE if has_note else f"{DASH} = no value")
+        if why and not why.startswith(DASH):
+            why = f"{DASH} = {why}"
+        help_text = " · ".join(x for x in (old.get("help"), why) if x)
+        cfg[col] = st.column_config.TextColumn(
+            old.get("label") or str(col), width=old.get("width"), help=help_text,
+            alignment="right" if numeric else None)
+    return df, cfg
+
+
+def show_table(data: Any, column_config: Mapping[str, Any] | None = None,
+               reasons: Mapping[str, str] | None = None, **kw: Any) -> Any:
+    """``st.dataframe`` of ``data`` with undefined cells as a dash and why on hover
+    (:func:`dash_missing`); every other keyword goes to ``st.dataframe``."""
+    df, cfg = dash_missing(data, column_config, reasons)
+    return st.dataframe(df, column_config=cfg, **kw)

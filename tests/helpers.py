@@ -676,3 +676,26 @@ def open_both_traces(screen, first: dict, a: int, b: int) -> None:
     screen.get_by_text("Yes/No decisions").first.wait_for()
     screen.get_by_text(f"#{a} = ").first.wait_for()
     screen.get_by_text(f"#{b} = ").first.wait_for()
+
+
+# -- human votes with a position bias (Rankings) ----------------------------------------------
+RANKING_ORDER = {"sys-best": 0, "sys-mid": 1, "sys-low": 2}
+
+
+def vote_fair_and_lefty(db) -> None:
+    """``fair`` prefers the better system wherever it is shown; ``lefty`` always clicks the
+    answer on the left (a position bias the page flags)."""
+    from checkeval_core.annotation.pairwise import record_vote
+
+    items = {(g, s): pk for pk, g, s in db.execute("SELECT id, group_id, system_id FROM item")}
+    groups = sorted({g for g, _ in items})
+    pairs = [("sys-best", "sys-mid"), ("sys-mid", "sys-low"), ("sys-best", "sys-low")]
+    n = 0
+    for g in groups:
+        for x, y in pairs:
+            left, right = (x, y) if n % 2 else (y, x)  # the better one left half the time
+            n += 1
+            a, b = items[(g, left)], items[(g, right)]
+            better = "A" if RANKING_ORDER[left] < RANKING_ORDER[right] else "B"
+            record_vote(db, RANKING_TASK, "fair", a, b, better)
+            record_vote(db, RANKING_TASK, "lefty", a, b, "A")

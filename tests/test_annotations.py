@@ -90,6 +90,13 @@ def test_cli_agreement_json(tmp_path):
     run_cli([*base, "demo"], check=True)
     r = run_cli([*base, "agreement", "--task", "summeval-demo", "--json"], check=True)
     out = json.loads(r.stdout)
+    no_ci = ("no interval: needs ≥ 2 groups (documents / contexts / queries) (n=0)",
+             "no interval: too few units (0 on 0 group(s); needs ≥ 2 groups — documents / "
+             "contexts / queries)")
     assert out == {"human_human": {"krippendorff_alpha": None, "fleiss_kappa": None,
-                                   "n_units": 0, "n_items": 0, "n_groups": 0, "n_systems": 0},
+                                   "n_units": 0, "n_items": 0, "n_groups": 0, "n_systems": 0,
+                                   "ci": {"krippendorff_alpha": [None, None],
+                                          "fleiss_kappa": [None, None]},
+                                   "ci_reasons": {"krippendorff_alpha": no_ci[0],
+                                                  "fleiss_kappa": no_ci[1]}},
                    "human_judge": {}}

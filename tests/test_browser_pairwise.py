@@ -29,7 +29,7 @@ def test_vote_one_pair_by_keyboard(app_server, browser, tmp_path):
     ctx = browser.new_context(viewport={"width": 1440, "height": 900})
     pg = ctx.new_page()
     pg.set_default_timeout(60_000)
-    pg.goto(app_server.url + "/compare_answers")
+    pg.goto(app_server.url + "/pairwise_votes")
     box = pg.get_by_label("Your name")
     box.fill("dana")
     box.press("Enter")

@@ -151,3 +151,64 @@ def test_cli_runs_every_judge_and_method_or_none(db, chat):
                                  "--method", "rocketeval", "--param", "aggregation=weighted"])
     assert r.exit_code == 2 and "aggregation" in r.output
     assert len(list_runs(db, chat)) == n
+
+
+def test_a_cancelled_run_whose_worker_still_computes_says_cancelling(db, chat):
+    import subprocess
+    import sys
+
+    from checkeval_core.runs import cancel_run
+    from checkeval_core.runs.jobs import RunBusy, prepare_resume
+    from checkeval_core.runs.progress import panel
+
+    rid = create_run(db, chat, "fake", "checkeval", limit=1)
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:  # a live worker in the middle of an item, then Cancel
+        db.execute("UPDATE run SET status = 'running', pid = ?, started_at = ? WHERE id = ?",
+                   [worker.pid, "2026-01-01T00:00:00+00:00", rid])
+        cancel_run(db, rid)
+        view = panel(db, chat)
+        assert view["table"][0]["status"] == "cancelling…"
+        assert "cancelling…" in view["recent"][0] and "current item" in view["recent"][0]
+        assert view["runs"][0]["actions"] == {"cancel": False, "resume": False}
+        with pytest.raises(RunBusy):  # a second worker would run beside the first
+            prepare_resume(db, rid)
+        at = page(chat)
+        assert list(at.dataframe[0].value["status"]) == ["cancelling…"]
+        assert at.button(key="run_resume").disabled
+    finally:
+        worker.kill()
+        worker.wait()
+    # the worker stopped between items: it wrote finished_at and cleared pid
+    db.execute("UPDATE run SET finished_at = ?, pid = NULL WHERE id = ?",
+               ["2026-01-01T00:01:00+00:00", rid])
+    view = panel(db, chat)
+    assert view["table"][0]["status"] == "cancelled"
+    assert view["runs"][0]["actions"]["resume"]
+
+
+def test_duration_does_not_count_the_time_a_run_sat_cancelled(db, chat):
+    from checkeval_core.runs.jobs import prepare_resume
+    from checkeval_core.runs.progress import run_duration
+
+    rid = create_run(db, chat, "fake", "rocketeval", limit=2)
+    # worked 60 s, cancelled at 00:01:00, resumed a day later
+    db.execute("UPDATE run SET status = 'cancelled', started_at = ?, progress_at = ?, "
+               "finished_at = ? WHERE id = ?", ["2026-01-01T00:00:00+00:00",
+                                                "2026-01-01T00:00:30+00:00",
+                                                "2026-01-01T00:01:00+00:00", rid])
+    prepare_resume(db, rid)
+    run = get_run(db, rid)
+    resumed = datetime.fromisoformat(run["started_at"])
+    assert resumed.date() >= datetime.now(UTC).date()  # moved forward by the pause
+    # 60 s of work before the pause: the duration at the resume is 60 s, not a day
+    now = resumed.replace(microsecond=0) + (datetime.fromisoformat(
+        "2026-01-01T00:01:00+00:00") - datetime.fromisoformat("2026-01-01T00:00:00+00:00"))
+    d = run_duration({**run, "finished_at": None}, now)
+    assert 59 <= d <= 61, d
+    # the last progress moved with it (the ETA measures start → last progress)
+    gap = datetime.fromisoformat(run["progress_at"]) - resumed
+    assert gap.total_seconds() == pytest.approx(30, abs=0.01)
+    execute_run(db_path(db), rid)
+    done = get_run(db, rid)
+    assert done["status"] == "completed" and run_duration(done) < 3600

@@ -19,7 +19,6 @@ from checkeval_core.analysis.reliability import selection_reliability
 from checkeval_core.analysis.report import (
     FOLLOWS_LENGTH_RHO,
     LEVEL_UNITS,
-    MIN_FLAG_GROUPS,
     UNSTABLE_FLIP,
     correlation_chart_note,
     correlation_table,
@@ -36,6 +35,7 @@ from checkeval_core.analysis.report import (
 from checkeval_core.annotation.agreement_report import agreement_report
 from checkeval_core.runs.labels import run_labels
 from checkeval_core.runs.selection import judge_series
+from checkeval_core.stats.bootstrap import minimum
 
 
 def fmt(x: Any, digits: int = 3) -> str:
@@ -241,8 +241,8 @@ def evidence_page(db: sqlite_utils.Database, task: str, run_ids: list[int]) -> d
         "diagnostics": rows,
         "figure": charts.diagnostics_scatter(diag) if diag else None,
         "notes": notes + ([
-            f"{weak} questions show a sign on fewer than {MIN_FLAG_GROUPS} groups: listed, not "
-            f"flagged (a flag needs answers on ≥ {MIN_FLAG_GROUPS} documents / contexts / "
+            f"{weak} questions show a sign on fewer than {minimum()} groups: listed, not "
+            f"flagged (a flag needs answers on ≥ {minimum()} documents / contexts / "
             "queries)."] if weak else []),
         "candidates": _candidates(diag, len(series) > 1),
         # the questions the "Only unstable or length-following questions" filter keeps
@@ -352,7 +352,7 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
                                               "disagree, unstable (flip rate > "
                                               f"{UNSTABLE_FLIP:g}), follows length (|length ρ| "
                                               f"≥ {FOLLOWS_LENGTH_RHO:g}) — each from ≥ "
-                                              f"{MIN_FLAG_GROUPS} groups; in brackets, a sign "
+                                              f"{minimum()} groups; in brackets, a sign "
                                               "seen on too few groups to flag",
                                      "status": "The question's review status"},
                        "scores": {"yes_rate": "Share of valid answers that are Yes",

@@ -31,6 +31,7 @@ fewer than 2 queries (no interval), no preferences, gold without ties (no three-
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -57,6 +58,9 @@ from checkeval_core.stats.ranking import (
 )
 from checkeval_core.store import NotFound, loads, rows
 
+#: Human votes a system needs before its human Elo is shown: below it the Bradley–Terry
+#: rating mostly reflects the weak prior (20 votes over 12 systems gave 220 … 2,015).
+MIN_SYSTEM_VOTES = 5
 
 # -- from the store ------------------------------------------------------------------------------
 def _run(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
@@ -145,13 +149,14 @@ def _reference(db: sqlite_utils.Database, run: dict[str, Any], source: str | Non
     return source, ref
 
 
-def _human_matches(db: sqlite_utils.Database, task_id: int, systems: set[str] | None = None
+def _human_matches(db: sqlite_utils.Database, task_id: int, systems: set[str] | None = None,
+                   exclude_annotators: Sequence[str] = ()
                    ) -> dict[str, list[tuple[str, str, str]]]:
     out: dict[str, list[tuple[str, str, str]]] = {}
-    for r in db.execute("SELECT p.group_id, ia.system_id, ib.system_id, p.winner FROM "
-                        "preference p JOIN item ia ON ia.id = p.item_a JOIN item ib ON "
+    for r in db.execute("SELECT p.group_id, ia.system_id, ib.system_id, p.winner, p.annotator "
+                        "FROM preference p JOIN item ia ON ia.id = p.item_a JOIN item ib ON "
                         "ib.id = p.item_b WHERE p.task_id = ?", [task_id]):
-        if not r[1] or not r[2] or r[1] == r[2]:
+        if not r[1] or not r[2] or r[1] == r[2] or (r[4] or "") in exclude_annotators:
             continue
         if systems is not None and (r[1] not in systems or r[2] not in systems):
             continue
@@ -186,9 +191,11 @@ def _elo_block(fit: dict[str, Any], ref_values: dict[str, float], no_ref: str | 
 
 def rankings_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None = None,
                     tie_margin: float = DEFAULT_TIE_MARGIN, n_boot: int = 1000, seed: int = 0,
-                    reference_source: str | None = None, split: str = "all") -> dict[str, Any]:
+                    reference_source: str | None = None, split: str = "all",
+                    exclude_annotators: Sequence[str] = ()) -> dict[str, Any]:
     """The list-level report of one run (the ``analyze --rankings --json`` output);
-    ``split``: only the queries and systems of the task's ``dev`` or ``heldout`` part."""
+    ``split``: only the queries and systems of the task's ``dev`` or ``heldout`` part;
+    ``exclude_annotators``: human votes of these annotators are left out of the human Elo."""
     from checkeval_core.analysis.split import filter_frame, split_note
 
     if tie_margin < 0:
@@ -209,7 +216,8 @@ def rankings_report(db: sqlite_utils.Database, run_id: int, aggregation: str | N
     group_m = {str(g): score_matches(table.loc[[g]], tie_margin) for g in table.index}
     fit = elo_fit(group_m, list(table.columns), n_boot=n_boot, seed=seed)
     elo = {**_elo_block(fit, ref_values, no_ref), "tie_margin": tie_margin}
-    human = _human_matches(db, run["task_id"], None if split == "all" else set(table.columns))
+    human = _human_matches(db, run["task_id"], None if split == "all" else set(table.columns),
+                           exclude_annotators)
     if split != "all":
         human = {g: m for g, m in human.items() if g in set(map(str, table.index))}
     if human:
@@ -220,6 +228,13 @@ def rankings_report(db: sqlite_utils.Database, run_id: int, aggregation: str | N
         rc = rank_correlation(judge, [s["rating"] for s in human_elo["systems"]])
         human_elo["judge_vs_human"] = {"spearman": rc["spearman"], "kendall": rc["kendall"],
                                        "n": rc["n"], "reason": rc["reason"]}
+        votes: dict[str, int] = {}
+        for a, b, _ in (m for ms in human.values() for m in ms):
+            votes[a], votes[b] = votes.get(a, 0) + 1, votes.get(b, 0) + 1
+        for s_ in human_elo["systems"]:
+            n = s_["n_votes"] = votes.get(s_["system"], 0)
+            s_["reason"] = (f"too few votes: {n} (a rating needs ≥ {MIN_SYSTEM_VOTES})"
+                            if n < MIN_SYSTEM_VOTES else None)
     else:
         human_elo = {"systems": [], "n_matches": 0,
                      "reason": "no human pairwise preferences between systems for this task "
@@ -254,12 +269,21 @@ def rankings_report(db: sqlite_utils.Database, run_id: int, aggregation: str | N
             "systems": systems,
             "spearman": {**ll["spearman"], "reason": no_ref or ll["spearman"]["reason"]},
             "kendall": {**ll["kendall"], "reason": no_ref or ll["kendall"]["reason"]},
-            "elo": elo, "human_elo": human_elo, "aggregations": per_agg,
+            "elo": elo, "human_elo": {**human_elo,
+                                      "excluded_annotators": sorted(exclude_annotators)},
+            "aggregations": per_agg,
             "split": split_note(db, run["task"], split)}
 
 
+def biased_annotators(pb: dict[str, Any]) -> list[str]:
+    """The annotators whose votes follow position (:func:`position_bias`'s
+    ``follows_position``), by name."""
+    return [a["annotator"] for a in pb["annotators"] if a["follows_position"]]
+
+
 def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None = None,
-                 tie_margin: float = DEFAULT_TIE_MARGIN, split: str = "all") -> dict[str, Any]:
+                 tie_margin: float = DEFAULT_TIE_MARGIN, split: str = "all",
+                 exclude_annotators: Sequence[str] = ()) -> dict[str, Any]:
     """Instance-level agreement of a run with the task's human pairwise preferences (the
     ``analyze --pairs --json`` output); ``pairs`` lists every judged pair. ``split``: only
     the pairs whose two answers are both in the task's ``dev`` or ``heldout`` part.
@@ -283,6 +307,9 @@ def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None
     if members is not None:
         prefs = [p for p in prefs if all(in_part(p["group_id"], p[f"system_{s}"], split, *members)
                                          for s in "ab")]
+    bias = position_bias(prefs)  # over every vote: it says whose votes to leave out
+    n_all = len(prefs)
+    prefs = [p for p in prefs if (p["annotator"] or "") not in exclude_annotators]
     pairs, skipped = [], 0
     for p in prefs:
         a, b = score.get(p["item_a"]), score.get(p["item_b"])
@@ -294,7 +321,9 @@ def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None
                       "gold": p["winner"], "correct": pred == p["winner"]})
     ag = pair_agreement([p["gold"] for p in pairs], [p["judge"] for p in pairs])
     if not prefs:
-        msg = ("no human pairwise preferences for this task (import them with `checkeval "
+        msg = (f"every one of the {n_all} votes is left out (annotators excluded: "
+               f"{', '.join(sorted(exclude_annotators))})" if n_all else
+               "no human pairwise preferences for this task (import them with `checkeval "
                "preferences import FILE --task NAME`)")
         ag["reasons"] = {k: msg for k in ("accuracy", "tie_rate", "three_way")}
     elif not pairs:
@@ -303,8 +332,10 @@ def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None
     return {"run": run_id, "task": run["task"], "judge": run["judge_spec"],
             "method": run["method"], "aggregation": agg, "tie_margin": tie_margin,
             "n_preferences": len(prefs), "n_skipped": skipped, **ag, "pairs": pairs,
-            "split": split_note(db, run["task"], split), "position_bias": position_bias(prefs),
-            "repeated_votes": repeated_votes(prefs)}
+            "split": split_note(db, run["task"], split), "position_bias": bias,
+            "repeated_votes": repeated_votes(prefs),
+            "excluded_annotators": sorted(exclude_annotators),
+            "n_excluded": n_all - len(prefs)}
 
 
 def _item(db: sqlite_utils.Database, task_id: int, ref: int | str) -> dict[str, Any]:

@@ -18,6 +18,8 @@ import sqlite_utils
 
 from checkeval_core.analysis.ranking_charts import correlation_title
 from checkeval_core.analysis.rankings import (
+    MIN_SYSTEM_VOTES,
+    biased_annotators,
     pair_detail,
     pairs_report,
     query_answers,
@@ -72,12 +74,25 @@ def _aggregation_line(rep: dict[str, Any]) -> str | None:
         for a, v in others.items())
 
 
+def _human_cells(s: dict[str, Any] | None, hum: dict[str, Any]) -> dict[str, Any]:
+    """A system's human Elo with its interval (queries resampled), or a dash and why."""
+    if s is None:
+        return {"human Elo": None, "human CI low": None, "human CI high": None,
+                "human votes": 0, "human note": "no human vote on this system"}
+    why = s.get("reason") or (hum.get("reason") if _v(s["ci"][0]) is None else None)
+    shown = s.get("reason") is None
+    return {"human Elo": s["rating"] if shown else None,
+            "human CI low": _v(s["ci"][0]) if shown else None,
+            "human CI high": _v(s["ci"][1]) if shown else None,
+            "human votes": s.get("n_votes"), "human note": why or ""}
+
+
 def _elo(rep: dict[str, Any]) -> dict[str, Any]:
     el, hum = rep["elo"], rep["human_elo"]
-    h = {s["system"]: s["rating"] for s in hum["systems"]}
+    h = {s["system"]: s for s in hum["systems"]}
     table = [{"rank": s["rank"], "system": s["system"], "judge Elo": s["rating"],
               "CI low": _v(s["ci"][0]), "CI high": _v(s["ci"][1]),
-              **({"human Elo": h.get(s["system"])} if h else {})} for s in el["systems"]]
+              **(_human_cells(h.get(s["system"]), hum) if h else {})} for s in el["systems"]]
     caption = (f"Judge: {el['n_matches']} matches over {el['n_queries']} queries, "
                f"{len(el['systems'])} systems, {el['n_ties']} ties (|Δ| < {rep['tie_margin']});"
                " 1000 = mean, +400 = 10:1 odds."
@@ -86,9 +101,16 @@ def _elo(rep: dict[str, Any]) -> dict[str, Any]:
     if h:
         jh = hum["judge_vs_human"]
         rho = f"{jh['spearman']:.2f}" if _v(jh["spearman"]) is not None else "undefined"
-        human = (f"Human: {hum['n_matches']} votes between {len(h)} systems; judge score vs "
-                 f"human Elo ρ = {rho} (n = {jh['n']} systems; no interval: a point "
-                 "estimate)" + (f" — {jh['reason']}" if jh.get("reason") else "") + ".")
+        few = sum(bool(s.get("reason")) for s in hum["systems"])
+        human = (f"Human: {hum['n_matches']} votes between {len(h)} systems over "
+                 f"{hum['n_queries']} queries; each human Elo with its 95% interval (queries "
+                 f"resampled), shown only for a system with ≥ {MIN_SYSTEM_VOTES} votes"
+                 + (f" ({few} system(s) have too few)" if few else "")
+                 + (f"; votes of {', '.join(hum['excluded_annotators'])} left out"
+                    if hum.get("excluded_annotators") else "")
+                 + f". Judge score vs human Elo ρ = {rho} (n = {jh['n']} systems; no "
+                 "interval: a point estimate)" + (f" — {jh['reason']}" if jh.get("reason")
+                                                  else "") + ".")
     else:
         human = hum["reason"]
     return {"rows": table, "caption": caption, "human_caption": human}
@@ -197,14 +219,19 @@ def deciding_pair(db: sqlite_utils.Database, run_id: int, answers: list[dict[str
 
 def rankings_page(db: sqlite_utils.Database, run_id: int, aggregation: str,
                   tie_margin: float, reference_source: str | None,
-                  n_boot: int = 200) -> dict[str, Any]:
+                  n_boot: int = 200, drop_biased: bool = False) -> dict[str, Any]:
     """Everything the Rankings page renders for one run: the leaderboard rows and caption,
     the ρ/τ line (once), Elo tables, pairwise agreement with its support and interval, the
     position bias of the human votes, the answers to pick from and a default pair that
     decides something."""
-    rep = rankings_report(db, run_id, aggregation, tie_margin=tie_margin, n_boot=n_boot,
-                          reference_source=reference_source)
     prs = pairs_report(db, run_id, aggregation, tie_margin=tie_margin)
+    biased = biased_annotators(prs["position_bias"])
+    dropped = biased if drop_biased else []
+    if dropped:  # the votes of annotators whose votes follow position, left out on request
+        prs = pairs_report(db, run_id, aggregation, tie_margin=tie_margin,
+                           exclude_annotators=dropped)
+    rep = rankings_report(db, run_id, aggregation, tie_margin=tie_margin, n_boot=n_boot,
+                          reference_source=reference_source, exclude_annotators=dropped)
     answers = query_answers(db, run_id, aggregation).to_dict("records")
     return {
         "report": rep,
@@ -217,7 +244,8 @@ def rankings_page(db: sqlite_utils.Database, run_id: int, aggregation: str,
         "aggregation_line": _aggregation_line(rep) if rep["reference_source"] else None,
         "elo": _elo(rep),
         "pairwise": _pairwise(prs),
-        "position_bias": position_bias_view(prs["position_bias"]),
+        "position_bias": {**position_bias_view(prs["position_bias"]), "biased": biased,
+                          "dropped": dropped, "n_dropped": prs["n_excluded"]},
         "answers": answers,
         "queries": {a["group"]: a["query"] for a in answers},
         "default_pair": deciding_pair(db, run_id, answers),

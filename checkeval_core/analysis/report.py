@@ -600,7 +600,7 @@ def significance_rows(sig: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 #: flagged half of a good checklist. The signs seen on fewer groups are still listed
 #: (``weak_signs``), unflagged. The floor's small-sample rule
 #: (:data:`~checkeval_core.stats.bootstrap.MIN_GROUPS`), the same for every flag in the app.
-MIN_FLAG_GROUPS = MIN_GROUPS
+MIN_FLAG_GROUPS = MIN_GROUPS  # for readers and tests; code reads stats.bootstrap.minimum()
 #: A question is flagged "unstable" when its flip rate — the share of items whose verdict
 #: differs between selected runs that differ only in the prompt's wording (``phrasing``) — is
 #: above this: ``checkeval reliability``'s threshold for "unreliable"

@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.analysis.report import item_groups
+from checkeval_core.analysis.report import AGREEMENT_BOOT, alpha_binary_ci, item_groups
 from checkeval_core.checklists.instance import question_applies
 from checkeval_core.stats.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
+from checkeval_core.stats.bootstrap import group_bootstrap, minimum
 from checkeval_core.store import rows, task_id
 
 
@@ -66,6 +67,28 @@ def _pair_note(human: list[str], judge: list[str]) -> str:
     return ""
 
 
+def group_interval(units: list[Any], group_of: dict[Any, Any], stat: Any,
+                   n_boot: int = AGREEMENT_BOOT, seed: int = 0) -> dict[str, Any]:
+    """95% percentile interval of ``stat(units)`` resampling *groups* (documents / contexts /
+    queries) through the statistics floor: the (item, question) units of one document are
+    not independent, so the document is what is drawn. Below the floor's minimum number of
+    groups there is no interval. ``{"ci": [lo, hi], "reason": why there is none or None}``."""
+    by_group: dict[Any, list[Any]] = defaultdict(list)
+    for u in units:
+        by_group[group_of.get(u[0])].append(u)
+    groups = list(by_group.values())
+    boot = group_bootstrap(len(groups), lambda pick: stat([u for i in pick for u in groups[i]]),
+                           n_boot, seed, vectorised=False)
+    if boot.reason:
+        return {"ci": [math.nan, math.nan],
+                "reason": f"no interval: too few units ({len(units)} on {len(groups)} group(s); "
+                          f"needs ≥ {minimum()} groups — documents / contexts / queries)"}
+    if len(boot.values) < max(2, n_boot // 2):
+        return {"ci": [math.nan, math.nan],
+                "reason": "no interval: undefined in most resamples (the answers barely vary)"}
+    return {"ci": boot.ci(), "reason": None}
+
+
 def agreement_report(db: sqlite_utils.Database, task: str,
                      run_ids: list[int] | None = None) -> dict[str, Any]:
     tid = task_id(db, task)
@@ -77,9 +100,18 @@ def agreement_report(db: sqlite_utils.Database, task: str,
     multi = [u for u, v in human.items() if len(v) >= 2]
     code = {"yes": 1.0, "no": 0.0}
     mat = [[code[human[u][a]] if a in human[u] else np.nan for u in multi] for a in annotators]
+    group_of = {pk: g for pk, (g, _) in item_groups(db, {u[0] for u in human}).items()}
+
+    def fleiss(units: list[tuple[int, int]]) -> float:
+        return fleiss_from_labels([list(human[u].values()) for u in units])[0]
+
+    alpha_ci = alpha_binary_ci({u: human[u] for u in multi}, {u: group_of[u[0]] for u in multi})
+    kappa_ci = group_interval(multi, group_of, fleiss)
     hh = {"krippendorff_alpha": krippendorff_alpha(mat) if multi else math.nan,
-          "fleiss_kappa": fleiss_from_labels([list(human[u].values()) for u in multi])[0],
-          "n_units": len(multi), **_support(db, multi)}
+          "fleiss_kappa": fleiss(multi), "n_units": len(multi), **_support(db, multi),
+          "ci": {"krippendorff_alpha": alpha_ci["ci"], "fleiss_kappa": kappa_ci["ci"]},
+          "ci_reasons": {"krippendorff_alpha": alpha_ci["reason"],
+                         "fleiss_kappa": kappa_ci["reason"]}}
     majority: dict[tuple[int, int], str] = {}
     for u, v in human.items():
         vals = list(v.values())
@@ -111,23 +143,32 @@ def agreement_report(db: sqlite_utils.Database, task: str,
         key = specs.get(rid, str(rid))
         if key in dup:
             key = f"run {rid}: {key}"
+        pair = dict(zip(common, zip(h, j)))
+        note = _pair_note(h, j)
+        kappa_ci = ({"ci": [math.nan, math.nan], "reason": "no interval: " + note.split(";")[0]}
+                    if note else group_interval(common, group_of, lambda us, p=pair: cohen_kappa(
+                        [p[u][0] for u in us], [p[u][1] for u in us])))
         hj[key] = {"run": rid, "method": methods.get(rid, ""), "cohen_kappa": cohen_kappa(h, j),
+                   "cohen_kappa_ci": kappa_ci["ci"], "cohen_kappa_ci_reason": kappa_ci["reason"],
                    "krippendorff_alpha": krippendorff_alpha([[code[x] for x in h],
                                                              [code[x] for x in j]])
-                   if common else math.nan, "n_units": len(common), "note": _pair_note(h, j),
+                   if common else math.nan, "n_units": len(common), "note": note,
                    **_support(db, common)}
     per_question = []
-    by_q: dict[int, list[list[str]]] = defaultdict(list)
+    by_q: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for u in multi:
-        by_q[u[1]].append(list(human[u].values()))
+        by_q[u[1]].append(u)
     texts = {r[0]: r[1] for r in db.execute("SELECT id, text FROM question WHERE task_id = ?",
                                             [tid])}
     for qid, units in sorted(by_q.items()):
+        ci = group_interval(units, group_of, fleiss)
         per_question.append({"question_id": qid, "question": texts.get(qid, ""),
                              "n_units": len(units),
-                             "percent_agreement": float(np.mean([len(set(x)) == 1
-                                                                 for x in units])),
-                             "fleiss_kappa": fleiss_from_labels(units)[0]})
+                             "n_groups": len({group_of.get(u[0]) for u in units}),
+                             "percent_agreement": float(np.mean([len(set(human[u].values()))
+                                                                 == 1 for u in units])),
+                             "fleiss_kappa": fleiss(units), "ci": ci["ci"],
+                             "ci_reason": ci["reason"]})
     return {"human_human": hh, "human_note": _human_note(human, multi),
             "human_judge": hj, "annotators": annotators,
             "per_question": per_question, "likert": human_vs_likert(db, tid, answers)}
@@ -170,28 +211,59 @@ def stat_text(value: float | None) -> str:
     return "undefined" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
+def ci_text(ci: list[float], reason: str | None) -> str:
+    """``[0.12, 0.58]`` (95%, groups resampled), or why there is no interval."""
+    if reason or ci[0] is None or math.isnan(ci[0]):
+        return reason or "no interval"
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def _with_ci(value: float, ci: list[float], reason: str | None) -> str:
+    """A κ/α in a sentence with its interval or the reason it has none."""
+    if value is None or math.isnan(value):
+        return "undefined"
+    return f"{value:.3f} " + (f"(95% CI {ci_text(ci, None)}, groups resampled)"
+                              if not reason else f"({reason})")
+
+
+def _question_row(r: dict[str, Any]) -> dict[str, Any]:
+    """A per-question row: κ with its interval, or a dash and why there is none (a κ on one
+    unit of one document — e.g. −1.000 — says nothing)."""
+    k, reason = r["fleiss_kappa"], r["ci_reason"]
+    if math.isnan(k):
+        note = ("all answers the same: undefined" if r["percent_agreement"] == 1 else
+                "needs equally many annotators per unit")
+    else:
+        note = reason or ""
+    return {"question": r["question"], "units": r["n_units"], "groups": r["n_groups"],
+            "agreement": f"{r['percent_agreement']:.0%}",
+            "Fleiss κ": None if math.isnan(k) or reason else round(k, 3),
+            "95% CI": None if math.isnan(k) or reason else ci_text(r["ci"], None),
+            "note": note}
+
+
 def agreement_view(db: sqlite_utils.Database, task: str) -> dict[str, Any]:
     """What the Annotation jobs page shows, every number with its sample size and every
     undefined one with its reason: ``summary`` (a sentence), ``judges``, ``per_question``
     and ``likert`` (rows) and ``likert_note`` (why there is no Likert comparison, or '')."""
     rep = agreement_report(db, task)
     hh = rep["human_human"]
+    ci, why = hh["ci"], hh["ci_reasons"]
     summary = (f"Among {len(rep['annotators'])} annotators, {hh['n_units']} (item, question) "
-               f"units answered Yes/No by two or more: Krippendorff α = "
-               f"{stat_text(hh['krippendorff_alpha'])}, Fleiss κ = "
-               f"{stat_text(hh['fleiss_kappa'])}" + (f" — {rep['human_note']}"
-                                                   if rep["human_note"] else ""))
+               f"units answered Yes/No by two or more, on {hh['n_items']} items of "
+               f"{hh['n_groups']} groups: Krippendorff α = "
+               + _with_ci(hh["krippendorff_alpha"], ci["krippendorff_alpha"],
+                          why["krippendorff_alpha"])
+               + ", Fleiss κ = " + _with_ci(hh["fleiss_kappa"], ci["fleiss_kappa"],
+                                            why["fleiss_kappa"])
+               + (f" — {rep['human_note']}" if rep["human_note"] else ""))
     judges = [{"judge": k, "method": v["method"], "run": v["run"], "units": v["n_units"],
-               "Cohen κ": stat_text(v["cohen_kappa"]),
+               "groups": v["n_groups"], "Cohen κ": stat_text(v["cohen_kappa"]),
+               "κ 95% CI": "" if math.isnan(v["cohen_kappa"]) else
+               ci_text(v["cohen_kappa_ci"], v["cohen_kappa_ci_reason"]),
                "Krippendorff α": stat_text(v["krippendorff_alpha"]), "note": v["note"]}
               for k, v in rep["human_judge"].items()]
-    per_question = [{"question": r["question"], "units": r["n_units"],
-                     "agreement": f"{r['percent_agreement']:.0%}",
-                     "Fleiss κ": stat_text(r["fleiss_kappa"]),
-                     "note": "" if not math.isnan(r["fleiss_kappa"]) else
-                     "all answers the same: undefined" if r["percent_agreement"] == 1 else
-                     "needs equally many annotators per unit"}
-                    for r in rep["per_question"]]
+    per_question = [_question_row(r) for r in rep["per_question"]]
     has_scores = db.execute("SELECT 1 FROM human_score hs JOIN item i ON i.id = hs.item_id "
                             "WHERE i.task_id = ? AND hs.annotator = '' LIMIT 1",
                             [task_id(db, task)]).fetchone() is not None

@@ -80,15 +80,19 @@ def create_job(db: sqlite_utils.Database, task: str, annotators: list[str], over
 def create_job_once(db: sqlite_utils.Database, task: str, annotators: list[str], overlap: int,
                     n_items: int | None = None, version: int | str = "latest",
                     strategy: str = "random", dimension: str | None = None, seed: int = 0,
-                    name: str = "", coordinator: str = "") -> tuple[int, bool]:
+                    name: str = "", coordinator: str = "",
+                    item_ids: list[int] | None = None) -> tuple[int, bool]:
     """``(job id, created)``: a second identical request (double click, resubmitted form)
     returns the existing job instead of assigning the same items twice. ``coordinator``: who
-    creates it (recorded with the job and in the review history; the app always names one)."""
+    creates it (recorded with the job and in the review history; the app always names one).
+    ``item_ids``: the items already drawn by the caller (``strategy`` then names how), instead
+    of sampling."""
     names = list(dict.fromkeys(a.strip() for a in annotators if a.strip()))
     if not names:
         raise ValueError("list at least one annotator")
     v = get_version(db, task, version)
-    chosen = sample_items(db, task, n_items, strategy, dimension, seed)
+    chosen = list(item_ids) if item_ids is not None else sample_items(
+        db, task, n_items, strategy, dimension, seed)
     pairs = assign(chosen, names, overlap)
     params = {"annotators": names, "overlap": overlap, "strategy": strategy,
               "dimension": dimension, "seed": seed, "n_items": len(chosen)}

@@ -173,6 +173,30 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
             "seed": base_seed}
 
 
+def request_count(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
+                  n: int, mode: str) -> dict[str, int]:
+    """What :func:`augment` will ask, before it asks: ``{"requests", "sub_dimensions",
+    "seeds"}``. ``list`` mode sends one request per sub-dimension (diversify) or per seed
+    question (elaborate), each asking for ``n`` questions; ``single`` mode sends ``n``
+    one-question requests for each of them."""
+    seeds = _seeds_by_sub(db, task, dimension)
+    n_subs, n_seeds = len(seeds), sum(len(qs) for qs in seeds.values())
+    targets = n_subs if strategy == "diversify" else n_seeds
+    return {"requests": targets * (n if mode == "single" else 1), "sub_dimensions": n_subs,
+            "seeds": n_seeds}
+
+
+def questions_asked_text(count: dict[str, int], strategy: str, n: int, mode: str) -> str:
+    """The Generate section's sentence: what "Questions asked" multiplies and how many
+    requests the judge gets."""
+    per = (f"{count['sub_dimensions']} sub-dimension(s)" if strategy == "diversify"
+           else f"{count['seeds']} seed question(s)")
+    each = "one request each" if mode == "list" else f"{n} one-question requests each"
+    up_to = n * (count["sub_dimensions"] if strategy == "diversify" else count["seeds"])
+    return (f"{n} question(s) asked for each of the dimension's {per} ({each}): "
+            f"**{count['requests']} request(s)** to the judge, up to {up_to} new questions.")
+
+
 def near_copy(text: str, existing: set[str], threshold: float = 0.9) -> bool:
     """True when ``text`` is an almost verbatim copy of a question already there."""
     from difflib import SequenceMatcher

@@ -13,6 +13,7 @@ import typer
 
 # Each command module registers its commands on ``app`` / ``bench_app`` when imported.
 from checkeval_core.cli import (  # noqa: F401
+    align_cmds,
     analysis_cmds,
     annotation_cmds,
     checklist_cmds,

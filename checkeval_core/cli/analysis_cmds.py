@@ -44,6 +44,9 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                                               "scores, ranks, τ/ρ vs reference ratings, Elo"),
                 pairs: bool = typer.Option(False, "--pairs", help="instance level: agreement "
                                            "with human pairwise preferences"),
+                drop_biased: bool = typer.Option(
+                    False, "--exclude-position-biased", help="with --rankings / --pairs: leave "
+                    "out the votes of annotators whose votes follow position"),
                 tie_margin: str = typer.Option("0.1", "--tie-margin",
                                                help="score gap below which two answers tie, "
                                                     "or 'auto': 0.2 × IQR of the run's item "
@@ -59,6 +62,13 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                 across_judges: bool = typer.Option(
                     False, "--across-judges", help="with --task: agreement across judges per "
                     "method (checklist vs Likert), every completed run of the task"),
+                calibrated: bool = typer.Option(
+                    False, "--calibrated", help="human-calibrated estimate (PPI++) of each "
+                    "system's mean human score per dimension: human scores of dev groups as "
+                    "the labelled items, the judge's scores on every item"),
+                labelled: int | None = typer.Option(
+                    None, "--labelled", help="with --calibrated: at most N labelled items per "
+                    "system, drawn at random (seed 0) from the dev groups (default: all)"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Correlation with human scores (sample / dataset / system level), agreement, stability."""
     from checkeval_core.analysis.split import WHICH
@@ -90,11 +100,20 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
     if across_judges:
         _across_judges(db, task, bootstrap, as_json)
         return
+    if drop_biased and not (rankings or pairs):
+        fail("--exclude-position-biased applies to human pairwise votes: use it with "
+             "--rankings or --pairs")
+
+    if labelled is not None and not calibrated:
+        fail("--labelled needs --calibrated")
+    if calibrated:
+        _calibrated(db, run, labelled, aggregation, as_json)
+        return
     if rankings or pairs:
         from checkeval_core.cli.ranking_cmds import analyze_rankings
 
         analyze_rankings(run, aggregation, rankings, pairs, margin, reference, bootstrap,
-                         as_json, split)
+                         as_json, split, drop_biased)
         return
     from checkeval_core.analysis.external import MetricFileError, import_metric
     from checkeval_core.analysis.report import analyze_metric, analyze_runs
@@ -176,6 +195,43 @@ def _across_judges(db, task: str | None, bootstrap: int, as_json: bool) -> None:
                    f"{r['n_groups']} groups, {r['n_systems']} systems")
     for m, why in out["missing"].items():
         typer.echo(f"{m:>12}  not compared: {why}")
+
+
+def _calibrated(db, run: list[int] | None, labelled: int | None, aggregation: str | None,
+                as_json: bool) -> None:
+    """``analyze --run R --calibrated``: PPI++ per system and dimension."""
+    from checkeval_core.analysis.calibrate import run_calibrated
+
+    if not run:
+        fail("--calibrated needs --run RUN_ID")
+    if labelled is not None and labelled < 2:
+        fail(f"--labelled {labelled}: give ≥ 2 labelled items per system")
+    try:
+        out = {"runs": {str(r): run_calibrated(db, r, labelled, aggregation=aggregation)
+                        for r in run}}
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+    out = clean_json(out)
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    for key, rep in out["runs"].items():
+        typer.echo(f"== run {key} {rep['judge']} · {rep['aggregation']} — {rep['method']}; "
+                   f"labelled from {rep['labelled_from']}")
+        if rep["note"]:
+            typer.echo(f"  {rep['note']}")
+        for system, dims in rep["systems"].items():
+            for dim, e in dims.items():
+                typer.echo(f"{system:>12} {dim:>12}  " + _calibrated_line(e))
+
+
+def _calibrated_line(e: dict) -> str:
+    def ci(c: list) -> str:
+        return "–" if c[0] is None else f"[{c[0]:.2f}, {c[1]:.2f}]"
+    est = "–" if e["estimate"] is None else f"{e['estimate']:.2f}"
+    tail = f"  ({e['reason']})" if e["reason"] else ""
+    return (f"{est} {ci(e['ci'])} n={e['n_labelled']}+{e['n_unlabelled']}  humans alone "
+            f"{ci(e['ci_human_only'])}  judge alone (biased) {ci(e['ci_judge_only'])}{tail}")
 
 
 # shared by the bench commands that read a benchmark folder and keep a cached database

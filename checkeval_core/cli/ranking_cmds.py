@@ -105,9 +105,10 @@ def _num(x: object, spec: str = ".3f") -> str:
 
 def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: bool,
                      pairs: bool, tie_margin: float | None, reference: str | None,
-                     bootstrap: int, as_json: bool, split: str = "all") -> None:
+                     bootstrap: int, as_json: bool, split: str = "all",
+                     drop_biased: bool = False) -> None:
     """``checkeval analyze --run ID --rankings|--pairs [--json]`` (called by ``analyze``)."""
-    from checkeval_core.analysis.rankings import pairs_report, rankings_report
+    from checkeval_core.analysis.rankings import biased_annotators, pairs_report, rankings_report
 
     if not run or len(run) != 1:
         fail("--rankings / --pairs analyse one run: give exactly one --run RUN_ID")
@@ -122,10 +123,14 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
             if math.isnan(tie_margin):
                 raise ValueError(f"run {run[0]}: no tie margin can be derived (fewer than 2 "
                                  "scored items); give --tie-margin NUMBER")
+        drop = biased_annotators(pairs_report(db, run[0], aggregation, tie_margin=tie_margin,
+                                              split=split)["position_bias"]) \
+            if drop_biased else []
         rep = rankings_report(db, run[0], aggregation, tie_margin=tie_margin, n_boot=bootstrap,
-                              reference_source=reference, split=split) if rankings else None
+                              reference_source=reference, split=split,
+                              exclude_annotators=drop) if rankings else None
         prs = pairs_report(db, run[0], aggregation, tie_margin=tie_margin,
-                           split=split) if pairs else None
+                           split=split, exclude_annotators=drop) if pairs else None
         health = runs_health(db, run, aggregation, tie_margin)
     except (NotFound, ValueError) as e:
         fail(str(e))

@@ -28,6 +28,19 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             param: list[str] | None = typer.Option(
                 None, "--param", help="run option KEY=VALUE (repeat): include_definition, "
                                       "include_reference, aggregation, seal_units, ..."),
+            escalate_to: str | None = typer.Option(
+                None, "--escalate-to", help="a second judge asked whatever --judge is unsure "
+                                            "of (see --target-agreement / --margin)"),
+            target_agreement: float | None = typer.Option(
+                None, "--target-agreement", help="fit the confidence threshold on dev groups "
+                "so the first judge's kept answers agree with people at least this often"),
+            margin: float | None = typer.Option(
+                None, "--margin", help="a fixed confidence threshold instead: |p(Yes) − 0.5| "
+                                       "(answers) or the score gap (pairs)"),
+            delta: float = typer.Option(0.1, "--delta", help="the guarantee holds with "
+                                        "probability 1 − delta"),
+            abstain: bool = typer.Option(False, "--abstain", help="'not decidable' where even "
+                                         "the second judge is unsure"),
             as_json: bool = typer.Option(False, "--json"),
             quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
             estimate: bool = typer.Option(
@@ -56,19 +69,29 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         else:
             if not task:
                 fail("give --task NAME (or --resume RUN_ID)")
+            from checkeval_core.runs.escalate import escalation_params
             from checkeval_core.runs.options import parse_params
             from checkeval_core.runs.start import start_runs
 
+            params = {**parse_params(param), **escalation_params(
+                escalate_to, target_agreement, margin, delta, abstain)}
             run_ids = start_runs(db, task, judge, method, checklist=checklist, limit=limit,
-                                 params=parse_params(param), strict=True).started
+                                 params=params, strict=True).started
     except (NotFound, ValueError, JudgeSpecError) as e:
         fail(str(e))
     out, ok = [], True
     for run_id in run_ids:
         run = _execute(db, run_id, quiet, execute_run)
         out.append({"run": run_id, "status": run["status"], "n_answers": run["n_answers"]})
+        esc = run["params"].get("escalation")
+        if esc:
+            out[-1]["escalation"] = esc
         if not as_json:
             typer.echo(f"run {run_id}: {run['status']}, {run['n_answers']} answers")
+            if esc:
+                from checkeval_core.runs.escalate import summary_text
+
+                typer.echo(summary_text(esc))
         if run["status"] != "completed":
             ok = False
             if run.get("error"):
@@ -286,3 +309,43 @@ def bundle_import_cmd(file: str = typer.Argument(...),
         typer.echo(f"{p.name}: already imported as run {res['run']} (same content), not "
                    "imported again" + (" — its missing scores were recomputed"
                                        if res["repaired"] else ""))
+
+
+@bench_app.command("escalate")
+def bench_escalate_cmd(
+        benchmark: str = typer.Option(..., "--benchmark", help="mtbench_pairs|summeval"),
+        data: str | None = typer.Option(None, "--data", help="benchmark folder (default "
+                                        "../shared/benchmarks)"),
+        judge: str = typer.Option("embedded", "--judge", help="the first judge (A)"),
+        escalate_to: str = typer.Option("embedded:quality", "--escalate-to",
+                                        help="the second judge (B)"),
+        queries: int = typer.Option(50, "--queries", help="mtbench_pairs: first N pairs"),
+        docs: int = typer.Option(32, "--docs", help="summeval: first N documents"),
+        target_agreement: float = typer.Option(0.8, "--target-agreement"),
+        delta: float = typer.Option(0.1, "--delta"),
+        margin: list[float] | None = typer.Option(
+            None, "--margin", help="fixed margins of the other cascade rows (repeat; default "
+                                   "0.05 and 0.2 for pairs, 0.1 and 0.3 for answers)"),
+        db: str | None = typer.Option(None, "--db", help="bench database (default "
+                                      "<cache>/bench_quality.db; reruns reuse it)"),
+        bootstrap: int = typer.Option(200, "--bootstrap", help="resamples of held-out groups"),
+        first_only: bool = typer.Option(False, "--first-only", help="run the first judge only: "
+                                        "its fitted threshold, held-out coverage and agreement"),
+        as_json: bool = typer.Option(False, "--json")) -> None:
+    """A small judge escalating to a stronger one on a benchmark's held-out half: both alone,
+    their ensemble, and the cascade at the fitted threshold and at fixed margins."""
+    from checkeval_core.bench.escalate import bench_escalate, format_escalate
+    from checkeval_core.cli.app import clean_json
+    from checkeval_core.judges.registry import JudgeSpecError
+    from checkeval_core.runs.options import check_bootstrap
+
+    try:
+        check_bootstrap(bootstrap)
+        res = bench_escalate(benchmark, data, judge, escalate_to, queries=queries, docs=docs,
+                             target=target_agreement, delta=delta,
+                             margins=tuple(margin) if margin else None, db_file=db,
+                             n_boot=bootstrap, progress=True, first_only=first_only)
+    except (ValueError, NotFound, ImportError, JudgeSpecError) as e:
+        fail(str(e))
+    res = clean_json(res)
+    typer.echo(json.dumps(res) if as_json else format_escalate(res))

@@ -21,6 +21,7 @@ import sqlite_utils
 
 from checkeval_core.config import cache_dir
 from checkeval_core.judges.registry import get_judge, parse_spec
+from checkeval_core.runs import escalate
 from checkeval_core.runs.estimate import record_actual, record_estimate
 from checkeval_core.runs.options import check_limit, check_params, max_error_share
 from checkeval_core.runs.registry import method as method_entry
@@ -63,6 +64,7 @@ def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: st
         raise ValueError(f"--method: {e}") from None
     check_limit(limit)  # the one rule the CLI and the Run page share
     check_params(method, dict(params or {}))
+    escalate.check_options(db, task, judge_spec, dict(params or {}), method)
     spec = parse_spec(judge_spec).spec
     tid = task_id(db, task)
     version = get_version(db, task, checklist)
@@ -130,13 +132,38 @@ def prepare_resume(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
     run = get_run(db, run_id)
     if run["status"] == "completed":
         return {"run": run_id, "status": "completed", "reasked": 0}
-    if run["status"] == "running" and run["alive"] and run["pid"] != os.getpid():
-        raise RunBusy(f"run {run_id} is still running (pid {run['pid']})")
+    if run["status"] in ("running", "cancelled") and run["alive"] and \
+            run["pid"] != os.getpid():
+        raise RunBusy(f"run {run_id} is still {run['status']} (pid {run['pid']}): "
+                      "its worker finishes the current item first")
     with transaction(db):
         n = db.execute("DELETE FROM answer WHERE run_id = ? AND error != ''", [run_id]).rowcount
+        # the time the run sat stopped is not part of its duration: move its start (and the
+        # last progress, which the ETA measures from the start) forward by the pause
+        start, prog = _after_pause(run, now_iso())
         db.execute("UPDATE run SET status = 'pending', error = '', finished_at = NULL, "
-                   "n_errors = MAX(0, n_errors - ?) WHERE id = ?", [n, run_id])
+                   "started_at = ?, progress_at = ?, n_errors = MAX(0, n_errors - ?) "
+                   "WHERE id = ?", [start, prog, n, run_id])
     return {"run": run_id, "status": "pending", "reasked": n}
+
+
+def _after_pause(run: dict[str, Any], now: str) -> tuple[str | None, str | None]:
+    """``(started_at, progress_at)`` of a run about to resume, both moved forward by the time
+    since it stopped (``finished_at``; a killed worker's last ``heartbeat_at``)."""
+    from datetime import datetime
+
+    stopped = run.get("finished_at") or run.get("heartbeat_at")
+    if not run.get("started_at") or not stopped:
+        return run.get("started_at"), run.get("progress_at")
+    pause = datetime.fromisoformat(now) - datetime.fromisoformat(stopped)
+    if pause.total_seconds() <= 0:
+        return run["started_at"], run.get("progress_at")
+
+    def shift(iso: str | None) -> str | None:
+        return None if not iso else (datetime.fromisoformat(iso) + pause).isoformat(
+            timespec="milliseconds")
+
+    return shift(run["started_at"]), shift(run.get("progress_at"))
 
 
 def error_share(db: sqlite_utils.Database, run_id: int) -> tuple[int, int]:
@@ -180,16 +207,16 @@ def start_background(path: str | Path, run_id: int) -> int:
 
 
 def _store(db: sqlite_utils.Database, run_id: int, item_pk: int, answers: list[dict[str, Any]],
-           cached: bool, res: Any) -> int:
+           cached: bool, res: Any, judge: str = "") -> int:
     n = 0
     for a in answers:
         cur = db.execute(
             "INSERT OR IGNORE INTO answer (run_id, item_id, question_id, unit, dimension, verdict, "
             "p_yes, value, mode, raw, error, cached, tokens_in, tokens_out, latency_ms, "
-            "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "created_at, judge) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [run_id, item_pk, a["question_id"], a["unit"], a["dimension"], a["verdict"],
              a["p_yes"], a["value"], a["mode"], (a["raw"] or "")[:2000], a["error"] or "",
-             int(cached), res.tokens_in, res.tokens_out, res.latency_ms, now_iso()])
+             int(cached), res.tokens_in, res.tokens_out, res.latency_ms, now_iso(), judge])
         n += cur.rowcount
     return n
 
@@ -256,7 +283,7 @@ def execute_run(path: str | Path, run_id: int,
                         answers = w.parse(res)
                         modes.update(a["mode"] for a in answers)
                         n_err += bool(res.error)
-                        _store(db, run_id, w.item_pk, answers, res.cached, res)
+                        _store(db, run_id, w.item_pk, answers, res.cached, res, run["judge_spec"])
                     db.execute("UPDATE run SET n_errors = n_errors + ?, tokens_in = tokens_in + ?,"
                                " tokens_out = tokens_out + ?, heartbeat_at = ? WHERE id = ?",
                                [n_err, sum(r.tokens_in for r in results if not r.cached),
@@ -269,6 +296,11 @@ def execute_run(path: str | Path, run_id: int,
                                                  run_id])
             if progress:
                 progress(done, len(its))
+        if escalate.enabled(run["params"]) and \
+                escalate.escalate(db, run, ctx, its, m.plan) is None:  # cancelled meanwhile
+            db.execute("UPDATE run SET finished_at = ?, pid = NULL WHERE id = ?",
+                       [now_iso(), run_id])
+            return get_run(db, run_id)
         n_err, n_all = error_share(db, run_id)
         limit = max_error_share(run["params"])
         if n_all and n_err / n_all > limit:

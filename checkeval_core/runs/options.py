@@ -57,7 +57,7 @@ RUN_OPTIONS: dict[str, type] = {
     "phrasing": int,
 }
 # written by the run itself, ignored when comparing the options two runs were asked with
-DERIVED = ("aggregation", "seal_weights", "bundle", "bundle_hash")
+DERIVED = ("aggregation", "seal_weights", "bundle", "bundle_hash", "escalation")
 
 # SEAL unit granularities a dimension can be given (runs/methods.py ``unit_kind``)
 SEAL_UNIT_KINDS = ("sentence", "pair", "fact", "whole")
@@ -251,4 +251,4 @@ def options_text(params: str | dict[str, Any] | None) -> str:
     if isinstance(params, str):
         params = json.loads(params or "{}")
     return ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted((params or {}).items())
-                     if k not in ("seal_weights", "bundle", "bundle_hash"))
+                     if k not in ("seal_weights", "bundle", "bundle_hash", "escalation"))

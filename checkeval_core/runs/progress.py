@@ -64,16 +64,34 @@ def duration_text(run: dict[str, Any], now: datetime | None = None) -> str:
     s = round(s)
     text = (f"{s} s" if s < 60 else f"{s // 60} min {s % 60:02d} s" if s < 3600
             else f"{s // 3600} h {s % 3600 // 60:02d} min")
-    return text + (" so far" if run.get("status") in ("pending", "running") else "")
+    return text + (" so far" if run.get("status") in ("pending", "running")
+                   or (run.get("status") == "cancelled" and not run.get("finished_at")
+                       and run.get("pid")) else "")
+
+
+def stopping(run: dict[str, Any]) -> bool:
+    """A cancelled run whose worker is still finishing its current item: the status says
+    ``cancelled`` at once, but the worker only stops between items (and then writes
+    ``finished_at`` and clears ``pid``)."""
+    return (run["status"] == "cancelled" and not run.get("finished_at")
+            and bool(run.get("pid")) and bool(run.get("alive")))
+
+
+def status_text(run: dict[str, Any]) -> str:
+    """The status a person reads: ``cancelling…`` while a cancelled run's worker still
+    computes its current item, else the stored status."""
+    return "cancelling…" if stopping(run) else run["status"]
 
 
 def actions(run: dict[str, Any]) -> dict[str, bool]:
     """Which buttons a run allows: *Cancel* while pending or running; *Resume* when it is
-    cancelled or failed, or pending/running with its worker gone (killed). A completed run
-    allows neither."""
+    cancelled or failed, or pending/running with its worker gone (killed) — not while a
+    cancelled run's worker is still stopping (a second worker would run beside it). A
+    completed run allows neither."""
     active = run["status"] in ("pending", "running")
     return {"cancel": active,
-            "resume": run["status"] in ("cancelled", "failed") or (active and not run["alive"])}
+            "resume": (run["status"] in ("cancelled", "failed") and not stopping(run))
+            or (active and not run["alive"])}
 
 
 def panel(db: sqlite_utils.Database, task: str, now: datetime | None = None) -> dict[str, Any]:
@@ -89,6 +107,9 @@ def panel(db: sqlite_utils.Database, task: str, now: datetime | None = None) -> 
         running = r["status"] in ("pending", "running")
         if running:  # only these need the worker and answers (the row is already read)
             r.update(alive=worker_alive(r["pid"]), n_answers=answer_count(db, r["id"]))
+        elif r["status"] == "cancelled" and r["pid"] and not r["finished_at"]:
+            r["alive"] = worker_alive(r["pid"])  # still finishing its current item?
+        r["status_text"] = status_text(r)
         r["actions"] = actions(r)
         if running:
             left = run_eta(r, now)
@@ -103,7 +124,9 @@ def panel(db: sqlite_utils.Database, task: str, now: datetime | None = None) -> 
                            "gone": r["status"] == "running" and not r["alive"]})
     for r in runs[:5]:
         if r["status"] not in ("pending", "running"):
-            recent.append(f"Run {run_label({**r, 'status': None})} — {r['status']}"
+            recent.append(f"Run {run_label({**r, 'status': None})} — "
+                          + (f"{r['status_text']} (the worker stops after its current item)"
+                             if stopping(r) else r["status"])
                           + (f": {r['error']}" if r["error"] else ""))
     return {"runs": runs, "active": active, "recent": recent, "table": run_table(runs, now)}
 
@@ -118,5 +141,6 @@ RUN_COLUMNS = {"id": "run", "judge_spec": "judge", "method": "method", "status":
 def run_table(runs: list[dict[str, Any]], now: datetime | None = None) -> list[dict[str, Any]]:
     """The run list with readable column names, each run's duration and options as text."""
     return [{label: r.get(k) for k, label in RUN_COLUMNS.items()}
-            | {"duration": duration_text(r, now), "options": options_text(r.get("params"))}
+            | {"status": r.get("status_text") or r.get("status"),
+               "duration": duration_text(r, now), "options": options_text(r.get("params"))}
             for r in runs]

@@ -1,0 +1,299 @@
+"""Selective evaluation with a human-agreement guarantee (Trust or Escalate, Jung et al., ICLR
+2025): the pure statistics of an escalating run and the human labels they are fitted on.
+
+A *unit* is one decision the cascade can keep or escalate:
+
+* on a task with human scores or checklist annotations, one judge **answer** (an item ×
+  question); its confidence is ``|p(Yes) − 0.5|`` (0 for an answer without p(Yes): a text
+  answer or an invalid one has no confidence and is always escalated);
+* on a task with human **pairwise votes**, one **pair** of the run's items; the judge's
+  decision is the item with the higher mean p(Yes) and its confidence the score margin
+  ``|s(a) − s(b)|``.
+
+Human labels of a unit (:func:`answer_labels`, :func:`pair_labels`): the annotators' answers to
+the same question on the same item (majority; a tie gives no label) where there are any, else
+the experts' score turned into a decision — the item's score on the question's dimension
+above the median of its group (document) is "Yes", below is "No", at the median no label (the
+checklist's questions are phrased so that Yes is better). On a pairwise task, the majority of
+the votes on the pair (ties: no label).
+
+Fitting (:func:`fit_threshold`) is the paper's fixed-sequence test: candidate thresholds λ
+from the most confident down; at each, the kept dev units (confidence ≥ λ) with ``k``
+disagreements out of ``n`` give the binomial p-value ``P(Bin(n, 1 − target) ≤ k)``; the
+sequence stops at the first p-value above δ and the last λ that passed is the threshold. Then,
+for units exchangeable with the dev units, P(agreement on what the judge keeps ≥ target) ≥ 1 − δ.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+DEFAULT_DELTA = 0.1
+NO_THRESHOLD = math.inf  # nothing kept: every unit goes to the second judge
+
+
+def confidence(p_yes: float | None) -> float:
+    """``|p(Yes) − 0.5|``; 0 when there is no probability (always escalated)."""
+    if p_yes is None or (isinstance(p_yes, float) and math.isnan(p_yes)):
+        return 0.0
+    return abs(float(p_yes) - 0.5)
+
+
+def binomial_pvalue(k: int, n: int, target: float) -> float:
+    """``P(Bin(n, 1 − target) ≤ k)``: the p-value of "the disagreement risk is above
+    1 − target" given ``k`` disagreements in ``n`` kept units (1.0 for n = 0)."""
+    from scipy.stats import binom
+
+    if n <= 0:
+        return 1.0
+    return float(binom.cdf(int(k), int(n), 1.0 - float(target)))
+
+
+def check_target(target: float, where: str = "--target-agreement") -> float:
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or \
+            not math.isfinite(target) or not 0.5 <= target < 1:
+        raise ValueError(f"{where} {target}: give an agreement between 0.5 and 1 "
+                         "(exclusive), e.g. 0.8")
+    return float(target)
+
+
+def check_delta(delta: float, where: str = "--delta") -> float:
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or \
+            not math.isfinite(delta) or not 0 < delta < 1:
+        raise ValueError(f"{where} {delta}: give a probability between 0 and 1 (exclusive), "
+                         "e.g. 0.1 for a 90 % guarantee")
+    return float(delta)
+
+
+def min_kept(target: float, delta: float) -> int:
+    """The fewest kept units that can pass at all: ``⌈log δ / log target⌉`` (zero
+    disagreements in n units give the p-value targetⁿ)."""
+    return max(1, math.ceil(math.log(delta) / math.log(target) - 1e-12))
+
+
+@dataclass
+class Fit:
+    """A fitted threshold and its evidence (``steps``: every tested λ with n, k, p-value)."""
+
+    threshold: float
+    target: float
+    delta: float
+    n_dev: int  # labelled dev units
+    n_kept: int  # dev units at or above the threshold
+    k_disagree: int
+    coverage_dev: float  # share of labelled dev units kept
+    steps: list[dict[str, float]]
+    reason: str = ""  # why no threshold passed, when none did
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"threshold": None if math.isinf(self.threshold) else self.threshold,
+                "target": self.target, "delta": self.delta, "n_dev": self.n_dev,
+                "n_kept": self.n_kept, "k_disagree": self.k_disagree,
+                "coverage_dev": self.coverage_dev, "steps": self.steps, "reason": self.reason}
+
+
+def fit_threshold(conf: Sequence[float], agree: Sequence[bool], target: float,
+                  delta: float = DEFAULT_DELTA) -> Fit:
+    """The lowest confidence threshold that the fixed-sequence test accepts (module doc).
+
+    ``conf`` and ``agree`` are the labelled dev units' confidences and whether the judge
+    agreed with the people. Candidates are the distinct confidences, tested from the highest
+    down; the first rejection ends the sequence (so the family-wise error stays ≤ δ without a
+    correction). No accepted λ: the threshold is ``inf`` (the judge keeps nothing)."""
+    check_target(target)
+    check_delta(delta)
+    c = np.asarray(conf, float)
+    a = np.asarray(agree, bool)
+    if len(c) != len(a):
+        raise ValueError("conf and agree differ in length")
+    steps: list[dict[str, float]] = []
+    best = NO_THRESHOLD
+    kept_n = kept_k = 0
+    least = min_kept(target, delta)
+    for lam in sorted(set(c.tolist()), reverse=True):
+        keep = c >= lam
+        n, k = int(keep.sum()), int((~a[keep]).sum())
+        if n < least:  # cannot pass even without a disagreement: decided by conf alone
+            continue
+        p = binomial_pvalue(k, n, target)
+        steps.append({"threshold": lam, "n": n, "k": k, "pvalue": p})
+        if p > delta:
+            break
+        best, kept_n, kept_k = lam, n, k
+    reason = ""
+    if math.isinf(best):
+        reason = (f"no threshold keeps dev units whose agreement is ≥ {target:g} with "
+                  f"probability {1 - delta:g} ({len(c)} labelled dev units): every unit goes "
+                  "to the second judge")
+    return Fit(best, float(target), float(delta), len(c), kept_n, kept_k,
+               kept_n / len(c) if len(c) else 0.0, steps, reason)
+
+
+def cascade_outcome(conf_a: np.ndarray, agree_a: np.ndarray, threshold: float,
+                    conf_b: np.ndarray | None = None, agree_b: np.ndarray | None = None,
+                    b_threshold: float | None = None) -> dict[str, Any]:
+    """What a cascade at ``threshold`` decides on labelled units: A keeps ``conf_a ≥
+    threshold``, B answers the rest (``agree_b`` NaN where B has no answer); with
+    ``b_threshold`` B's answers below it are "not decidable". Returns coverage (share kept by
+    A), the share decided, agreement on the decided units (NaN when none) and how many units
+    lacked B's answer (then the agreement is undefined)."""
+    conf_a = np.asarray(conf_a, float)
+    n = len(conf_a)
+    keep = conf_a >= threshold
+    out = {"n": n, "coverage": float(keep.mean()) if n else float("nan"),
+           "decided": float("nan"), "agreement": float("nan"), "missing_b": 0}
+    if not n:
+        return out
+    ok = np.asarray(agree_a, float).copy()
+    decided = np.ones(n, bool)
+    if (~keep).any():
+        if agree_b is None:
+            out["missing_b"] = int((~keep).sum())
+            return out
+        b = np.asarray(agree_b, float)
+        missing = ~keep & np.isnan(b)
+        if missing.any():
+            out["missing_b"] = int(missing.sum())
+            return out
+        ok[~keep] = b[~keep]
+        if b_threshold is not None and conf_b is not None:
+            decided = keep | (np.asarray(conf_b, float) >= b_threshold)
+    out["decided"] = float(decided.mean())
+    if decided.any():
+        out["agreement"] = float(ok[decided].mean())
+    return out
+
+
+def resample_groups(groups: Sequence[Any], stat: Callable[[np.ndarray], float],
+                    n_boot: int = 200, seed: int = 0) -> np.ndarray:
+    """``stat(index)`` over ``n_boot`` resamples of whole groups (units of one group share a
+    source and are not independent). The one resampling helper of this module: point it at the
+    statistics floor's when that lands. Returns the finite resampled values."""
+    g = np.asarray([str(x) for x in groups])
+    keys = np.unique(g)
+    if len(keys) < 2 or n_boot <= 0:
+        return np.array([])
+    idx_of = {k: np.flatnonzero(g == k) for k in keys}
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_boot):
+        pick = rng.choice(keys, size=len(keys), replace=True)
+        idx = np.concatenate([idx_of[k] for k in pick])
+        v = stat(idx)
+        if np.isfinite(v):
+            out.append(v)
+    return np.asarray(out, float)
+
+
+def percentile_ci(values: np.ndarray, level: float = 0.95) -> list[float] | None:
+    if len(values) < 2:
+        return None
+    lo, hi = np.percentile(values, [50 * (1 - level), 50 * (1 + level)])
+    return [float(lo), float(hi)]
+
+
+def curve(conf_a: np.ndarray, agree_a: np.ndarray, agree_b: np.ndarray,
+          cost_a: float, cost_b: float, groups: Sequence[Any], thresholds: Sequence[float]
+          | None = None, n_boot: int = 200, seed: int = 0) -> list[dict[str, Any]]:
+    """Coverage–agreement points on labelled (held-out) units: for each threshold, the share
+    A keeps, the cascade's agreement [group-resampled 95 % interval] and the expected judge
+    cost per unit ``cost_a + (1 − coverage) · cost_b``. The thresholds default to the
+    confidence quantiles (0, 10, …, 100 %) plus ``inf`` (B alone) and 0 (A alone). A point
+    whose escalated units lack B's answers has no agreement (``missing_b`` says how many)."""
+    conf_a = np.asarray(conf_a, float)
+    if thresholds is None:
+        qs = np.quantile(conf_a, np.linspace(0, 1, 11)) if len(conf_a) else []
+        thresholds = sorted({0.0, *[float(q) for q in qs], NO_THRESHOLD})
+    pts = []
+    for t in thresholds:
+        o = cascade_outcome(conf_a, agree_a, t, agree_b=agree_b)
+        ci = None
+        if not math.isnan(o["agreement"]):
+            ci = percentile_ci(resample_groups(groups, lambda ix, t=t: cascade_outcome(
+                conf_a[ix], np.asarray(agree_a)[ix], t,
+                agree_b=np.asarray(agree_b)[ix])["agreement"], n_boot, seed))
+        pts.append({"threshold": None if math.isinf(t) else float(t),
+                    "coverage": o["coverage"], "agreement": o["agreement"], "ci": ci,
+                    "missing_b": o["missing_b"],
+                    "cost": cost_a + (1 - o["coverage"]) * cost_b if o["n"] else float("nan")})
+    return pts
+
+
+# -- human labels ------------------------------------------------------------------------------
+def median_direction(scores: dict[tuple[int, str], float], group_of: dict[int, str]
+                     ) -> dict[tuple[int, str], str]:
+    """``{(item, dimension): "yes" | "no"}``: above / below the median of the item's group on
+    that dimension (at the median: no label)."""
+    by: dict[tuple[str, str], list[float]] = {}
+    for (pk, dim), v in scores.items():
+        by.setdefault((group_of.get(pk, ""), dim), []).append(v)
+    med = {k: float(np.median(v)) for k, v in by.items()}
+    out = {}
+    for (pk, dim), v in scores.items():
+        m = med[(group_of.get(pk, ""), dim)]
+        if v > m:
+            out[(pk, dim)] = "yes"
+        elif v < m:
+            out[(pk, dim)] = "no"
+    return out
+
+
+def majority(values: Sequence[str]) -> str | None:
+    """The more frequent of yes/no (a tie or nothing: None)."""
+    y = sum(1 for v in values if v == "yes")
+    n = sum(1 for v in values if v == "no")
+    return "yes" if y > n else "no" if n > y else None
+
+
+def answer_labels(db: Any, task_pk: int, item_pks: Sequence[int]
+                  ) -> tuple[dict[tuple[int, int], str], dict[tuple[int, str], str], str]:
+    """The people's decisions for a run's answers: ``(by (item, question) from annotations,
+    by (item, dimension) from expert scores vs the group median, source)``; ``source`` names
+    what there is ("annotations", "expert scores vs group median", both, or "")."""
+    pks = [int(p) for p in item_pks]
+    ann: dict[tuple[int, int], list[str]] = {}
+    scores: dict[tuple[int, str], float] = {}
+    group_of: dict[int, str] = {}
+    for i in range(0, len(pks), 500):
+        chunk = pks[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        for pk, qid, v in db.execute(
+                f"SELECT item_id, question_id, value FROM annotation WHERE task_id = ? AND "
+                f"kind = 'answer' AND item_id IN ({marks})", [task_pk, *chunk]):
+            ann.setdefault((int(pk), int(qid)), []).append(str(v).strip().lower())
+        for pk, dim, v in db.execute(
+                f"SELECT item_id, dimension, value FROM human_score WHERE annotator = '' AND "
+                f"item_id IN ({marks})", chunk):
+            scores[(int(pk), str(dim))] = float(v)
+        for pk, g in db.execute(f"SELECT id, group_id FROM item WHERE id IN ({marks})", chunk):
+            group_of[int(pk)] = str(g)
+    by_q = {k: m for k, v in ann.items() if (m := majority(v)) is not None}
+    by_dim = median_direction(scores, group_of)
+    source = " and ".join(s for s, have in (("annotations", by_q),
+                                            ("expert scores vs group median", by_dim)) if have)
+    return by_q, by_dim, source
+
+
+def pair_labels(db: Any, task_pk: int, item_pks: Sequence[int]
+                ) -> dict[tuple[int, int], tuple[str, str]]:
+    """``{(item_a, item_b): (winner "a" | "b", group)}`` for the human-voted pairs whose two
+    items are in the run (majority of votes; ties and tied majorities: no label)."""
+    pks = {int(p) for p in item_pks}
+    votes: dict[tuple[int, int], list[str]] = {}
+    group: dict[tuple[int, int], str] = {}
+    for a, b, w, g in db.execute("SELECT item_a, item_b, winner, group_id FROM preference "
+                                 "WHERE task_id = ?", [task_pk]):
+        if int(a) in pks and int(b) in pks:
+            votes.setdefault((int(a), int(b)), []).append(w)
+            group[(int(a), int(b))] = str(g)
+    out = {}
+    for k, v in votes.items():
+        na, nb = v.count("a"), v.count("b")
+        if na != nb:
+            out[k] = ("a" if na > nb else "b", group[k])
+    return out

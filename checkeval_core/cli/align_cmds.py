@@ -1,0 +1,123 @@
+"""CLI for per-question agreement with people (``questions``) and the benchmark of the
+human-calibrated estimate (``bench calibrate``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from checkeval_core.cli.app import app, bench_app, clean_json, fail
+from checkeval_core.store import NotFound
+
+
+@bench_app.command("calibrate")
+def bench_calibrate_cmd(
+        data: Path | None = typer.Option(None, "--data", help="benchmark folder with "
+                                         "summeval.jsonl (default ../shared/benchmarks)"),
+        db: Path | None = typer.Option(None, "--db", help="a checkeval database holding --run "
+                                       "(instead of ROUGE-1 on --data)"),
+        run: int | None = typer.Option(None, "--run", help="with --db: the run whose scores "
+                                       "are the judge"),
+        aggregation: str | None = typer.Option(None, "--aggregation",
+                                               help="with --run: its aggregation"),
+        labelled_docs: str = typer.Option("1-16", "--labelled-docs",
+                                          help="documents (1-based positions) the labelled "
+                                               "outputs are drawn from, e.g. 1-16,33-56"),
+        unlabelled_docs: str = typer.Option("17-32", "--unlabelled-docs",
+                                            help="documents whose outputs are unlabelled"),
+        labelled: str = typer.Option("10,16", "--labelled", help="labelled outputs per "
+                                     "system, comma-separated values of N"),
+        draws: int = typer.Option(200, "--draws", help="random draws of the labelled set"),
+        seed: int = typer.Option(0, "--seed"),
+        as_json: bool = typer.Option(False, "--json")) -> None:
+    """Coverage and width of the PPI++ estimate of system means vs humans alone."""
+    from checkeval_core.bench.calibrate import (
+        bench_calibrate,
+        format_calibrate,
+        parse_docs,
+        run_positions,
+        summeval_frame,
+    )
+
+    try:
+        lab, unl = parse_docs(labelled_docs), parse_docs(unlabelled_docs)
+        ns = tuple(int(x) for x in labelled.split(",") if x.strip())
+    except ValueError as e:
+        fail(f"--labelled-docs / --unlabelled-docs / --labelled: {e}")
+    if not ns or min(ns) < 2:
+        fail(f"--labelled {labelled!r}: give values ≥ 2, e.g. 10,16")
+    if draws < 1:
+        fail(f"--draws {draws}: give ≥ 1")
+    if (db is None) != (run is None):
+        fail("--db and --run go together (without them: ROUGE-1 on --data)")
+    try:
+        if db is not None:
+            from checkeval_core.analysis.frames import run_frame
+            from checkeval_core.store import open_db
+
+            if not db.exists():
+                fail(f"--db {db}: no such file")
+            df, meta = run_frame(open_db(db), int(run), aggregation)  # type: ignore[arg-type]
+            df = run_positions(df)
+            title = f"run {run} ({meta['judge']} · {meta['method']} · {meta['aggregation']})"
+        else:
+            from checkeval_core.bench.quality import default_data_dir
+
+            src = data or default_data_dir()
+            if not (src / "summeval.jsonl").exists():
+                fail(f"--data {src}: no summeval.jsonl there")
+            df, title = summeval_frame(src), "SummEval · ROUGE-1 as the judge"
+        res = bench_calibrate(df, lab, unl, ns, draws, seed)
+    except (NotFound, ValueError, ImportError) as e:
+        fail(str(e))
+    res = clean_json({**res, "judge": title})
+    typer.echo(json.dumps(res) if as_json else format_calibrate(res, title))
+
+
+@app.command("questions")
+def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
+                  split: str = typer.Option("dev", "--split", help="dev | heldout | all (a "
+                                            "task without a split reads all groups)"),
+                  bootstrap: int = typer.Option(200, "--bootstrap", help="resamples of groups "
+                                                "for the intervals"),
+                  as_json: bool = typer.Option(False, "--json")) -> None:
+    """Per question: agreement and κ with people's answers, confusion, yes-rate, system pairs
+    separated, leave-one-out effect on the version's agreement with people's totals."""
+    from checkeval_core.analysis.align import question_agreement
+    from checkeval_core.analysis.split import WHICH
+    from checkeval_core.runs.options import check_bootstrap
+    from checkeval_core.store import open_db
+
+    if split not in WHICH:
+        fail(f"--split {split!r}: use dev, heldout or all")
+    try:
+        check_bootstrap(bootstrap)
+        out = clean_json(question_agreement(open_db(), run, split, n_boot=bootstrap))
+    except (NotFound, ValueError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    sp = out["split"]
+    typer.echo(f"run {run} · v{out['version']} · {out['judge']} · {out['method']} — "
+               f"{sp['which']} ({sp['n_groups']} groups): {out['headline']['text']}")
+    if out["human_answers"]["how_to_start"]:
+        typer.echo(out["human_answers"]["how_to_start"])
+    loo = out["loo"]
+    typer.echo(f"leave-one-out on {loo['part']}: "
+               + (f"{loo['statistic']} = {_n(loo['value'])}" if loo["statistic"]
+                  else loo["reason"]))
+    for q in out["questions"]:
+        agree = "–" if q["agreement"] is None else f"{q['agreement']:.2f}"
+        kappa = "–" if q["kappa"] is None else f"{q['kappa']:.2f}"
+        sat = f" ({q['saturated']})" if q["saturated"] else ""
+        typer.echo(f"#{q['question_id']:<5} {q['dimension'] or '':>12} n={q['n']:<4} "
+                   f"agree={agree} κ={kappa} yes={_n(q['yes_rate'])}{sat} "
+                   f"separates {q['separates']}/{q['n_pairs']} LOO Δ={_n(q['loo_delta'], 3)}  "
+                   f"{q['text'][:60]}")
+
+
+def _n(x: float | None, digits: int = 2) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"

@@ -1,0 +1,411 @@
+"""Escalating runs: the run's judge (A) answers everything, what it is unsure of is asked of a
+second judge (B).
+
+A run escalates when its options hold ``escalate_to`` (B's spec) and one of
+``target_agreement`` (fit the threshold on dev groups against human labels, Trust or Escalate's
+fixed-sequence test at probability 1 − ``delta``) or ``margin`` (a fixed confidence threshold).
+After A's pass over every item (``jobs.execute_run``), :func:`escalate`:
+
+1. reads A's answers as *units* (one answer, or one human-voted pair on a pairwise task — see
+   :mod:`checkeval_core.analysis.escalation`) with A's confidence;
+2. fixes the threshold (the stored one on a resumed run, else ``margin``, else the fit on the
+   labelled dev units);
+3. asks B, item by item, every request whose answers belong to a unit below the threshold
+   (through B's own request cache), and overwrites those answers with B's, keeping A's
+   verdict, p(Yes) and latency in ``a_verdict`` / ``a_p_yes`` / ``a_latency_ms`` and B's spec
+   in ``judge``; a resumed run skips answers B already gave;
+4. with ``abstain``, fits (or takes ``margin`` as) B's own threshold on the escalated dev
+   units: B's answers below it are "not decidable", reported as the share decided;
+5. stores the threshold, its evidence and the achieved coverage in ``params["escalation"]``.
+
+No human label is ever invented: without labelled dev units, ``target_agreement`` fails the
+run with a message saying which labels it needs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sqlite_utils
+
+from checkeval_core.analysis import escalation as E
+from checkeval_core.store import dumps, now_iso, task_id, transaction
+
+OPTIONS = ("escalate_to", "target_agreement", "margin", "delta", "abstain")
+
+
+def enabled(params: dict[str, Any]) -> bool:
+    return bool(params.get("escalate_to"))
+
+
+def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
+                  params: dict[str, Any], method: str | None = None) -> None:
+    """Refuse an escalation that cannot run, before anything is asked (ValueError naming the
+    flag): a method without Yes/No answers, B's spec, exactly one of target/margin, their
+    ranges, a split for a fitted threshold."""
+    from checkeval_core.judges.registry import parse_spec
+    from checkeval_core.runs.registry import method as method_entry
+
+    if not enabled(params):
+        stray = [k for k in OPTIONS[1:] if params.get(k) not in (None, False)]
+        if stray:
+            raise ValueError(f"--{stray[0].replace('_', '-')}: needs --escalate-to JUDGE")
+        return
+    if method is not None and not method_entry(method).binary:
+        raise ValueError(f"--escalate-to: method {method} gives no Yes/No answers, so an answer "
+                         "has no confidence to escalate on; use a Yes/No method (e.g. "
+                         "rocketeval)")
+    b = parse_spec(str(params["escalate_to"])).spec
+    if b == parse_spec(judge_spec).spec:
+        raise ValueError(f"--escalate-to {b}: the second judge must differ from --judge")
+    target, margin = params.get("target_agreement"), params.get("margin")
+    if (target is None) == (margin is None):
+        raise ValueError("--escalate-to: give one of --target-agreement (fitted on dev groups) "
+                         "or --margin (a fixed confidence threshold)")
+    if target is not None:
+        E.check_target(target)
+        E.check_delta(params.get("delta", E.DEFAULT_DELTA))
+        from checkeval_core.analysis.split import members
+
+        if members(db, task) is None:
+            raise ValueError(f"--target-agreement: task {task!r} has no dev / held-out split "
+                             f"to fit the threshold on; make one with `checkeval split --task "
+                             f"{task}` (or on the Versions page), or give --margin")
+    elif isinstance(margin, bool) or not isinstance(margin, (int, float)) or \
+            not math.isfinite(margin) or margin < 0:
+        raise ValueError(f"--margin {margin}: give a confidence ≥ 0 (|p(Yes) − 0.5| ≤ 0.5 for "
+                         "answers, a score gap for pairs), e.g. 0.2")
+
+
+@dataclass
+class Units:
+    """A run's decisions as the cascade sees them (see the analysis module)."""
+
+    kind: str  # "answer" | "pair"
+    keys: list[Any] = field(default_factory=list)  # answer key or (item_a, item_b)
+    conf_a: list[float] = field(default_factory=list)
+    conf_b: list[float] = field(default_factory=list)  # NaN where B has not answered
+    agree_a: list[float] = field(default_factory=list)  # 1/0, NaN without a human label
+    agree_b: list[float] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    answers: list[list[tuple[int, int, str]]] = field(default_factory=list)  # answer keys
+    ms_a: list[float] = field(default_factory=list)  # judge time of the unit's answers
+    ms_b: list[float] = field(default_factory=list)  # NaN where B has not answered
+    label_source: str = ""
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {k: np.asarray(getattr(self, k), float) for k in
+                ("conf_a", "conf_b", "agree_a", "agree_b", "ms_a", "ms_b")}
+
+
+def _answer_rows(db: sqlite_utils.Database, run_id: int, b_spec: str) -> list[dict[str, Any]]:
+    out = []
+    for r in db.execute("SELECT a.item_id, a.question_id, a.unit, a.dimension, a.verdict, "
+                        "a.p_yes, a.judge, a.a_verdict, a.a_p_yes, i.group_id, a.latency_ms, "
+                        "a.a_latency_ms FROM answer a JOIN item i ON i.id = a.item_id "
+                        "WHERE a.run_id = ?", [run_id]):
+        by_b = bool(b_spec) and r[6] == b_spec
+        out.append({"key": (int(r[0]), int(r[1]), str(r[2])), "dimension": r[3],
+                    "group": str(r[9]), "by_b": by_b,
+                    "a_verdict": r[7] if by_b else r[4], "a_p_yes": r[8] if by_b else r[5],
+                    "b_verdict": r[4] if by_b else None, "b_p_yes": r[5] if by_b else None,
+                    "a_ms": (r[11] if by_b else r[10]) or 0.0, "b_ms": (r[10] if by_b else 0.0)})
+    return out
+
+
+def _item_score(rows_: list[dict[str, Any]], side: str) -> float:
+    """Mean p(Yes) (a verdict counts 1/0 without one; invalid answers left out); NaN if none."""
+    vals = []
+    for r in rows_:
+        p, v = r[f"{side}_p_yes"], r[f"{side}_verdict"]
+        if p is not None:
+            vals.append(float(p))
+        elif v in ("yes", "no"):
+            vals.append(1.0 if v == "yes" else 0.0)
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def run_units(db: sqlite_utils.Database, run: dict[str, Any]) -> Units:
+    """The run's units with A's (and, where asked, B's) confidence and agreement with the
+    people (NaN without a label)."""
+    b_spec = str(run["params"].get("escalate_to") or "")
+    rows_ = _answer_rows(db, run["id"], b_spec)
+    tid = task_id(db, run["task"])
+    pks = list(run["item_ids"])
+    pairs = E.pair_labels(db, tid, pks)
+    has_votes = db.execute("SELECT 1 FROM preference WHERE task_id = ? LIMIT 1",
+                           [tid]).fetchone() is not None
+    if has_votes:
+        u = Units("pair", label_source="pairwise votes (majority per pair)")
+        by_item: dict[int, list[dict[str, Any]]] = {}
+        for r in rows_:
+            by_item.setdefault(r["key"][0], []).append(r)
+        for (a, b), (winner, group) in sorted(pairs.items()):
+            ra, rb = by_item.get(a, []), by_item.get(b, [])
+            u.keys.append((a, b))
+            u.groups.append(group)
+            u.answers.append([r["key"] for r in ra + rb])
+            u.ms_a.append(sum(r["a_ms"] for r in ra + rb))
+            u.ms_b.append(sum(r["b_ms"] for r in ra + rb) if ra and rb and all(
+                r["by_b"] for r in ra + rb) else math.nan)
+            for side in ("a", "b"):
+                done = side == "a" or (ra and rb and all(r["by_b"] for r in ra + rb))
+                sa = _item_score(ra, side) if done else float("nan")
+                sb = _item_score(rb, side) if done else float("nan")
+                gap = sa - sb
+                conf = abs(gap) if not math.isnan(gap) else (0.0 if side == "a" else math.nan)
+                agree = (float((gap > 0) == (winner == "a")) if gap != 0 else 0.0) \
+                    if not math.isnan(gap) else math.nan
+                getattr(u, f"conf_{side}").append(conf)
+                getattr(u, f"agree_{side}").append(agree)
+        return u
+    by_q, by_dim, source = E.answer_labels(db, tid, pks)
+    u = Units("answer", label_source=source)
+    for r in rows_:
+        item, qid, _ = r["key"]
+        label = by_q.get((item, qid)) if qid else None
+        if label is None:
+            label = by_dim.get((item, r["dimension"]))
+        u.keys.append(r["key"])
+        u.groups.append(r["group"])
+        u.answers.append([r["key"]])
+        u.ms_a.append(r["a_ms"])
+        u.ms_b.append(r["b_ms"] if r["by_b"] else math.nan)
+        u.conf_a.append(E.confidence(r["a_p_yes"]))
+        u.conf_b.append(E.confidence(r["b_p_yes"]) if r["by_b"] else math.nan)
+        for side in ("a", "b"):
+            v = r[f"{side}_verdict"]
+            ok = math.nan if label is None or (side == "b" and not r["by_b"]) else \
+                float(v == label)
+            getattr(u, f"agree_{side}").append(ok)
+    return u
+
+
+def _parts(db: sqlite_utils.Database, run: dict[str, Any], groups: list[str]) -> np.ndarray:
+    """Each unit's part ("dev" / "heldout" / "") from the task's split."""
+    from checkeval_core.analysis.split import members
+
+    m = members(db, run["task"])
+    if m is None:
+        return np.array([""] * len(groups), dtype=object)
+    return np.array([m[0].get(g, "") for g in groups], dtype=object)
+
+
+def fit(db: sqlite_utils.Database, run: dict[str, Any], units: Units) -> dict[str, Any]:
+    """A's threshold (and, with ``abstain``, B's): the stored one, ``margin``, or fitted on the
+    labelled dev units (δ halved per stage when both are fitted)."""
+    p = run["params"]
+    if p.get("margin") is not None:
+        return {"threshold": float(p["margin"]), "b_threshold": float(p["margin"])
+                if p.get("abstain") else None, "fitted": False}
+    target = float(p["target_agreement"])
+    delta = float(p.get("delta", E.DEFAULT_DELTA))
+    delta_stage = delta / 2 if p.get("abstain") else delta
+    arr = units.arrays()
+    dev = (_parts(db, run, units.groups) == "dev") & ~np.isnan(arr["agree_a"])
+    if not dev.any():
+        raise ValueError(f"--target-agreement: no dev unit of run {run['id']} has a human label "
+                         f"(looked for {'pairwise votes' if units.kind == 'pair' else 'checklist annotations or expert scores'} on the dev groups); "
+                         "give --margin, or collect labels first")
+    f = E.fit_threshold(arr["conf_a"][dev], arr["agree_a"][dev] == 1, target, delta_stage)
+    return {"threshold": f.threshold, "fit": f.to_dict(), "fitted": True,
+            "label_source": units.label_source, "unit": units.kind,
+            "b_threshold": None}
+
+
+def _fit_b(db: sqlite_utils.Database, run: dict[str, Any], units: Units,
+           state: dict[str, Any]) -> None:
+    """B's abstention threshold on the dev units B answered (fitted runs only)."""
+    if not run["params"].get("abstain") or not state.get("fitted"):
+        return
+    arr = units.arrays()
+    dev = (_parts(db, run, units.groups) == "dev") & ~np.isnan(arr["agree_b"])
+    if not dev.any():
+        state["b_threshold"] = None
+        state["b_fit"] = {"reason": "no labelled dev unit went to the second judge"}
+        return
+    target = float(run["params"]["target_agreement"])
+    delta = float(run["params"].get("delta", E.DEFAULT_DELTA)) / 2
+    f = E.fit_threshold(arr["conf_b"][dev], arr["agree_b"][dev] == 1, target, delta)
+    state["b_threshold"] = f.threshold
+    state["b_fit"] = f.to_dict()
+
+
+def summary(db: sqlite_utils.Database, run: dict[str, Any], units: Units,
+            state: dict[str, Any]) -> dict[str, Any]:
+    """Coverage (share of units kept by A), escalated and decided shares, over the run and on
+    held-out labelled units (agreement of the cascade and of A alone there)."""
+    arr = units.arrays()
+    t = state["threshold"]
+    keep = arr["conf_a"] >= t
+    bt = state.get("b_threshold")
+    undecided = ~keep & ~np.isnan(arr["conf_b"]) & (arr["conf_b"] < bt) if bt is not None \
+        else np.zeros(len(keep), bool)
+    out = {**{k: (None if isinstance(v, float) and math.isinf(v) else v)
+              for k, v in state.items()},
+           "unit": units.kind, "label_source": units.label_source, "n_units": len(keep),
+           "coverage": float(keep.mean()) if len(keep) else None,
+           "n_escalated": int((~keep).sum()),
+           "decided": float(1 - undecided.mean()) if len(keep) else None}
+    held = (_parts(db, run, units.groups) == "heldout") & ~np.isnan(arr["agree_a"])
+    if held.any():
+        o = E.cascade_outcome(arr["conf_a"][held], arr["agree_a"][held], t,
+                              arr["conf_b"][held], arr["agree_b"][held], bt)
+        out["heldout"] = {"n": int(held.sum()), **o,
+                          "agreement_a": float(arr["agree_a"][held].mean())}
+    return out
+
+
+def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any],
+             its: list[dict[str, Any]], plan: Callable[[dict[str, Any], dict[str, Any]], list],
+             judge_b: Any = None) -> dict[str, Any] | None:
+    """Step 2–5 of the module doc after A's pass; returns the stored summary, or None when
+    the run was cancelled meanwhile. ``judge_b`` overrides B (tests)."""
+    from checkeval_core.judges.registry import get_judge
+
+    p = run["params"]
+    b_spec = str(p["escalate_to"])
+    units = run_units(db, run)
+    state = p.get("escalation") or fit(db, run, units)
+    if "fit" in state and state.get("threshold") is None:
+        state["threshold"] = math.inf
+    t = float(state["threshold"])
+    p["escalation"] = {**state, "threshold": None if math.isinf(t) else t}
+    db.execute("UPDATE run SET params = ? WHERE id = ?", [dumps(p), run["id"]])
+    conf = np.asarray(units.conf_a, float)
+    todo = {k for i in np.flatnonzero(conf < t) for k in units.answers[i]}
+    jb = judge_b or get_judge(b_spec, db=db)
+    answered = {(r[0], r[1], r[2]) for r in db.execute(
+        "SELECT item_id, question_id, unit FROM answer WHERE run_id = ? AND judge = ?",
+        [run["id"], b_spec])}
+    for it in its:
+        status = db.execute("SELECT status FROM run WHERE id = ?", [run["id"]]).fetchone()[0]
+        if status == "cancelled":
+            return None
+        works = [w for w in plan(it, ctx)
+                 if any((w.item_pk, q, u) in todo and (w.item_pk, q, u) not in answered
+                        for q, u, _ in w.targets)]
+        for kind in ("binary", "generate"):
+            batch = [w for w in works if w.kind == kind]
+            if not batch:
+                continue
+            results = (jb.binary if kind == "binary" else jb.generate)([w.request for w in batch])
+            _store_b(db, run["id"], it["id"], batch, results, todo, b_spec)
+    units = run_units(db, run)
+    _fit_b(db, run, units, state)
+    state["threshold"] = t
+    p["escalation"] = summary(db, run, units, state)
+    p["escalation"]["b_requests"] = getattr(jb, "n_requests", None)
+    db.execute("UPDATE run SET params = ?, cost = cost + ? WHERE id = ?",
+               [dumps(p), float(getattr(jb, "cost", 0.0) or 0.0), run["id"]])
+    return p["escalation"]
+
+
+def _store_b(db: sqlite_utils.Database, run_id: int, item_pk: int, batch: list,
+             results: list, todo: set, b_spec: str) -> None:
+    """B's answers over A's, in one transaction; a B error keeps A's answer (asked again on
+    resume) and counts as a judge error."""
+    with transaction(db):
+        n_err = 0
+        for w, res in zip(batch, results):
+            if res.error:
+                n_err += 1
+                continue
+            for a in w.parse(res):
+                key = (item_pk, a["question_id"], a["unit"])
+                if key not in todo:
+                    continue
+                db.execute(
+                    "UPDATE answer SET a_verdict = verdict, a_p_yes = p_yes, "
+                    "a_latency_ms = latency_ms, verdict = ?, p_yes = ?, value = ?, mode = ?, "
+                    "raw = ?, cached = ?, tokens_in = ?, tokens_out = ?, latency_ms = ?, "
+                    "judge = ?, created_at = ? WHERE run_id = ? AND item_id = ? AND "
+                    "question_id = ? AND unit = ? AND judge != ?",
+                    [a["verdict"], a["p_yes"], a["value"], a["mode"], (a["raw"] or "")[:2000],
+                     int(res.cached), res.tokens_in, res.tokens_out, res.latency_ms, b_spec,
+                     now_iso(), run_id, item_pk, a["question_id"], a["unit"], b_spec])
+        db.execute("UPDATE run SET n_errors = n_errors + ?, tokens_in = tokens_in + ?, "
+                   "tokens_out = tokens_out + ?, heartbeat_at = ? WHERE id = ?",
+                   [n_err, sum(r.tokens_in for r in results if not r.cached),
+                    sum(r.tokens_out for r in results if not r.cached), now_iso(), run_id])
+
+
+def estimate_calls(n_requests: int, coverage: float | None) -> dict[str, Any]:
+    """Judge calls of an escalating run before it starts: A answers all ``n_requests``, B the
+    expected uncovered share (``coverage`` unknown: B's count is an upper bound, all of them).
+    A small count of its own, to be replaced by the run estimate when it lands."""
+    cov = 0.0 if coverage is None else float(coverage)
+    return {"a_calls": int(n_requests), "b_calls": int(round(n_requests * (1 - cov))),
+            "coverage": coverage, "b_calls_upper_bound": coverage is None}
+
+
+def expected_coverage(db: sqlite_utils.Database, task: str, judge_a: str,
+                      margin: float | None) -> tuple[float | None, str]:
+    """The coverage to expect for a new escalating run by ``judge_a`` on ``task``: the one
+    achieved by its latest escalating run, else (with a fixed ``margin``) the share of the
+    judge's stored answers on the task at or above it; ``(None, reason)`` without either."""
+    from checkeval_core.store import loads, rows
+
+    for r in rows(db, "SELECT r.id, r.params FROM run r JOIN task t ON t.id = r.task_id WHERE "
+                      "t.name = ? AND r.judge_spec = ? AND r.status = 'completed' ORDER BY "
+                      "r.id DESC", [task, judge_a]):
+        esc = loads(r["params"], {}).get("escalation")
+        if esc and esc.get("coverage") is not None and margin is None:
+            return float(esc["coverage"]), f"achieved by escalating run {r['id']}"
+        if margin is not None:
+            ps = [x for (x,) in db.execute("SELECT COALESCE(a_p_yes, p_yes) FROM answer WHERE "
+                                           "run_id = ?", [r["id"]])]
+            if ps:
+                share = float(np.mean([E.confidence(x) >= margin for x in ps]))
+                return share, f"share of run {r['id']}'s answers with confidence ≥ {margin:g}"
+    return None, "no earlier run of this judge on the task"
+
+
+def escalation_params(escalate_to: str | None, target_agreement: float | None = None,
+                      margin: float | None = None, delta: float = E.DEFAULT_DELTA,
+                      abstain: bool = False) -> dict[str, Any]:
+    """The run options of the CLI's / Run page's escalation fields (B's spec canonical);
+    a ValueError for a threshold given without a second judge."""
+    from checkeval_core.judges.registry import parse_spec
+
+    if not (escalate_to or "").strip():
+        if target_agreement is not None or margin is not None or abstain:
+            raise ValueError("--target-agreement / --margin / --abstain: need --escalate-to "
+                             "JUDGE (the second judge)")
+        return {}
+    out: dict[str, Any] = {"escalate_to": parse_spec(escalate_to).spec, "delta": float(delta)}
+    if target_agreement is not None:
+        out["target_agreement"] = float(target_agreement)
+    if margin is not None:
+        out["margin"] = float(margin)
+    if abstain:
+        out["abstain"] = True
+    return out
+
+
+def _pct(x: Any) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.0%}"
+
+
+def summary_text(esc: dict[str, Any]) -> str:
+    """One paragraph for the CLI and the Run page."""
+    t = esc.get("threshold")
+    how = (f"fitted for agreement ≥ {esc['fit']['target']:g} with probability "
+           f"{1 - esc['fit']['delta']:g} on {esc['fit']['n_dev']} labelled dev {esc['unit']}s "
+           f"({esc.get('label_source') or 'no labels'})" if esc.get("fitted") else "fixed margin")
+    lines = [f"escalation: threshold {'none passed (all escalated)' if t is None else f'{t:.4g}'}"
+             f" ({how}); the first judge kept {_pct(esc.get('coverage'))} of "
+             f"{esc.get('n_units')} {esc.get('unit')}s, {esc.get('n_escalated')} went to the "
+             f"second judge; decided {_pct(esc.get('decided'))}"]
+    if esc.get("fit", {}).get("reason"):
+        lines.append("  " + esc["fit"]["reason"])
+    h = esc.get("heldout")
+    if h:
+        lines.append(f"  held-out ({h['n']} labelled {esc['unit']}s): cascade agreement "
+                     f"{_pct(h['agreement'])} at coverage {_pct(h['coverage'])} (first judge "
+                     f"alone {_pct(h['agreement_a'])})")
+    return "\n".join(lines)

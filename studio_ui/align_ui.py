@@ -1,0 +1,79 @@
+"""Rendering for the Align page and the Versions page's "agrees with people" lines
+(Streamlit only; every number comes from ``checkeval_core.analysis.align``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import sqlite_utils
+import streamlit as st
+
+from checkeval_core.analysis.align import DEFAULT_SAMPLE, start_sample, version_headlines
+from checkeval_core.textsafe import md_escape
+from studio_ui.widgets import current_user
+
+_NUM = ("agreement", "κ", "yes-rate", "LOO Δ")
+
+
+def sample_form(db: sqlite_utils.Database, run_id: int, expanded: bool) -> None:
+    """Draw a stratified sample of the run's items and assign it to annotators."""
+    with st.expander("Start a sample for people to answer", expanded=expanded):
+        with st.form("al_sample"):
+            c1, c2, c3 = st.columns([3, 1, 1])
+            names = c1.text_input("Annotators (comma-separated names)", key="al_annotators")
+            overlap = c2.number_input("Annotators per item", 1, 10, 2, key="al_overlap")
+            n = c3.number_input("Items", 1, 10000, DEFAULT_SAMPLE, key="al_n")
+            creator, why_no_creator = current_user("al_creator", "coordinator")
+            ok = st.form_submit_button("Draw the sample and create the job", type="primary")
+        if ok:
+            try:
+                if not creator:  # recorded with the job and in the review history
+                    raise ValueError(why_no_creator)
+                jid, created = start_sample(db, run_id, names.split(","), int(overlap), int(n),
+                                            coordinator=creator)
+            except ValueError as e:
+                st.error(str(e))
+                return
+            st.success(f"Job #{jid} {'created' if created else 'already exists'}: annotators "
+                       "answer it on the Annotate page.")
+            st.page_link("app_pages/annotate.py", label="Open Annotate")
+
+
+def question_table(rows: list[dict[str, Any]]) -> Any:
+    df = pd.DataFrame(rows)
+    return st.dataframe(df, hide_index=True, key="al_table", on_select="rerun", width="stretch",
+                        selection_mode="single-row",
+                        column_order=[c for c in df.columns if c != "question_id"],
+                        column_config={"question": st.column_config.TextColumn(width="medium"),
+                                       **{c: st.column_config.NumberColumn(c, format="%.2f")
+                                          for c in _NUM}})
+
+
+def disagreements(res: dict[str, Any], run_id: int, pick: int | None) -> None:
+    """The disagreeing items of the selected question, each linked to its trace."""
+    if pick is None:
+        st.caption("Select a question above to list the items where the judge and people "
+                   "disagree.")
+        return
+    q = res["questions"][pick]
+    st.markdown(f"**{md_escape(q['text'])}** — {len(q['disagreements'])} disagreeing "
+                "item(s) shown")
+    for d in q["disagreements"]:
+        st.page_link("app_pages/traces.py",
+                     label=f"{d['item_id']}: judge {d['judge']}, people {d['human']}",
+                     query_params={"runs": str(run_id), "item": str(d["item_pk"]),
+                                   "dim": q["dimension"] or ""})
+
+
+def people_headlines(db: sqlite_utils.Database, task: str) -> None:
+    """Versions: "agrees with people on x % of decisions [CI], n answers" per version run."""
+    st.subheader("Agreement with people's answers to the questions")
+    lines = version_headlines(db, task)
+    if not any(h["n"] for h in lines):
+        st.info("No one has answered this task's checklist questions yet: start a sample on "
+                "the Align page.")
+        return
+    for h in lines:
+        st.markdown(md_escape(f"v{h['version']} · run #{h['run']} {h['judge']} · "
+                              f"{h['method']}: {h['text']}"))

@@ -1,0 +1,41 @@
+"""The human-calibrated estimate (PPI++) section shown on Analysis and Rankings beside the raw
+judge scores (Streamlit calls only; the numbers come from
+``checkeval_core.analysis.calibrate``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import sqlite_utils
+import streamlit as st
+
+from checkeval_core.analysis.calibrate import calibrated_view, run_calibrated
+from checkeval_core.store import NotFound
+
+_NUM = ("raw judge", "judge alone (biased)", "judge width", "humans alone", "humans width",
+        "calibrated", "calibrated width", "width vs humans", "λ")
+
+
+def calibrated_section(db: sqlite_utils.Database, run_ids: list[int], labels: dict,
+                       aggregation: str | None, key: str) -> None:
+    """Per system and dimension: judge alone, humans alone and the calibrated estimate."""
+    st.subheader("Human-calibrated estimate of each system's mean human score")
+    if not run_ids:
+        return
+    c1, c2 = st.columns([3, 2])
+    rid = c1.selectbox("Run", run_ids, format_func=labels.get, key=f"{key}_run")
+    per = c2.number_input("Labelled items per system (0 = every dev item with a human score)",
+                          0, 1000, 0, 1, key=f"{key}_n")
+    try:
+        view = calibrated_view(run_calibrated(db, int(rid), int(per) or None,
+                                              aggregation=aggregation))
+    except (NotFound, ValueError) as e:
+        st.info(str(e))
+        return
+    if view["note"]:
+        st.info(view["note"] + " — import human scores on the Data page (or annotate a "
+                "sample) to calibrate the judge's scores.")
+        return
+    st.caption(view["caption"])
+    st.dataframe(pd.DataFrame(view["rows"]), hide_index=True, key=f"{key}_table",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.2f")
+                                for c in _NUM})

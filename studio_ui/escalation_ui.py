@@ -1,0 +1,81 @@
+"""The coverage–agreement section of an escalating run (Analysis and Versions pages)."""
+
+from __future__ import annotations
+
+import sqlite_utils
+import streamlit as st
+
+from checkeval_core.analysis.escalation_view import (
+    curve_page,
+    escalating_runs,
+    task_escalating_runs,
+)
+from checkeval_core.runs.jobs import answer_count
+from checkeval_core.store import db_path, open_db
+
+
+@st.cache_data(ttl=60, show_spinner="Computing the coverage–agreement curve…", max_entries=8)
+def _page(path: str, run_id: int, n_answers: int) -> dict:
+    return curve_page(open_db(path), run_id)
+
+
+def escalation_section(db: sqlite_utils.Database, run_ids: list[int] | None = None,
+                       task: str | None = None, key: str = "esc") -> None:
+    """Nothing when no run escalates; else the curve of the chosen escalating run."""
+    ids = escalating_runs(db, [int(r) for r in run_ids]) if run_ids is not None else \
+        task_escalating_runs(db, task or "")
+    if not ids:
+        return
+    st.subheader("Escalation: coverage vs agreement")
+    rid = st.selectbox("Escalating run", ids, key=f"{key}_run",
+                       format_func=lambda r: f"#{r}") if len(ids) > 1 else ids[0]
+    n = answer_count(db, int(rid))
+    page = _page(str(db_path(db)), int(rid), int(n))
+    if page["summary"]:
+        st.text(page["summary"])
+    if page["note"]:
+        st.warning(page["note"])
+    if page["figure"] is not None:
+        st.plotly_chart(page["figure"], use_container_width=True, key=f"{key}_chart")
+        st.caption(page["caption"])
+    if page["reason"]:
+        st.info(page["reason"])
+
+
+def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
+                      n_questions: int, n_items: int) -> dict:
+    """The Run page's *Escalate* fields: the keyword arguments of
+    :func:`checkeval_core.runs.escalate.escalation_params` (empty second judge: none), and the
+    expected calls of each judge under them."""
+    from checkeval_core.runs.escalate import estimate_calls, expected_coverage
+
+    with st.expander("Escalate what the judge is unsure of to a second judge"):
+        b = st.text_input("Second judge spec (escalate to)", key="run_escalate_to",
+                          placeholder="e.g. embedded:quality",
+                          help="Each judge above answers every question; answers whose "
+                               "confidence |p(Yes) − 0.5| (or a pair's score gap) is below the "
+                               "threshold are asked of this judge.")
+        how = st.radio("Threshold", ["target", "margin"], horizontal=True, key="run_esc_how",
+                       format_func={"target": "fitted on dev groups for a target agreement",
+                                    "margin": "a fixed confidence margin"}.get)
+        c1, c2 = st.columns(2)
+        target = c1.number_input("Target agreement with people", 0.5, 0.99, 0.8, 0.05,
+                                 key="run_esc_target", disabled=how != "target")
+        delta = c2.number_input("δ (guarantee holds with probability 1 − δ)", 0.01, 0.5, 0.1,
+                                0.01, key="run_esc_delta", disabled=how != "target")
+        margin = c1.number_input("Margin", 0.0, 1.0, 0.2, 0.05, key="run_esc_margin",
+                                 disabled=how != "margin")
+        abstain = c2.checkbox("'Not decidable' where even the second judge is unsure",
+                              key="run_esc_abstain")
+        if b.strip():
+            judge_a = next((j for j in judges if j), "")
+            cov, why = expected_coverage(db, task, judge_a, margin if how == "margin"
+                                         else None)
+            est = estimate_calls(n_questions * n_items, cov)
+            st.caption(f"Expected: {est['a_calls']} answers by {judge_a or 'the first judge'}, "
+                       f"{'at most ' if est['b_calls_upper_bound'] else 'about '}"
+                       f"{est['b_calls']} asked again of {b.strip()} ({why}).")
+    if not b.strip():  # no second judge: the other fields are not asked
+        return {"escalate_to": ""}
+    return {"escalate_to": b, "target_agreement": target if how == "target" else None,
+            "margin": margin if how == "margin" else None, "delta": delta, "abstain": abstain}

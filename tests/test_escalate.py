@@ -1,0 +1,573 @@
+"""Escalating runs: judge A answers everything, B what A is unsure of.
+
+Two judges with known p(Yes): each item's output carries, per question tag, the p(Yes) that A
+(``pa``) and B (``pb``) give — backends declared in the test suite only, deterministic like the
+fake judge. The threshold fit is checked by hand on a tiny case; a run checks which answers
+went to B, that each answer records its judge, that a crash mid-escalation resumes by asking
+only what is missing, the CLI's flags and their refusals, and an API judge (an
+OpenAI-compatible server on 127.0.0.1) as B.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from checkeval_core.analysis import escalation as E
+from checkeval_core.analysis.split import set_explicit_split
+from checkeval_core.judges.base import BinaryResult, Capabilities, GenerateResult
+from checkeval_core.judges.spec import Backend, register_backend
+from checkeval_core.runs import create_run, execute_run
+from checkeval_core.runs.escalate import escalation_params, estimate_calls, run_units
+from checkeval_core.runs.jobs import get_run, prepare_resume
+from checkeval_core.store import db_path as path_of
+from tests.helpers import ScriptedServer, cli, make_runs_task
+
+
+# -- the fitting, by hand ------------------------------------------------------------------------
+def test_fit_threshold_by_hand():
+    # target 0.8, δ 0.2: fewer than ⌈log 0.2 / log 0.8⌉ = 8 kept units can never pass
+    assert E.min_kept(0.8, 0.2) == 8
+    conf = [0.5, 0.45, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.05]
+    agree = [True] * 8 + [False, False]
+    f = E.fit_threshold(conf, agree, 0.8, 0.2)
+    # λ = 0.15 keeps 8 with 0 disagreements: p = 0.8⁸ = 0.168 ≤ 0.2 (passes);
+    # λ = 0.10 keeps 9 with 1: p = 0.8⁹ + 9·0.2·0.8⁸ = 0.436 > 0.2 (stops)
+    assert f.threshold == 0.15 and f.n_kept == 8 and f.k_disagree == 0
+    assert f.coverage_dev == pytest.approx(0.8)
+    assert [s["threshold"] for s in f.steps] == [0.15, 0.1]
+    assert f.steps[0]["pvalue"] == pytest.approx(0.8 ** 8)
+    assert f.steps[1]["pvalue"] == pytest.approx(0.8 ** 9 + 9 * 0.2 * 0.8 ** 8)
+    # one more agreement: λ = 0.10 passes (0.8⁹ = 0.134), λ = 0.05 fails (0.376)
+    f2 = E.fit_threshold(conf, [True] * 9 + [False], 0.8, 0.2)
+    assert f2.threshold == 0.1 and f2.n_kept == 9
+    # a disagreement at the top: nothing passes, everything escalates, with the reason
+    f3 = E.fit_threshold(conf, [False] + [True] * 9, 0.8, 0.2)
+    assert math.isinf(f3.threshold) and f3.n_kept == 0 and "no threshold" in f3.reason
+    assert f3.to_dict()["threshold"] is None
+
+
+def test_binomial_pvalue_and_checks():
+    assert E.binomial_pvalue(0, 3, 0.5) == pytest.approx(0.125)
+    assert E.binomial_pvalue(1, 3, 0.5) == pytest.approx(0.5)
+    assert E.binomial_pvalue(0, 0, 0.9) == 1.0
+    for bad in (0.3, 1.0, float("nan"), True):
+        with pytest.raises(ValueError, match="--target-agreement"):
+            E.check_target(bad)
+    with pytest.raises(ValueError, match="--delta"):
+        E.check_delta(0)
+
+
+def test_cascade_outcome_and_curve_by_hand():
+    conf = np.array([0.4, 0.3, 0.1, 0.0])
+    a = np.array([1, 1, 0, 0], float)
+    b = np.array([np.nan, 0, 1, 1], float)
+    o = E.cascade_outcome(conf, a, 0.2, agree_b=b)
+    assert o["coverage"] == 0.5 and o["agreement"] == 1.0 and o["decided"] == 1.0
+    # threshold 0.35: the second unit needs B, whose answer is 0 → 3 of 4
+    assert E.cascade_outcome(conf, a, 0.35, agree_b=b)["agreement"] == 0.75
+    # B alone on every unit: unit 1 has no B answer → undefined, and says why
+    o = E.cascade_outcome(conf, a, math.inf, agree_b=b)
+    assert math.isnan(o["agreement"]) and o["missing_b"] == 1
+    # abstention: B's confidence below 0.2 on unit 3 → not decided
+    o = E.cascade_outcome(conf, a, 0.2, np.array([np.nan, np.nan, 0.3, 0.1]), b, 0.2)
+    assert o["decided"] == 0.75 and o["agreement"] == 1.0
+    pts = E.curve(conf, a, b, 1.0, 4.0, ["g1", "g1", "g2", "g2"], thresholds=[0.0, 0.2],
+                  n_boot=50)
+    assert [p["coverage"] for p in pts] == [1.0, 0.5]
+    assert [p["agreement"] for p in pts] == [0.5, 1.0]
+    assert [p["cost"] for p in pts] == [1.0, 3.0]  # 1 + (1 − coverage) · 4
+
+
+def test_median_direction_labels():
+    scores = {(1, "q"): 4.0, (2, "q"): 2.0, (3, "q"): 3.0, (4, "q"): 1.0, (5, "q"): 1.0}
+    groups = {1: "d1", 2: "d1", 3: "d1", 4: "d2", 5: "d2"}
+    # d1 median 3: above yes, below no, at the median no label; d2: all at the median
+    assert E.median_direction(scores, groups) == {(1, "q"): "yes", (2, "q"): "no"}
+    assert E.majority(["yes", "no"]) is None and E.majority(["no", "no", "yes"]) == "no"
+
+
+# -- two judges with known p(Yes) ------------------------------------------------------------------
+CALLS: dict[str, list[str]] = {"pa": [], "pb": []}
+CRASH = {"pb": None}  # raise after this many more calls of pb
+
+
+class KnownJudge:
+    """p(Yes) of question "… tagged qN?" read from ``qN a=P b=P`` in the item's text."""
+
+    side = "a"
+
+    def __init__(self, parsed, **params) -> None:
+        self.spec = parsed.spec
+        self.params = params
+        self.capabilities = Capabilities(logprobs=True, local=True, model=f"known-{self.side}")
+
+    def binary(self, requests: Sequence) -> list[BinaryResult]:
+        out = []
+        for r in requests:
+            if self.spec == "pb" and CRASH["pb"] is not None:
+                if CRASH["pb"] == 0:
+                    raise RuntimeError("killed")
+                CRASH["pb"] -= 1
+            tag = re.search(r"tagged (q\d)", r.question).group(1)
+            m = re.search(rf"{tag} a=([\d.]+) b=([\d.]+)", r.prefix)
+            p = float(m.group(1 if self.side == "a" else 2))
+            CALLS[self.spec].append(f"{tag}|{r.prefix[-60:]}")
+            v = "yes" if p >= 0.5 else "no"
+            out.append(BinaryResult(verdict=v, p_yes=p, raw=v, mode="logprob", tokens_in=5,
+                                    tokens_out=1, latency_ms=10.0 if self.side == "a" else 40.0))
+        return out
+
+    def generate(self, requests: Sequence) -> list[GenerateResult]:
+        return [GenerateResult(text="") for _ in requests]
+
+
+class KnownB(KnownJudge):
+    side = "b"
+
+
+@pytest.fixture(autouse=True)
+def known_judges():
+    register_backend(Backend("pa", KnownJudge, title="test A"))
+    register_backend(Backend("pb", KnownB, title="test B"))
+    for v in CALLS.values():
+        v.clear()
+    CRASH["pb"] = None
+    yield
+    from checkeval_core.judges.spec import BACKENDS
+
+    BACKENDS.pop("pa", None)
+    BACKENDS.pop("pb", None)
+
+
+# A's p(Yes) per (group, system, question); the human label is yes for s0 (score 4), no for s1
+# (score 2): the group median sits between them. Dev = d0, d1 (8 answers), held out = d2, d3.
+P_A = {("d0", 0): (0.95, 0.91), ("d0", 1): (0.13, 0.74),   # q2 of d0-s1: wrong, conf 0.24
+       ("d1", 0): (0.84, 0.21), ("d1", 1): (0.31, 0.42),   # q2 of d1-s0: wrong, conf 0.29
+       ("d2", 0): (0.55, 0.95), ("d2", 1): (0.45, 0.10),
+       ("d3", 0): (0.60, 0.05), ("d3", 1): (0.52, 0.97)}
+P_B = 0.9  # B is right and sure everywhere: 0.9 on "yes" items, 0.1 on "no" items
+
+
+def _rows():
+    rows = []
+    for (g, s), (q1, q2) in P_A.items():
+        pb = P_B if s == 0 else 1 - P_B
+        rows.append({"id": f"{g}-s{s}", "group_id": g, "system_id": f"s{s}",
+                     "source": f"Source of {g}.",
+                     "output": f"q1 a={q1} b={pb} q2 a={q2} b={pb}",
+                     "scores": {"quality": 4.0 if s == 0 else 2.0}})
+    return rows
+
+
+CHECKLIST = {"quality": {"definition": "tags", "sub_dimensions": {
+    "Tags": {"seed": ["Is it tagged q1?", "Is it tagged q2?"]}}}}
+
+
+@pytest.fixture
+def known_task(db, tmp_path):
+    make_runs_task(db, tmp_path, rows=_rows(), checklist=CHECKLIST)
+    set_explicit_split(db, "t", ["d2", "d3"])
+    return "t"
+
+
+def _answers(db, rid):
+    return {(r[0], r[1]): r[2:] for r in db.execute(
+        "SELECT i.item_id, q.text, a.judge, a.verdict, a.p_yes, a.a_verdict, a.a_p_yes "
+        "FROM answer a JOIN item i ON i.id = a.item_id JOIN question q ON q.id = a.question_id "
+        "WHERE a.run_id = ?", [rid])}
+
+
+def test_margin_sends_the_unsure_answers_to_b_and_records_each_judge(db, known_task):
+    rid = create_run(db, known_task, "pa", "rocketeval",
+                     params=escalation_params("pb", margin=0.3))
+    run = execute_run(path_of(db), rid)
+    assert run["status"] == "completed", run["error"]
+    ans = _answers(db, rid)
+    assert len(ans) == 16
+    unsure = {(f"{g}-s{s}", f"Is it tagged q{k + 1}?") for (g, s), ps in P_A.items()
+              for k, p in enumerate(ps) if abs(p - 0.5) < 0.3}
+    assert len(unsure) == 8
+    for key, (judge, _verdict, p, a_verdict, a_p) in ans.items():
+        g, s = key[0].split("-s")
+        pa = P_A[(g, int(s))][int(key[1][-2]) - 1]
+        if key in unsure:  # B's answer, A's kept beside it
+            assert judge == "pb" and a_p == pa and p == pytest.approx(P_B if s == "0" else 0.1)
+            assert a_verdict == ("yes" if pa >= 0.5 else "no")
+        else:
+            assert judge == "pa" and p == pa and a_p is None and a_verdict is None
+    assert len(CALLS["pa"]) == 16 and len(CALLS["pb"]) == 8  # B asked only the unsure ones
+    esc = get_run(db, rid)["params"]["escalation"]
+    assert esc["threshold"] == 0.3 and esc["coverage"] == 0.5 and esc["n_escalated"] == 8
+    assert esc["unit"] == "answer" and esc["label_source"] == "expert scores vs group median"
+    # held out (d2, d3): A alone agrees on 5 of 8 (wrong: d3-s0 q2 0.05, d3-s1 q1 0.52 and
+    # q2 0.97); the cascade gives the unsure d3-s1 q1 to B, who is right: 6 of 8
+    assert esc["heldout"]["agreement_a"] == 0.625
+    assert esc["heldout"]["agreement"] == pytest.approx(0.75)
+    # scores come from the final answers: item d3-s1's mean p(Yes) mixes B's 0.1 and A's 0.97
+    v = db.execute("SELECT s.value FROM score s JOIN item i ON i.id = s.item_id WHERE "
+                   "s.run_id = ? AND i.item_id = 'd3-s1' AND s.aggregation = 'mean_p_yes'",
+                   [rid]).fetchone()[0]
+    assert v == pytest.approx((0.1 + 0.97) / 2)
+
+
+def test_target_agreement_fits_on_dev_by_the_fixed_sequence_test(db, known_task):
+    # dev answers (d0, d1), conf and agreement with the experts:
+    #   0.45 ✓  0.41 ✓  0.37 ✓  0.34 ✓  0.29 ✗  0.24 ✗  0.19 ✓  0.08 ✓
+    # target 0.6, δ 0.2: ⌈log 0.2 / log 0.6⌉ = 4; λ = 0.34 keeps 4, k = 0: 0.6⁴ = 0.13 passes;
+    # λ = 0.29 keeps 5, k = 1: 0.6⁵ + 5·0.4·0.6⁴ = 0.34 > 0.2 stops → threshold 0.34
+    rid = create_run(db, known_task, "pa", "rocketeval", params=escalation_params(
+        "pb", target_agreement=0.6, delta=0.2))
+    run = execute_run(path_of(db), rid)
+    assert run["status"] == "completed", run["error"]
+    esc = run["params"]["escalation"]
+    assert esc["fitted"] and esc["threshold"] == pytest.approx(0.34)
+    assert esc["fit"]["n_dev"] == 8 and esc["fit"]["n_kept"] == 4
+    assert esc["fit"]["steps"][-1]["pvalue"] == pytest.approx(0.6 ** 5 + 5 * 0.4 * 0.6 ** 4)
+    conf = [abs(p - 0.5) for ps in P_A.values() for p in ps]
+    assert esc["n_escalated"] == sum(c < 0.34 - 1e-9 for c in conf) == len(CALLS["pb"]) == 8
+
+
+def test_abstention_reports_the_share_decided(db, known_task):
+    rid = create_run(db, known_task, "pa", "rocketeval",
+                     params=escalation_params("pb", margin=0.45, abstain=True))
+    run = execute_run(path_of(db), rid)
+    esc = run["params"]["escalation"]
+    # B answers with confidence 0.4 < 0.45 everywhere: what went to B is not decidable
+    assert esc["b_threshold"] == 0.45
+    assert esc["decided"] == pytest.approx(esc["coverage"])
+
+
+def test_resume_after_a_crash_asks_only_what_is_missing(db, known_task):
+    rid = create_run(db, known_task, "pa", "rocketeval",
+                     params=escalation_params("pb", margin=0.3))
+    CRASH["pb"] = 3  # B dies on its 4th request
+    with pytest.raises(RuntimeError, match="killed"):
+        execute_run(path_of(db), rid)
+    assert get_run(db, rid)["status"] == "failed"
+    n_b_before = db.execute("SELECT COUNT(*) FROM answer WHERE run_id = ? AND judge = 'pb'",
+                            [rid]).fetchone()[0]
+    assert 0 < n_b_before < 8
+    asked_a, asked_b = len(CALLS["pa"]), len(CALLS["pb"])
+    assert asked_a == 16 and asked_b == 3
+    CRASH["pb"] = None
+    prepare_resume(db, rid)
+    run = execute_run(path_of(db), rid)
+    assert run["status"] == "completed", run["error"]
+    assert len(CALLS["pa"]) == asked_a  # A asked nothing again
+    assert len(CALLS["pb"]) == 8  # B: the 5 it had not answered (its cache served the rest)
+    assert len(set(CALLS["pb"])) == 8
+    assert db.execute("SELECT COUNT(*) FROM answer WHERE run_id = ? AND judge = 'pb'",
+                      [rid]).fetchone()[0] == 8
+
+
+def test_cli_flags_and_refusals(db_path, db, known_task):
+    r = cli(db_path, "run", "--task", "t", "--judge", "pa", "--escalate-to", "pb", "--margin",
+            "0.3", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["escalation"]["coverage"] == 0.5 and out["status"] == "completed"
+    n_runs = db.execute("SELECT COUNT(*) FROM run").fetchone()[0]
+    for args, msg in (
+            (["--margin", "0.3"], "need --escalate-to"),
+            (["--escalate-to", "pb"], "one of --target-agreement"),
+            (["--escalate-to", "pb", "--margin", "0.3", "--target-agreement", "0.8"],
+             "one of --target-agreement"),
+            (["--escalate-to", "pa", "--margin", "0.3"], "must differ"),
+            (["--escalate-to", "pb", "--target-agreement", "1.5"], "--target-agreement"),
+            (["--escalate-to", "pb", "--margin", "-1"], "--margin"),
+            (["--escalate-to", "nope", "--margin", "0.3"], "unknown judge"),
+            (["--escalate-to", "pb", "--margin", "0.3", "--method", "geval"],
+             "no Yes/No answers")):
+        r = cli(db_path, "run", "--task", "t", "--judge", "pa", *args)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert msg in r.stderr + r.stdout, (args, r.stderr)
+    assert db.execute("SELECT COUNT(*) FROM run").fetchone()[0] == n_runs  # nothing written
+
+
+def test_target_needs_a_split(db, tmp_path):
+    make_runs_task(db, tmp_path, rows=_rows(), checklist=CHECKLIST)
+    with pytest.raises(ValueError, match="no dev / held-out split"):
+        create_run(db, "t", "pa", "rocketeval",
+                   params=escalation_params("pb", target_agreement=0.8))
+
+
+def test_units_and_estimate(db, known_task):
+    rid = create_run(db, known_task, "pa", "rocketeval",
+                     params=escalation_params("pb", margin=0.3))
+    execute_run(path_of(db), rid)
+    u = run_units(db, get_run(db, rid))
+    arr = u.arrays()
+    assert len(u.keys) == 16 and np.isnan(arr["conf_b"]).sum() == 8
+    assert estimate_calls(16, 0.5) == {"a_calls": 16, "b_calls": 8, "coverage": 0.5,
+                                       "b_calls_upper_bound": False}
+    assert estimate_calls(16, None)["b_calls"] == 16
+
+
+def test_an_api_judge_as_b(db, known_task):
+    srv = ScriptedServer()  # answers Yes with p(Yes) 0.7
+    try:
+        rid = create_run(db, known_task, "pa", "rocketeval",
+                         params=escalation_params(srv.spec, margin=0.3))
+        run = execute_run(path_of(db), rid)
+        assert run["status"] == "completed", run["error"]
+        rows = db.execute("SELECT judge, p_yes, a_p_yes FROM answer WHERE run_id = ? AND "
+                          "a_p_yes IS NOT NULL", [rid]).fetchall()
+        assert len(rows) == 8 and all(j == srv.spec and p == pytest.approx(0.7)
+                                      for j, p, _ in rows)
+        assert len(srv.requests) == 8
+        # a second identical run: B's answers come from its cache, the server is not asked
+        rid2 = create_run(db, known_task, "pa", "rocketeval",
+                          params=escalation_params(srv.spec, margin=0.3))
+        execute_run(path_of(db), rid2)
+        assert len(srv.requests) == 8
+        assert db.execute("SELECT COUNT(*) FROM answer WHERE run_id = ? AND judge = ? AND "
+                          "cached = 1", [rid2, srv.spec]).fetchone()[0] == 8
+    finally:
+        srv.close()
+
+
+# -- the coverage–agreement curve and the pages ------------------------------------------------
+def _runs_for_curve(db, task):
+    rid = create_run(db, task, "pa", "rocketeval", params=escalation_params("pb", margin=0.3))
+    execute_run(path_of(db), rid)
+    b_alone = create_run(db, task, "pb", "rocketeval")
+    execute_run(path_of(db), b_alone)
+    return rid, b_alone
+
+
+def test_curve_on_heldout_beside_a_alone_and_b_alone(db, known_task):
+    from checkeval_core.analysis.escalation_view import curve_page, escalation_curve
+
+    rid, b_alone = _runs_for_curve(db, known_task)
+    v = escalation_curve(db, rid, "heldout", n_boot=50)
+    assert v["b_run"] == b_alone and v["n_units"] == 8 and v["n_groups"] == 2
+    assert v["a_alone"]["coverage"] == 1.0 and v["a_alone"]["agreement"] == 0.625
+    assert v["b_alone"]["coverage"] == 0.0 and v["b_alone"]["agreement"] == 1.0
+    assert v["run_point"]["coverage"] == 0.5 and v["run_point"]["agreement"] == 0.75
+    # judge time per decision: A 10 ms on every unit, B 40 ms on what it answers
+    assert v["a_alone"]["cost"] == pytest.approx(0.010)
+    assert v["b_alone"]["cost"] == pytest.approx(0.050)
+    assert v["run_point"]["cost"] == pytest.approx(0.030)
+    assert all(p["missing_b"] == 0 for p in v["points"]) and v["reason"] == ""
+    page = curve_page(db, rid, n_boot=20)
+    assert page["figure"] is not None and page["note"] == ""
+    assert page["caption"].startswith("8 labelled answers in 2 held-out groups")
+    # without B alone, the points that need B's answers on kept units are undefined
+    db.execute("DELETE FROM run WHERE id = ?", [b_alone])
+    v = escalation_curve(db, rid, "heldout", n_boot=0)
+    assert math.isnan(v["b_alone"]["agreement"])
+    assert "has not answered" in v["reason"]
+    assert v["run_point"]["agreement"] == 0.75
+
+
+def test_versions_page_shows_the_curve(db, known_task):
+    from tests.conftest import open_app_page
+
+    rid, _ = _runs_for_curve(db, known_task)
+    at = open_app_page("app_pages/versions.py")
+    assert not at.exception, at.exception
+    assert any("Escalation" in s.value for s in at.subheader)
+    assert any("escalation: threshold 0.3" in t.value for t in at.text)
+    assert len(at.get("plotly_chart")) == 2  # the version history and the curve
+    assert any("8 labelled answers in 2 held-out groups" in c.value for c in at.caption)
+
+
+def test_run_page_starts_an_escalating_run(db, known_task, monkeypatch):
+    import checkeval_core.runs as runs
+    from checkeval_core.runs import list_runs
+    from tests.conftest import open_app_page
+
+    started: list[int] = []
+    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
+    at = open_app_page("app_pages/run.py")
+    at.selectbox(key="run_task").select(known_task).run()
+    at.multiselect(key="run_judges").set_value([])
+    at.text_input(key="run_extra").input("pa")
+    at.multiselect(key="run_methods").set_value(["rocketeval"])
+    at.text_input(key="run_escalate_to").input("pb").run()
+    assert any("asked again of pb" in c.value for c in at.caption)  # the expected calls
+    at.number_input(key="run_esc_target").set_value(0.6)
+    at.button(key="run_start").click().run()
+    assert not at.exception, at.exception
+    p = get_run(db, started[0])["params"]
+    assert p["escalate_to"] == "pb" and p["target_agreement"] == 0.6 and p["delta"] == 0.1
+    # a margin instead, with the same second judge as the first: refused, nothing started
+    at.radio(key="run_esc_how").set_value("margin")
+    at.text_input(key="run_escalate_to").input("pa")
+    at.button(key="run_start").click().run()
+    assert any("must differ" in e.value for e in at.error)
+    assert len(list_runs(db, known_task)) == 1 and len(started) == 1
+
+
+# -- the benchmark command, with deterministic judges on the fixture subset -----------------------
+class OtherFake:
+    """A second deterministic judge: p(Yes) a stable hash of (question, text)."""
+
+    def __init__(self, parsed, **params) -> None:
+        from checkeval_core.judges.fake import FakeJudge
+
+        self.inner = FakeJudge("fake")
+        self.spec, self.params = parsed.spec, params
+        self.capabilities = Capabilities(logprobs=True, local=True, model="fake-2")
+
+    def binary(self, requests):
+        from checkeval_core.judges.fake import stable_unit
+
+        CALLS["pb"].append("x")
+        out = []
+        for r in requests:
+            p = round(stable_unit("second", r.question, r.prefix), 4)
+            out.append(BinaryResult(verdict="yes" if p >= 0.5 else "no", p_yes=p, raw="x",
+                                    mode="logprob", latency_ms=30.0))
+        return out
+
+    def generate(self, requests):
+        return self.inner.generate(requests)
+
+
+def test_bench_escalate_rows_are_consistent_and_resumable(tmp_path):
+    from checkeval_core.bench.escalate import bench_escalate, format_escalate
+    from checkeval_core.bench.quality import default_data_dir
+    from tests.helpers import FIXTURES
+
+    register_backend(Backend("fake2", OtherFake, title="second fake"))
+    src = default_data_dir() if (default_data_dir() / "alpacaeval").exists() else \
+        FIXTURES / "benchmarks"
+    kw = {"queries": 12, "db_file": tmp_path / "e.db", "n_boot": 30, "target": 0.6,
+          "margins": (0.0, 1.0)}
+    res = bench_escalate("mtbench_pairs", src, "fake", "fake2", **kw)
+    rows = {r["name"]: r for r in res["rows"]}
+    assert list(rows) == ["A alone: fake", "cascade, fitted threshold",
+                          "cascade, fitted, with abstention", "cascade, margin 0",
+                          "cascade, margin 1", "B alone: fake2", "ensemble A + B (mean p(Yes))"]
+    assert res["unit"] == "pair" and res["dev_groups"] + res["heldout_groups"] >= 4
+    # margin 0 keeps every pair with A (= A alone); margin 1 sends every pair to B (= B alone)
+    assert rows["cascade, margin 0"]["agreement"] == rows["A alone: fake"]["agreement"]
+    assert rows["cascade, margin 0"]["coverage_heldout"] == 1.0
+    assert rows["cascade, margin 1"]["agreement"] == rows["B alone: fake2"]["agreement"]
+    assert rows["cascade, margin 1"]["coverage_heldout"] == 0.0
+    assert rows["cascade, margin 0"]["judge_s"] == rows["A alone: fake"]["judge_s"]
+    assert rows["cascade, margin 1"]["judge_s"] == pytest.approx(
+        rows["A alone: fake"]["judge_s"] + rows["B alone: fake2"]["judge_s"])
+    assert rows["ensemble A + B (mean p(Yes))"]["judge_s"] == pytest.approx(
+        rows["cascade, margin 1"]["judge_s"])
+    n = rows["A alone: fake"]["n_units"]
+    assert n > 0 and all(r["n_units"] == n for r in res["rows"])
+    assert 0 <= rows["cascade, fitted, with abstention"]["share_resamples_at_target"] <= 1
+    assert "| cascade, margin 1 |" in format_escalate(res)
+    calls = len(CALLS["pb"])
+    again = bench_escalate("mtbench_pairs", src, "fake", "fake2", **kw)
+    assert len(CALLS["pb"]) == calls  # every answer and every cascade run reused
+    assert [r["agreement"] for r in again["rows"]] == [r["agreement"] for r in res["rows"]]
+    from checkeval_core.judges.spec import BACKENDS
+
+    BACKENDS.pop("fake2", None)
+
+
+def test_bench_escalate_cli_refuses_bad_input_before_any_run(tmp_path):
+    from tests.helpers import run_cli
+
+    for args, msg in ((["--benchmark", "nope"], "mtbench_pairs, summeval"),
+                      (["--benchmark", "mtbench_pairs", "--target-agreement", "2"],
+                       "--target-agreement"),
+                      (["--benchmark", "mtbench_pairs", "--margin", "-1"], "--margin"),
+                      (["--benchmark", "mtbench_pairs", "--queries", "2"], "--queries"),
+                      (["--benchmark", "mtbench_pairs", "--escalate-to", "fake"], "must differ"),
+                      ):
+        r = run_cli(["bench", "escalate", "--judge", "fake", "--escalate-to", "embedded",
+                     *args, "--db", str(tmp_path / "x.db")])
+        assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
+        assert not (tmp_path / "x.db").exists()
+
+
+def test_analysis_page_shows_the_curve_of_a_selected_escalating_run(db, known_task):
+    from tests.helpers import analysis_page
+
+    rid, b_alone = _runs_for_curve(db, known_task)
+    at = analysis_page(known_task)
+    at.multiselect(key="an_runs").set_value([rid]).run()
+    assert not at.exception, at.exception
+    assert any("Escalation" in s.value for s in at.subheader)
+    assert any(f"the second judge alone from run {b_alone}" in c.value for c in at.caption)
+    at.multiselect(key="an_runs").set_value([b_alone]).run()  # not escalating: no section
+    assert not any("Escalation" in s.value for s in at.subheader)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_versions_page_curve_in_a_browser_at_1440(app_server, screen, tmp_path):
+    from checkeval_core.store import open_db
+
+    db = open_db(app_server.db_path)
+    make_runs_task(db, tmp_path, rows=_rows(), checklist=CHECKLIST)
+    set_explicit_split(db, "t", ["d2", "d3"])
+    _runs_for_curve(db, "t")
+    db.close()
+    screen.goto(app_server.url + "/versions")
+    screen.get_by_text("Escalation: coverage vs agreement", exact=True).wait_for()
+    screen.wait_for_load_state("networkidle")
+    screen.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
+    chart = screen.locator(".js-plotly-plot").nth(1)
+    for label in ("this run's threshold", "A alone: pa", "B alone: pb"):
+        chart.locator(".legendtext", has_text=label).first.wait_for()
+    chart.locator("text", has_text="agreement with people").first.wait_for()
+    chart.scroll_into_view_if_needed()
+    screen.wait_for_timeout(500)
+    screen.screenshot(path="/tmp/escalation-versions-1440.png")
+
+
+def test_bench_escalate_first_only_asks_no_second_judge(tmp_path):
+    from checkeval_core.bench.escalate import bench_escalate, format_escalate
+    from checkeval_core.bench.quality import default_data_dir
+    from tests.helpers import FIXTURES
+
+    src = default_data_dir() if (default_data_dir() / "alpacaeval").exists() else \
+        FIXTURES / "benchmarks"
+    res = bench_escalate("mtbench_pairs", src, "fake", "embedded:quality", queries=12,
+                         db_file=tmp_path / "f.db", n_boot=20, target=0.6,
+                         margins=(0.0, 1.0), first_only=True)
+    rows = {r["name"]: r for r in res["rows"]}
+    assert res["runs"]["b"] is None and res["judge_b"] is None
+    # margin 0 keeps every held-out pair: A alone; margin 1 keeps none: no agreement
+    assert rows["A kept at margin 0"]["agreement"] == rows["A alone"]["agreement"]
+    assert rows["A kept at margin 1"]["n_units"] == 0
+    assert math.isnan(rows["A kept at margin 1"]["agreement"])
+    assert res["fit"]["n_dev"] > 0 and "first judge only" in format_escalate(res)
+
+
+@pytest.mark.slow  # 4 documents × 16 summaries × the published checklist, 6 runs: minutes
+def test_bench_escalate_summeval_answers_labelled_by_expert_direction(tmp_path):
+    from checkeval_core.bench.escalate import bench_escalate
+    from checkeval_core.config import data_dir
+
+    src = tmp_path / "bench"
+    (src / "checklists").mkdir(parents=True)
+    rows = [json.loads(x) for x in (data_dir() / "summeval_demo.jsonl").read_text()
+            .splitlines()]
+    docs = list(dict.fromkeys(r["group_id"] for r in rows))[:4]
+    (src / "summeval.jsonl").write_text("".join(json.dumps(
+        {"doc_id": r["group_id"], "system_id": r["system_id"], "source": r["source"],
+         "references": [r["reference"]], "output": r["output"], "scores": r["scores"]}) + "\n"
+        for r in rows if r["group_id"] in docs))
+    (src / "checklists" / "summeval.json").write_text(
+        (data_dir() / "checklists" / "summeval.json").read_text())
+    register_backend(Backend("fake2", OtherFake, title="second fake"))
+    try:
+        res = bench_escalate("summeval", src, "fake", "fake2", docs=4, db_file=tmp_path / "s.db",
+                             n_boot=20, target=0.6, margins=(0.0, 1.0))
+    finally:
+        from checkeval_core.judges.spec import BACKENDS
+
+        BACKENDS.pop("fake2", None)
+    rows_ = {r["name"]: r for r in res["rows"]}
+    assert res["unit"] == "answer" and res["label_source"] == "expert scores vs group median"
+    assert res["dev_groups"] == 2 and res["heldout_groups"] == 2
+    assert rows_["cascade, margin 0"]["agreement"] == rows_["A alone: fake"]["agreement"]
+    assert rows_["cascade, margin 1"]["agreement"] == rows_["B alone: fake2"]["agreement"]
+    assert rows_["A alone: fake"]["n_groups"] == 2 and rows_["A alone: fake"]["n_units"] > 50
