@@ -6,6 +6,7 @@ import streamlit as st
 from checkeval_core.checklists import augment as A
 from checkeval_core.checklists import editing as M
 from checkeval_core.checklists.seeds import save_seeds, seed_questions
+from checkeval_core.runs import estimate as E
 from checkeval_core.store import task_id
 from checkeval_core.textsafe import md_escape
 from studio_ui.dimensions_ui import filter_block, presets_and_files
@@ -118,6 +119,8 @@ st.caption(f"Mode for this judge: **{gen_mode}** — "
            "numbered list. " + A.questions_asked_text(
                A.request_count(db, task, dim["name"], strategy, int(n), gen_mode),
                strategy, int(n), gen_mode))
+line, notes = E.cost_line(E.estimate_generate, db, task, dim["name"], strategy, judge, int(n))
+st.caption("**Generate** — " + md_escape(line + (f" ({'; '.join(notes)})" if notes else "")))
 b1, b3, _ = st.columns(3)
 again = b3.button("Generate again (new samples)", key="gen_again",
                   help="Bypass the cache: sample new questions instead of the answers stored "

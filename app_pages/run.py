@@ -9,13 +9,15 @@ from checkeval_core.judges.saved import list_judges
 from checkeval_core.runs import cancel_run, start_background
 from checkeval_core.runs.defaults import recommended
 from checkeval_core.runs.escalate import escalation_params
-from checkeval_core.runs.jobs import prepare_resume
+from checkeval_core.runs.estimate import cost_line, estimate_batch, estimate_vs_actual
+from checkeval_core.runs.jobs import get_run, prepare_resume
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.progress import panel
 from checkeval_core.runs.registry import METHODS, all_aggregations
 from checkeval_core.runs.start import start_runs
 from checkeval_core.store import db_path
 from checkeval_core.tasks import list_tasks
+from checkeval_core.textsafe import md_escape
 from studio_ui.escalation_ui import escalation_fields
 from studio_ui.frame import page_db
 from studio_ui.widgets import task_picker
@@ -71,11 +73,16 @@ esc = escalation_fields(db, task, [*judges, extra], next(
     v["n_questions"] for v in versions if v["version"] == vnum), int(limit))
 st.caption(f"Preselected: {' + '.join(rec['judges'])} · {rec['method']} · "
            f"{rec['aggregation']} — {rec['why']}.")
+opts = {k: True for k, on in (("include_definition", inc_def),
+                               ("include_reference", inc_ref)) if on}
+if phrasing:
+    opts["phrasing"] = int(phrasing)
+line, notes = cost_line(estimate_batch, db, task, [*judges, extra], methods, checklist=vnum,
+                        limit=int(limit), params=opts)
+st.info(line, icon=":material/payments:")  # the cost before the click
+if notes:
+    st.caption(md_escape(" · ".join(notes)))
 if st.button("Start", type="primary", key="run_start"):
-    opts = {k: True for k, on in (("include_definition", inc_def),
-                                   ("include_reference", inc_ref)) if on}
-    if phrasing:
-        opts["phrasing"] = int(phrasing)
     try:
         opts.update(escalation_params(**esc))
     except ValueError as e:
@@ -116,6 +123,9 @@ def runs_panel() -> None:
                        format_func=lambda r: run_label(runs[r]),
                        help="Cancel stops a run after its current item; Resume restarts a "
                             "cancelled, failed or killed one.")
+    cost = estimate_vs_actual(get_run(db, int(rid)))
+    if cost:  # the estimate stored when the run started, beside what it really cost
+        st.dataframe(pd.DataFrame(cost), hide_index=True)
     can = runs[rid]["actions"]
     if c2.button("Cancel", key="run_cancel", disabled=not can["cancel"]):
         cancel_run(db, int(rid))

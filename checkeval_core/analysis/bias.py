@@ -270,14 +270,20 @@ def _uncached(judge: Any, db: sqlite_utils.Database, works: list[Any]) -> int:
 def verbosity_cost(db: sqlite_utils.Database, run_id: int,
                    n_items: int = DEFAULT_PROBE_ITEMS, judge: Any = None) -> dict[str, Any]:
     """What :func:`verbosity_probe` would ask, before asking: ``{"n_items", "n_requests",
-    "n_calls"}`` — ``n_calls`` are the requests not in the judge's cache (a rerun: 0)."""
+    "n_calls"}`` — ``n_calls`` are the requests not in the judge's cache (a rerun: 0) — plus
+    the cost estimate's figures (``runs/estimate.py``: ``calls``, ``cached``,
+    ``prompt_tokens``, ``completion_tokens``, ``seconds``, ``usd``) and its ``notes``."""
     from checkeval_core.judges.registry import get_judge
+    from checkeval_core.runs.estimate import estimate_requests
 
     run, _ = _check_probe_run(db, run_id, n_items)
     j = judge or get_judge(run["judge_spec"], db=db)
     sample = probe_items(db, run, n_items)
     works = _plan(db, run, j, sample)
-    return {"n_items": len(sample), "n_requests": len(works), "n_calls": _uncached(j, db, works)}
+    est = estimate_requests(j, [(k, [w.request for w in works if w.kind == k])
+                                for k in ("binary", "generate")], db)
+    return {"n_items": len(sample), "n_requests": len(works), "n_calls": _uncached(j, db, works),
+            **est.to_json(), "notes": est.notes}
 
 
 def _paired(diffs: list[float]) -> tuple[list[float] | None, str | None]:

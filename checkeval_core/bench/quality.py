@@ -213,7 +213,7 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
                   n_boot: int = 0, params: dict[str, Any] | None = None,
                   progress: bool = False,
                   members: list[tuple[str, dict[str, Any]]] | None = None,
-                  skip: int = 0) -> dict[str, Any]:
+                  skip: int = 0, estimate: bool = False) -> dict[str, Any]:
     """Run (or reuse) one run per judge and report every aggregation, baselines, ensemble.
 
     ``skip`` leaves out the first documents: a held-out set for confirming a configuration
@@ -251,6 +251,17 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
     task = f"{benchmark}-{docs}-{questions}" + (f"-skip{skip}" if skip else "")
     with tempfile.TemporaryDirectory() as tmp:
         _ensure_task(db, task, rows_, src, b, questions, Path(tmp))
+    if estimate:  # what the runs still need (a reused run: its missing answers), asked of none
+        from checkeval_core.runs.estimate import Estimate, estimate_new_run, estimate_run
+
+        total = Estimate()
+        for j, extra in plan:
+            opts = {**params, **loads(extra, {})}
+            rid = _find_run(db, task, j, method, opts)
+            total = total + (estimate_run(db, rid) if rid is not None else
+                             estimate_new_run(db, task, j, method, params=opts))
+        return {"benchmark": benchmark, "task": task, "db": str(path), **total.to_json(),
+                "notes": total.notes}
     results = []
     for j, extra in plan:
         variant = loads(extra, {})

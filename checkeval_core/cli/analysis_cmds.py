@@ -274,7 +274,10 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                                                           "--checklist-judge"),
                       checklist_mode: str | None = typer.Option(
                           None, "--checklist-mode", help="generated checklists: list|single "
-                          "(default: single for embedded judges, else list)")) -> None:
+                          "(default: single for embedded judges, else list)"),
+                      estimate: bool = typer.Option(
+                          False, "--estimate", help="summeval/topical_chat: only print what "
+                          "the runs would cost; no judge is asked")) -> None:
     """Run and analyse a benchmark subset in the papers' layout."""
     from checkeval_core.bench.quality import RANKING_BENCHMARKS as RB
     from checkeval_core.bench.quality import bench_quality, bench_rankings, format_table
@@ -287,6 +290,9 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
     except ValueError as e:
         fail(str(e))
     if benchmark in RB:  # ranking benchmarks: list level (AlpacaEval) or human pairs
+        if estimate:
+            fail(f"--estimate: for summeval and topical_chat (not {benchmark}, whose per-query "
+                 "checklists are generated first)")
         try:
             res = bench_rankings(benchmark, data, judge or ["embedded"], queries=queries,
                                  checklist=checklist, checklist_judge=checklist_judge,
@@ -309,10 +315,16 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
         res = bench_quality(benchmark, data, judge or ["embedded"], method, docs=docs,
                             questions=questions, db_file=db, n_boot=bootstrap,
                             params=parse_params(param), progress=True, members=members,
-                            skip=skip)
+                            skip=skip, estimate=estimate)
     except (ValueError, NotFound, ImportError) as e:
         fail(str(e))
     res = clean_json(res)
+    if estimate:
+        from checkeval_core.runs.estimate import KEYS, Estimate
+
+        text = Estimate(**{k: res[k] for k in KEYS}).text()
+        typer.echo(json.dumps(res) if as_json else "\n".join([text, *res["notes"]]))
+        return
     typer.echo(json.dumps(res) if as_json else format_table(res))
 
 
@@ -450,6 +462,13 @@ def probe_verbosity_cmd(run: int = typer.Option(..., "--run", help="RUN_ID (comp
     if estimate:
         typer.echo(f"{res['n_items']} items, {res['n_requests']} requests, {res['n_calls']} "
                    f"judge call(s) not in the cache")
+        from checkeval_core.runs.estimate import Estimate
+
+        est = Estimate(**{k: res[k] for k in ("calls", "cached", "prompt_tokens",
+                                              "completion_tokens", "seconds", "usd")})
+        typer.echo(est.text())
+        for note in res["notes"]:
+            typer.echo(f"  {note}")
         return
     typer.echo(f"run {res['run']} ({res['judge']}, {res['method']}), {res['n_items']} items, "
                f"{res['n_calls']} judge call(s); {res['n_flagged']} question(s) whose p(Yes) "

@@ -42,13 +42,26 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             abstain: bool = typer.Option(False, "--abstain", help="'not decidable' where even "
                                          "the second judge is unsure"),
             as_json: bool = typer.Option(False, "--json"),
-            quiet: bool = typer.Option(False, "--quiet", help="no progress bar")) -> None:
+            quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
+            estimate: bool = typer.Option(
+                False, "--estimate", help="only print what the run(s) would cost (calls, "
+                                          "cached, tokens, seconds, usd); ask no judge, "
+                                          "write nothing")) -> None:
     """Run an evaluation headless (or resume one); progress on stderr. Several --judge and
     --method start one run per judge × method (all or none), executed one after the other."""
     from checkeval_core.judges.registry import JudgeSpecError
     from checkeval_core.runs.jobs import execute_run, prepare_resume
 
     db = open_db()
+    try:  # openai-compat:@servers.txt#model — a pool's URLs from a file (the CLI only)
+        from checkeval_core.judges.pool import expand_pool_file
+
+        judge = [expand_pool_file(j) for j in judge]
+    except JudgeSpecError as e:
+        fail(str(e))
+    if estimate:
+        _estimate(db, task, judge, method, checklist, limit, resume, param, as_json)
+        return
     try:
         if resume is not None:
             run_ids = [resume]
@@ -87,6 +100,69 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         typer.echo(json.dumps(out[0] if len(out) == 1 else out))
     if not ok:
         raise typer.Exit(1)
+
+
+def _estimate(db: Any, task: str | None, judge: list[str], method: list[str], checklist: str,
+              limit: int | None, resume: int | None, param: list[str] | None,
+              as_json: bool) -> None:
+    """``run --estimate``: the cost of the runs these options would start (or of the rest
+    of run --resume N), checked like a real start; nothing asked, nothing written."""
+    from checkeval_core.judges.prices import PriceError, price_table
+    from checkeval_core.judges.registry import JudgeSpecError, spec_problems
+    from checkeval_core.runs.estimate import estimate_batch, estimate_run
+    from checkeval_core.runs.options import parse_params
+
+    try:
+        price_table()  # a malformed CHECKEVAL_PRICES is bad input, not a silent zero
+        if resume is not None:
+            est = estimate_run(db, resume)
+        else:
+            if not task:
+                fail("give --task NAME (or --resume RUN_ID)")
+            problems = spec_problems(judge)
+            if problems:
+                fail("; ".join(problems))
+            est = estimate_batch(db, task, judge, method, checklist=checklist, limit=limit,
+                                 params=parse_params(param))
+    except ImportError as e:
+        fail(str(e), code=1)
+    except (NotFound, ValueError, JudgeSpecError, PriceError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(est.to_json()))
+        return
+    typer.echo(est.text())
+    for note in est.notes:
+        typer.echo(f"  {note}")
+
+
+@bench_app.command("rate")
+def bench_rate_cmd(judge: str = typer.Option("embedded", "--judge"),
+                   rounds: int = typer.Option(2, "--rounds", help="repeats of the workload"),
+                   as_json: bool = typer.Option(False, "--json")) -> None:
+    """Measure this machine's seconds per judge call, prompt token and completion token for
+    a judge (a small fixed workload, ~10–60 s on the embedded judge) and store them for
+    cost estimates (in the cache directory's judge_rates.json)."""
+    from checkeval_core.judges.registry import JudgeSpecError, parse_spec
+    from checkeval_core.runs.estimate import measure_rate, rates_path
+
+    if rounds < 1:
+        fail("--rounds must be ≥ 1")
+    try:
+        parse_spec(judge)
+    except JudgeSpecError as e:
+        fail(str(e))
+    try:
+        rate = measure_rate(judge, rounds=rounds)
+    except ImportError as e:
+        fail(str(e), code=1)
+    if as_json:
+        typer.echo(json.dumps(rate))
+        return
+    typer.echo(f"{judge}: {rate['per_call'] * 1000:.1f} ms per call, "
+               f"{rate['per_prompt_token'] * 1000:.2f} ms per prompt token, "
+               f"{rate['per_completion_token'] * 1000:.1f} ms per completion token "
+               f"(stored in {rates_path()})")
 
 
 def _execute(db: Any, run_id: int, quiet: bool, execute_run: Any) -> dict[str, Any]:

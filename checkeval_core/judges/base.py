@@ -134,6 +134,9 @@ class Capabilities:
     local: bool = True  # runs on this machine: no per-token price
     model: str = ""
     batch_size: int = 0  # >1: the backend answers up to this many requests in one call
+    # >1: a run sends this many items' requests in one call (a pool of servers: each item's
+    # questions go to one server, several items are answered at once)
+    items_at_once: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -19,15 +19,14 @@ around a ``ModelAPI``):
   (a thread pool); otherwise one request at a time in the backend's preferred ``order``
   (prefix reuse). Database writes stay on the calling thread.
 * **Accounting** — requests, cache hits, retries, tokens and cost (prices per million tokens
-  per model: :data:`PRICES`, overridable with ``CHECKEVAL_PRICES='{"model": [in, out]}'``;
-  zero for local models).
+  per judge spec or model: ``prices.py``, extended with ``CHECKEVAL_PRICES``; zero for local
+  models).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -41,30 +40,18 @@ from checkeval_core.judges.base import (
     GenerateResult,
     Judge,
 )
+from checkeval_core.judges.prices import PRICES, PriceError, price_of  # noqa: F401
 from checkeval_core.judges.retry import DEFAULT_ATTEMPTS, MAX_WAIT, wait_before_retry
 from checkeval_core.store import now_iso
 
-# USD per million tokens (input, output); extend with CHECKEVAL_PRICES.
-PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1-nano": (0.10, 0.40),
-}
 
-
-def price_for(model: str, local: bool) -> tuple[float, float]:
-    if local:
+def price_for(model: str, local: bool, spec: str = "") -> tuple[float, float]:
+    """Prices for the running cost (``prices.py``); unknown or unreadable: zero, since a
+    run's cost column is informative only (the estimate says when a price is unknown)."""
+    try:
+        return price_of(spec, model, local) or (0.0, 0.0)
+    except PriceError:
         return (0.0, 0.0)
-    extra = os.environ.get("CHECKEVAL_PRICES")
-    table = dict(PRICES)
-    if extra:
-        try:
-            table.update({k: (float(v[0]), float(v[1])) for k, v in json.loads(extra).items()})
-        except (ValueError, TypeError, IndexError, KeyError):
-            pass  # a malformed override is ignored (documented); prices are informative only
-    return table.get(model, (0.0, 0.0))
 
 
 def request_key(spec: str, model: str, params: dict[str, Any], kind: str,
@@ -104,7 +91,7 @@ class CachedJudge:
         self.tokens_in = 0
         self.tokens_out = 0
         self.cost = 0.0
-        self._price = price_for(self.capabilities.model, self.capabilities.local)
+        self._price = price_for(self.capabilities.model, self.capabilities.local, self.spec)
 
     # -- cache ---------------------------------------------------------------------------
     def _key(self, kind: str, payload: dict[str, Any]) -> str:

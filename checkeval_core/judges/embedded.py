@@ -281,6 +281,26 @@ class EmbeddedJudge:
                     latency_ms=(time.perf_counter() - t0) * 1000)
         return [r for r in results if r is not None]
 
+    def prompt_segments(self, req: BinaryRequest | GenerateRequest) -> tuple[list[int], list[int]]:
+        """The tokens this judge evaluates for ``req`` and the segment ends it caches (the
+        last = the whole prompt), counted with the model's own tokenizer without loading its
+        weights: what a cost estimate reads (``runs/estimate.py``) to count prompt tokens
+        after prefix reuse. A generate request outside the segment path gets one segment."""
+        vocab = _vocab(self.variant)
+        if isinstance(req, BinaryRequest):
+            if not self.reuse:
+                tokens, _ = vocab.segments_of(req.system, req.user_text, ())
+                return tokens, [len(tokens)]
+            return vocab.segments_of(req.system, req.user_text, req.context)
+        system, user = _split_system(req.messages)
+        if _short_path(req):
+            parts = [p for p in req.shared_parts if p] if self.reuse else []
+            if parts and not user.startswith("".join(parts)):
+                parts = []
+            return vocab.segments_of(system, user, parts)
+        tokens = vocab.tokenize(vocab.chat_prompt(system, user))
+        return tokens, [len(tokens)]
+
     def _short_greedy(self, eng: _Engine, req: GenerateRequest) -> GenerateResult:
         """Greedy decoding on the segment cache: the request's shared parts (article, judged
         text) are evaluated once for every request that shares them, as in :meth:`binary`.
@@ -353,6 +373,7 @@ class EmbeddedJudge:
                         seed=SEED if req.seed is None else req.seed, **kw)
                     eng.forget_kv()
                     usage = resp.get("usage", {})
+                    self.tokens_evaluated += usage.get("prompt_tokens", 0)
                     out.append(GenerateResult(
                         text=resp["choices"][0]["message"]["content"] or "",
                         tokens_in=usage.get("prompt_tokens", 0),
@@ -364,6 +385,57 @@ class EmbeddedJudge:
                     out.append(GenerateResult(error=f"embedded: {e}",
                                               latency_ms=(time.perf_counter() - t0) * 1000))
         return out
+
+
+def _short_path(req: GenerateRequest) -> bool:
+    """Whether :meth:`EmbeddedJudge.generate` answers ``req`` greedily on the segment cache
+    (the same test as in ``generate``)."""
+    return bool(req.shared_parts) and not req.json_mode and not req.grammar \
+        and req.temperature == 0 and req.max_tokens <= SHORT_ANSWER_TOKENS
+
+
+class _Vocab:
+    """The model's tokenizer and chat template without its weights (``vocab_only``): loads
+    in a fraction of a second, so a page can count a run's tokens before it starts. It
+    shares :class:`_Engine`'s prompt layout and segmenting code, so both count alike."""
+
+    def __init__(self, path: str) -> None:
+        from llama_cpp import Llama
+        from llama_cpp._utils import suppress_stdout_stderr
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        with suppress_stdout_stderr(disable=False):  # llama.cpp logs its context even here
+            self.llm = Llama(model_path=path, vocab_only=True, verbose=False)
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        eos_id = self.llm.token_eos()
+        eos = self.llm.detokenize([eos_id]).decode("utf-8", "ignore") if eos_id >= 0 else ""
+        self.formatter = Jinja2ChatFormatter(template=template, eos_token=eos or "<|im_end|>",
+                                             bos_token="") if template else None
+        self._memo: dict[str, list[int]] = {}
+
+    def tokenize(self, text: str) -> list[int]:
+        # the same article prefix is tokenized for every question of every item: memoised
+        toks = self._memo.get(text)
+        if toks is None:
+            if len(self._memo) > 4096:
+                self._memo.clear()
+            toks = self._memo[text] = self.llm.tokenize(text.encode("utf-8"), add_bos=False,
+                                                        special=True)
+        return toks
+
+    chat_prompt = _Engine.chat_prompt
+    segments_of = _Engine.segments_of
+
+
+_VOCABS: dict[str, _Vocab] = {}
+
+
+def _vocab(variant: str) -> _Vocab:
+    path = str(model_path(variant))
+    with _LOCK:
+        if path not in _VOCABS:
+            _VOCABS[path] = _Vocab(path)
+        return _VOCABS[path]
 
 
 @functools.lru_cache(maxsize=32)

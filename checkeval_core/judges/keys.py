@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checkeval_core.judges.spec import BACKENDS, backend_of, parse_spec
+from checkeval_core.judges.spec import BACKENDS, backend_of, endpoint_urls, parse_spec
 
 # what an environment-variable NAME looks like; anything else (``sk-…``, spaces, lower case)
 # is refused as a key source, so a pasted key is never stored
@@ -150,18 +150,19 @@ def key_sources_for(spec: str, secrets: Mapping[str, Any] | None = None) -> dict
     """For the Judges page: the declared variables approved for ``spec``'s address
     (``approved``) and one sentence saying what will be sent and how to approve more."""
     try:
-        url = target_url(spec)
+        urls = urls_of(spec)
     except ValueError:
         return {"approved": [], "note": "Complete the judge's fields to see its key sources."}
     try:
         table = approvals(secrets)
-        target = origin_of(url) if url else None
+        targets = [origin_of(u) for u in urls]
     except KeyRefused as e:
         return {"approved": [], "note": f"No key can be sent: {e}"}
-    if target is None:
+    if not targets:
         return {"approved": [], "note": "This judge names no address: no key is sent."}
-    approved = sorted(v for v, origins in table.items() if target in origins)
-    where = show_origin(target)
+    # a pool: only a variable approved for every one of its endpoints
+    approved = sorted(v for v, origins in table.items() if all(t in origins for t in targets))
+    where = ", ".join(show_origin(t) for t in targets)
     note = (f"Key sources approved for {where}: {', '.join(approved)}." if approved else
             f"No key source is approved for {where}: the judge is saved without a key.")
     return {"approved": approved,
@@ -175,8 +176,20 @@ def target_url(spec: str) -> str:
     backend = backend_of(spec)
     if backend is None:
         return ""
+    if len(endpoint_urls(spec)) > 1:  # every endpoint is checked on its own (urls_of)
+        raise ValueError(f"judge {spec!r} is a pool: one address per endpoint")
     url = parse_spec(spec).get(backend.url_field, "") or backend.default_url
     return url if not url or "://" in url else "https://" + url
+
+
+def urls_of(spec: str) -> list[str]:
+    """Every address ``spec`` sends requests to: each endpoint of a pool, else
+    :func:`target_url` (empty for a backend that calls no server)."""
+    urls = endpoint_urls(spec)
+    if len(urls) > 1:
+        return [u if "://" in u else "https://" + u for u in urls]
+    url = target_url(spec)
+    return [url] if url else []
 
 
 def approval_hint(var: str, url: str) -> str:
@@ -225,7 +238,8 @@ def check_key_source(spec: str, name: str, secrets: Mapping[str, Any] | None = N
     if name:
         if not needs_key(spec):
             raise ValueError(f"judge {spec!r} sends no key; leave the key source empty")
-        check_approved(name, target_url(spec), secrets)
+        for url in urls_of(spec) or [""]:  # each endpoint of a pool must be approved
+            check_approved(name, url, secrets)
     return name
 
 
@@ -298,7 +312,8 @@ def key_problems(db: Any, specs: list[str],
     out = []
     for spec in specs:
         try:
-            resolve(db, spec, secrets=secrets)
+            for url in urls_of(spec) if len(endpoint_urls(spec)) > 1 else [None]:
+                resolve(db, spec, secrets=secrets, url=url)  # each endpoint of a pool
         except KeyRefused as e:
             out.append(f"{spec}: {e}")
     return out

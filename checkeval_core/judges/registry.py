@@ -18,7 +18,7 @@ from typing import Any
 
 from checkeval_core.judges.base import Judge
 from checkeval_core.judges.cached import CachedJudge
-from checkeval_core.judges.keys import needs_key, resolve
+from checkeval_core.judges.keys import needs_key, resolve, urls_of
 from checkeval_core.judges.retry import DEFAULT_ATTEMPTS
 from checkeval_core.judges.spec import (  # noqa: F401 - the registry's public names
     BACKENDS,
@@ -26,6 +26,7 @@ from checkeval_core.judges.spec import (  # noqa: F401 - the registry's public n
     JudgeSpec,
     JudgeSpecError,
     SpecField,
+    endpoint_urls,
     parse_spec,
     register_backend,
     spec_forms,
@@ -65,9 +66,15 @@ def get_judge(spec: str, db: Any = None, *, cache: bool = True, key_env: str | N
     """
     if needs_key(spec) and not params.get("api_key"):
         params.pop("api_key", None)
-        found = resolve(db, spec, key_env=key_env, secrets=secrets, params=params)
-        if found:
-            # the backend re-checks every request's address against this variable's approval
-            params.update(api_key=found.value, key_origins=found.origins)
+        urls = endpoint_urls(spec)
+        if len(urls) > 1:  # a pool: each endpoint gets the key approved for its own address
+            params["endpoint_keys"] = [resolve(db, spec, key_env=key_env, secrets=secrets,
+                                               params=params, url=u) for u in urls_of(spec)]
+        else:
+            found = resolve(db, spec, key_env=key_env, secrets=secrets, params=params)
+            if found:
+                # the backend re-checks every request's address against this variable's
+                # approval
+                params.update(api_key=found.value, key_origins=found.origins)
     return CachedJudge(load_backend(spec, **params), db=db if cache else None,
                        attempts=attempts)

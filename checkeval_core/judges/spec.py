@@ -37,6 +37,8 @@ class SpecField:
     optional: bool = False
     choices: tuple[str, ...] = ()  # a closed set ("" = the plain ``<name>`` form)
     help: str = ""
+    # several comma-separated URLs allowed (a pool of servers answering one run)
+    several: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,8 +152,43 @@ def parse_spec(spec: str) -> JudgeSpec:
         if not value and not f.optional:
             raise JudgeSpecError(f"judge {spec!r}: write {' or '.join(backend.forms())}"
                                  + (f", e.g. {backend.example}" if backend.example else ""))
+        if f.several and "," in value:
+            value = ",".join(_pool_urls(spec, f.name, value))
         values.append((f.name, value))
     return JudgeSpec(name, tuple(values))
+
+
+def _pool_urls(spec: str, field: str, value: str) -> list[str]:
+    """The URLs of a comma-separated ``field`` (a pool), each ``http(s)://host…``, no repeat."""
+    urls = [u.strip() for u in value.split(",")]
+    for i, u in enumerate(urls, 1):
+        if not u.startswith(("http://", "https://")) or len(u) <= len("https://"):
+            raise JudgeSpecError(f"judge {spec!r}: {field} #{i} of the pool is not an "
+                                 "http(s):// URL; write http://a:8000/v1,http://b:8001/v1")
+    if len(set(urls)) != len(urls):
+        raise JudgeSpecError(f"judge {spec!r}: the pool names a {field} twice")
+    return urls
+
+
+def endpoint_urls(spec: str) -> list[str]:
+    """The server URLs a judge spec names: one for a plain spec, several for a pool
+    (``openai-compat:http://a:8000/v1,http://b:8001/v1#model``); empty when it names none."""
+    parsed = parse_spec(spec)
+    backend = BACKENDS[parsed.backend]
+    for f in backend.fields:
+        if f.several:
+            value = parsed.get(f.name, "")
+            return [u for u in value.split(",") if u] if value else []
+    return []
+
+
+def endpoint_spec(spec: str, url: str) -> str:
+    """The plain spec of one endpoint of a pool ``spec`` (its URL in place of the list)."""
+    parsed = parse_spec(spec)
+    backend = BACKENDS[parsed.backend]
+    values = {k: (url if any(f.name == k and f.several for f in backend.fields) else v)
+              for k, v in parsed.values}
+    return backend.spec(values)
 
 
 def spec_problems(specs: list[str]) -> list[str]:
@@ -182,9 +219,13 @@ register_backend(Backend(
     key_envs=("CHECKEVAL_OPENAI_KEY", "OPENAI_API_KEY"), default_url="https://api.openai.com/v1",
     install=_OPENAI_INSTALL, example="openai:gpt-4o-mini"))
 register_backend(Backend(
-    "openai-compat", "checkeval_core.judges.openai_compat:OpenAIJudge",
-    title="openai-compat — any OpenAI-compatible server (vLLM, llama.cpp, Ollama…)",
-    fields=(SpecField("base_url", "Base URL", default="http://localhost:8000/v1"), _MODEL),
+    "openai-compat", "checkeval_core.judges.pool:openai_compat",
+    title="openai-compat — any OpenAI-compatible server (vLLM, llama.cpp, Ollama…), or a pool "
+          "of them",
+    fields=(SpecField("base_url", "Base URL", default="http://localhost:8000/v1", several=True,
+                      help="several servers of the same model for one run: their URLs "
+                           "separated by commas (each item's questions go to one of them)"),
+            _MODEL),
     key_envs=("CHECKEVAL_OPENAI_COMPAT_KEY",), install=_OPENAI_INSTALL,
     example="openai-compat:http://localhost:8000/v1#Qwen/Qwen2.5-7B-Instruct"))
 register_backend(Backend(

@@ -22,6 +22,7 @@ import sqlite_utils
 from checkeval_core.config import cache_dir
 from checkeval_core.judges.registry import get_judge, parse_spec
 from checkeval_core.runs import escalate
+from checkeval_core.runs.estimate import record_actual, record_estimate
 from checkeval_core.runs.options import check_limit, check_params, max_error_share
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_write import compute_scores
@@ -242,6 +243,7 @@ def execute_run(path: str | Path, run_id: int,
         db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, pid = NULL "
                    "WHERE id = ?", [f"{type(e).__name__}: {e}"[:1000], now_iso(), run_id])
         raise
+    cost_before = record_estimate(db, run_id, j)  # the estimate, once, before any judge call
     # what a planner may read (see runs/methods.py); params is the run's own dict, so a
     # prepare step that stores a derived option (SEAL's weights) is seen by the planner
     ctx = {"kind": task["kind"], "content": content, "params": run["params"],
@@ -254,17 +256,22 @@ def execute_run(path: str | Path, run_id: int,
     try:
         if m.prepare:
             m.prepare(ctx)
-        for it in its:
+        # a pool of servers takes several items per call (each item's questions to one server)
+        step = max(1, int(getattr(j.capabilities, "items_at_once", 1) or 1))
+        for start in range(0, len(its), step):
+            window = its[start:start + step]
             status = db.execute("SELECT status FROM run WHERE id = ?", [run_id]).fetchone()[0]
             if status == "cancelled":
                 db.execute("UPDATE run SET finished_at = ?, pid = NULL WHERE id = ?",
                            [now_iso(), run_id])
                 return get_run(db, run_id)
-            have = {(r[0], r[1]) for r in db.execute(
-                "SELECT question_id, unit FROM answer WHERE run_id = ? AND item_id = ?",
-                [run_id, it["id"]])}
-            works = m.plan(it, ctx)
-            todo = [w for w in works if not all((q, u) in have for q, u, _ in w.targets)]
+            todo = []
+            for it in window:
+                have = {(r[0], r[1]) for r in db.execute(
+                    "SELECT question_id, unit FROM answer WHERE run_id = ? AND item_id = ?",
+                    [run_id, it["id"]])}
+                todo += [w for w in m.plan(it, ctx)
+                         if not all((q, u) in have for q, u, _ in w.targets)]
             for kind in ("binary", "generate"):
                 batch = [w for w in todo if w.kind == kind]
                 if not batch:
@@ -276,13 +283,13 @@ def execute_run(path: str | Path, run_id: int,
                         answers = w.parse(res)
                         modes.update(a["mode"] for a in answers)
                         n_err += bool(res.error)
-                        _store(db, run_id, it["id"], answers, res.cached, res, run["judge_spec"])
+                        _store(db, run_id, w.item_pk, answers, res.cached, res, run["judge_spec"])
                     db.execute("UPDATE run SET n_errors = n_errors + ?, tokens_in = tokens_in + ?,"
                                " tokens_out = tokens_out + ?, heartbeat_at = ? WHERE id = ?",
                                [n_err, sum(r.tokens_in for r in results if not r.cached),
                                 sum(r.tokens_out for r in results if not r.cached), now_iso(),
                                 run_id])
-            done += 1
+            done += len(window)
             stamp = now_iso()
             db.execute("UPDATE run SET progress_done = ?, heartbeat_at = ?, progress_at = ?, "
                        "cost = ? WHERE id = ?", [done, stamp, stamp, getattr(j, "cost", 0.0),
@@ -314,6 +321,8 @@ def execute_run(path: str | Path, run_id: int,
         db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, pid = NULL "
                    "WHERE id = ?", [f"{type(e).__name__}: {e}"[:1000], now_iso(), run_id])
         raise
+    finally:
+        record_actual(db, run_id, j, cost_before)  # beside the estimate, on every exit
     return get_run(db, run_id)
 
 
