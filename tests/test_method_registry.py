@@ -164,6 +164,13 @@ def test_old_database_upgrades_and_keeps_its_rows(tmp_path, monkeypatch):
         db = _old_database(path, m, p)
         import_checklist(db, "t", c)
         freeze(db, "t")
+        # today's run executor writes which judge gave each answer (m0017): those columns are
+        # added here so the old rows can be written; m0017 keeps them on the upgrade
+        from checkeval_core.migrations import m0017_answer_judge
+
+        for sql in m0017_answer_judge.STATEMENTS:
+            if sql.startswith("ALTER"):
+                db.execute(sql)
         runs = [create_run(db, "t", "fake", meth, limit=3) for meth in ("rocketeval", "seal")]
         for rid in runs:
             assert execute_run(path, rid)["status"] == "completed"

@@ -17,5 +17,9 @@ STATEMENTS = [
 
 
 def apply(db) -> None:
+    have = set(db["answer"].columns_dict)
     for sql in STATEMENTS:
+        # a column already there (a database written by code that had it) is kept as it is
+        if sql.startswith("ALTER") and sql.split("COLUMN ")[1].split()[0] in have:
+            continue
         db.execute(sql)
