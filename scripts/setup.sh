@@ -21,14 +21,18 @@ fi
 
 REQ=requirements.txt
 [[ $TEST == 1 ]] && REQ=requirements-dev.txt
-# llama-cpp-python builds llama.cpp from source once (~6-10 min on 2 cores).
-# A portable CPU build: llama.cpp's default "native" build enables every instruction set the
-# CPU reports (AVX-512, AMX), and on virtual machines that report AMX without letting a
-# process use it, decoding segfaults. AVX2/FMA/F16C run on any x86-64 CPU of the last decade.
+# llama-cpp-python builds llama.cpp from source once (~6-10 min on 2 cores), for the
+# instruction sets this CPU reports (AVX-512, VNNI, BF16 …) but never AMX, which crashed the
+# first decode on virtual machines that report it: see scripts/llama_cmake_flags.sh. If the
+# build cannot run the model here (llama_works below), it is rebuilt portably (AVX2/FMA/F16C).
+# CMAKE_ARGS, when set, replaces the detected flags for the first build.
 # LLAVA_BUILD=OFF skips the multimodal library we do not use (about a third of the build).
-# --no-cache-dir: pip's wheel cache is keyed by the source, not by these flags, so a native
-# wheel built earlier on this machine would otherwise be reused.
-LLAMA_FLAGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+# --no-cache-dir: pip's wheel cache is keyed by the source, not by these flags, so a wheel
+# built earlier on this machine with other flags would otherwise be reused.
+# To rebuild an existing .venv for this CPU: .venv/bin/pip uninstall -y llama-cpp-python, then
+# run this script again.
+LLAMA_FLAGS="${CMAKE_ARGS:-$(bash scripts/llama_cmake_flags.sh)}"
+PORTABLE_FLAGS="$(bash scripts/llama_cmake_flags.sh --portable)"
 LLAMA_REQ="$(grep -E '^llama-cpp-python' requirements.txt | cut -d'#' -f1 | tr -d ' ')"
 llama_works() {  # load the embedded model and decode: a broken build dies here, not in a run
   .venv/bin/python - <<'PY' >/dev/null 2>&1
@@ -38,13 +42,14 @@ m = llama_cpp.Llama(model_path=str(model_path()), n_ctx=256, n_threads=2, verbos
 m("Is the sky blue? Answer:", max_tokens=1)
 PY
 }
-build_llama() {  # extra pip options...: build llama-cpp-python from source, portably
-  CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_FLAGS}" .venv/bin/python -m pip install -q --no-cache-dir \
+build_llama() {  # CMAKE_FLAGS [extra pip options...]: build llama-cpp-python from source
+  local flags=$1; shift
+  CMAKE_ARGS="$flags" .venv/bin/python -m pip install -q --no-cache-dir \
     "$@" "$LLAMA_REQ" 2>&1 | grep -v -E "is ignored: it is neither a file nor a directory" || true
 }
 if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
-  echo "setup: building llama.cpp (portable CPU build: several minutes, once)"
-  build_llama
+  echo "setup: building llama.cpp for this CPU (several minutes, once): $LLAMA_FLAGS"
+  build_llama "$LLAMA_FLAGS"
 fi
 echo "setup: installing $REQ"
 .venv/bin/python -m pip install -q -r "$REQ" 2>&1 \
@@ -56,7 +61,7 @@ echo "setup: installing $REQ"
 .venv/bin/checkeval --help >/dev/null || { echo "setup: checkeval CLI not installed" >&2; exit 1; }
 if ! llama_works; then
   echo "setup: the installed llama.cpp cannot run the embedded model here; rebuilding it portably"
-  build_llama --force-reinstall --no-deps
+  build_llama "$PORTABLE_FLAGS" --force-reinstall --no-deps
   llama_works || { echo "setup: the embedded model does not run with this llama.cpp build" >&2; exit 1; }
 fi
 

@@ -65,3 +65,28 @@ def test_short_generation_reuses_shared_parts():
         assert not a.error and a.text.strip()[:1] in "12345"
         assert a.text.strip()[:1] == b.text.strip()[:1]
         assert a.first_token_logprobs and set(a.first_token_logprobs) & {"1", "2", "3", "4", "5"}
+
+
+def test_questions_side_by_side_match_one_by_one():
+    """An item's questions evaluated as parallel sequences over the shared prefix give the
+    p(Yes) of the one-by-one path: exactly for a question alone in its batch (positions,
+    the shared prefix's cells and the cleanup are right), and within llama.cpp's numerical
+    noise for the whole batch (its kernels round a row differently in a larger batch)."""
+    from checkeval_core.judges import embedded
+
+    reqs = [binary_request_for_item(ITEM, q, "summarization") for q in (TRUE_Q, FALSE_Q, *MORE)]
+    par_j, seq_j = load_backend("embedded"), load_backend("embedded", parallel=False)
+    seq = seq_j.binary(reqs)
+    par = par_j.binary(reqs)
+    for a, b in zip(seq, par):
+        assert b.mode == "logprob" and not b.error and b.tokens_in == a.tokens_in
+        assert abs(a.p_yes - b.p_yes) < 0.04
+    assert par[0].p_yes > par[1].p_yes and par[0].verdict == "yes" and par[1].verdict == "no"
+    eng = embedded._engine("")
+    for req, a in zip(reqs, seq):
+        tokens, bounds = eng.segments(req)
+        logits, _ = eng.eval_parallel(tokens[:bounds[-2]], bounds[:-1], [tokens[bounds[-2]:]])
+        assert abs(embedded._binary_result(eng, logits[0], 0, 0).p_yes - a.p_yes) < 1e-5
+    # the questions' sequences are gone: the one-by-one path gives its answers again
+    assert [r.p_yes for r in seq_j.binary(reqs)] == pytest.approx([r.p_yes for r in seq],
+                                                                   abs=1e-6)

@@ -4,6 +4,7 @@ on the first SummEval demo item, and the embedded engine's raw prefill rate."""
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from typing import Any
 
@@ -22,19 +23,30 @@ def bench_item_and_questions(n: int) -> tuple[dict[str, Any], list[str]]:
     return first, qs[:n]
 
 
+def _timed(fn: Any, *args: Any) -> tuple[Any, float, float]:
+    """``fn(*args)``, its wall time and this process's CPU time (s)."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    out = fn(*args)
+    return out, time.perf_counter() - w0, time.process_time() - c0
+
+
 def bench_speed(spec: str, n_questions: int = 15) -> dict[str, Any]:
-    """Naive (full prompt per question) vs prefix reuse, and the engine's raw prefill rate."""
+    """Naive (full prompt per question) vs prefix reuse, and the engine's raw prefill rate.
+    For the embedded judge also prefix reuse with the questions one after another instead of
+    side by side (``sequential_*``), in the same process."""
     item, qs = bench_item_and_questions(n_questions)
     reqs = [binary_request_for_item(item, q, "summarization") for q in qs]
     parsed = parse_spec(spec)
     reuse_judge = load_backend(spec)
-    naive_judge = load_backend(spec, reuse=False) if parsed.backend == "embedded" else reuse_judge
+    embedded_backend = parsed.backend == "embedded"
+    naive_judge = load_backend(spec, reuse=False) if embedded_backend else reuse_judge
     reuse_judge.binary(reqs[:1])  # load the model, warm up
     out: dict[str, Any] = {"judge": spec, "questions": len(qs)}
-    if parsed.backend == "embedded":
+    if embedded_backend:
         from checkeval_core.judges import embedded
 
         eng = embedded._engine(parsed.variant)
+        out["cpu_features"] = _cpu_features()
         tokens, bounds = eng.segments(reqs[0])
         t0 = time.perf_counter()
         eng.eval_segments(tokens, [len(tokens)], reuse=False)
@@ -45,22 +57,100 @@ def bench_speed(spec: str, n_questions: int = 15) -> dict[str, Any]:
         unique = prefix + sum(len(eng.segments(r)[0]) - prefix for r in reqs)
         out["unique_tokens"] = unique
         eng.forget_kv()
-    t0 = time.perf_counter()
-    naive = naive_judge.binary(reqs)
-    naive_s = time.perf_counter() - t0
-    if parsed.backend == "embedded":
+    naive, naive_s, _ = _timed(naive_judge.binary, reqs)
+    if embedded_backend:
         embedded._engine(parsed.variant).forget_kv()
-    t0 = time.perf_counter()
-    reuse = reuse_judge.binary(reqs)
-    reuse_s = time.perf_counter() - t0
+    reuse, reuse_s, reuse_cpu = _timed(reuse_judge.binary, reqs)
     out["naive_s_per_q"] = round(naive_s / len(qs), 3)
     out["reuse_s_per_q"] = round(reuse_s / len(qs), 3)
+    out["reuse_cpu_s_per_q"] = round(reuse_cpu / len(qs), 3)
     out["speedup"] = round(naive_s / reuse_s, 2) if reuse_s > 0 else None
     if "prefill_tok_s" in out:
         out["engine_bound_s"] = round(out["unique_tokens"] / out["prefill_tok_s"], 3)
         out["efficiency"] = round(out["engine_bound_s"] / reuse_s, 3)
-    diffs = [abs(a.p_yes - b.p_yes) for a, b in zip(naive, reuse)
-             if a.p_yes is not None and b.p_yes is not None]
-    out["max_abs_p_yes_diff"] = round(max(diffs), 4) if diffs else None
-    out["same_verdicts"] = sum(a.verdict == b.verdict for a, b in zip(naive, reuse))
+    out.update(_p_yes_diffs(naive, reuse))
+    if embedded_backend:
+        seq_judge = load_backend(spec, parallel=False)
+        embedded._engine(parsed.variant).forget_kv()
+        seq, seq_s, seq_cpu = _timed(seq_judge.binary, reqs)
+        out["sequential_s_per_q"] = round(seq_s / len(qs), 3)
+        out["sequential_cpu_s_per_q"] = round(seq_cpu / len(qs), 3)
+        out["parallel_time_ratio"] = round(reuse_s / seq_s, 3) if seq_s > 0 else None
+        out["parallel_cpu_ratio"] = round(reuse_cpu / seq_cpu, 3) if seq_cpu > 0 else None
+        out["efficiency_sequential"] = round(out["engine_bound_s"] / seq_s, 3)
+        d = _p_yes_diffs(seq, reuse)
+        out["max_abs_p_yes_diff_parallel"] = d["max_abs_p_yes_diff"]
+        out["same_verdicts_parallel"] = d["same_verdicts"]
+    return out
+
+
+def _p_yes_diffs(a: list[Any], b: list[Any]) -> dict[str, Any]:
+    diffs = [abs(x.p_yes - y.p_yes) for x, y in zip(a, b)
+             if x.p_yes is not None and y.p_yes is not None]
+    return {"max_abs_p_yes_diff": round(max(diffs), 4) if diffs else None,
+            "same_verdicts": sum(x.verdict == y.verdict for x, y in zip(a, b))}
+
+
+def _cpu_features() -> str:
+    """The instruction sets the installed llama.cpp was built for (``AVX512 = 1`` …)."""
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+    return " ".join(f.split("=")[0].split(":")[-1].strip() for f in info.split("|")
+                    if f.strip().endswith("= 1"))
+
+
+def bench_engine(spec: str, repeats: int = 3, n_segments: int = 15) -> dict[str, Any]:
+    """The engine alone, in tokens per CPU-second of this process (robust to other load on
+    the machine, unlike wall time), on the first SummEval demo item and ``n_segments``
+    question segments (20-30 tokens): the prompt up to the questions from an empty cache
+    (``prefill``), the segments one after another after that cached prefix (``segment``), and
+    the same segments side by side in one batch (``parallel``). An item costs prefill +
+    segments: ``item_cpu_ratio`` is parallel ÷ one by one. Each figure is the median of
+    ``repeats``; ``cpu_features`` names the llama.cpp build."""
+    from checkeval_core.judges import embedded
+
+    parsed = parse_spec(spec)
+    if parsed.backend != "embedded":
+        raise ValueError(f"--engine-only measures the embedded judge, not {spec!r}")
+    item, qs = bench_item_and_questions(n_segments)
+    reqs = [binary_request_for_item(item, q, "summarization") for q in qs]
+    load_backend(spec).binary(reqs[:1])  # load the model, warm up
+    rates: dict[str, list[float]] = {"prefill": [], "segment": [], "parallel": [],
+                                     "item_cpu_ratio": []}
+    diffs: list[float] = []
+    with embedded._LOCK:
+        eng = embedded._engine(parsed.variant)
+        segs = [eng.segments(r) for r in reqs]
+        tokens, bounds = segs[0]
+        prefix = bounds[-2] if len(bounds) > 1 else 0
+        if not prefix:
+            raise ValueError("the benchmark item has no shared prefix")
+        n_seg = sum(len(t) - prefix for t, _ in segs)
+        for _ in range(repeats):
+            eng.forget_kv()
+            _, _, pre = _timed(eng.eval_segments, tokens[:prefix], bounds[:-1], True, False)
+            seq = []
+            c0 = time.process_time()
+            for t, b in segs:
+                eng.eval_segments(t, b, True)
+                seq.append(embedded._binary_result(eng, eng.last_logits(), len(t), 0).p_yes)
+            one_by_one = time.process_time() - c0
+            (logits, _), _, side = _timed(eng.eval_parallel, tokens[:prefix], bounds[:-1],
+                                          [t[prefix:] for t, _ in segs])
+            par = [embedded._binary_result(eng, lg, 0, 0).p_yes for lg in logits]
+            rates["prefill"].append(prefix / pre)
+            rates["segment"].append(n_seg / one_by_one)
+            rates["parallel"].append(n_seg / side)
+            rates["item_cpu_ratio"].append((pre + side) / (pre + one_by_one))
+            diffs += [abs(a - b) for a, b in zip(seq, par) if a is not None and b is not None]
+        eng.forget_kv()
+    out: dict[str, Any] = {"judge": spec, "cpu_features": _cpu_features(),
+                           "threads": embedded.N_THREADS, "prefix_tokens": prefix,
+                           "segments": len(segs), "segment_tokens": n_seg}
+    for k, v in rates.items():
+        name = k if k == "item_cpu_ratio" else f"{k}_tok_cpu_s"
+        out[name] = round(statistics.median(v), 3 if k == "item_cpu_ratio" else 1)
+        out[name + "_all"] = [round(x, 3 if k == "item_cpu_ratio" else 1) for x in v]
+    out["max_abs_p_yes_diff_parallel"] = round(max(diffs), 4) if diffs else None
     return out

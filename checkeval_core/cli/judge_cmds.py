@@ -102,13 +102,21 @@ def judge_sources_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
 @bench_app.command("speed")
 def bench_speed_cmd(judge: str = typer.Option("embedded", "--judge"),
                     questions: int = typer.Option(15, "--questions"),
+                    engine_only: bool = typer.Option(
+                        False, "--engine-only",
+                        help="only llama.cpp's rates in tokens per CPU-second (embedded)"),
+                    repeats: int = typer.Option(3, "--repeats", min=1,
+                                                help="with --engine-only: median of N"),
                     as_json: bool = typer.Option(False, "--json")) -> None:
     """Time N questions on one ~600-token item: full prompt each vs prefix reuse."""
-    from checkeval_core.bench.speed import bench_speed
+    from checkeval_core.bench.speed import bench_engine, bench_speed
 
     try:
         parse_spec(judge)
-        res = bench_speed(judge, questions)
+        if questions < 1:
+            raise ValueError("--questions must be at least 1")
+        res = (bench_engine(judge, repeats, questions) if engine_only
+               else bench_speed(judge, questions))
     except (JudgeSpecError, ValueError, ImportError) as e:
         fail(str(e))
     if as_json:

@@ -12,6 +12,13 @@ items sharing a source are answered together (the article is evaluated once per 
 Short deterministic generations (G-Eval's Likert score, CheckEval's grouped Yes/No lines) are
 decoded greedily on the same segment cache when the request names its shared parts.
 
+The questions of one item (requests that differ only in their last segment) are evaluated
+side by side: the shared prefix once in sequence 0, then every question's last segment as its
+own llama.cpp sequence in one batch, each sequence seeing the prefix's KV cells (shared, not
+copied) and its own tokens. One batch of ~400 tokens runs at the engine's prefill rate where 15
+batches of ~25 tokens did not. A question's p(Yes) then differs from the one-by-one path by a
+small numerical amount that may depend on which questions share its batch (see docs).
+
 One model per process, guarded by a lock: a ``Llama`` context is not thread-safe.
 """
 
@@ -44,6 +51,9 @@ SEED = 1234
 # segment cache (Likert scores, grouped Yes/No lines); longer or JSON ones use llama.cpp's
 # chat completion
 SHORT_ANSWER_TOKENS = 256
+# sequences in one context: sequence 0 holds the shared prefix, the others one question each;
+# it bounds how many questions of an item are evaluated in one batch
+N_SEQ = 64
 _SENTINEL = "\x00USER\x00"
 YES_SPELLINGS = ("Yes", "yes", "YES", " Yes", " yes", " YES")
 NO_SPELLINGS = ("No", "no", "NO", " No", " no", " NO")
@@ -101,6 +111,28 @@ def llama_model_defaults() -> Iterator[None]:
         lc.llama_model_default_params = original
 
 
+@contextlib.contextmanager
+def _parallel_context_defaults() -> Iterator[None]:
+    """While active, a ``Llama`` context holds :data:`N_SEQ` sequences in one unified KV cache
+    (``Llama()`` does not take these parameters): the questions' sequences then share the
+    prefix's cells, so a question costs only its own tokens."""
+    import llama_cpp.llama_cpp as lc
+
+    original = lc.llama_context_default_params
+
+    def defaults() -> Any:
+        params = original()
+        params.n_seq_max = N_SEQ
+        params.kv_unified = True
+        return params
+
+    lc.llama_context_default_params = defaults
+    try:
+        yield
+    finally:
+        lc.llama_context_default_params = original
+
+
 class _Engine:
     """One loaded model with its KV-cache bookkeeping (used under ``_LOCK`` only)."""
 
@@ -112,7 +144,7 @@ class _Engine:
             raise ImportError("the embedded judge needs llama-cpp-python==0.3.36: "
                               "pip install -r requirements.txt") from e
         self.path = path
-        with llama_model_defaults():
+        with llama_model_defaults(), _parallel_context_defaults():
             self.llm = Llama(model_path=path, n_ctx=N_CTX, n_threads=N_THREADS,
                              n_threads_batch=N_THREADS, n_batch=512, logits_all=False,
                              seed=SEED, verbose=False)
@@ -167,9 +199,12 @@ class _Engine:
         bounds.append(len(full))
         return full, bounds
 
-    def eval_segments(self, tokens: list[int], bounds: list[int], reuse: bool = True) -> int:
+    def eval_segments(self, tokens: list[int], bounds: list[int], reuse: bool = True,
+                      logits: bool = True) -> int:
         """Evaluate ``tokens`` segment by segment, reusing cached leading segments.
 
+        The last segment is evaluated again even when cached, for its next-token logits,
+        unless ``logits`` is False (a shared prefix whose continuations follow).
         Returns the number of tokens actually evaluated now.
         """
         if len(tokens) > N_CTX:
@@ -177,7 +212,7 @@ class _Engine:
                              f"window of {N_CTX} (set CHECKEVAL_EMBEDDED_N_CTX)")
         start_idx = 0  # index into bounds of the first segment to evaluate
         if reuse:
-            for j, b in enumerate(bounds[:-1]):
+            for j, b in enumerate(bounds if not logits else bounds[:-1]):
                 if j < len(self.kv_bounds) and self.kv_bounds[j] == b and \
                         self.kv_tokens[:b] == tokens[:b]:
                     start_idx = j + 1
@@ -192,12 +227,54 @@ class _Engine:
         self.llm.n_tokens = pos  # eval() drops cached KV cells at positions >= n_tokens
         self.kv_tokens = self.kv_tokens[:pos]
         self.kv_bounds = self.kv_bounds[:start_idx]
+        if start_idx == len(bounds):  # all cached: no eval() to drop the cells beyond
+            import llama_cpp
+
+            llama_cpp.llama_memory_seq_rm(self.llm._ctx.memory, 0, pos, -1)
         for b in bounds[start_idx:]:
             self.llm.eval(tokens[pos:b])
             self.kv_tokens.extend(tokens[pos:b])
             self.kv_bounds.append(b)
             pos = b
         return len(tokens) - (bounds[start_idx - 1] if start_idx else 0)
+
+    def eval_parallel(self, tokens: list[int], bounds: list[int],
+                      suffixes: Sequence[list[int]]) -> tuple[list[np.ndarray], int]:
+        """The shared prefix ``tokens`` (segment ends ``bounds``) in sequence 0, then each
+        suffix as sequence 1, 2, … in one batch; the next-token logits after each suffix and
+        the number of tokens evaluated now. The suffixes' cells are dropped afterwards, the
+        prefix stays cached for the next call."""
+        import llama_cpp
+
+        total = sum(len(s) for s in suffixes)
+        if not 0 < len(suffixes) < N_SEQ or total > self.llm.n_batch or \
+                len(tokens) + total > N_CTX or not all(suffixes):
+            raise ValueError("the questions do not fit one batch")
+        n = self.eval_segments(tokens, bounds, reuse=True, logits=False)
+        mem = self.llm._ctx.memory
+        batch = self.llm._batch.batch
+        last: list[int] = []
+        k = 0
+        try:
+            for seq, suffix in enumerate(suffixes, start=1):
+                llama_cpp.llama_memory_seq_cp(mem, 0, seq, -1, -1)
+                for j, t in enumerate(suffix):
+                    batch.token[k] = t
+                    batch.pos[k] = len(tokens) + j
+                    batch.n_seq_id[k] = 1
+                    batch.seq_id[k][0] = seq
+                    batch.logits[k] = j == len(suffix) - 1
+                    k += 1
+                last.append(k - 1)
+            batch.n_tokens = k
+            self.llm._ctx.decode(self.llm._batch)
+            n_vocab = self.llm.n_vocab()
+            out = [np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self.llm.ctx, i),
+                                         shape=(n_vocab,)).astype(np.float64) for i in last]
+        finally:
+            for seq in range(1, len(suffixes) + 1):
+                llama_cpp.llama_memory_seq_rm(mem, seq, -1, -1)
+        return out, n + total
 
     def last_logits(self) -> np.ndarray:
         import llama_cpp
@@ -232,18 +309,40 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     return logits - (m + math.log(np.exp(logits - m).sum()))
 
 
+def _binary_result(eng: _Engine, logits: np.ndarray, tokens_in: int,
+                   latency_ms: float) -> BinaryResult:
+    """Yes/No from the next-token logits: p(Yes) over every single-token spelling."""
+    lp = _log_softmax(logits)
+    p_y = float(np.exp(lp[eng.yes_ids]).sum()) if eng.yes_ids else 0.0
+    p_n = float(np.exp(lp[eng.no_ids]).sum()) if eng.no_ids else 0.0
+    top = int(np.argmax(lp))
+    raw = eng.llm.detokenize([top]).decode("utf-8", "ignore")
+    mass = p_y + p_n
+    p_yes = p_y / mass if mass > 0 else None
+    verdict = "invalid" if p_yes is None else ("yes" if p_yes >= 0.5 else "no")
+    return BinaryResult(verdict=verdict, p_yes=p_yes, raw=raw, mode="logprob",
+                        tokens_in=tokens_in, tokens_out=1, yes_no_mass=mass,
+                        latency_ms=latency_ms)
+
+
 class EmbeddedJudge:
     """The default judge: llama.cpp in process, yes/no from logits with prefix reuse."""
 
-    def __init__(self, parsed: Any, reuse: bool = True, **params: Any) -> None:
+    def __init__(self, parsed: Any, reuse: bool = True, parallel: bool = True,
+                 **params: Any) -> None:
         self.variant = getattr(parsed, "variant", "")
         self.spec = "embedded" + (f":{self.variant}" if self.variant else "")
         self.reuse = reuse
+        # an item's questions as parallel sequences in one batch (needs ``reuse``)
+        self.parallel = parallel and reuse
         self.params = params
         pkg = VARIANTS[self.variant]
         model = os.environ.get("CHECKEVAL_EMBEDDED_MODEL") or pkg.file_name
+        # batch_size: the wrapper hands over an item's questions in one call, so they can be
+        # evaluated side by side
         self.capabilities = Capabilities(logprobs=True, prefix_reuse=True, max_concurrency=1,
-                                         local=True, model=os.path.basename(model))
+                                         local=True, model=os.path.basename(model),
+                                         batch_size=N_SEQ - 1)
         self.tokens_evaluated = 0  # prompt tokens actually computed (reuse makes it smaller)
 
     @staticmethod
@@ -256,29 +355,31 @@ class EmbeddedJudge:
         results: list[BinaryResult | None] = [None] * len(requests)
         with _LOCK:
             eng = _engine(self.variant)
+            todo: list[tuple[int, list[int], list[int]]] = []
             for i in self.order(requests):
-                req = requests[i]
                 t0 = time.perf_counter()
                 try:
-                    tokens, bounds = eng.segments(req)
-                    self.tokens_evaluated += eng.eval_segments(tokens, bounds, self.reuse)
-                    lp = _log_softmax(eng.last_logits())
+                    tokens, bounds = eng.segments(requests[i])
                 except Exception as e:  # noqa: BLE001 - a failure is a result, not a crash
-                    eng.forget_kv()
                     results[i] = BinaryResult(verdict="invalid", error=f"embedded: {e}",
                                               latency_ms=(time.perf_counter() - t0) * 1000)
                     continue
-                p_y = float(np.exp(lp[eng.yes_ids]).sum()) if eng.yes_ids else 0.0
-                p_n = float(np.exp(lp[eng.no_ids]).sum()) if eng.no_ids else 0.0
-                top = int(np.argmax(lp))
-                raw = eng.llm.detokenize([top]).decode("utf-8", "ignore")
-                mass = p_y + p_n
-                p_yes = p_y / mass if mass > 0 else None
-                verdict = "invalid" if p_yes is None else ("yes" if p_yes >= 0.5 else "no")
-                results[i] = BinaryResult(
-                    verdict=verdict, p_yes=p_yes, raw=raw, mode="logprob",
-                    tokens_in=len(tokens), tokens_out=1, yes_no_mass=mass,
-                    latency_ms=(time.perf_counter() - t0) * 1000)
+                todo.append((i, tokens, bounds))
+            for group in self._batches(todo, eng) if self.parallel else [[t] for t in todo]:
+                if len(group) > 1 and self._answer_parallel(eng, group, results):
+                    continue
+                for i, tokens, bounds in group:
+                    t0 = time.perf_counter()
+                    try:
+                        self.tokens_evaluated += eng.eval_segments(tokens, bounds, self.reuse)
+                        logits = eng.last_logits()
+                    except Exception as e:  # noqa: BLE001 - a failure is a result, not a crash
+                        eng.forget_kv()
+                        results[i] = BinaryResult(verdict="invalid", error=f"embedded: {e}",
+                                                  latency_ms=(time.perf_counter() - t0) * 1000)
+                        continue
+                    results[i] = _binary_result(eng, logits, len(tokens),
+                                                (time.perf_counter() - t0) * 1000)
         return [r for r in results if r is not None]
 
     def prompt_segments(self, req: BinaryRequest | GenerateRequest) -> tuple[list[int], list[int]]:
@@ -300,6 +401,46 @@ class EmbeddedJudge:
             return vocab.segments_of(system, user, parts)
         tokens = vocab.tokenize(vocab.chat_prompt(system, user))
         return tokens, [len(tokens)]
+
+    @staticmethod
+    def _batches(todo: list[tuple[int, list[int], list[int]]],
+                 eng: _Engine) -> list[list[tuple[int, list[int], list[int]]]]:
+        """Runs of adjacent requests with the same leading segments (an item's questions),
+        cut so that each fits one batch of sequences."""
+        out: list[list[tuple[int, list[int], list[int]]]] = []
+        key: Any = None
+        size = 0
+        for t in todo:
+            _, tokens, bounds = t
+            k = (bounds[:-1], tokens[:bounds[-2]]) if len(bounds) > 1 else None
+            n = len(tokens) - bounds[-2] if k else 0
+            if k is None or k != key or len(out[-1]) >= N_SEQ - 1 or \
+                    size + n > eng.llm.n_batch or bounds[-2] + size + n > N_CTX:
+                out.append([])
+                size = 0
+            out[-1].append(t)
+            key = k
+            size += n
+        return out
+
+    def _answer_parallel(self, eng: _Engine, group: list[tuple[int, list[int], list[int]]],
+                         results: list[BinaryResult | None]) -> bool:
+        """Answer ``group`` (same leading segments) in one batch of sequences; False when
+        llama.cpp refused it (the caller then answers one by one)."""
+        t0 = time.perf_counter()
+        _, tokens, bounds = group[0]
+        prefix = bounds[-2]
+        try:
+            logits, n = eng.eval_parallel(tokens[:prefix], bounds[:-1],
+                                          [t[prefix:] for _, t, _ in group])
+        except Exception:  # noqa: BLE001 - e.g. no KV slot for the batch: one by one
+            eng.forget_kv()
+            return False
+        self.tokens_evaluated += n
+        latency = (time.perf_counter() - t0) * 1000 / len(group)  # the batch's share
+        for (i, toks, _), lg in zip(group, logits):
+            results[i] = _binary_result(eng, lg, len(toks), latency)
+        return True
 
     def _short_greedy(self, eng: _Engine, req: GenerateRequest) -> GenerateResult:
         """Greedy decoding on the segment cache: the request's shared parts (article, judged
