@@ -75,7 +75,7 @@ def test_questions_side_by_side_match_one_by_one():
     from checkeval_core.judges import embedded
 
     reqs = [binary_request_for_item(ITEM, q, "summarization") for q in (TRUE_Q, FALSE_Q, *MORE)]
-    par_j, seq_j = load_backend("embedded"), load_backend("embedded", parallel=False)
+    par_j, seq_j = load_backend("embedded", parallel=True), load_backend("embedded")
     seq = seq_j.binary(reqs)
     par = par_j.binary(reqs)
     for a, b in zip(seq, par):

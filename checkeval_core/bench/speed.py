@@ -37,7 +37,10 @@ def bench_speed(spec: str, n_questions: int = 15) -> dict[str, Any]:
     item, qs = bench_item_and_questions(n_questions)
     reqs = [binary_request_for_item(item, q, "summarization") for q in qs]
     parsed = parse_spec(spec)
-    reuse_judge = load_backend(spec)
+    # the embedded judge's reuse path is timed side by side (parallel sequences), the default
+    # one-by-one path below as "sequential"
+    reuse_judge = load_backend(spec, parallel=True) if parsed.backend == "embedded" \
+        else load_backend(spec)
     embedded_backend = parsed.backend == "embedded"
     naive_judge = load_backend(spec, reuse=False) if embedded_backend else reuse_judge
     reuse_judge.binary(reqs[:1])  # load the model, warm up

@@ -328,12 +328,18 @@ def _binary_result(eng: _Engine, logits: np.ndarray, tokens_in: int,
 class EmbeddedJudge:
     """The default judge: llama.cpp in process, yes/no from logits with prefix reuse."""
 
-    def __init__(self, parsed: Any, reuse: bool = True, parallel: bool = True,
+    def __init__(self, parsed: Any, reuse: bool = True, parallel: bool | None = None,
                  **params: Any) -> None:
         self.variant = getattr(parsed, "variant", "")
         self.spec = "embedded" + (f":{self.variant}" if self.variant else "")
         self.reuse = reuse
-        # an item's questions as parallel sequences in one batch (needs ``reuse``)
+        # an item's questions as parallel sequences in one batch (needs ``reuse``). Off by
+        # default: llama.cpp rounds a row differently in a larger batch, so p(Yes) would depend
+        # on which questions are asked together (up to 0.035 apart; a resumed run would not
+        # reproduce an uninterrupted one) for about 8 % less CPU per item (docs/benchmarks.md).
+        # CHECKEVAL_EMBEDDED_PARALLEL=1 switches it on.
+        if parallel is None:
+            parallel = os.environ.get("CHECKEVAL_EMBEDDED_PARALLEL", "").strip() == "1"
         self.parallel = parallel and reuse
         self.params = params
         pkg = VARIANTS[self.variant]
