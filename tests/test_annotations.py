@@ -90,8 +90,10 @@ def test_cli_agreement_json(tmp_path):
     run_cli([*base, "demo"], check=True)
     r = run_cli([*base, "agreement", "--task", "summeval-demo", "--json"], check=True)
     out = json.loads(r.stdout)
-    no_ci = ("no interval: needs ≥ 2 groups (documents / contexts / queries) (n=0)",
-             "no interval: too few units (0 on 0 group(s); needs ≥ 2 groups — documents / "
+    from checkeval_core.stats.bootstrap import MIN_GROUPS as m
+
+    no_ci = (f"no interval: needs ≥ {m} groups (documents / contexts / queries) (n=0)",
+             f"no interval: too few units (0 on 0 group(s); needs ≥ {m} groups — documents / "
              "contexts / queries)")
     assert out == {"human_human": {"krippendorff_alpha": None, "fleiss_kappa": None,
                                    "n_units": 0, "n_items": 0, "n_groups": 0, "n_systems": 0,

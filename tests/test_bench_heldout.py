@@ -207,7 +207,7 @@ def test_cli_json_and_refusals(tmp_path):
     assert bad.returncode == 2 and "summeval, topical_chat, alpacaeval, mtbench_pairs" in \
         bad.stderr
     few = run_cli(["bench", "heldout", "--benchmark", "summeval", "--docs", "2", "--judge",
-                   "fake", "--db", str(tmp_path / "d.db")])
+                   "fake", "--data", str(SRC), "--db", str(tmp_path / "d.db")])
     assert few.returncode == 2 and "≥ 4 documents" in few.stderr
     assert not (tmp_path / "d.db").exists()
     assert not math.isnan(row["value"])
