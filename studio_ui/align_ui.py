@@ -11,6 +11,7 @@ import streamlit as st
 
 from checkeval_core.analysis.align import DEFAULT_SAMPLE, start_sample, version_headlines
 from checkeval_core.textsafe import md_escape
+from studio_ui.tables import show_table
 from studio_ui.widgets import current_user
 
 _NUM = ("agreement", "κ", "yes-rate", "LOO Δ")
@@ -42,12 +43,13 @@ def sample_form(db: sqlite_utils.Database, run_id: int, expanded: bool) -> None:
 
 def question_table(rows: list[dict[str, Any]]) -> Any:
     df = pd.DataFrame(rows)
-    return st.dataframe(df, hide_index=True, key="al_table", on_select="rerun", width="stretch",
-                        selection_mode="single-row",
-                        column_order=[c for c in df.columns if c != "question_id"],
-                        column_config={"question": st.column_config.TextColumn(width="medium"),
-                                       **{c: st.column_config.NumberColumn(c, format="%.2f")
-                                          for c in _NUM}})
+    # undefined figures are a dash with the reason on hover, never "None"
+    return show_table(df, {"question": st.column_config.TextColumn(width="medium"),
+                           **{c: st.column_config.NumberColumn(c, format="%.2f")
+                              for c in _NUM if c in df.columns}},
+                      hide_index=True, key="al_table", on_select="rerun", width="stretch",
+                      selection_mode="single-row",
+                      column_order=[c for c in df.columns if c != "question_id"])
 
 
 def disagreements(res: dict[str, Any], run_id: int, pick: int | None) -> None:

@@ -10,6 +10,7 @@ import streamlit as st
 
 from checkeval_core.analysis.calibrate import calibrated_view, run_calibrated
 from checkeval_core.store import NotFound
+from studio_ui.tables import show_table
 
 _NUM = ("raw judge", "judge alone (biased)", "judge width", "humans alone", "humans width",
         "calibrated", "calibrated width", "width vs humans", "λ")
@@ -36,6 +37,7 @@ def calibrated_section(db: sqlite_utils.Database, run_ids: list[int], labels: di
                 "sample) to calibrate the judge's scores.")
         return
     st.caption(view["caption"])
-    st.dataframe(pd.DataFrame(view["rows"]), hide_index=True, key=f"{key}_table",
-                 column_config={c: st.column_config.NumberColumn(c, format="%.2f")
-                                for c in _NUM})
+    # an undefined figure is a dash with the row's reason on hover, never "None"
+    show_table(pd.DataFrame(view["rows"]),
+               {c: st.column_config.NumberColumn(c, format="%.2f") for c in _NUM},
+               hide_index=True, key=f"{key}_table")

@@ -36,7 +36,7 @@ def escalation_section(db: sqlite_utils.Database, run_ids: list[int] | None = No
     if page["note"]:
         st.warning(page["note"])
     if page["figure"] is not None:
-        st.plotly_chart(page["figure"], use_container_width=True, key=f"{key}_chart")
+        st.plotly_chart(page["figure"], width="stretch", key=f"{key}_chart")
         st.caption(page["caption"])
     if page["reason"]:
         st.info(page["reason"])

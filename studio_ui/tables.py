@@ -99,7 +99,7 @@ def order(*groups: Iterable[str]) -> list[str]:
 DASH = "—"
 #: The hover text of a column with a dash when the table has a note column saying why.
 SEE_NOTE = "— = undefined: the row's note says why"
-NOTE_COLUMNS = ("note", "reason", "notes")
+NOTE_COLUMNS = ("note", "reason", "notes", "why")
 
 
 def _missing(v: Any) -> bool:

@@ -706,3 +706,37 @@ def vote_fair_and_lefty(db) -> None:
             better = "A" if RANKING_ORDER[left] < RANKING_ORDER[right] else "B"
             record_vote(db, RANKING_TASK, "fair", a, b, better)
             record_vote(db, RANKING_TASK, "lefty", a, b, "A")
+
+
+# -- Align / Calibrate: a small fake run on the demo's SummEval task ---------------------------
+def small_run(db, limit: int = 96) -> int:
+    """The demo's SummEval task split 6/6 (seed 0), a version keeping 3 questions per
+    dimension (fast to run), and a finished fake-judge rocketeval run on its first ``limit``
+    items."""
+    from checkeval_core.checklists.versions import freeze
+    from checkeval_core.runs.jobs import create_run, execute_run
+    from checkeval_core.store import db_path
+    from checkeval_core.task_split import set_split
+
+    for (d,) in db.execute("SELECT DISTINCT q.dimension_id FROM question q JOIN task t ON "
+                           "t.id = q.task_id WHERE t.name = 'summeval-demo' AND q.status = "
+                           "'kept'").fetchall():
+        db.execute("UPDATE question SET status = 'rejected', reason = 'test: fewer questions' "
+                   "WHERE id IN (SELECT id FROM question WHERE dimension_id = ? AND status = "
+                   "'kept' ORDER BY position LIMIT -1 OFFSET 3)", [d])
+    v = freeze(db, "summeval-demo", note="three per dimension")["version"]
+    set_split(db, "summeval-demo")
+    rid = create_run(db, "summeval-demo", "fake", "rocketeval", checklist=v, limit=limit)
+    execute_run(db_path(db), rid)
+    return rid
+
+
+def give_old_database_todays_answer_columns(db) -> None:
+    """Today's run executor records which judge gave each answer (migration m0017); a test
+    that writes runs into a database of an older schema adds those columns first (m0017 keeps
+    columns a database already has when it is applied on the upgrade)."""
+    from checkeval_core.migrations import m0017_answer_judge
+
+    for sql in m0017_answer_judge.STATEMENTS:
+        if sql.startswith("ALTER"):
+            db.execute(sql)

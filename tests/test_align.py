@@ -24,9 +24,7 @@ from checkeval_core.analysis.align import (
     version_headlines,
 )
 from checkeval_core.annotation.jobs import save_answer
-from checkeval_core.runs import create_run, execute_run
-from checkeval_core.store import db_path
-from checkeval_core.task_split import set_split
+from tests.helpers import small_run
 
 
 def test_kappa_by_hand():
@@ -70,25 +68,6 @@ def test_separated_pairs_fisher():
                       "verdict": ["yes"] * 6 + ["no"] * 6 + ["yes"] * 5 + ["no"]})
     # A 6/6 vs B 0/6: p = 0.002; B vs C 0/6 vs 5/6: p = 0.015; A vs C: p = 1
     assert separated_pairs(a) == (2, 3)
-
-
-def small_run(db, limit: int = 96) -> int:
-    """The demo's SummEval task split 6/6 (seed 0), a version keeping 3 questions per
-    dimension (fast to run), and a finished fake-judge rocketeval run on its first ``limit``
-    items."""
-    from checkeval_core.checklists.versions import freeze
-
-    for (d,) in db.execute("SELECT DISTINCT q.dimension_id FROM question q JOIN task t ON "
-                           "t.id = q.task_id WHERE t.name = 'summeval-demo' AND q.status = "
-                           "'kept'").fetchall():
-        db.execute("UPDATE question SET status = 'rejected', reason = 'test: fewer questions' "
-                   "WHERE id IN (SELECT id FROM question WHERE dimension_id = ? AND status = "
-                   "'kept' ORDER BY position LIMIT -1 OFFSET 3)", [d])
-    v = freeze(db, "summeval-demo", note="three per dimension")["version"]
-    set_split(db, "summeval-demo")
-    rid = create_run(db, "summeval-demo", "fake", "rocketeval", checklist=v, limit=limit)
-    execute_run(db_path(db), rid)
-    return rid
 
 
 @pytest.fixture

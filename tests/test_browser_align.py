@@ -11,7 +11,7 @@ def build_aligned(db) -> int:
     from checkeval_core.analysis.align import run_answers, start_sample
     from checkeval_core.annotation.jobs import save_answer
     from checkeval_core.demo import load_demo
-    from tests.test_align import small_run
+    from tests.helpers import small_run
 
     load_demo(db)
     rid = small_run(db)

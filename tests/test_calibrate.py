@@ -186,7 +186,7 @@ def test_calibrated_recovers_a_bias_the_judge_cannot_see():
 
 def test_cli_calibrated_contract_on_the_demo(demo_db):
     from checkeval_core.cli import app
-    from tests.test_align import small_run
+    from tests.helpers import small_run
 
     rid = small_run(demo_db)  # 6 of the 12 documents; 6 dev / 6 held-out
     r = CliRunner().invoke(app, ["analyze", "--run", str(rid), "--calibrated", "--labelled",

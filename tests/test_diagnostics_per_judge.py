@@ -8,6 +8,7 @@ import json
 
 from checkeval_core.analysis.analysis_view import evidence_page
 from checkeval_core.analysis.report import page_report
+from checkeval_core.stats.bootstrap import MIN_GROUPS
 from checkeval_core.store import now_iso
 from tests.helpers import fake_demo_runs
 
@@ -42,7 +43,7 @@ def _flags(ev: dict, judge: str = "fake") -> dict[int, str]:
 
 
 def test_a_third_run_of_another_judge_leaves_the_flags_unchanged(db):
-    a, b = fake_demo_runs(db, 80)  # 5 documents: enough groups to flag
+    a, b = fake_demo_runs(db, 16 * MIN_GROUPS)  # documents enough for a flag
     two = evidence_page(db, TASK, [a, b])
     flagged = {q: f for q, f in _flags(two).items() if f and not f.startswith("(")}
     assert flagged, "the fake judge's two runs should flag some questions"

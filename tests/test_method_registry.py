@@ -20,7 +20,7 @@ from checkeval_core.runs.methods import Work
 from checkeval_core.runs.score_read import run_scores
 from checkeval_core.runs.scorers import score_yes_no
 from checkeval_core.store import db_path, open_db
-from tests.helpers import make_runs_task
+from tests.helpers import give_old_database_todays_answer_columns, make_runs_task
 
 ROWS = [{"id": f"d{g}-s{s}", "group_id": f"d{g}", "system_id": f"s{s}",
          "source": f"Town {g} approved a new park; work starts in May.",
@@ -164,13 +164,7 @@ def test_old_database_upgrades_and_keeps_its_rows(tmp_path, monkeypatch):
         db = _old_database(path, m, p)
         import_checklist(db, "t", c)
         freeze(db, "t")
-        # today's run executor writes which judge gave each answer (m0017): those columns are
-        # added here so the old rows can be written; m0017 keeps them on the upgrade
-        from checkeval_core.migrations import m0017_answer_judge
-
-        for sql in m0017_answer_judge.STATEMENTS:
-            if sql.startswith("ALTER"):
-                db.execute(sql)
+        give_old_database_todays_answer_columns(db)
         runs = [create_run(db, "t", "fake", meth, limit=3) for meth in ("rocketeval", "seal")]
         for rid in runs:
             assert execute_run(path, rid)["status"] == "completed"

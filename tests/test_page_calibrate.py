@@ -4,8 +4,7 @@ says how to get them)."""
 
 from __future__ import annotations
 
-from tests.helpers import analysis_page, build_ranking_task, open_rankings_page
-from tests.test_align import small_run
+from tests.helpers import analysis_page, build_ranking_task, open_rankings_page, small_run
 
 
 def _calibrated(at):

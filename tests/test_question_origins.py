@@ -12,6 +12,7 @@ from checkeval_core.checklists.editing import ORIGINS, add_question
 from checkeval_core.demo import load_demo
 from checkeval_core.runs.jobs import create_run, execute_run
 from checkeval_core.store import open_db, task_id
+from tests.helpers import give_old_database_todays_answer_columns
 
 
 def test_old_database_upgrades_keeps_answers_and_accepts_proposals(tmp_path, monkeypatch):
@@ -23,6 +24,7 @@ def test_old_database_upgrades_keeps_answers_and_accepts_proposals(tmp_path, mon
         m.setattr(migrations, "migration_names", lambda: names)
         db = open_db(path)
         load_demo(db)
+        give_old_database_todays_answer_columns(db)
         rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=2)
         assert execute_run(path, rid)["status"] == "completed"
         tid = task_id(db, "summeval-demo")
