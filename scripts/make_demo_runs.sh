@@ -5,7 +5,8 @@
 #   configuration docs/benchmarks.md recommends (the CheckEval authors' seed questions, frozen
 #   as version 2 of each demo task):
 #   * summeval-demo: RocketEval with JUDGE_A (the 0.5B model) on the first LIMIT_SE items
-#     (160 = 10 documents × 16 summaries), the run Analysis opens on;
+#     (192 = all 12 documents × 16 summaries, so that the dev part holds the 6 documents a
+#     proposal needs under the small-sample rule of docs/methods.md), the run Analysis opens on;
 #   * topical-chat-demo: RocketEval with JUDGE_A on the first LIMIT_TC items (60 = 10
 #     contexts × 6 responses);
 #   * agreement across judges, checklist vs Likert (CheckEval's headline comparison): G-Eval
@@ -32,7 +33,7 @@
 #        `summeval` is an older name of `evidence`)
 # Environment: DB (the build database; default a new temporary one), OUT (default
 #   data/demo_runs), JUDGE_A / JUDGE_B (default embedded / embedded:quality), LABEL_A /
-#   LABEL_B (their names in file names; default embedded / quality), LIMIT_SE (160),
+#   LABEL_B (their names in file names; default embedded / quality), LIMIT_SE (192),
 #   LIMIT_TC (60), LIMIT_CROSS (48), CHECKEVAL_LIMIT (16), SEAL_LIMIT (16) — 0 means every
 #   item —, CROSS_TC (0), REUSE (1), CHECKEVAL (the command; default .venv/bin/checkeval).
 #   The tests run this script with the `fake` judge on a temporary OUT.
@@ -48,7 +49,7 @@ JUDGE_A="${JUDGE_A:-embedded}"
 JUDGE_B="${JUDGE_B:-embedded:quality}"
 LABEL_A="${LABEL_A:-embedded}"
 LABEL_B="${LABEL_B:-quality}"
-LIMIT_SE="${LIMIT_SE:-160}"
+LIMIT_SE="${LIMIT_SE:-192}"
 LIMIT_TC="${LIMIT_TC:-60}"
 LIMIT_CROSS="${LIMIT_CROSS:-48}"
 CHECKEVAL_LIMIT="${CHECKEVAL_LIMIT:-16}"

@@ -254,7 +254,8 @@ def spearman_by_hand(d: list[int]) -> float:
     return 1 - 6 * sum(x * x for x in d) / (n * (n * n - 1))
 
 
-def test_length_correlation_by_hand(db, len_run):
+def test_length_correlation_by_hand(db, len_run, monkeypatch):
+    monkeypatch.setattr(bootstrap, "MIN_GROUPS", 1)  # the fixture's items: two documents
     assert [len(o.split()) for o in OUTPUTS] == list(range(2, 10))
     res = length_bias(db, len_run)
     by = {q["question"]: q for q in res["questions"]}
@@ -404,7 +405,8 @@ def test_cli_reliability_refuses_mixed_runs(db, rel_runs):
     assert res.exit_code == 2 and "no run 999" in res.output
 
 
-def test_cli_bias_json(db, len_run):
+def test_cli_bias_json(db, len_run, monkeypatch):
+    monkeypatch.setattr(bootstrap, "MIN_GROUPS", 1)  # two documents (see above)
     res = CliRunner().invoke(app, ["bias", "--run", str(len_run), "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
@@ -431,3 +433,12 @@ def test_cli_probe_verbosity_json(db, probe_task):
     bad = CliRunner().invoke(app, ["probe", "verbosity", "--run", str(probe_task), "--items",
                                    "0"])
     assert bad.exit_code == 2 and "positive number" in bad.output
+
+
+def test_no_length_flag_from_two_documents(db, len_run):
+    """The small-sample rule at its real value: the same run, two documents, flags nothing."""
+    res = length_bias(db, len_run)
+    assert res["n_groups"] == 2 and res["n_flagged"] == 0
+    assert not any(q["flagged"] for q in res["questions"] + res["dimensions"])
+    assert res["flag_reason"] == (f"no flag: the run's items come from 2 groups, fewer than "
+                                  f"the {bootstrap.MIN_GROUPS} a flag needs")

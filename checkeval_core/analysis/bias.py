@@ -35,6 +35,7 @@ import sqlite_utils
 
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_math import answer_value
+from checkeval_core.stats.bootstrap import enough_groups, minimum
 from checkeval_core.store import item_column
 
 #: |Spearman ρ| of a question's answers with output length from which it is flagged (with a
@@ -120,6 +121,13 @@ def length_bias(db: sqlite_utils.Database, run_id: int,
                            "method": run["method"], "n_items": len(length),
                            "threshold": threshold, "questions": [], "questions_reason": None,
                            "dimensions": []}
+    # the floor's small-sample rule: no flag from the items of a handful of groups
+    groups = item_column(db, list(run["item_ids"]), "group_id")
+    out["n_groups"] = len(set(groups.values()))
+    may_flag = enough_groups(out["n_groups"])
+    out["flag_reason"] = None if may_flag else (
+        f"no flag: the run's items come from {out['n_groups']} groups, fewer than the "
+        f"{minimum()} a flag needs")
     if m.per_question:
         qinfo = {q["id"]: q for q in
                  version_by_id(db, run["checklist_version_id"])["content"]["questions"]}
@@ -137,7 +145,7 @@ def length_bias(db: sqlite_utils.Database, run_id: int,
             q = qinfo.get(qid, {})
             out["questions"].append({"question_id": qid, "question": q.get("text", ""),
                                      "dimension": q.get("dimension", ""), **e,
-                                     "flagged": _length_flag(e, threshold)})
+                                     "flagged": may_flag and _length_flag(e, threshold)})
         out["questions"].sort(key=lambda e: (e["rho"] is None, -abs(e["rho"] or 0),
                                              e["question_id"]))
     else:
@@ -153,7 +161,7 @@ def length_bias(db: sqlite_utils.Database, run_id: int,
     for dim in sorted(by_dim):
         e = spearman_entry(*by_dim[dim])
         out["dimensions"].append({"dimension": dim, "aggregation": agg, **e,
-                                  "flagged": _length_flag(e, threshold)})
+                                  "flagged": may_flag and _length_flag(e, threshold)})
     out["n_flagged"] = sum(q["flagged"] for q in out["questions"])
     return out
 

@@ -34,6 +34,7 @@ import sqlite_utils
 
 from checkeval_core.analysis.frames import LEVEL_NAMES, explain_level, run_frame
 from checkeval_core.analysis.rankings import item_scores, score_table
+from checkeval_core.annotation.preferences import rating_sources, ratings
 from checkeval_core.checklists.versions import diff_versions, list_versions
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.registry import primary_aggregation
@@ -309,11 +310,10 @@ def _preference_rows(db: sqlite_utils.Database, run: dict[str, Any], sc: pd.Data
 def _rating_rows(db: sqlite_utils.Database, run: dict[str, Any], sc: pd.DataFrame, agg: str,
                  parts: dict[str, Part], coef: str, n_boot: int,
                  seed: int) -> list[dict[str, Any]]:
-    ref_rows = rows(db, "SELECT system_id, rating, source FROM system_rating WHERE task_id = "
-                        "(SELECT task_id FROM run WHERE id = ?)", [run["run"]])
-    sources = sorted({r["source"] for r in ref_rows}, key=lambda s: (s != "arena_elo", s))
-    source = sources[0]
-    ref = {r["system_id"]: float(r["rating"]) for r in ref_rows if r["source"] == source}
+    task = db.execute("SELECT t.name FROM run r JOIN task t ON t.id = r.task_id WHERE r.id = ?",
+                      [run["run"]]).fetchone()[0]
+    source = rating_sources(db, task)[0]  # arena_elo first, read through the ratings' owner
+    ref = {r["system_id"]: float(r["rating"]) for r in ratings(db, task, source)}
     c = coef if coef in ("spearman", "kendall") else "spearman"
     part_all = sc[sc["aggregation"] == agg]
     figs = {}
