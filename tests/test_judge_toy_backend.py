@@ -147,3 +147,19 @@ def test_judges_page_renders_the_declared_form(toy, db):
     tiles = {m.label: m.value for m in at.metric}
     assert tiles["Verdict"] == "yes" and tiles["p(Yes)"] == "n/a (text mode)"
     assert ToyJudge.CALLS[-1] == {"n": 1, "key": "toy-secret", "host": "box.lan"}
+
+
+def test_a_small_model_is_a_declared_capability_not_a_name(toy):
+    """Checklist generation and the filter pick their modes from ``Backend.small_model``: a
+    new small local backend gets the small-model modes without code that knows its name."""
+    from dataclasses import replace
+
+    from checkeval_core.checklists import augment, filtering
+
+    assert (augment.default_mode("toy:box"), filtering.default_mode("toy:box")) == \
+        ("list", "json")
+    register_backend(replace(TOY, small_model=True))
+    assert (augment.default_mode("toy:box"), filtering.default_mode("toy:box")) == \
+        ("single", "binary")
+    assert (augment.default_mode("embedded"), filtering.default_mode("embedded")) == \
+        ("single", "binary")

@@ -28,6 +28,7 @@ from checkeval_core.judges.base import GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator, stable_unit
 from checkeval_core.judges.model_files import quality_model_installed
 from checkeval_core.judges.registry import get_judge
+from checkeval_core.judges.spec import is_small_model
 from checkeval_core.prompts import checklist as P
 from checkeval_core.prompts.judge import OUTPUT_LABEL
 from checkeval_core.store import task_id
@@ -40,8 +41,8 @@ _SUBJECTS = {"summary", "response", "answer", "reply", "output", "translation", 
 
 
 def default_mode(judge: str) -> str:
-    """``single`` for the embedded (small, local) judges, ``list`` for every other judge."""
-    return "single" if judge.split(":", 1)[0] == "embedded" else "list"
+    """``single`` for a backend declaring a small local model, ``list`` for every other."""
+    return "single" if is_small_model(judge) else "list"
 
 
 def generation_judge() -> str:

@@ -48,6 +48,7 @@ from checkeval_core.jsontext import find_json
 from checkeval_core.judges.base import BinaryRequest, GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator, stable_unit
 from checkeval_core.judges.registry import get_judge
+from checkeval_core.judges.spec import is_small_model
 from checkeval_core.prompts import checklist as P
 from checkeval_core.prompts.judge import BINARY_SYSTEM
 from checkeval_core.store import loads, task_id, transaction
@@ -88,8 +89,8 @@ def is_flagged(q: dict[str, Any]) -> bool:
 
 
 def default_mode(judge: str) -> str:
-    """``binary`` for the embedded (small, local) judges, ``json`` for every other judge."""
-    return "binary" if judge.split(":", 1)[0] == "embedded" else "json"
+    """``binary`` for a backend declaring a small local model, ``json`` for every other."""
+    return "binary" if is_small_model(judge) else "json"
 
 
 def parse_decisions(text: str) -> list[dict[str, Any]] | None:

