@@ -4,7 +4,6 @@ the figures are those of the stored runs, reruns reuse them, bad options touch n
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,13 +16,12 @@ from checkeval_core.bench.quality import (
     format_rankings,
 )
 from checkeval_core.store import open_db
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, SHARED_BENCH
 
 # The benchmark folder when it is on this machine, else a committed subset of it: the first 3
 # AlpacaEval queries plus the 2 where gemma-2b-it answered nothing, and 6 LLMBar pairs
 # (tests/fixtures/README.md).
-# the full benchmark folder beside the repository when there is one (never a product default)
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+SHARED = SHARED_BENCH  # the benchmarks beside the repository (tests/helpers.py)
 FULL = (SHARED / "alpacaeval").exists()
 SRC = SHARED if FULL else FIXTURES / "benchmarks"
 N_QUERIES = 50 if FULL else 5

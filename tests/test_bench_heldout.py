@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,10 +18,9 @@ from checkeval_core.analysis.frames import run_frame
 from checkeval_core.bench.heldout import bench_heldout
 from checkeval_core.config import data_dir
 from checkeval_core.store import open_db
-from tests.helpers import FIXTURES, build_proposal_task, run_cli
+from tests.helpers import FIXTURES, SHARED_BENCH, build_proposal_task, run_cli
 
-# the full benchmark folder beside the repository when there is one (never a product default)
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+SHARED = SHARED_BENCH  # the benchmarks beside the repository (tests/helpers.py)
 FULL = (SHARED / "alpacaeval").exists()
 SRC = SHARED if FULL else FIXTURES / "benchmarks"
 

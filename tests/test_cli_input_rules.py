@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from checkeval_core.cli import app
-from tests.helpers import copy_db, counts  # noqa: F401 - fixture
+from tests.helpers import SHARED_BENCH, copy_db, counts  # noqa: F401 - fixture
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+SHARED = SHARED_BENCH  # the benchmarks beside the repository (tests/helpers.py)
 
 
 def cli(db: Path, *args: str) -> Any:

@@ -4,7 +4,6 @@ shared benchmark files, and bad input refused with file / line / field, changing
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +17,9 @@ from checkeval_core.annotation.preferences import (
     ratings,
 )
 from checkeval_core.datasets import import_file
+from tests.helpers import SHARED_BENCH
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+SHARED = SHARED_BENCH  # the benchmarks beside the repository (tests/helpers.py)
 
 
 def _items(db, task="t"):
