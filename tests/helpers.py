@@ -740,3 +740,20 @@ def give_old_database_todays_answer_columns(db) -> None:
     for sql in m0017_answer_judge.STATEMENTS:
         if sql.startswith("ALTER"):
             db.execute(sql)
+
+
+def bench_folder_from_demo(tmp_path: Path) -> Path:
+    """A SummEval-shaped benchmark folder made from the bundled demo (``summeval.jsonl`` and
+    its published checklist): what ``bench quality --data`` reads, without the real one."""
+    from checkeval_core.config import data_dir
+
+    src = tmp_path / "bench"
+    (src / "checklists").mkdir(parents=True)
+    rows = [json.loads(x) for x in (data_dir() / "summeval_demo.jsonl").read_text().splitlines()]
+    (src / "summeval.jsonl").write_text("".join(json.dumps(
+        {"doc_id": r["group_id"], "system_id": r["system_id"], "source": r["source"],
+         "reference": r["reference"], "output": r["output"], "scores": r["scores"]}) + "\n"
+        for r in rows))
+    (src / "checklists" / "summeval.json").write_text(
+        (data_dir() / "checklists" / "summeval.json").read_text())
+    return src

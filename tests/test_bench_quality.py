@@ -4,22 +4,12 @@ import json
 
 import pytest
 
-from checkeval_core.config import data_dir
-from tests.helpers import run_cli
+from tests.helpers import bench_folder_from_demo, run_cli
 
 
 def _bench_folder(tmp_path):
-    """A benchmark folder made from the bundled demo (the real one lives in ../shared)."""
-    src = tmp_path / "bench"
-    (src / "checklists").mkdir(parents=True)
-    rows = [json.loads(x) for x in (data_dir() / "summeval_demo.jsonl").read_text().splitlines()]
-    (src / "summeval.jsonl").write_text("".join(json.dumps(
-        {"doc_id": r["group_id"], "system_id": r["system_id"], "source": r["source"],
-         "reference": r["reference"], "output": r["output"], "scores": r["scores"]}) + "\n"
-        for r in rows))
-    (src / "checklists" / "summeval.json").write_text(
-        (data_dir() / "checklists" / "summeval.json").read_text())
-    return src
+    """A benchmark folder made from the bundled demo (the real one lives beside the repo)."""
+    return bench_folder_from_demo(tmp_path)
 
 
 def test_bench_quality_fake(tmp_path):

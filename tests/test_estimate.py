@@ -241,18 +241,9 @@ def test_a_features_writes_during_an_estimate_are_rolled_back(db, task):
 
 
 def test_bench_quality_estimate_asks_nothing_and_counts_what_it_then_asks(tmp_path):
-    from checkeval_core.config import data_dir
-    from tests.helpers import run_cli
+    from tests.helpers import bench_folder_from_demo, run_cli
 
-    src = tmp_path / "bench"
-    (src / "checklists").mkdir(parents=True)
-    rows = [json.loads(x) for x in (data_dir() / "summeval_demo.jsonl").read_text().splitlines()]
-    (src / "summeval.jsonl").write_text("".join(json.dumps(
-        {"doc_id": r["group_id"], "system_id": r["system_id"], "source": r["source"],
-         "reference": r["reference"], "output": r["output"], "scores": r["scores"]}) + "\n"
-        for r in rows))
-    (src / "checklists" / "summeval.json").write_text(
-        (data_dir() / "checklists" / "summeval.json").read_text())
+    src = bench_folder_from_demo(tmp_path)
     log = tmp_path / "calls.log"
     args = ["bench", "quality", "--benchmark", "summeval", "--data", str(src), "--judge", "fake",
             "--method", "rocketeval", "--docs", "1", "--db", str(tmp_path / "b.db"), "--json"]

@@ -35,6 +35,7 @@ import pandas as pd
 import sqlite_utils
 
 from checkeval_core.analysis.rankings import percentile_ci
+from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats.bootstrap import interval_reason, resample_index
 from checkeval_core.store import NotFound, rows
 from checkeval_core.task_split import check_which, in_part, members, split_note
@@ -158,13 +159,10 @@ def separated_pairs(answers: pd.DataFrame, alpha: float = 0.05) -> tuple[int, in
 
 # -- what the store holds ---------------------------------------------------------------------
 def _run(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
-    r = rows(db, "SELECT r.id, r.task_id, t.name AS task, r.judge_spec, r.method, "
-                 "r.checklist_version_id, v.version FROM run r JOIN task t ON t.id = r.task_id "
-                 "LEFT JOIN checklist_version v ON v.id = r.checklist_version_id WHERE r.id = ?",
-             [run_id])
-    if not r:
-        raise NotFound(f"no run {run_id}")
-    return r[0]
+    """The run's row (:func:`~checkeval_core.runs.jobs.get_run`), its checklist version as
+    ``version``."""
+    r = get_run(db, run_id)
+    return {**r, "version": r["checklist_version"]}
 
 
 def run_answers(db: sqlite_utils.Database, run_id: int) -> pd.DataFrame:
