@@ -274,6 +274,10 @@ FRUITS = {"g1": ["apples", "bananas", "cherries", "grapes"],
           "g2": ["lemons", "mangos", "olives", "peaches"],
           "g3": ["plums", "quinces", "raisins", "tomatoes"],
           "g4": ["carrots", "onions", "potatoes", "radishes"]}
+#: Two more queries for a task that must reach the small-sample minimum (6 groups) in a
+#: process a test cannot lower it in (the app server of a browser test).
+MORE_FRUITS = {"g5": ["beans", "leeks", "peppers", "turnips"],
+               "g6": ["figs", "kiwis", "limes", "melons"]}
 RANKING_SYSTEMS = (("sys-best", 4), ("sys-mid", 2), ("sys-low", 0))
 RANKING_TASK = "rank-demo"
 PREFS_CSV = ("group_id,item_a,item_b,winner\n"
@@ -285,10 +289,12 @@ RATINGS_CSV = ("system_id,rating,lower,upper\nsys-best,1200,1190,1210\nsys-mid,1
                "sys-low,1000,990,1010\nnot-in-task,900,,\n")
 
 
-def build_ranking_task(db, prefs: bool = True, ratings: bool = True) -> int:
-    """Task ``rank-demo`` (kind instruction): 4 queries × 3 systems whose answers mention 4, 2
-    or 0 of the words the query's checklist asks about; a per-query checklist imported with
-    the issue-14 API and frozen; one finished ``fake`` rocketeval run. Returns the run id."""
+def build_ranking_task(db, prefs: bool = True, ratings: bool = True,
+                       n_queries: int = 4) -> int:
+    """Task ``rank-demo`` (kind instruction): 4 queries (up to 6 with ``n_queries``) × 3
+    systems whose answers mention 4, 2 or 0 of the words the query's checklist asks about; a
+    per-query checklist imported with the issue-14 API and frozen; one finished ``fake``
+    rocketeval run. Returns the run id."""
     from checkeval_core.annotation.preferences import import_preferences, import_ratings
     from checkeval_core.checklists.instance import import_group_checklists
     from checkeval_core.checklists.versions import freeze
@@ -296,8 +302,9 @@ def build_ranking_task(db, prefs: bool = True, ratings: bool = True) -> int:
     from checkeval_core.runs import create_run, execute_run
     from checkeval_core.store import db_path
 
+    queries = dict(list({**FRUITS, **MORE_FRUITS}.items())[:n_queries])
     recs = []
-    for g, fruits in FRUITS.items():
+    for g, fruits in queries.items():
         for s, k in RANKING_SYSTEMS:
             words = fruits[:k] + (["mention"] if k else [])
             recs.append({"id": f"{g}:{s}", "group_id": g, "system_id": s,
@@ -306,7 +313,7 @@ def build_ranking_task(db, prefs: bool = True, ratings: bool = True) -> int:
     import_file(db, None, RANKING_TASK, kind="instruction", filename="items.jsonl",
                 data="\n".join(json.dumps(r) for r in recs).encode())
     checklists = [{"group_id": g, "questions": [f"Does it mention {f}?" for f in fr]}
-                  for g, fr in FRUITS.items()]
+                  for g, fr in queries.items()]
     import_group_checklists(db, RANKING_TASK, filename="checklists.jsonl",
                             data="\n".join(json.dumps(r) for r in checklists).encode())
     freeze(db, RANKING_TASK, kind="instance")

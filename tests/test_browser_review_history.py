@@ -61,7 +61,13 @@ def test_review_history_and_filter_cost_at_1440(app_server, screen):
     idle(page)
     pick(page, "Status", "rejected")  # the question stays in view once rejected
     pick(page, "Questions to act on", f"#{qid} ")
+    # the page empties the reason when the selection changes: type it only once the
+    # selection's rerun has drawn (on a loaded machine it can land after the typing)
+    page.get_by_text("1 selected", exact=True).wait_for()
+    idle(page)
     fill(page, "Reason (required to reject)", "too vague for a summary")
+    assert page.get_by_label("Reason (required to reject)").input_value() == \
+        "too vague for a summary"
     click(page, "Reject selected", "Rejected 1 question(s)")
     click(page, "Keep selected", "Kept 1 question(s)")
     fill(page, "New text (edit exactly one selected question)",
@@ -69,7 +75,15 @@ def test_review_history_and_filter_cost_at_1440(app_server, screen):
     click(page, "Save edit", "Saved the edit as a new question")
     hist = page.get_by_test_id("stExpander").filter(has_text="Review history (1 question")
     hist.wait_for()
-    hist.scroll_into_view_if_needed()
+    idle(page)
+    for attempt in range(3):  # a late rerun can redraw the expander under the scroll
+        try:
+            hist.scroll_into_view_if_needed(timeout=10_000)
+            break
+        except Exception:  # noqa: BLE001 - playwright: detached while scrolling
+            if attempt == 2:
+                raise
+            idle(page)
     page.wait_for_timeout(1500)
     page.screenshot(path="/tmp/review-history-1440.png")
     events = con.execute("SELECT actor, role, action, reason FROM review_event WHERE "
@@ -83,9 +97,12 @@ def test_review_history_and_filter_cost_at_1440(app_server, screen):
 
     page.goto(app_server.url + "/dimensions")
     judge = page.get_by_role("textbox", name="Judge spec")
+    judge.wait_for()
+    idle(page)  # typed during the first render, the spec can be drawn over with the default
     judge.fill("fake")
     judge.press("Enter")
     idle(page)
+    assert judge.input_value() == "fake"
     page.get_by_text("no new proposals to filter").wait_for()
     page.get_by_text("Every proposed and kept question").click()
     idle(page)

@@ -35,22 +35,24 @@ def test_back_from_traces_keeps_compare_runs_and_its_address(app_server, screen)
     db.close()
     screen.goto(f"{app_server.url}/compare")
     screen.get_by_text("Items, largest regression first").wait_for()
-    # the default pair is (#2, #3): the person picks #1 as the baseline instead
-    assert _selected(screen, "A (baseline)").startswith(f"#{r2} ")
-    _box(screen, "A (baseline)").locator("input").first.click()
-    screen.get_by_role("option", name=re.compile(rf"^#{r1} ")).click()
-    screen.wait_for_url(re.compile(rf"a={r1}"))
+    # the default pair is the reference runs (#1, #3): of the two equal checkeval runs the
+    # newer is the reference; the person picks the older, #2, to compare with #1 instead
+    assert _selected(screen, "A (baseline)").startswith(f"#{r1} ")
+    assert _selected(screen, "B (compared with A)").startswith(f"#{r3} ")
+    _box(screen, "B (compared with A)").locator("input").first.click()
+    screen.get_by_role("option", name=re.compile(rf"^#{r2} ")).click()
+    screen.wait_for_url(re.compile(rf"b={r2}"))
     screen.wait_for_timeout(1500)
-    first = compare_runs(open_db(app_server.db_path), r1, r3, n_boot=0)["items"][0]
-    open_both_traces(screen, first, r1, r3)
+    first = compare_runs(open_db(app_server.db_path), r1, r2, n_boot=0)["items"][0]
+    open_both_traces(screen, first, r1, r2)
     assert "runs=" in screen.url
     screen.go_back()
     screen.get_by_text("Items, largest regression first").wait_for()
     screen.wait_for_timeout(2500)
     screen.screenshot(path="/tmp/g-tour-compare-back-1440.png")
     assert _selected(screen, "A (baseline)").startswith(f"#{r1} ")
-    assert _selected(screen, "B (compared with A)").startswith(f"#{r3} ")
-    assert "/compare?" in screen.url and f"a={r1}" in screen.url and f"b={r3}" in screen.url
+    assert _selected(screen, "B (compared with A)").startswith(f"#{r2} ")
+    assert "/compare?" in screen.url and f"a={r1}" in screen.url and f"b={r2}" in screen.url
     for foreign in ("runs=", "item=", "dim="):
         assert foreign not in screen.url, screen.url
     # Analysis → its trace link → Back: Analysis's address has none of Traces' parameters
@@ -198,7 +200,8 @@ def test_rankings_human_elo_interval_and_leaving_out_biased_votes(app_server, sc
     from tests.helpers import vote_fair_and_lefty as _vote_everything
 
     db = open_db(app_server.db_path)
-    build_ranking_task(db)
+    # 6 queries: the small-sample minimum for a position-bias flag and an Elo interval
+    build_ranking_task(db, n_queries=6)
     _vote_everything(db)
     db.close()
     screen.goto(f"{app_server.url}/rankings")
@@ -211,7 +214,7 @@ def test_rankings_human_elo_interval_and_leaving_out_biased_votes(app_server, sc
     screen.wait_for_timeout(1200)
     screen.screenshot(path="/tmp/g-tour-rankings-elo-1440.png")
     box.click()
-    screen.get_by_text("12 votes left out.").wait_for()
+    screen.get_by_text("18 votes left out.").wait_for()  # lefty: 3 pairs × 6 queries
     screen.get_by_text("votes of lefty left out").first.wait_for()
     screen.wait_for_timeout(1200)
     screen.screenshot(path="/tmp/g-tour-rankings-dropped-1440.png")
@@ -238,14 +241,16 @@ def test_cancel_says_cancelling_while_the_worker_finishes_its_item(app_server, s
         screen.goto(f"{app_server.url}/run")
         screen.get_by_text(f"Run {rid} · fake · rocketeval · ").first.wait_for()
         screen.get_by_role("button", name="Cancel").click()
-        line = screen.get_by_text(f"Run {rid} · fake · rocketeval — cancelling…")
+        # the finished-runs line names the run by its one label (#id · version · judge ·
+        # method · items)
+        line = screen.get_by_text(f"Run #{rid} · v1 · fake · rocketeval · 3 items — cancelling…")
         line.wait_for()
         screen.wait_for_timeout(800)
         screen.screenshot(path="/tmp/g-tour-run-cancelling-1440.png")
         assert "the worker stops after its current item" in line.inner_text()
         assert get_run(db, rid)["alive"]  # really still computing
         assert screen.get_by_role("button", name="Resume").is_disabled()
-        screen.get_by_text(f"Run {rid} · fake · rocketeval — cancelled").wait_for(
+        screen.get_by_text(f"Run #{rid} · v1 · fake · rocketeval · 3 items — cancelled").wait_for(
             timeout=120_000)
         worker.wait(60)
         run = get_run(db, rid)
