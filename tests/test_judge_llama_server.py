@@ -7,9 +7,11 @@ agree on every verdict and on p(Yes) within ``P_YES_TOLERANCE``. Both format the
 the GGUF's own chat template, so they see the same tokens; the differences left are
 numerical: the embedded judge evaluates the prompt in segments (its prefix reuse) and sums
 p(Yes) over the whole vocabulary's yes/no spellings, the server evaluates it in one pass and
-returns the top 20 candidates only. Measured on the 0.5B model (2 threads): at most 3e-6
-apart over the 6 answers (p(Yes) from 0.39 to 0.76); the tolerance leaves room for other
-thread counts and builds.
+returns the top 20 candidates only. Measured on the 0.5B model (2 threads) over the 6
+answers (p(Yes) from 0.39 to 0.76): at most 3e-6 apart with the portable AVX2 build of
+llama.cpp, at most 0.016 with the AVX-512 build ``scripts/setup.sh`` makes where the CPU has it
+(its kernels round a row differently with the batch's shape: a segment vs the whole prompt);
+the tolerance covers the AVX-512 build. The verdicts must be equal.
 
 The server runs inside ``embedded.llama_model_defaults()``, so it loads the model with the
 same llama.cpp parameters as the embedded judge (no AMX buffers where they crash).
@@ -39,7 +41,7 @@ from tests.conftest import free_port
 pytestmark = pytest.mark.embedded
 
 REPO = Path(__file__).resolve().parent.parent
-P_YES_TOLERANCE = 0.005
+P_YES_TOLERANCE = 0.02
 SERVE = ("import runpy\n"
          "from checkeval_core.judges.embedded import llama_model_defaults\n"
          "with llama_model_defaults():\n"

@@ -52,7 +52,10 @@ def test_sigkill_and_resume(tmp_path):
         "SELECT item_id, question_id, verdict, p_yes FROM answer WHERE run_id = ?", [run_id])}
     assert snapshot <= after  # nothing stored before the kill was lost or changed
     calls = log.read_text().split()
-    assert len(calls) == len(set(calls)) == 732  # every request reached the judge exactly once
+    # every request reached the judge, and none whose answer was stored before the kill was
+    # asked again: only the requests in flight at the SIGKILL (answered by the judge but not
+    # yet stored; at most the fake judge's 8 concurrent requests) can be asked twice
+    assert len(set(calls)) == 732 and len(calls) - 732 <= 8
 
 
 def test_kill_remote_run_with_slow_request_then_resume(tmp_path):
