@@ -37,11 +37,11 @@ def bench_speed(spec: str, n_questions: int = 15) -> dict[str, Any]:
     item, qs = bench_item_and_questions(n_questions)
     reqs = [binary_request_for_item(item, q, "summarization") for q in qs]
     parsed = parse_spec(spec)
-    # the embedded judge's reuse path is timed side by side (parallel sequences), the default
-    # one-by-one path below as "sequential"
-    reuse_judge = load_backend(spec, parallel=True) if parsed.backend == "embedded" \
-        else load_backend(spec)
-    embedded_backend = parsed.backend == "embedded"
+    probe = load_backend(spec)
+    # an engine that can answer side by side: its reuse path is timed side by side (parallel
+    # sequences), the default one-by-one path below as "sequential"
+    embedded_backend = probe.capabilities.parallel_sequences
+    reuse_judge = load_backend(spec, parallel=True) if embedded_backend else probe
     naive_judge = load_backend(spec, reuse=False) if embedded_backend else reuse_judge
     reuse_judge.binary(reqs[:1])  # load the model, warm up
     out: dict[str, Any] = {"judge": spec, "questions": len(qs)}
@@ -114,7 +114,7 @@ def bench_engine(spec: str, repeats: int = 3, n_segments: int = 15) -> dict[str,
     from checkeval_core.judges import embedded
 
     parsed = parse_spec(spec)
-    if parsed.backend != "embedded":
+    if not load_backend(spec).capabilities.parallel_sequences:
         raise ValueError(f"--engine-only measures the embedded judge, not {spec!r}")
     item, qs = bench_item_and_questions(n_segments)
     reqs = [binary_request_for_item(item, q, "summarization") for q in qs]

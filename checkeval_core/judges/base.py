@@ -137,6 +137,9 @@ class Capabilities:
     # >1: a run sends this many items' requests in one call (a pool of servers: each item's
     # questions go to one server, several items are answered at once)
     items_at_once: int = 1
+    # an in-process engine whose item questions can also be evaluated side by side as
+    # parallel sequences over the shared prefix (what ``bench speed`` times)
+    parallel_sequences: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

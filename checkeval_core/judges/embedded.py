@@ -348,7 +348,7 @@ class EmbeddedJudge:
         # evaluated side by side
         self.capabilities = Capabilities(logprobs=True, prefix_reuse=True, max_concurrency=1,
                                          local=True, model=os.path.basename(model),
-                                         batch_size=N_SEQ - 1)
+                                         batch_size=N_SEQ - 1, parallel_sequences=True)
         self.tokens_evaluated = 0  # prompt tokens actually computed (reuse makes it smaller)
 
     @staticmethod
