@@ -101,8 +101,12 @@ def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
         typer.echo(json.dumps(out))
         return
     sp = out["split"]
-    typer.echo(f"run {run} · v{out['version']} · {out['judge']} · {out['method']} — "
-               f"{sp['which']} ({sp['n_groups']} groups): {out['headline']['text']}")
+    from checkeval_core.runs.labels import run_label
+
+    label = run_label({"run": run, "version": out["version"], "judge": out["judge"],
+                       "method": out["method"]})
+    typer.echo(f"run {label} — {sp['which']} ({sp['n_groups']} groups): "
+               f"{out['headline']['text']}")
     if out["human_answers"]["how_to_start"]:
         typer.echo(out["human_answers"]["how_to_start"])
     loo = out["loo"]
