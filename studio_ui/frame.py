@@ -14,7 +14,7 @@ import sqlite_utils
 import streamlit as st
 
 from checkeval_core.config import default_db_path
-from checkeval_core.store import open_db
+from checkeval_core.store import NotADatabase, open_db
 
 _KEY = "_frame_db"
 
@@ -24,6 +24,13 @@ def page_db() -> sqlite_utils.Database:
     path = str(default_db_path())
     held = st.session_state.get(_KEY)
     if held is None or held[0] != path:
-        held = (path, open_db(path))
+        try:
+            held = (path, open_db(path))
+        except NotADatabase as e:
+            # A page must not show a traceback for a wrong CHECKEVAL_DB: say which file and
+            # how to fix it, and render nothing that would read it.
+            st.error(f"{e}. Set CHECKEVAL_DB to a CheckEval database file (or a new path, "
+                     "which is created) and restart the app.")
+            st.stop()
         st.session_state[_KEY] = held
     return held[1]

@@ -65,3 +65,18 @@ def test_package_metadata_uses_an_spdx_licence():
     assert meta["project"]["license"] == "MIT"
     assert any(r.replace(" ", "").startswith("setuptools>=77")
                for r in meta["build-system"]["requires"])
+
+
+def test_pages_name_a_file_that_is_not_a_checkeval_database(tmp_path, monkeypatch):
+    """CHECKEVAL_DB pointing at a text file: every page says which file and how to fix it, with
+    no traceback, and the file is left as it was."""
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not sqlite at all\n" * 20)
+    monkeypatch.setenv("CHECKEVAL_DB", str(bad))
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    for page in ("app_pages/home.py", "app_pages/analysis.py", "app_pages/run.py"):
+        at.switch_page(page).run()
+        assert not at.exception, page
+        (msg,) = [e.value for e in at.error]
+        assert f"not a CheckEval database: {bad}" in msg and "CHECKEVAL_DB" in msg
+    assert bad.read_text() == "not sqlite at all\n" * 20
