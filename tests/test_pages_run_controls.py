@@ -157,6 +157,7 @@ def test_a_cancelled_run_whose_worker_still_computes_says_cancelling(db, chat):
     import subprocess
     import sys
 
+    from checkeval_core.cli import app
     from checkeval_core.runs import cancel_run
     from checkeval_core.runs.jobs import RunBusy, prepare_resume
     from checkeval_core.runs.progress import panel
@@ -176,6 +177,11 @@ def test_a_cancelled_run_whose_worker_still_computes_says_cancelling(db, chat):
         at = page(chat)
         assert list(at.dataframe[0].value["status"]) == ["cancelling…"]
         assert at.button(key="run_resume").disabled
+        # the CLI says the same: the stored status stays "cancelled" in the JSON, with
+        # "stopping" beside it, and the table reads "cancelling…"
+        (row,) = json.loads(CliRunner().invoke(app, ["runs", "--task", chat, "--json"]).output)
+        assert (row["status"], row["stopping"]) == ("cancelled", True)
+        assert "\tcancelling…\t" in CliRunner().invoke(app, ["runs", "--task", chat]).output
     finally:
         worker.kill()
         worker.wait()
@@ -185,6 +191,8 @@ def test_a_cancelled_run_whose_worker_still_computes_says_cancelling(db, chat):
     view = panel(db, chat)
     assert view["table"][0]["status"] == "cancelled"
     assert view["runs"][0]["actions"]["resume"]
+    (row,) = json.loads(CliRunner().invoke(app, ["runs", "--task", chat, "--json"]).output)
+    assert (row["status"], row["stopping"]) == ("cancelled", False)
 
 
 def test_duration_does_not_count_the_time_a_run_sat_cancelled(db, chat):

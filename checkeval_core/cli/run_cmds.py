@@ -203,8 +203,10 @@ def runs_cmd(task: str | None = typer.Option(None, "--task", help="only this tas
     options, the run's label and whether it is its version × judge × method's reference run.
     With --pin / --unpin: set or remove the reference run instead."""
     from checkeval_core.runs import list_runs
+    from checkeval_core.runs.jobs import worker_alive
     from checkeval_core.runs.labels import run_label
     from checkeval_core.runs.options import options_text
+    from checkeval_core.runs.progress import stopping
     from checkeval_core.runs.selection import pin_reference, reference_runs, unpin_reference
 
     db = open_db()
@@ -231,11 +233,13 @@ def runs_cmd(task: str | None = typer.Option(None, "--task", help="only this tas
                                            [task]).fetchone():
         fail(f"--task {task!r}: no such task")
     runs = list_runs(db, task)
+    for r in runs:  # a cancelled run whose worker still finishes its item reads "cancelling…"
+        r["alive"] = worker_alive(r["pid"])
     refs: dict[int, dict[str, Any]] = {}
     for name in dict.fromkeys(r["task"] for r in runs):
         refs.update({x["run"]: x for x in reference_runs(db, name)})
     out = [{"run": r["id"], "task": r["task"], "judge": r["judge_spec"], "method": r["method"],
-            "status": r["status"], "done": r["progress_done"], "total": r["progress_total"],
+            "status": r["status"], "stopping": stopping(r), "done": r["progress_done"], "total": r["progress_total"],
             "n_errors": r["n_errors"], "checklist_version": r["checklist_version"],
             "options": options_text(r["params"]), "error": r["error"],
             "created_at": r["created_at"], "n_items": r["n_items"], "label": run_label(r),
@@ -246,7 +250,8 @@ def runs_cmd(task: str | None = typer.Option(None, "--task", help="only this tas
         return
     for r in out:
         mark = "pinned reference" if r["pinned"] else "reference" if r["reference"] else ""
-        typer.echo(f"{r['label']}\t{r['task']}\t{r['status']}\t"
+        status = "cancelling…" if r["stopping"] else r["status"]
+        typer.echo(f"{r['label']}\t{r['task']}\t{status}\t"
                    f"{r['done']}/{r['total']}\t{r['options']}\t{mark}".rstrip("\t"))
 
 
