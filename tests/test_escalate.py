@@ -419,7 +419,7 @@ class OtherFake:
     def binary(self, requests):
         from checkeval_core.judges.fake import stable_unit
 
-        CALLS["pb"].append("x")
+        CALLS["pb"].extend("x" * len(requests))  # one mark per request
         out = []
         for r in requests:
             p = round(stable_unit("second", r.question, r.prefix), 4)
@@ -567,3 +567,65 @@ def test_bench_escalate_summeval_answers_labelled_by_expert_direction(tmp_path):
     assert rows_["cascade, margin 0"]["agreement"] == rows_["A alone: fake"]["agreement"]
     assert rows_["cascade, margin 1"]["agreement"] == rows_["B alone: fake2"]["agreement"]
     assert rows_["A alone: fake"]["n_groups"] == 2 and rows_["A alone: fake"]["n_units"] > 50
+
+
+def test_bench_estimates_count_every_call_the_judges_then_receive(tmp_path, monkeypatch):
+    """``--estimate`` on bench escalate (both judges; the cascade rows add nothing), bench
+    heldout and bench quality on pairs: the counted calls are the calls the judges then get,
+    and estimating asks no judge."""
+    from checkeval_core.bench.escalate import bench_escalate
+    from checkeval_core.bench.heldout import bench_heldout
+    from checkeval_core.bench.quality import bench_rankings
+    from checkeval_core.judges.spec import BACKENDS
+    from tests.helpers import bench_source
+
+    log = tmp_path / "fake.log"
+    monkeypatch.setenv("CHECKEVAL_FAKE_LOG", str(log))
+    register_backend(Backend("fake2", OtherFake, title="second fake"))
+    src = bench_source()
+    kw = {"queries": 8, "db_file": tmp_path / "e.db", "n_boot": 20, "target": 0.6,
+          "margins": (0.0, 1.0)}
+    try:
+        CALLS["pb"].clear()
+        est = bench_escalate("mtbench_pairs", src, "fake", "fake2", estimate=True, **kw)
+        assert not log.exists() and not CALLS["pb"]  # nobody was asked
+        assert est["calls"] > 0 and est["cached"] == 0 and est["task"].startswith("mtbench")
+        assert any("cascade" in n for n in est["notes"])
+        bench_escalate("mtbench_pairs", src, "fake", "fake2", **kw)
+        asked = len(log.read_text().splitlines()) + len(CALLS["pb"])
+        assert asked == est["calls"]  # A's and B's runs, and no call for the cascade rows
+        again = bench_escalate("mtbench_pairs", src, "fake", "fake2", estimate=True, **kw)
+        assert again["calls"] == 0 and again["cached"] == 0  # every run is finished
+    finally:
+        BACKENDS.pop("fake2", None)
+    # bench heldout on pairs: the judge's run (here: finished above, so nothing left)
+    held = bench_heldout("mtbench_pairs", src, "fake", queries=8, db_file=tmp_path / "e.db",
+                         estimate=True)
+    assert held["calls"] == 0
+    # bench quality on pairs (a fresh database): counted, then asked
+    log.unlink()
+    q = bench_rankings("mtbench_pairs", src, ["fake"], queries=6, checklist="fixed",
+                       db_file=tmp_path / "q.db", estimate=True)
+    assert not log.exists() and q["calls"] > 0
+    bench_rankings("mtbench_pairs", src, ["fake"], queries=6, checklist="fixed",
+                   db_file=tmp_path / "q.db")
+    assert len(log.read_text().splitlines()) == q["calls"]
+    with pytest.raises(ValueError, match="written by"):
+        bench_rankings("mtbench_pairs", src, ["fake"], queries=6, checklist="generated",
+                       checklist_judge="fake", db_file=tmp_path / "q.db", estimate=True)
+
+
+def test_bench_estimate_cli_prints_the_contract_keys(tmp_path):
+    from tests.helpers import bench_source
+
+    r = cli(tmp_path / "unused.db", "bench", "heldout", "--benchmark", "mtbench_pairs",
+            "--data", str(bench_source()), "--judge", "fake", "--queries", "6",
+            "--db", str(tmp_path / "h.db"), "--estimate", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert {"calls", "cached", "prompt_tokens", "completion_tokens", "seconds", "usd",
+            "notes", "task"} <= set(out) and out["calls"] > 0
+    r = cli(tmp_path / "unused.db", "bench", "escalate", "--benchmark", "mtbench_pairs",
+            "--data", str(bench_source()), "--judge", "fake", "--escalate-to", "fake",
+            "--estimate")
+    assert r.returncode == 2 and "must differ" in r.stderr

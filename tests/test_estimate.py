@@ -256,8 +256,14 @@ def test_bench_quality_estimate_asks_nothing_and_counts_what_it_then_asks(tmp_pa
     assert len(log.read_text().splitlines()) == out["calls"]
     again = json.loads(run_cli([*args, "--estimate"]).stdout)
     assert again["calls"] == 0  # the finished run is reused: nothing left to ask
-    bad = run_cli(["bench", "quality", "--benchmark", "alpacaeval", "--estimate"])
-    assert bad.returncode == 2 and "--estimate" in bad.stderr
+    # checklists a judge writes first cannot be counted before they exist: refused, saying so
+    from tests.helpers import bench_source
+
+    bad = run_cli(["bench", "quality", "--benchmark", "mtbench_pairs", "--data",
+                   str(bench_source()), "--judge", "fake", "--checklist", "generated",
+                   "--checklist-judge", "fake", "--queries", "4", "--db",
+                   str(tmp_path / "g.db"), "--estimate"], env={"CHECKEVAL_FAKE_LOG": str(log)})
+    assert bad.returncode == 2 and "--estimate" in bad.stderr and "written by" in bad.stderr
 
 
 def test_a_priced_api_judge_is_estimated_without_a_key(db, task, monkeypatch):

@@ -129,12 +129,14 @@ def bench_escalate(benchmark: str, data: str | Path | None = None, judge: str = 
                    target: float = 0.8, delta: float = E.DEFAULT_DELTA,
                    margins: tuple[float, ...] | None = None, db_file: str | Path | None = None,
                    n_boot: int = 200, seed: int = 0, progress: bool = False,
-                   first_only: bool = False) -> dict[str, Any]:
+                   first_only: bool = False, estimate: bool = False) -> dict[str, Any]:
     """Both judges alone, their ensemble, and the cascade at the fitted threshold (with and
     without abstention) and at ``margins`` — every figure on held-out units (module doc).
     ``first_only``: run the first judge only and report what needs no second judge — its
     threshold fitted on dev, and on held-out the share it keeps and its agreement there (the
-    guaranteed part), at the fitted threshold and at ``margins``."""
+    guaranteed part), at the fitted threshold and at ``margins``. ``estimate``: only what the
+    judges' runs still need, asked of none; the cascade rows add no call (each asks A's and
+    B's requests again, all in the cache by then)."""
     from checkeval_core.bench import quality as Q
 
     if benchmark not in ESCALATE_BENCHMARKS:
@@ -155,13 +157,18 @@ def bench_escalate(benchmark: str, data: str | Path | None = None, judge: str = 
             raise ValueError(f"--queries {queries}: give ≥ 4 pairs")
         judges = [judge] if first_only else [judge, escalate_to]
         res = Q.bench_rankings("mtbench_pairs", data, judges, queries=queries,
-                               checklist="fixed", db_file=db_file, progress=progress)
+                               checklist="fixed", db_file=db_file, progress=progress,
+                               estimate=estimate)
     else:
         if docs < 4:
             raise ValueError(f"--docs {docs}: give ≥ 4 documents (≥ 2 in each half)")
         judges = [judge] if first_only else [judge, escalate_to]
         res = Q.bench_quality("summeval", data, judges, "rocketeval", docs=docs,
-                              db_file=db_file, progress=progress)
+                              db_file=db_file, progress=progress, estimate=estimate)
+    if estimate:
+        res["notes"] = [*res["notes"], "the cascade rows ask A's and B's requests again: all "
+                        "in the cache after the two judges' runs, no further call"]
+        return res
     db = open_db(res["db"])
     task = res["task"]
     dev, held = _halves_split(db, benchmark, task)

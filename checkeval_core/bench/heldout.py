@@ -205,12 +205,13 @@ def _check_inputs(benchmark: str, src: Path, docs: int) -> None:
 def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "embedded",
                   docs: int = 32, queries: int = 50, db_file: str | Path | None = None,
                   n_boot: int = 200, seed: int = 0, progress: bool = False,
-                  tie_margin: float = 0.1) -> dict[str, Any]:
+                  tie_margin: float = 0.1, estimate: bool = False) -> dict[str, Any]:
     """Run (or reuse from the bench database) the judge's answers and report the proposal on
     held-out data: ``{"benchmark", "task", "run", "judge", "statistic", "directions": [{"name",
     "dev_groups", "heldout_groups", "rows", "proposal"[, "tie_rate"]}], "wall_s", "cpu_s"}``.
     ``docs`` (summeval, topical_chat) / ``queries`` (alpacaeval: queries; mtbench_pairs:
-    pairs) set the subset's size."""
+    pairs) set the subset's size. ``estimate``: only what the judge's run still needs (the
+    bench's estimate dict); the proposal and its figures read stored answers and ask nothing."""
     from checkeval_core.bench import quality as Q
 
     if benchmark not in HELDOUT_BENCHMARKS:
@@ -219,14 +220,18 @@ def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "
     rows_: list[dict] = []  # the benchmark rows (references for ROUGE-1): summeval only
     if benchmark in ("summeval", "topical_chat"):
         res = Q.bench_quality(benchmark, data, judge, "rocketeval", docs=docs, db_file=db_file,
-                              progress=progress)
+                              progress=progress, estimate=estimate)
+        if estimate:
+            return res
         rows_, groups = Q._load_rows(Path(data) if data else Q.default_data_dir(),
                                      Q.BENCHMARKS[benchmark], docs)
         splits = [(name, dev, held, None) for name, dev, held in _halves(groups)]
     elif benchmark == "alpacaeval":
         res = Q.bench_rankings("alpacaeval", data, judge, queries=queries, checklist="author",
                                db_file=db_file, progress=progress, models="all",
-                               tie_margin=tie_margin)
+                               tie_margin=tie_margin, estimate=estimate)
+        if estimate:
+            return res
         db = open_db(res["db"])
         models = {s for (s,) in db.execute("SELECT DISTINCT system_id FROM item WHERE "
                                            "task_id = ?", [task_id(db, res["task"])])}
@@ -244,7 +249,9 @@ def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "
             raise ValueError(f"--queries {queries}: give ≥ 4 pairs")
         res = Q.bench_rankings("mtbench_pairs", data, judge, queries=queries,
                                checklist="fixed", db_file=db_file, progress=progress,
-                               tie_margin=tie_margin)
+                               tie_margin=tie_margin, estimate=estimate)
+        if estimate:
+            return res
         db = open_db(res["db"])
         groups = [g for (g,) in db.execute(
             "SELECT group_id FROM preference WHERE task_id = ? GROUP BY group_id ORDER BY "

@@ -31,7 +31,7 @@ from checkeval_core.analysis.report import correlation_report, run_frame
 from checkeval_core.checklists.augment import MODES, default_mode
 from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.seeds import seeds_only
-from checkeval_core.checklists.versions import freeze, get_version
+from checkeval_core.checklists.versions import freeze, get_version, list_versions
 from checkeval_core.config import cache_dir
 from checkeval_core.datasets import import_file
 from checkeval_core.runs import create_run, execute_run
@@ -185,6 +185,21 @@ def _find_run(db: Any, task: str, judge: str, method: str, params: dict[str, Any
     return None
 
 
+def _estimate_runs(db: Any, benchmark: str, task: str, path: Path, method: str,
+                   plan: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """What the bench's runs still need (a reused run: its missing answers), asked of none:
+    ``{"benchmark", "task", "db", <the estimate's KEYS>, "notes"}``."""
+    from checkeval_core.runs.estimate import Estimate, estimate_new_run, estimate_run
+
+    total = Estimate()
+    for j, opts in plan:
+        rid = _find_run(db, task, j, method, opts)
+        total = total + (estimate_run(db, rid) if rid is not None else
+                         estimate_new_run(db, task, j, method, params=opts))
+    return {"benchmark": benchmark, "task": task, "db": str(path), **total.to_json(),
+            "notes": total.notes}
+
+
 def _bench_run(db: Any, task: str, judge: str, method: str, params: dict[str, Any],
                progress: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """Reuse (or create) the run of ``judge`` on ``task`` asked with ``params``, finish what it
@@ -251,17 +266,9 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
     task = f"{benchmark}-{docs}-{questions}" + (f"-skip{skip}" if skip else "")
     with tempfile.TemporaryDirectory() as tmp:
         _ensure_task(db, task, rows_, src, b, questions, Path(tmp))
-    if estimate:  # what the runs still need (a reused run: its missing answers), asked of none
-        from checkeval_core.runs.estimate import Estimate, estimate_new_run, estimate_run
-
-        total = Estimate()
-        for j, extra in plan:
-            opts = {**params, **loads(extra, {})}
-            rid = _find_run(db, task, j, method, opts)
-            total = total + (estimate_run(db, rid) if rid is not None else
-                             estimate_new_run(db, task, j, method, params=opts))
-        return {"benchmark": benchmark, "task": task, "db": str(path), **total.to_json(),
-                "notes": total.notes}
+    if estimate:
+        return _estimate_runs(db, benchmark, task, path, method,
+                              [(j, {**params, **loads(extra, {})}) for j, extra in plan])
     results = []
     for j, extra in plan:
         variant = loads(extra, {})
@@ -409,7 +416,6 @@ def _ensure_checklist(db: Any, task: str, checklist: str, checklist_judge: str,
                       author_rows: list[dict] | None, mode: str | None = None) -> dict[str, Any]:
     """Fill the queries' checklists (missing ones only: generation resumes) and freeze them."""
     from checkeval_core.checklists import instance as inst
-    from checkeval_core.checklists.versions import list_versions
 
     if any(v["kind"] == "instance" for v in list_versions(db, task)):
         return {"seconds": 0.0, "cpu_s": 0.0, "problems": []}
@@ -439,7 +445,7 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
                    db_file: str | Path | None = None, n_boot: int = 0,
                    params: dict[str, Any] | None = None, progress: bool = False,
                    tie_margin: float = 0.1, checklist_mode: str | None = None,
-                   models: str = "test") -> dict[str, Any]:
+                   models: str = "test", estimate: bool = False) -> dict[str, Any]:
     """RocketEval's own setting on a benchmark subset, cached and resumable like
     :func:`bench_quality`: per-query checklists (``author`` file, ``generated`` by
     ``checklist_judge`` from the query, ``generated_ref`` with the reference answer, or the
@@ -455,6 +461,10 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
     * ``mtbench_pairs`` / ``llmbar_natural`` — the first ``queries`` pairs: accuracy (ties
       count as misses), tie rate (|Δ| < ``tie_margin``), and the length baseline (the longer
       answer wins).
+
+    ``estimate``: only what the judges' runs still need (the task and its author-written or
+    fixed checklists are stored; no judge is asked). Generated checklists are written by a
+    judge first, so a generated task is estimated only once its checklists exist.
     """
     import tempfile
 
@@ -510,7 +520,15 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
             import_preferences(db, task, data="".join(json.dumps(r, ensure_ascii=False) + "\n"
                                                       for r in pairs).encode(),
                                filename=Path(b["file"]).name)
+    if estimate and checklist.startswith("generated") and not any(
+            v["kind"] == "instance" for v in list_versions(db, task)):
+        raise ValueError(f"--estimate: the {checklist} checklists of {task} are written by "
+                         f"{checklist_judge} first, so the runs cannot be counted yet; "
+                         "use --checklist author or fixed, or generate them first")
     gen = _ensure_checklist(db, task, checklist, checklist_judge, author, checklist_mode)
+    if estimate:
+        return _estimate_runs(db, benchmark, task, path, "rocketeval",
+                              [(j, params) for j in judges])
     results = []
     for j in judges:
         _, row = _bench_run(db, task, j, "rocketeval", params, progress)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from checkeval_core.cli.app import app, bench_app, clean_json, fail
+from checkeval_core.cli.app import app, bench_app, clean_json, fail, print_estimate
 from checkeval_core.runs.options import check_tie_margin
 from checkeval_core.stats.values import fmt
 from checkeval_core.store import NotFound, open_db
@@ -290,16 +290,16 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
     except ValueError as e:
         fail(str(e))
     if benchmark in RB:  # ranking benchmarks: list level (AlpacaEval) or human pairs
-        if estimate:
-            fail(f"--estimate: for summeval and topical_chat (not {benchmark}, whose per-query "
-                 "checklists are generated first)")
         try:
             res = bench_rankings(benchmark, data, judge or ["embedded"], queries=queries,
                                  checklist=checklist, checklist_judge=checklist_judge,
-                                 checklist_mode=checklist_mode, db_file=db, n_boot=bootstrap, params=parse_params(param),
-                                 progress=True)
+                                 checklist_mode=checklist_mode, db_file=db, n_boot=bootstrap,
+                                 params=parse_params(param), progress=True, estimate=estimate)
         except (ValueError, NotFound, ImportError) as e:
             fail(str(e))
+        if estimate:
+            print_estimate(clean_json(res), as_json)
+            return
         from checkeval_core.bench.quality import format_rankings
 
         typer.echo(json.dumps(clean_json(res)) if as_json else format_rankings(res))
@@ -320,10 +320,7 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
         fail(str(e))
     res = clean_json(res)
     if estimate:
-        from checkeval_core.runs.estimate import KEYS, Estimate
-
-        text = Estimate(**{k: res[k] for k in KEYS}).text()
-        typer.echo(json.dumps(res) if as_json else "\n".join([text, *res["notes"]]))
+        print_estimate(res, as_json)
         return
     typer.echo(json.dumps(res) if as_json else format_table(res))
 
@@ -345,6 +342,9 @@ def bench_heldout_cmd(benchmark: str = typer.Option(..., "--benchmark",
                       tie_margin: float = typer.Option(0.1, "--tie-margin",
                                                        help="mtbench_pairs: |Δ| below which "
                                                             "a pair is a judge tie"),
+                      estimate: bool = typer.Option(
+                          False, "--estimate", help="only print what the judge's run would "
+                          "cost; no judge is asked"),
                       as_json: bool = typer.Option(False, "--json")) -> None:
     """Propose a revised checklist on one half of a benchmark, report it on the other half."""
     from checkeval_core.analysis.propose import ProposalError
@@ -358,10 +358,14 @@ def bench_heldout_cmd(benchmark: str = typer.Option(..., "--benchmark",
         check_count(docs, "--docs", "documents")
         check_count(queries, "--queries", "queries or pairs")
         res = bench_heldout(benchmark, data, judge, docs=docs, queries=queries, db_file=db,
-                            n_boot=bootstrap, progress=True, tie_margin=tie_margin)
+                            n_boot=bootstrap, progress=True, tie_margin=tie_margin,
+                            estimate=estimate)
     except (ValueError, NotFound, ImportError, ProposalError, SplitError) as e:
         fail(str(e))
     res = clean_json(res)
+    if estimate:
+        print_estimate(res, as_json)
+        return
     typer.echo(json.dumps(res) if as_json else format_heldout(res))
 
 

@@ -3,6 +3,7 @@ helpers they all use (exit with a message, JSON without NaN)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, NoReturn
@@ -69,6 +70,14 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """Print ``message`` on stderr and exit with ``code`` (2 = invalid input)."""
     typer.echo(message, err=True)
     raise typer.Exit(code)
+
+
+def print_estimate(res: dict[str, Any], as_json: bool) -> None:
+    """A bench command's ``--estimate``: the estimate's line and its notes, or the JSON."""
+    from checkeval_core.runs.estimate import KEYS, Estimate  # the CLI's start stays light
+
+    text = Estimate(**{k: res[k] for k in KEYS}).text()
+    typer.echo(json.dumps(res) if as_json else "\n".join([text, *res["notes"]]))
 
 
 def clean_json(x: Any) -> Any:

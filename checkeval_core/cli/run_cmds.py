@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from checkeval_core.cli.app import app, bench_app, fail
+from checkeval_core.cli.app import app, bench_app, fail, print_estimate
 from checkeval_core.store import NotFound, db_path, open_db
 
 
@@ -336,6 +336,8 @@ def bench_escalate_cmd(
         bootstrap: int = typer.Option(200, "--bootstrap", help="resamples of held-out groups"),
         first_only: bool = typer.Option(False, "--first-only", help="run the first judge only: "
                                         "its fitted threshold, held-out coverage and agreement"),
+        estimate: bool = typer.Option(False, "--estimate", help="only print what the judges' "
+                                      "runs would cost; no judge is asked"),
         as_json: bool = typer.Option(False, "--json")) -> None:
     """A small judge escalating to a stronger one on a benchmark's held-out half: both alone,
     their ensemble, and the cascade at the fitted threshold and at fixed margins."""
@@ -349,8 +351,12 @@ def bench_escalate_cmd(
         res = bench_escalate(benchmark, data, judge, escalate_to, queries=queries, docs=docs,
                              target=target_agreement, delta=delta,
                              margins=tuple(margin) if margin else None, db_file=db,
-                             n_boot=bootstrap, progress=True, first_only=first_only)
+                             n_boot=bootstrap, progress=True, first_only=first_only,
+                             estimate=estimate)
     except (ValueError, NotFound, ImportError, JudgeSpecError) as e:
         fail(str(e))
     res = clean_json(res)
+    if estimate:
+        print_estimate(res, as_json)
+        return
     typer.echo(json.dumps(res) if as_json else format_escalate(res))
