@@ -11,7 +11,8 @@
 #     contexts × 6 responses);
 #   * agreement across judges, checklist vs Likert (CheckEval's headline comparison): G-Eval
 #     with JUDGE_A, RocketEval and G-Eval with JUDGE_B (the 1.5B model) on the first
-#     LIMIT_CROSS summeval items (48 = 3 documents, shared with the first run);
+#     LIMIT_CROSS summeval items (96 = 6 documents, shared with the first run: the fewest
+#     documents that carry an interval under the small-sample rule);
 #   * each paper's method at least once: CheckEval (first CHECKEVAL_LIMIT items) and SEAL
 #     (first SEAL_LIMIT items) with JUDGE_A;
 #   * the dev / held-out split of both tasks (the seed and share the demo loader sets:
@@ -34,7 +35,7 @@
 # Environment: DB (the build database; default a new temporary one), OUT (default
 #   data/demo_runs), JUDGE_A / JUDGE_B (default embedded / embedded:quality), LABEL_A /
 #   LABEL_B (their names in file names; default embedded / quality), LIMIT_SE (192),
-#   LIMIT_TC (60), LIMIT_CROSS (48), CHECKEVAL_LIMIT (16), SEAL_LIMIT (16) — 0 means every
+#   LIMIT_TC (60), LIMIT_CROSS (96), CHECKEVAL_LIMIT (16), SEAL_LIMIT (16) — 0 means every
 #   item —, CROSS_TC (0), REUSE (1), CHECKEVAL (the command; default .venv/bin/checkeval).
 #   The tests run this script with the `fake` judge on a temporary OUT.
 set -euo pipefail
@@ -51,7 +52,7 @@ LABEL_A="${LABEL_A:-embedded}"
 LABEL_B="${LABEL_B:-quality}"
 LIMIT_SE="${LIMIT_SE:-192}"
 LIMIT_TC="${LIMIT_TC:-60}"
-LIMIT_CROSS="${LIMIT_CROSS:-48}"
+LIMIT_CROSS="${LIMIT_CROSS:-96}"
 CHECKEVAL_LIMIT="${CHECKEVAL_LIMIT:-16}"
 SEAL_LIMIT="${SEAL_LIMIT:-16}"
 CROSS_TC="${CROSS_TC:-0}"
