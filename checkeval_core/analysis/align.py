@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 import sqlite_utils
 
+from checkeval_core.analysis.proposal.evidence import ProposalError, load_evidence, subset_scores
+from checkeval_core.analysis.proposal.figures import STATISTIC, agreement_stat
 from checkeval_core.analysis.rankings import percentile_ci
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats.bootstrap import interval_reason, resample_index
@@ -215,15 +217,13 @@ def _part_filter(db: sqlite_utils.Database, task: str, which: str
 def _loo(db: sqlite_utils.Database, run_id: int, part: str, n_boot: int, seed: int
          ) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
     """Per question ``{"loo_delta", "loo_ci", "loo_reason"}`` and what it rests on."""
-    from checkeval_core.analysis.propose import ProposalError, _stat, load_evidence, subset_scores
-
     try:
         ev = load_evidence(db, [run_id])
     except ProposalError as e:
         return {}, {"statistic": None, "part": part, "reason": str(e)}
     mask = (np.ones(len(ev.items), bool) if part == "all" else ev.items[part].to_numpy(bool))
     keep = np.ones(len(ev.questions), bool)
-    full = _stat(ev, subset_scores(ev, keep), mask)
+    full = agreement_stat(ev, subset_scores(ev, keep), mask)
     groups = sorted(set(ev.items["group"][mask]))
     idx, why = resample_groups(len(groups), n_boot, seed)
     base = np.array([full.boot(i) for i in idx], float) if idx is not None else None
@@ -231,7 +231,7 @@ def _loo(db: sqlite_utils.Database, run_id: int, part: str, n_boot: int, seed: i
     for k, q in enumerate(ev.questions):
         keep_k = keep.copy()
         keep_k[k] = False
-        st = _stat(ev, subset_scores(ev, keep_k), mask)
+        st = agreement_stat(ev, subset_scores(ev, keep_k), mask)
         delta = NAN if _isnan(full.value) or _isnan(st.value) else full.value - st.value
         ci, reason = [NAN, NAN], why
         if base is not None and not _isnan(delta):
@@ -242,8 +242,6 @@ def _loo(db: sqlite_utils.Database, run_id: int, part: str, n_boot: int, seed: i
                         "loo_reason": reason if _isnan(delta) or _isnan(ci[0]) else None}
             if _isnan(delta):
                 out[qid]["loo_reason"] = full.reason or st.reason or "undefined"
-    from checkeval_core.analysis.propose import STATISTIC
-
     return out, {"statistic": STATISTIC[ev.kind], "evidence": ev.kind, "part": part,
                  "value": full.value, "n_items": full.n_items, "n_groups": full.n_groups,
                  "n_systems": full.n_systems, "reason": full.reason}
