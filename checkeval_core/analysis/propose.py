@@ -27,9 +27,10 @@ The steps, one module each under :mod:`checkeval_core.analysis.proposal`:
 * :mod:`~checkeval_core.analysis.proposal.new_questions` — new questions (only when asked),
   their cost first.
 
-**Review**: :func:`to_review` queues the proposal (dropped questions back to ``proposed`` with
-their evidence as the reason, new questions ``proposed``) in one transaction; nothing is
-applied until a person decides on the Checklist review page and freezes a version.
+**Review**: :func:`checkeval_core.checklists.review.to_review` queues the proposal (dropped
+questions back to ``proposed`` with their evidence as the reason, new questions ``proposed``,
+each with a line in the question's review history) in one transaction; nothing is applied
+until a person decides on the Checklist review page and freezes a version.
 """
 
 from __future__ import annotations
@@ -63,13 +64,12 @@ from checkeval_core.analysis.proposal.selection import (
 )
 from checkeval_core.analysis.proposal.weights import RIDGE, fit_weights
 from checkeval_core.analysis.versions import version_runs
-from checkeval_core.checklists.editing import add_question, norm
+from checkeval_core.checklists.review import to_review
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.stats.bootstrap import PART_WORDS
 from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN
 from checkeval_core.stats.values import fmt, isnan
-from checkeval_core.store import task_id, transaction
 
 #: Names of the proposal's parts that callers (and tests) reach through this module.
 __all__ = ["MAX_NEW", "STATISTIC", "Evidence", "ProposalError", "_qout", "display_rows",
@@ -156,58 +156,6 @@ def rerun_cost(ev: Evidence, keep: np.ndarray) -> dict[str, Any]:
                     "cache" + ("; a prompt holds a sub-dimension's questions, so a sub-dimension "
                                "that lost one is asked again" if grouped else
                                "; new questions add their own calls")}
-
-
-# -- the review queue -------------------------------------------------------------------------
-PREFIX = "proposal: drop — "
-
-
-def to_review(db: sqlite_utils.Database, proposal: dict[str, Any]) -> dict[str, Any]:
-    """Queue the proposal for a person, in one transaction; nothing is applied.
-
-    Each dropped question that is kept goes back to ``proposed`` with its evidence as the
-    reason (the Checklist review page keeps or rejects it); each new question without a
-    problem is added as ``proposed`` with origin ``proposal`` (and a ``proposal`` flag). Pressing
-    twice adds nothing twice. Returns ``{"queued", "added", "skipped"}``."""
-    tid = task_id(db, proposal["task"])
-    queued, added, skipped = 0, [], []
-    with transaction(db):
-        for d in proposal["dropped"]:
-            why = (PREFIX + d["reason"])[:500]
-            # a question asked of every query is dropped from each query's copy
-            for qid in d["question"].get("ids") or [d["question"]["id"]]:
-                q = db.execute("SELECT status, reason FROM question WHERE id = ? AND "
-                               "task_id = ?", [qid, tid]).fetchone()
-                if q is None or q[0] == "rejected":
-                    skipped.append(qid)
-                    continue
-                if q[0] == "kept":
-                    db.execute("UPDATE question SET status = 'proposed', reason = ? WHERE "
-                               "id = ?", [why, qid])
-                queued += 1
-        for nq in proposal.get("new_questions", {}).get("questions", []):
-            if nq["problem"]:
-                continue
-            dim = db.execute("SELECT id FROM dimension WHERE task_id = ? AND name = ?",
-                             [tid, nq["dimension"]]).fetchone()
-            like = db.execute("SELECT q.id, q.sub_dimension_id FROM question q WHERE "
-                              "q.task_id = ? AND q.dimension_id IS ? AND q.group_id = ? "
-                              "ORDER BY q.id LIMIT 1",
-                              [tid, dim[0] if dim else None, nq["group_id"]]).fetchone()
-            same = db.execute("SELECT id FROM question WHERE task_id = ? AND text = ? AND "
-                              "group_id = ?", [tid, norm(nq["text"]), nq["group_id"]]).fetchone()
-            if same:
-                continue
-            src = nq["source"]
-            qid = add_question(db, tid, dim[0] if dim else None, like[1] if like else None,
-                               nq["text"], origin="proposal", status="proposed",
-                               model=nq["judge"], prompt_version=nq["prompt_version"],
-                               flags=["proposal"], group_id=nq["group_id"],
-                               reason=f"proposal: new — the kept questions order dev items "
-                                      f"#{src['better_item']} (rated better) and "
-                                      f"#{src['worse_item']} the wrong way")
-            added.append(qid)
-    return {"queued": queued, "added": added, "skipped": skipped}
 
 
 # -- what a page shows ------------------------------------------------------------------------
