@@ -39,6 +39,7 @@ from checkeval_core.analysis.proposal.figures import STATISTIC, agreement_stat
 from checkeval_core.analysis.rankings import percentile_ci
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats.bootstrap import interval_reason, resample_index
+from checkeval_core.stats.draws import sampling_rng, shuffled
 from checkeval_core.store import NotFound, rows
 from checkeval_core.task_split import check_which, in_part, members, split_note
 
@@ -123,13 +124,13 @@ def stratified_sample(items: list[dict[str, Any]], n: int, seed: int = 0) -> lis
     order); in each, the item whose system has been drawn least so far (ties at random)."""
     if n < 1:
         raise ValueError(f"sample size {n}: give ≥ 1")
-    rng = np.random.default_rng(seed)
+    rng = sampling_rng(seed)
     by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for it in items:
         by_group[str(it["group"])].append(it)
     for g in by_group:
-        by_group[g] = [by_group[g][i] for i in rng.permutation(len(by_group[g]))]
-    order = [sorted(by_group)[i] for i in rng.permutation(len(by_group))]
+        by_group[g] = [by_group[g][i] for i in shuffled(rng, len(by_group[g]))]
+    order = [sorted(by_group)[i] for i in shuffled(rng, len(by_group))]
     used: dict[str, int] = defaultdict(int)
     out: list[int] = []
     while len(out) < min(n, len(items)):

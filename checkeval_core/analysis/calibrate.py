@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from checkeval_core.stats.draws import pick_without_replacement, sampling_rng
+
 NAN = float("nan")
 ALPHA = 0.05
 METHOD = "PPI++ (ppi-python: ppi_mean_pointestimate / ppi_mean_ci, power-tuned λ)"
@@ -174,11 +176,11 @@ def draw_labelled(df: pd.DataFrame, dev_groups: Collection[str] | None, n_per_sy
     items = d.drop_duplicates("item_pk")[["item_pk", "system"]]
     if n_per_system is None:
         return set(items["item_pk"])
-    rng = np.random.default_rng(seed)
+    rng = sampling_rng(seed)
     out: set[Any] = set()
     for _, part in items.sort_values("item_pk").groupby("system", sort=True):
         k = min(int(n_per_system), len(part))
-        out.update(part["item_pk"].to_numpy()[rng.choice(len(part), k, replace=False)])
+        out.update(part["item_pk"].to_numpy()[pick_without_replacement(rng, len(part), k)])
     return out
 
 
