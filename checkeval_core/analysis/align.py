@@ -33,10 +33,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import sqlite_utils
+from scipy.stats import fisher_exact
 
 from checkeval_core.analysis.proposal.evidence import ProposalError, load_evidence, subset_scores
 from checkeval_core.analysis.proposal.figures import STATISTIC, agreement_stat
 from checkeval_core.analysis.rankings import percentile_ci
+from checkeval_core.analysis.versions import version_runs
+from checkeval_core.annotation.jobs import create_job_once
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats.bootstrap import interval_reason, resample_index
 from checkeval_core.stats.draws import sampling_rng, shuffled
@@ -147,8 +150,6 @@ def stratified_sample(items: list[dict[str, Any]], n: int, seed: int = 0) -> lis
 def separated_pairs(answers: pd.DataFrame, alpha: float = 0.05) -> tuple[int, int]:
     """``(pairs separated, pairs compared)``: system pairs whose Yes counts (``system``,
     ``verdict`` columns) differ at p < ``alpha`` (two-sided Fisher exact test)."""
-    from scipy.stats import fisher_exact
-
     counts = answers.groupby("system")["verdict"].agg(
         yes=lambda v: int((v == "yes").sum()), no=lambda v: int((v == "no").sum()))
     systems = list(counts.index)
@@ -345,8 +346,6 @@ def version_headlines(db: sqlite_utils.Database, task: str, n_boot: int = N_BOOT
                       ) -> list[dict[str, Any]]:
     """Per completed run of a frozen version: its headline agreement with people (all
     groups), newest version first."""
-    from checkeval_core.analysis.versions import version_runs
-
     out = []
     tid = rows(db, "SELECT id FROM task WHERE name = ?", [task])
     if not tid:
@@ -365,8 +364,6 @@ def start_sample(db: sqlite_utils.Database, run_id: int, annotators: list[str],
                  name: str = "", coordinator: str = "") -> tuple[int, bool]:
     """Draw :func:`stratified_sample` of the run's items and assign it as an annotation job on
     the run's checklist version: ``(job id, created)`` (pressing twice reuses the job)."""
-    from checkeval_core.annotation.jobs import create_job_once
-
     run = _run(db, run_id)
     if run["version"] is None:
         raise ValueError(f"run {run_id} has no frozen checklist version to annotate")

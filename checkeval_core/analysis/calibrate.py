@@ -33,8 +33,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t
 
+from checkeval_core.analysis.frames import run_frame
 from checkeval_core.stats.draws import pick_without_replacement, sampling_rng
+from checkeval_core.task_split import get_split, task_of_run
+
+# ppi_py is imported inside the functions that use it: it takes about 1.4 s to import, paid
+# only by a calibrated estimate.
 
 NAN = float("nan")
 ALPHA = 0.05
@@ -138,8 +144,6 @@ def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
 
 
 def _t(alpha: float, df: int) -> float:
-    from scipy.stats import t
-
     return float(t.ppf(1 - alpha / 2, df))
 
 
@@ -252,9 +256,6 @@ def run_calibrated(db: Any, run_id: int, n_labelled: int | None = None, seed: in
     "note"}``. Labelled items come from the task's dev groups (all groups when the task has no
     split, said in ``labelled_from``); ``n_labelled`` per system at most (None: every dev item
     with a human score)."""
-    from checkeval_core.analysis.frames import run_frame
-    from checkeval_core.task_split import get_split, task_of_run
-
     if n_labelled is not None and int(n_labelled) < MIN_LABELLED:
         raise ValueError(f"--labelled {n_labelled}: give ≥ {MIN_LABELLED} labelled items per "
                          "system")

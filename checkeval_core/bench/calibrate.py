@@ -31,6 +31,9 @@ import pandas as pd
 from checkeval_core.analysis.calibrate import ALPHA, calibrated
 from checkeval_core.stats.draws import pick_without_replacement, sampling_rng
 
+# rouge_score (about 0.6 s to import, a benchmark-only dependency) is imported where ROUGE is
+# computed.
+
 DEFAULT_NS = (10, 16)
 
 

@@ -36,6 +36,9 @@ from checkeval_core.analysis.frames import run_frame
 from checkeval_core.analysis.proposal.evidence import Evidence, load_evidence, subset_scores
 from checkeval_core.analysis.proposal.figures import part_figures
 from checkeval_core.analysis.propose import propose
+from checkeval_core.bench import quality as Q
+from checkeval_core.bench.quality import rouge1_by_id
+from checkeval_core.safeio import load_json_text
 from checkeval_core.stats.values import fmt, isnan
 from checkeval_core.store import item_column, open_db, task_id
 from checkeval_core.task_split import set_explicit_split
@@ -173,9 +176,6 @@ def _check_inputs(benchmark: str, src: Path, docs: int) -> None:
     """What the report needs from the benchmark files, checked before any judge call: enough
     documents for ``--docs``; for alpacaeval, every model's AlpacaEval 2 LC win rate (the
     reference row). A ValueError names the option, file and entry."""
-    from checkeval_core.bench import quality as Q
-    from checkeval_core.safeio import load_json_text
-
     if benchmark in ("summeval", "topical_chat"):
         if docs < 4:
             raise ValueError(f"--docs {docs}: a held-out comparison needs ≥ 4 documents "
@@ -213,8 +213,6 @@ def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "
     "dev_groups", "heldout_groups", "rows", "proposal"[, "tie_rate"]}], "wall_s", "cpu_s"}``.
     ``docs`` (summeval, topical_chat) / ``queries`` (alpacaeval: queries; mtbench_pairs:
     pairs) set the subset's size."""
-    from checkeval_core.bench import quality as Q
-
     if benchmark not in HELDOUT_BENCHMARKS:
         raise ValueError(f"--benchmark {benchmark!r}: use one of {', '.join(HELDOUT_BENCHMARKS)}")
     _check_inputs(benchmark, Path(data) if data else Q.default_data_dir(), docs)
@@ -233,8 +231,6 @@ def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "
         models = {s for (s,) in db.execute("SELECT DISTINCT system_id FROM item WHERE "
                                            "task_id = ?", [task_id(db, res["task"])])}
         src = Path(data) if data else Q.default_data_dir()
-        from checkeval_core.safeio import load_json_text
-
         alpaca_models = {m["system_id"]: m for m in load_json_text(
             Q._read_text(src / "alpacaeval" / "models.json"), "models.json")
             if m["system_id"] in models}
@@ -286,8 +282,6 @@ def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "
 
 def _rouge(db: Any, task: str, rows_: list[dict]) -> dict[int, float] | None:
     """ROUGE-1 F1 per item (by item key), None without references or the scorer."""
-    from checkeval_core.bench.quality import rouge1_by_id
-
     by_id = rouge1_by_id(rows_)
     if by_id is None:
         return None

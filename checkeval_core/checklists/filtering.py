@@ -35,6 +35,7 @@ answer for one question in eight. ``binary`` is the default for ``embedded*`` ju
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -310,8 +311,6 @@ RELATIVE_MARGIN = 0.03
 
 def _pool_medians(keys: list[tuple[str, int, int | None]], results: list[Any]) -> dict[str, float]:
     """Median p(Yes) per per-question criterion over the pool (when the judge gives p(Yes))."""
-    import statistics
-
     by: dict[str, list[float]] = {}
     for (crit, _, _), res in zip(keys, results):
         if crit != "redundancy" and res.verdict != "invalid" and res.p_yes is not None:

@@ -26,8 +26,10 @@ import sqlite_utils
 
 from checkeval_core.checklists.augment import MODES, SAMPLE_TEMPERATURE, default_mode, near_copy
 from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub, norm
+from checkeval_core.checklists.io import display_name
 from checkeval_core.checklists.parse import parse_questions, question_flags
 from checkeval_core.checklists.review import retire_query_questions
+from checkeval_core.checklists.versions import get_version
 from checkeval_core.config import data_dir
 from checkeval_core.fields import check_question
 from checkeval_core.judges.base import GenerateRequest
@@ -316,8 +318,6 @@ def import_group_checklists(db: sqlite_utils.Database, task: str, path: str | Pa
     """
     if path is None and data is None:
         raise ValueError("give a file path or its contents")
-    from checkeval_core.checklists.io import display_name
-
     # a client's file name is only a label: keep its last component (never a path) for the
     # messages and the questions' provenance
     name = display_name(filename or (Path(path).name if path is not None else "upload.jsonl"))
@@ -357,8 +357,6 @@ def group_questions(db: sqlite_utils.Database, task: str,
                     version: int | str = "latest") -> dict[str, list[dict[str, Any]]]:
     """``{group: [{"id", "text", "dimension"}, ...]}`` from a frozen instance checklist
     version (``"latest"``: the latest version of kind ``instance``)."""
-    from checkeval_core.checklists.versions import get_version
-
     v = get_version(db, task, version, kind="instance")
     out: dict[str, list[dict[str, Any]]] = {}
     for q in v["content"]["questions"]:
