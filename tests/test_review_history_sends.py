@@ -1,9 +1,13 @@
 """The two analyses that send questions back to review leave a line in each question's review
 history, with their reason, after the lines already there: ``checklist propose --to-review``
 (dropped and new questions) and the Analysis page's *Send flagged questions* (the flags behind
-each question). The Checklist review page shows those lines; pressing twice adds none."""
+each question), and the Improve page's *Send*. The Checklist review page shows those lines;
+pressing twice adds none. Only ``checklists/review.py`` writes a question's status."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -16,7 +20,7 @@ from checkeval_core.checklists.review_view import history_rows
 from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path as path_of
-from tests.conftest import APP
+from tests.conftest import APP, open_app_page
 from tests.helpers import analysis_page, run_cli
 from tests.helpers import build_proposal_task as build
 
@@ -117,3 +121,33 @@ def test_analysis_send_to_review_writes_each_questions_flags_in_its_history(db):
     table = hist.dataframe[0].value
     assert list(table["what"]) == ["sent back to review", "sending undone"]
     assert flags[pick[1]] in table["reason"].iloc[0]
+
+
+@pytest.mark.usefixtures("few_groups_allowed")
+def test_improve_pages_send_writes_the_same_history_line(db):
+    rid, qid = build(db)
+    S.set_split(db, "pt", 0.25, seed=0)
+    at = open_app_page("app_pages/improve.py")
+    assert at.multiselect(key="im_runs").value == [rid]
+    at.button(key="im_send").click().run()
+    assert _lines(db, qid["anti"]) == []  # asked, not done
+    at.button(key="im_confirm_yes").click().run()
+    assert not at.exception, at.exception
+    ((role, action, reason),) = _lines(db, qid["anti"])
+    assert (role, action) == ("analysis", "proposal_drop") and reason.startswith("proposal: drop")
+    assert db.execute("SELECT reason FROM question WHERE id = ?",
+                      [qid["anti"]]).fetchone()[0] == reason
+
+
+def test_no_module_but_review_writes_a_question_status():
+    core = Path(__file__).resolve().parent.parent / "checkeval_core"
+    writes = re.compile(r"UPDATE\s+question\s+SET\s[^\";]*?\bstatus\s*=", re.I)
+    found = []
+    for p in sorted(core.rglob("*.py")):
+        # SQL is split over string literals: join them before looking
+        text = re.sub(r"\"\s*\n\s*\"", "", p.read_text(encoding="utf-8"))
+        for m in writes.finditer(text):
+            if "WHERE" in m.group(0).upper():  # a status set after WHERE is not a write
+                continue
+            found.append(str(p.relative_to(core)))
+    assert sorted(set(found)) == ["checklists/review.py"]
