@@ -77,7 +77,7 @@ __all__ = ["MAX_NEW", "STATISTIC", "Evidence", "ProposalError", "_qout", "displa
            "rerun_cost", "shared_columns", "subset_scores", "to_review"]
 
 N_BOOT = 200
-_qout = question_ref
+_qout = question_ref  # the name the tests and older callers use
 
 
 def propose(db: sqlite_utils.Database, run_ids: list[int], evidence: str | None = None,
