@@ -236,9 +236,6 @@ def file_columns(name: str, data: bytes) -> list[str]:
         pass
     if not name.lower().endswith(".csv"):
         return []
-    import csv
-    import io
-
     try:
         first = data.split(b"\n", 1)[0].decode("utf-8-sig")
         return next(csv.reader(io.StringIO(first)), [])

@@ -14,7 +14,7 @@ import pandas as pd
 import sqlite_utils
 import streamlit as st
 
-from checkeval_core.analysis.analysis_view import page_data
+from checkeval_core.analysis.analysis_view import page_data, send_reasons
 from checkeval_core.analysis.external import MetricFileError, import_metric
 from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.checklists.review import send_to_review, undo_send_to_review
@@ -154,10 +154,11 @@ def diagnostics_section(db: sqlite_utils.Database, ev: dict[str, Any],
     review_flagged(db, ev["candidates"], cols)
 
 
-def _send_confirmed(pending: list[int]) -> None:
+def _send_confirmed(pending: list[int], reasons: dict[int, str]) -> None:
     """*Confirm*'s action, run before the redraw: only there may the selector be emptied (a
     widget's value cannot be set once it is drawn; popping it left the sent chips shown)."""
-    st.session_state["an_send_done"] = send_to_review(page_db(), pending, REASON)
+    st.session_state["an_send_done"] = send_to_review(page_db(), pending, REASON,
+                                                      reasons=reasons)
     st.session_state.pop("an_send_pending", None)
     st.session_state["an_send_pick"] = []
 
@@ -202,7 +203,7 @@ def review_flagged(db: sqlite_utils.Database, cands: list[dict[str, Any]],
                "checklist until a reviewer keeps them again; you can undo this.")
     c1, c2, _ = st.columns([1, 1, 4])
     c1.button("Confirm", key="an_send_confirm", type="primary", on_click=_send_confirmed,
-              args=(pending,))
+              args=(pending, send_reasons([text[q] for q in pending])))
     if c2.button("Cancel", key="an_send_cancel"):
         st.session_state.pop("an_send_pending", None)
         st.rerun()

@@ -33,10 +33,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import sqlite_utils
+from scipy.stats import fisher_exact
 
+from checkeval_core.analysis.proposal.evidence import ProposalError, load_evidence, subset_scores
+from checkeval_core.analysis.proposal.figures import STATISTIC, agreement_stat
 from checkeval_core.analysis.rankings import percentile_ci
+from checkeval_core.analysis.versions import version_runs
+from checkeval_core.annotation.jobs import create_job_once
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats.bootstrap import interval_reason, resample_index
+from checkeval_core.stats.draws import sampling_rng, shuffled
 from checkeval_core.store import NotFound, rows
 from checkeval_core.task_split import check_which, in_part, members, split_note
 
@@ -121,13 +127,13 @@ def stratified_sample(items: list[dict[str, Any]], n: int, seed: int = 0) -> lis
     order); in each, the item whose system has been drawn least so far (ties at random)."""
     if n < 1:
         raise ValueError(f"sample size {n}: give ≥ 1")
-    rng = np.random.default_rng(seed)
+    rng = sampling_rng(seed)
     by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for it in items:
         by_group[str(it["group"])].append(it)
     for g in by_group:
-        by_group[g] = [by_group[g][i] for i in rng.permutation(len(by_group[g]))]
-    order = [sorted(by_group)[i] for i in rng.permutation(len(by_group))]
+        by_group[g] = [by_group[g][i] for i in shuffled(rng, len(by_group[g]))]
+    order = [sorted(by_group)[i] for i in shuffled(rng, len(by_group))]
     used: dict[str, int] = defaultdict(int)
     out: list[int] = []
     while len(out) < min(n, len(items)):
@@ -144,8 +150,6 @@ def stratified_sample(items: list[dict[str, Any]], n: int, seed: int = 0) -> lis
 def separated_pairs(answers: pd.DataFrame, alpha: float = 0.05) -> tuple[int, int]:
     """``(pairs separated, pairs compared)``: system pairs whose Yes counts (``system``,
     ``verdict`` columns) differ at p < ``alpha`` (two-sided Fisher exact test)."""
-    from scipy.stats import fisher_exact
-
     counts = answers.groupby("system")["verdict"].agg(
         yes=lambda v: int((v == "yes").sum()), no=lambda v: int((v == "no").sum()))
     systems = list(counts.index)
@@ -215,15 +219,13 @@ def _part_filter(db: sqlite_utils.Database, task: str, which: str
 def _loo(db: sqlite_utils.Database, run_id: int, part: str, n_boot: int, seed: int
          ) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
     """Per question ``{"loo_delta", "loo_ci", "loo_reason"}`` and what it rests on."""
-    from checkeval_core.analysis.propose import ProposalError, _stat, load_evidence, subset_scores
-
     try:
         ev = load_evidence(db, [run_id])
     except ProposalError as e:
         return {}, {"statistic": None, "part": part, "reason": str(e)}
     mask = (np.ones(len(ev.items), bool) if part == "all" else ev.items[part].to_numpy(bool))
     keep = np.ones(len(ev.questions), bool)
-    full = _stat(ev, subset_scores(ev, keep), mask)
+    full = agreement_stat(ev, subset_scores(ev, keep), mask)
     groups = sorted(set(ev.items["group"][mask]))
     idx, why = resample_groups(len(groups), n_boot, seed)
     base = np.array([full.boot(i) for i in idx], float) if idx is not None else None
@@ -231,7 +233,7 @@ def _loo(db: sqlite_utils.Database, run_id: int, part: str, n_boot: int, seed: i
     for k, q in enumerate(ev.questions):
         keep_k = keep.copy()
         keep_k[k] = False
-        st = _stat(ev, subset_scores(ev, keep_k), mask)
+        st = agreement_stat(ev, subset_scores(ev, keep_k), mask)
         delta = NAN if _isnan(full.value) or _isnan(st.value) else full.value - st.value
         ci, reason = [NAN, NAN], why
         if base is not None and not _isnan(delta):
@@ -242,8 +244,6 @@ def _loo(db: sqlite_utils.Database, run_id: int, part: str, n_boot: int, seed: i
                         "loo_reason": reason if _isnan(delta) or _isnan(ci[0]) else None}
             if _isnan(delta):
                 out[qid]["loo_reason"] = full.reason or st.reason or "undefined"
-    from checkeval_core.analysis.propose import STATISTIC
-
     return out, {"statistic": STATISTIC[ev.kind], "evidence": ev.kind, "part": part,
                  "value": full.value, "n_items": full.n_items, "n_groups": full.n_groups,
                  "n_systems": full.n_systems, "reason": full.reason}
@@ -346,8 +346,6 @@ def version_headlines(db: sqlite_utils.Database, task: str, n_boot: int = N_BOOT
                       ) -> list[dict[str, Any]]:
     """Per completed run of a frozen version: its headline agreement with people (all
     groups), newest version first."""
-    from checkeval_core.analysis.versions import version_runs
-
     out = []
     tid = rows(db, "SELECT id FROM task WHERE name = ?", [task])
     if not tid:
@@ -366,8 +364,6 @@ def start_sample(db: sqlite_utils.Database, run_id: int, annotators: list[str],
                  name: str = "", coordinator: str = "") -> tuple[int, bool]:
     """Draw :func:`stratified_sample` of the run's items and assign it as an annotation job on
     the run's checklist version: ``(job id, created)`` (pressing twice reuses the job)."""
-    from checkeval_core.annotation.jobs import create_job_once
-
     run = _run(db, run_id)
     if run["version"] is None:
         raise ValueError(f"run {run_id} has no frozen checklist version to annotate")

@@ -399,3 +399,11 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
                       "groups"],
             "long": ["question"]},
     }
+
+
+def send_reasons(cands: list[dict[str, Any]]) -> dict[int, str]:
+    """Each flagged question's reason for going back to review, as its review history shows
+    it: its flags (per judge) and what they rest on."""
+    return {int(c["question_id"]): f"flagged by question diagnostics — {c['flags']} "
+                                   f"({c['groups']} groups, {c['items']} items)"
+            for c in cands}

@@ -32,11 +32,21 @@ from typing import Any
 
 import numpy as np
 import sqlite_utils
+from scipy import stats
 
+from checkeval_core.checklists.versions import version_by_id
+from checkeval_core.judges.cached import request_key
+from checkeval_core.judges.registry import get_judge
+from checkeval_core.runs.estimate import estimate_requests
+from checkeval_core.runs.jobs import get_run
+from checkeval_core.runs.methods import sentences
 from checkeval_core.runs.registry import method as method_entry
+from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.runs.score_math import answer_value
+from checkeval_core.runs.score_read import run_scores
 from checkeval_core.stats.bootstrap import enough_groups, minimum
 from checkeval_core.store import item_column
+from checkeval_core.tasks import get_task, items
 
 #: |Spearman ρ| of a question's answers with output length from which it is flagged (with a
 #: 95% interval excluding 0): 0.3 is a "moderate" correlation. ``checkeval bias`` flags with
@@ -59,8 +69,6 @@ def n_words(text: str | None) -> int:
 def spearman_entry(values: list[float], lengths: list[float]) -> dict[str, Any]:
     """``{"rho", "n", "p_value", "ci", "reason"}``: Spearman's ρ of values with lengths, its
     Fisher-z interval (Bonett–Wright SE), and a reason whenever a value is undefined."""
-    from scipy import stats
-
     n = len(values)
     out: dict[str, Any] = {"rho": None, "n": n, "p_value": None, "ci": None, "reason": None}
     if n < 3:
@@ -94,8 +102,6 @@ def _length_flag(e: dict[str, Any], threshold: float) -> bool:
 
 
 def _run_and_method(db: sqlite_utils.Database, run_id: int) -> tuple[dict[str, Any], Any]:
-    from checkeval_core.runs.jobs import get_run
-
     run = get_run(db, run_id)
     if run["status"] != "completed":
         raise ValueError(f"run {run_id} is {run['status']}, not completed: the bias probes "
@@ -111,10 +117,6 @@ def length_bias(db: sqlite_utils.Database, run_id: int,
     "flagged", "reason"}], "questions_reason", "dimensions": [{"dimension", "aggregation",
     "rho", "n", "p_value", "ci", "flagged", "reason"}], "n_flagged"}``; questions sorted by
     |ρ|, largest first, undefined ones last."""
-    from checkeval_core.checklists.versions import version_by_id
-    from checkeval_core.runs.registry import primary_aggregation
-    from checkeval_core.runs.score_read import run_scores
-
     run, m = _run_and_method(db, run_id)
     length = {k: n_words(v) for k, v in item_column(db, list(run["item_ids"]), "output").items()}
     out: dict[str, Any] = {"run": run_id, "task": run["task"], "judge": run["judge_spec"],
@@ -209,8 +211,6 @@ def selection_length(db: sqlite_utils.Database, run_ids: list[int],
 def pad_output(text: str) -> str | None:
     """The output padded with a neutral restatement of itself (rule: :data:`PADDING_RULE`);
     None when it has no sentence."""
-    from checkeval_core.runs.methods import sentences
-
     sents = sentences(text)
     if not sents:
         return None
@@ -221,8 +221,6 @@ def probe_items(db: sqlite_utils.Database, run: dict[str, Any],
                 n_items: int) -> list[dict[str, Any]]:
     """The probe's sample: the run's items with at least one sentence, the ``n_items`` whose
     sha256(task item id) is smallest — a fixed pseudo-random sample, the same on every call."""
-    from checkeval_core.tasks import items
-
     its = [i for i in items(db, run["task"], pks=list(run["item_ids"]))
            if (i.get("output") or "").strip()]
     its.sort(key=lambda i: hashlib.sha256(str(i["item_id"]).encode()).hexdigest())
@@ -232,9 +230,6 @@ def probe_items(db: sqlite_utils.Database, run: dict[str, Any],
 def _plan(db: sqlite_utils.Database, run: dict[str, Any], judge: Any,
           sample: list[dict[str, Any]]) -> list[Any]:
     """The padded items' judge requests, planned by the run's own method and options."""
-    from checkeval_core.checklists.versions import version_by_id
-    from checkeval_core.tasks import get_task
-
     content = version_by_id(db, run["checklist_version_id"])["content"]
     ctx = {"kind": get_task(db, run["task"])["kind"], "content": content,
            "params": run["params"], "db": db, "run": run, "judge": judge,
@@ -261,8 +256,6 @@ def _check_probe_run(db: sqlite_utils.Database, run_id: int,
 
 def _uncached(judge: Any, db: sqlite_utils.Database, works: list[Any]) -> int:
     """How many of the works' requests the judge's cache does not hold (= judge calls)."""
-    from checkeval_core.judges.cached import request_key
-
     params = getattr(judge, "params", {})
     model = judge.capabilities.model
     keys = [request_key(judge.spec, model, params, w.kind, w.request.cache_payload())
@@ -281,9 +274,6 @@ def verbosity_cost(db: sqlite_utils.Database, run_id: int,
     "n_calls"}`` — ``n_calls`` are the requests not in the judge's cache (a rerun: 0) — plus
     the cost estimate's figures (``runs/estimate.py``: ``calls``, ``cached``,
     ``prompt_tokens``, ``completion_tokens``, ``seconds``, ``usd``) and its ``notes``."""
-    from checkeval_core.judges.registry import get_judge
-    from checkeval_core.runs.estimate import estimate_requests
-
     run, _ = _check_probe_run(db, run_id, n_items)
     j = judge or get_judge(run["judge_spec"], db=db)
     sample = probe_items(db, run, n_items)
@@ -295,8 +285,6 @@ def verbosity_cost(db: sqlite_utils.Database, run_id: int,
 
 
 def _paired(diffs: list[float]) -> tuple[list[float] | None, str | None]:
-    from scipy import stats
-
     n = len(diffs)
     if n < 2:
         return None, "needs ≥ 2 items for an interval"
@@ -317,9 +305,6 @@ def verbosity_probe(db: sqlite_utils.Database, run_id: int,
     "yes_padded", "delta", "delta_ci", "share_yes_original", "share_yes_padded", "flagged",
     "reason"}], "n_flagged"}``; ``yes_*`` are mean answer values (p(Yes), else 1 / 0), questions
     sorted by delta, largest first."""
-    from checkeval_core.checklists.versions import version_by_id
-    from checkeval_core.judges.registry import get_judge
-
     run, _ = _check_probe_run(db, run_id, n_items)
     j = judge or get_judge(run["judge_spec"], db=db)
     sample = probe_items(db, run, n_items)

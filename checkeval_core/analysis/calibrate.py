@@ -33,6 +33,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t
+
+from checkeval_core.analysis.frames import run_frame
+from checkeval_core.stats.draws import pick_without_replacement, sampling_rng
+from checkeval_core.task_split import get_split, task_of_run
+
+# ppi_py is imported inside the functions that use it: it takes about 1.4 s to import, paid
+# only by a calibrated estimate.
 
 NAN = float("nan")
 ALPHA = 0.05
@@ -136,8 +144,6 @@ def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
 
 
 def _t(alpha: float, df: int) -> float:
-    from scipy.stats import t
-
     return float(t.ppf(1 - alpha / 2, df))
 
 
@@ -174,11 +180,11 @@ def draw_labelled(df: pd.DataFrame, dev_groups: Collection[str] | None, n_per_sy
     items = d.drop_duplicates("item_pk")[["item_pk", "system"]]
     if n_per_system is None:
         return set(items["item_pk"])
-    rng = np.random.default_rng(seed)
+    rng = sampling_rng(seed)
     out: set[Any] = set()
     for _, part in items.sort_values("item_pk").groupby("system", sort=True):
         k = min(int(n_per_system), len(part))
-        out.update(part["item_pk"].to_numpy()[rng.choice(len(part), k, replace=False)])
+        out.update(part["item_pk"].to_numpy()[pick_without_replacement(rng, len(part), k)])
     return out
 
 
@@ -250,9 +256,6 @@ def run_calibrated(db: Any, run_id: int, n_labelled: int | None = None, seed: in
     "note"}``. Labelled items come from the task's dev groups (all groups when the task has no
     split, said in ``labelled_from``); ``n_labelled`` per system at most (None: every dev item
     with a human score)."""
-    from checkeval_core.analysis.frames import run_frame
-    from checkeval_core.task_split import get_split, task_of_run
-
     if n_labelled is not None and int(n_labelled) < MIN_LABELLED:
         raise ValueError(f"--labelled {n_labelled}: give ≥ {MIN_LABELLED} labelled items per "
                          "system")

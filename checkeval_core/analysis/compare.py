@@ -46,7 +46,7 @@ from checkeval_core.stats.correlation import (
 )
 from checkeval_core.stats.values import isnan
 from checkeval_core.store import NotFound, rows
-from checkeval_core.task_split import filter_frame
+from checkeval_core.task_split import check_which, filter_frame, members, split_note
 
 NAN = float("nan")
 #: Flipped items listed per question (the count is always complete).
@@ -286,8 +286,6 @@ def compare_runs(db: sqlite_utils.Database, run_a: int, run_b: int,
     task's split only (``split`` block: which part, its groups); a version fitted on dev is
     judged on held-out groups (then a ``split`` block says which part and its groups). The
     flipped decisions count every shared item."""
-    from checkeval_core.task_split import check_which, filter_frame, split_note
-
     check_which(split)
     df, meta = shared_frame(db, run_a, run_b, aggregation)
     if split != "all":
@@ -316,8 +314,6 @@ def compare_runs(db: sqlite_utils.Database, run_a: int, run_b: int,
 
 def get_split_defined(db: sqlite_utils.Database, task: str) -> bool:
     """Whether ``task`` has a dev / held-out split."""
-    from checkeval_core.task_split import members
-
     return members(db, task) is not None
 
 

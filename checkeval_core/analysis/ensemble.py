@@ -25,6 +25,9 @@ import sqlite_utils
 from scipy import stats
 
 from checkeval_core.analysis.frames import correlation_report, run_frame
+from checkeval_core.runs.score_math import answer_value, calibrated_scores
+from checkeval_core.store import rows
+from checkeval_core.task_split import filter_frame, task_of_run
 
 
 def ensemble_frame(db: sqlite_utils.Database, run_ids: list[int],
@@ -77,9 +80,6 @@ def stacked_frame(db: sqlite_utils.Database, run_ids: list[int],
     per-question answers of *all* member runs side by side (and the output's length with
     ``with_length``), fitted leave-one-document-out against the human scores — so the
     members' questions get weights learned on other documents instead of equal z-weights."""
-    from checkeval_core.runs.score_math import answer_value, calibrated_scores
-    from checkeval_core.store import rows
-
     if len(run_ids) < 2:
         raise ValueError("an ensemble needs at least two runs (--run A --run B)")
     metas = [run_frame(db, rid, None)[1] for rid in run_ids]
@@ -130,7 +130,5 @@ def analyze_ensemble(db: sqlite_utils.Database, run_ids: list[int],
         df, extra = stacked_frame(db, run_ids, with_length=mode == "stack_len")
         meta = {**meta, "n_features": extra["n_features"]}
     if split != "all":
-        from checkeval_core.task_split import filter_frame, task_of_run
-
         df = filter_frame(db, task_of_run(db, run_ids[0]), df, split)
     return {**meta, "mode": mode, **correlation_report(df, n_boot, seed)}

@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.runs.escalate import Units, run_units
+from checkeval_core.analysis.escalation_charts import coverage_agreement_chart
+from checkeval_core.runs.escalate import Units, run_units, summary_text
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import loads, rows
-from checkeval_core.task_split import check_which, members
+from checkeval_core.task_split import check_which, members, task_of_run
 
 WHICH_NAMES = {"heldout": "held-out", "dev": "dev", "all": "all"}
 
@@ -126,10 +127,6 @@ def task_escalating_runs(db: sqlite_utils.Database, task: str) -> list[int]:
 def curve_page(db: sqlite_utils.Database, run_id: int, n_boot: int = 200) -> dict[str, Any]:
     """The pages' view: the curve on held-out units when the task has a split (else on all
     units, said in ``note``), the chart, and the run's escalation summary text."""
-    from checkeval_core.analysis.escalation_charts import coverage_agreement_chart
-    from checkeval_core.runs.escalate import summary_text
-    from checkeval_core.task_split import task_of_run
-
     which = "heldout" if members(db, task_of_run(db, run_id)) is not None else "all"
     view = escalation_curve(db, run_id, which, n_boot=n_boot)
     esc = get_run(db, run_id)["params"].get("escalation") or {}

@@ -39,6 +39,7 @@ from checkeval_core.analysis.report import run_frame
 from checkeval_core.runs.never_varying import NEVER_VARY_MIN_ANSWERS
 from checkeval_core.stats.bootstrap import enough_groups, minimum
 from checkeval_core.stats.correlation import corr
+from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN
 from checkeval_core.stats.values import isnan
 from checkeval_core.store import rows
 
@@ -143,8 +144,6 @@ def run_health(db: sqlite_utils.Database, run_id: int, aggregation: str | None =
 
     ``tie_margin``: the margin the caller uses for Elo / pair accuracy; ``None`` → the
     spread-derived one (the result says which is used in ``ties.margin_source``)."""
-    from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN
-
     df, meta = run_frame(db, run_id, aggregation)
     df = df.dropna(subset=["metric"])
     lengths = {r["id"]: len((r["output"] or "").split()) for r in rows(

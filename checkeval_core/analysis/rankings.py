@@ -57,6 +57,7 @@ from checkeval_core.stats.ranking import (
     score_matches,
 )
 from checkeval_core.store import NotFound, loads, rows
+from checkeval_core.task_split import filter_frame, in_part, part_members, split_note
 
 #: Human votes a system needs before its human Elo is shown: below it the Bradley–Terry
 #: rating mostly reflects the weak prior (20 votes over 12 systems gave 220 … 2,015).
@@ -196,8 +197,6 @@ def rankings_report(db: sqlite_utils.Database, run_id: int, aggregation: str | N
     """The list-level report of one run (the ``analyze --rankings --json`` output);
     ``split``: only the queries and systems of the task's ``dev`` or ``heldout`` part;
     ``exclude_annotators``: human votes of these annotators are left out of the human Elo."""
-    from checkeval_core.task_split import filter_frame, split_note
-
     if tie_margin < 0:
         raise ValueError("--tie-margin must be ≥ 0")
     run = _run(db, run_id)
@@ -290,8 +289,6 @@ def pairs_report(db: sqlite_utils.Database, run_id: int, aggregation: str | None
     ``position_bias``: how often the answer shown on the left won, per annotator and overall,
     over every vote of the task (of the split part), whether or not the run scored its
     answers (:func:`checkeval_core.annotation.position_bias.position_bias`)."""
-    from checkeval_core.task_split import in_part, part_members, split_note
-
     if tie_margin < 0:
         raise ValueError("--tie-margin must be ≥ 0")
     run = _run(db, run_id)

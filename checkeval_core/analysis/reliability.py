@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
+from checkeval_core.checklists.versions import version_by_id
+from checkeval_core.runs.jobs import get_run
 from checkeval_core.runs.options import requested
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_math import answer_value
@@ -42,7 +44,7 @@ from checkeval_core.stats.bootstrap import (
     ratio_of_sums,
     wilson_ci,
 )
-from checkeval_core.store import item_column
+from checkeval_core.store import item_column, loads
 
 #: The flip rate above which a question is called unreliable (``checkeval reliability``,
 #: proposals) and flagged "unstable" in the Analysis page's question diagnostics: its verdict
@@ -76,8 +78,6 @@ def check_run_set(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[st
     checklist version, judge and per-question method whose options differ only in
     :data:`VARYING_OPTIONS`, each with its own wording. A :class:`RunSetError` says which runs
     differ and how; an unknown run raises ``NotFound``."""
-    from checkeval_core.runs.jobs import get_run
-
     if len(run_ids) < 2:
         raise RunSetError("give at least two runs (--run A --run B): reliability compares the "
                           "answers of runs that differ only in the prompt's wording")
@@ -142,8 +142,6 @@ def reliability(db: sqlite_utils.Database, run_ids: list[int], n_boot: int = N_B
     "unreliable", "reason"}]}`` (questions sorted by flip rate, highest first; undefined values
     are None with a ``reason``; ``n_groups``: the groups — documents, contexts, queries — of
     the counted items)."""
-    from checkeval_core.checklists.versions import version_by_id
-
     runs = check_run_set(db, run_ids)
     ids = [r["id"] for r in runs]
     common = set(runs[0]["item_ids"])
@@ -273,8 +271,6 @@ def _wording_groups(db: sqlite_utils.Database, task: str | None = None,
                     run_ids: list[int] | None = None) -> dict[tuple, dict[Any, list[int]]]:
     """Completed per-question runs by (task, checklist version, judge, method, options other
     than the wording) → wording → run ids, oldest first."""
-    from checkeval_core.store import loads
-
     sql = ("SELECT r.id, r.task_id, r.checklist_version_id, r.judge_spec, r.method, r.params "
            "FROM run r JOIN task t ON t.id = r.task_id WHERE r.status = 'completed'")
     args: list[Any] = []

@@ -19,6 +19,7 @@ import sqlite_utils
 from scipy import stats
 
 from checkeval_core.analysis.bias import LENGTH_RHO, selection_length
+from checkeval_core.analysis.ensemble import analyze_ensemble
 from checkeval_core.analysis.frames import (  # noqa: F401 - re-exported for the pages
     LEVEL_NAMES,
     LEVEL_UNITS,
@@ -49,6 +50,7 @@ from checkeval_core.stats.correlation import (
 )
 from checkeval_core.stats.values import isnan
 from checkeval_core.store import rows
+from checkeval_core.task_split import check_which, filter_frame, split_note, task_of_run
 
 
 def format_ci(entry: dict[str, Any], coef: str, digits: int = 2) -> str:
@@ -173,8 +175,6 @@ def analyze_runs(db: sqlite_utils.Database, run_ids: list[int], aggregation: str
     ``coverage`` says which items each run scored and how many all of them share; with
     ``shared`` the correlations are computed on the shared items only (so that the runs'
     numbers can be compared), unless they share none (then ``coverage["note"]`` says so)."""
-    from checkeval_core.task_split import check_which, filter_frame, split_note, task_of_run
-
     check_which(split)
     tasks = list(dict.fromkeys(task_of_run(db, rid) for rid in run_ids))
     if split != "all" and len(tasks) > 1:
@@ -247,8 +247,6 @@ def analyze_metric(db: sqlite_utils.Database, task: str, name: str, n_boot: int 
     df = metric_frame(db, task, name)
     if split == "all":
         return correlation_report(df, n_boot, seed)
-    from checkeval_core.task_split import filter_frame, split_note
-
     return {**correlation_report(filter_frame(db, task, df, split), n_boot, seed),
             "split": split_note(db, task, split)}
 
@@ -265,8 +263,6 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
     With ``shared`` (the default) every run and metric is compared on the items all of them
     share (``coverage`` says how many, and what each covers). ``split``: every figure reads
     the task's ``dev`` / ``heldout`` items (``split`` block)."""
-    from checkeval_core.task_split import check_which, filter_frame, split_note
-
     check_which(split)
     frames = {str(r): run_frame(db, r, aggregation) for r in run_ids}
     frames.update({f"metric:{m}": (metric_frame(db, task, m), {"judge": m, "method": "external",
@@ -289,8 +285,6 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
     out["judges"] = {k: v["judge"] for k, v in out["runs"].items() if k.isdigit()}
     out["split"] = split_note(db, task, split)
     if ensemble and len(run_ids) >= 2:
-        from checkeval_core.analysis.ensemble import analyze_ensemble
-
         ens = analyze_ensemble(db, list(run_ids), aggregation, n_boot=n_boot, mode=mode,
                                split=split)
         # the ensemble is scored on the items every member scored: the shared items already

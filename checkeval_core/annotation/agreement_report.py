@@ -21,6 +21,7 @@ from checkeval_core.analysis.report import AGREEMENT_BOOT, alpha_binary_ci, item
 from checkeval_core.checklists.instance import question_applies
 from checkeval_core.stats.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
 from checkeval_core.stats.bootstrap import group_bootstrap, minimum
+from checkeval_core.stats.correlation import corr
 from checkeval_core.store import rows, task_id
 
 
@@ -188,8 +189,6 @@ def human_vs_likert(db: sqlite_utils.Database, tid: int,
     over all its annotators' Yes/No answers) against the benchmark's Likert human score;
     dataset-level Spearman and Pearson over the annotated items. ``answers``: the task's own
     human Yes/No answers (:func:`_own_answers`)."""
-    from checkeval_core.stats.correlation import corr
-
     share: dict[tuple[int, str], list[int]] = defaultdict(list)
     for r in answers:
         share[(r["item_pk"], r["dimension"])].append(r["value"] == "yes")

@@ -29,6 +29,10 @@ import numpy as np
 import pandas as pd
 
 from checkeval_core.analysis.calibrate import ALPHA, calibrated
+from checkeval_core.stats.draws import pick_without_replacement, sampling_rng
+
+# rouge_score (about 0.6 s to import, a benchmark-only dependency) is imported where ROUGE is
+# computed.
 
 DEFAULT_NS = (10, 16)
 
@@ -121,7 +125,7 @@ def bench_calibrate(df: pd.DataFrame, labelled_docs: list[int], unlabelled_docs:
     truth_all = df.groupby(["system", "dimension"])["human"].mean()
     used = pd.concat([pool, held])
     rho = {dim: within_system_rho(p) for dim, p in used.groupby("dimension")}
-    rng = np.random.default_rng(seed)
+    rng = sampling_rng(seed)
     rows = []
     for n in ns:
         if n > per_sys.min():
@@ -133,7 +137,7 @@ def bench_calibrate(df: pd.DataFrame, labelled_docs: list[int], unlabelled_docs:
             lab = set()
             for _s, part in pool.drop_duplicates("item_pk").groupby("system", sort=True):
                 pk = part["item_pk"].to_numpy()
-                lab.update(pk[rng.choice(len(pk), n, replace=False)])
+                lab.update(pk[pick_without_replacement(rng, len(pk), n)])
             frame = pd.concat([pool[pool["item_pk"].isin(lab)], held])
             for s, dims in calibrated(frame, lab, alpha).items():
                 for dim, e in dims.items():

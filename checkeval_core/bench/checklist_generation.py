@@ -26,6 +26,7 @@ from checkeval_core.checklists.augment import augment, subject_noun, usable
 from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.filtering import filter_dimension
 from checkeval_core.checklists.io import import_checklist
+from checkeval_core.checklists.review import restore_filtered
 from checkeval_core.config import data_dir
 from checkeval_core.datasets import import_file
 from checkeval_core.store import open_db
@@ -83,7 +84,7 @@ def main() -> None:
                         if q["status"] in ("proposed", "kept")]
                 for mode in ("json", "binary"):
                     # each mode starts from the same pool: undo the other mode's removals
-                    db.execute("UPDATE question SET status = 'proposed' WHERE status = 'filtered'")
+                    restore_filtered(db)
                     t0, c0 = time.perf_counter(), cpu()
                     res = filter_dimension(db, name, dim, args.judge, mode=mode, scope="all")
                     rows.append({"task": name, "dimension": dim, "step": "filter", "mode": mode,

@@ -25,12 +25,15 @@ from typing import Any
 import numpy as np
 
 from checkeval_core.analysis.escalation_view import escalation_curve
+from checkeval_core.bench import quality as Q
+from checkeval_core.bench.quality import _find_run
+from checkeval_core.judges.registry import parse_spec
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.escalate import escalation_params, run_units
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import db_path, open_db, task_id
-from checkeval_core.task_split import set_explicit_split
+from checkeval_core.task_split import members, set_explicit_split
 
 ESCALATE_BENCHMARKS = ("mtbench_pairs", "summeval")
 DEFAULT_MARGINS = {"mtbench_pairs": (0.05, 0.2), "summeval": (0.1, 0.3)}
@@ -49,8 +52,6 @@ def _halves_split(db: Any, benchmark: str, task: str) -> tuple[list[str], list[s
 def _cascade_run(db: Any, task: str, judge: str, params: dict[str, Any],
                  progress: bool) -> int:
     """The completed cascade run with these options (reused), else a new one executed."""
-    from checkeval_core.bench.quality import _find_run
-
     rid = _find_run(db, task, judge, "rocketeval", params)
     if rid is None or get_run(db, rid)["status"] != "completed":
         rid = rid or create_run(db, task, judge, "rocketeval", params=params)
@@ -111,8 +112,6 @@ def _share_at_target(db: Any, rid: int, target: float, n_boot: int, seed: int) -
     run = get_run(db, rid)
     esc = run["params"]["escalation"]
     u = run_units(db, run)
-    from checkeval_core.task_split import members
-
     m = members(db, run["task"])[0]
     arr = u.arrays()
     mask = ~np.isnan(arr["agree_a"]) & np.array([m.get(g) == "heldout" for g in u.groups])
@@ -137,12 +136,8 @@ def bench_escalate(benchmark: str, data: str | Path | None = None, judge: str = 
     guaranteed part), at the fitted threshold and at ``margins``. ``estimate``: only what the
     judges' runs still need, asked of none; the cascade rows add no call (each asks A's and
     B's requests again, all in the cache by then)."""
-    from checkeval_core.bench import quality as Q
-
     if benchmark not in ESCALATE_BENCHMARKS:
         raise ValueError(f"--benchmark {benchmark!r}: use one of {', '.join(ESCALATE_BENCHMARKS)}")
-    from checkeval_core.judges.registry import parse_spec
-
     if parse_spec(judge).spec == parse_spec(escalate_to).spec:
         raise ValueError(f"--escalate-to {escalate_to}: the second judge must differ from "
                          "--judge")

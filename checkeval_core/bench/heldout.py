@@ -32,8 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from checkeval_core.analysis import propose as P
 from checkeval_core.analysis.frames import run_frame
+from checkeval_core.analysis.proposal.evidence import Evidence, load_evidence, subset_scores
+from checkeval_core.analysis.proposal.figures import part_figures
+from checkeval_core.analysis.propose import propose
+from checkeval_core.bench import quality as Q
+from checkeval_core.bench.quality import rouge1_by_id
+from checkeval_core.safeio import load_json_text
 from checkeval_core.stats.values import fmt, isnan
 from checkeval_core.store import item_column, open_db, task_id
 from checkeval_core.task_split import set_explicit_split
@@ -53,14 +58,14 @@ def _halves(keys: list[str]) -> list[tuple[str, list[str], list[str]]]:
             (f"dev = last {len(second)}, held out = first {len(first)}", second, first)]
 
 
-def _per_item(ev: P.Evidence, values: dict[int, float], dims: list[str]
+def _per_item(ev: Evidence, values: dict[int, float], dims: list[str]
               ) -> dict[str, np.ndarray]:
     """One score per item (the same for every dimension), aligned with the evidence's rows."""
     col = np.array([values.get(int(pk), np.nan) for pk in ev.items["item_pk"]], float)
     return {d: col for d in dims}
 
 
-def _aggregation_scores(db: Any, ev: P.Evidence, run_id: int, agg: str
+def _aggregation_scores(db: Any, ev: Evidence, run_id: int, agg: str
                         ) -> dict[str, np.ndarray] | None:
     df, _ = run_frame(db, run_id, agg)
     if df.empty or not df["metric"].notna().any():
@@ -85,7 +90,7 @@ def _row(name: str, fig: dict[str, Any], note: str = "") -> dict[str, Any]:
             "note": note}
 
 
-def _tie_rate(ev: P.Evidence, sc: dict[str, np.ndarray], mask: np.ndarray,
+def _tie_rate(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray,
               margin: float) -> float:
     """Share of the part's decisive human pairs whose two scores differ by less than
     ``margin`` (a judge tie), NaN without pairs."""
@@ -113,12 +118,12 @@ def _direction(db: Any, task: str, run_id: int, n_boot: int, seed: int,
                baselines: dict[str, dict[int, float]], tie_margin: float) -> dict[str, Any]:
     """Every row of one split (already stored): proposal and baselines on its held-out part."""
     out: dict[str, Any] = {"proposal": {}, "rows": []}
-    ev = P.load_evidence(db, [run_id])
+    ev = load_evidence(db, [run_id])
     ev.tie_margin = tie_margin
     held = ev.items["heldout"].to_numpy(bool)
-    before = P.subset_scores(ev, np.ones(len(ev.questions), bool))
+    before = subset_scores(ev, np.ones(len(ev.questions), bool))
     dims = list(ev.human) if ev.kind == "human_scores" else list(before)
-    first = P.part_figures(ev, before, before, held, n_boot, seed)
+    first = part_figures(ev, before, before, held, n_boot, seed)
     out["rows"].append(_row("unrevised checklist (mean p(Yes))", first))
     label = {False: "proposal: selection", True: "proposal: selection + weights"}
     # pairs: every row at the tie margin, then again without one
@@ -128,9 +133,9 @@ def _direction(db: Any, task: str, run_id: int, n_boot: int, seed: int,
         if suffix:
             ev0 = replace(ev, tie_margin=margin)
             out["rows"].append(_row(f"unrevised checklist (mean p(Yes)){suffix}",
-                                    P.part_figures(ev0, before, before, held, n_boot, seed)))
+                                    part_figures(ev0, before, before, held, n_boot, seed)))
         for weights in (False, True):
-            p = P.propose(db, [run_id], weights=weights, n_boot=n_boot, seed=seed,
+            p = propose(db, [run_id], weights=weights, n_boot=n_boot, seed=seed,
                           tie_margin=margin)
             if not suffix:
                 out["proposal"][label[weights]] = _proposal_summary(p)
@@ -145,19 +150,19 @@ def _direction(db: Any, task: str, run_id: int, n_boot: int, seed: int,
         for agg, fitted in AGGREGATION_ROWS.items():
             sc = _aggregation_scores(db, ev, run_id, agg)
             if sc is not None:
-                out["rows"].append(_row(f"aggregation: {agg}", P.part_figures(
+                out["rows"].append(_row(f"aggregation: {agg}", part_figures(
                     ev, before, sc, held, n_boot, seed),
                     "fitted leave-one-document-out on all documents" if fitted else ""))
     if ev.kind == "preferences":
         keep = np.ones(len(ev.questions), bool)
-        out["tie_rate"] = {"unrevised": _tie_rate(ev, P.subset_scores(ev, keep), held,
+        out["tie_rate"] = {"unrevised": _tie_rate(ev, subset_scores(ev, keep), held,
                                                   tie_margin),
-                           "proposal": _tie_rate(ev, P.subset_scores(ev, selected), held,
+                           "proposal": _tie_rate(ev, subset_scores(ev, selected), held,
                                                  tie_margin),
                            "margin": tie_margin}
         ev.tie_margin = NO_MARGIN  # lengths: the longer answer wins, equal lengths tie
     for name, values in baselines.items():
-        out["rows"].append(_row(name, P.part_figures(ev, before, _per_item(ev, values, dims),
+        out["rows"].append(_row(name, part_figures(ev, before, _per_item(ev, values, dims),
                                                      held, n_boot, seed)))
     out["statistic"] = first["statistic"]
     return out
@@ -171,9 +176,6 @@ def _check_inputs(benchmark: str, src: Path, docs: int) -> None:
     """What the report needs from the benchmark files, checked before any judge call: enough
     documents for ``--docs``; for alpacaeval, every model's AlpacaEval 2 LC win rate (the
     reference row). A ValueError names the option, file and entry."""
-    from checkeval_core.bench import quality as Q
-    from checkeval_core.safeio import load_json_text
-
     if benchmark in ("summeval", "topical_chat"):
         if docs < 4:
             raise ValueError(f"--docs {docs}: a held-out comparison needs ≥ 4 documents "
@@ -212,8 +214,6 @@ def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "
     ``docs`` (summeval, topical_chat) / ``queries`` (alpacaeval: queries; mtbench_pairs:
     pairs) set the subset's size. ``estimate``: only what the judge's run still needs (the
     bench's estimate dict); the proposal and its figures read stored answers and ask nothing."""
-    from checkeval_core.bench import quality as Q
-
     if benchmark not in HELDOUT_BENCHMARKS:
         raise ValueError(f"--benchmark {benchmark!r}: use one of {', '.join(HELDOUT_BENCHMARKS)}")
     _check_inputs(benchmark, Path(data) if data else Q.default_data_dir(), docs)
@@ -236,8 +236,6 @@ def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "
         models = {s for (s,) in db.execute("SELECT DISTINCT system_id FROM item WHERE "
                                            "task_id = ?", [task_id(db, res["task"])])}
         src = Path(data) if data else Q.default_data_dir()
-        from checkeval_core.safeio import load_json_text
-
         alpaca_models = {m["system_id"]: m for m in load_json_text(
             Q._read_text(src / "alpacaeval" / "models.json"), "models.json")
             if m["system_id"] in models}
@@ -291,8 +289,6 @@ def bench_heldout(benchmark: str, data: str | Path | None = None, judge: str = "
 
 def _rouge(db: Any, task: str, rows_: list[dict]) -> dict[int, float] | None:
     """ROUGE-1 F1 per item (by item key), None without references or the scorer."""
-    from checkeval_core.bench.quality import rouge1_by_id
-
     by_id = rouge1_by_id(rows_)
     if by_id is None:
         return None

@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import socket
 import subprocess
 import sys
 import tempfile
@@ -41,8 +42,6 @@ SERVE = ("import runpy\n"
 
 
 def _free_port() -> int:
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]

@@ -20,27 +20,39 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from checkeval_core.analysis.ensemble import ensemble_frame, stacked_frame
+from checkeval_core.analysis.rankings import pairs_report, rankings_report
 from checkeval_core.analysis.report import correlation_report, run_frame
+from checkeval_core.annotation.preferences import import_preferences, import_ratings
+from checkeval_core.checklists import instance as inst
 from checkeval_core.checklists.augment import MODES, default_mode
 from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.seeds import seeds_only
 from checkeval_core.checklists.versions import freeze, get_version, list_versions
 from checkeval_core.config import cache_dir
 from checkeval_core.datasets import import_file
+from checkeval_core.judges.registry import parse_spec
 from checkeval_core.runs import create_run, execute_run
+from checkeval_core.runs.estimate import Estimate, estimate_new_run, estimate_run
 from checkeval_core.runs.jobs import run_params
 from checkeval_core.runs.options import requested
 from checkeval_core.runs.registry import AGGREGATIONS, primary_aggregation
 from checkeval_core.runs.score_write import compute_scores
 from checkeval_core.safeio import InputError, decode_text, load_json_text, read_bytes
+from checkeval_core.stats.ranking import judge_outcome, pair_agreement, rank_correlation
 from checkeval_core.store import db_path, dumps, loads, open_db, rows, task_id
+
+# rouge_score (about 0.6 s to import, optional) is imported where ROUGE is computed: without
+# it the ROUGE row is left out.
 
 BENCHMARKS = {
     "summeval": {"file": "summeval.jsonl", "checklist": "summeval.json", "kind":
@@ -189,8 +201,6 @@ def _estimate_runs(db: Any, benchmark: str, task: str, path: Path, method: str,
                    plan: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """What the bench's runs still need (a reused run: its missing answers), asked of none:
     ``{"benchmark", "task", "db", <the estimate's KEYS>, "notes"}``."""
-    from checkeval_core.runs.estimate import Estimate, estimate_new_run, estimate_run
-
     total = Estimate()
     for j, opts in plan:
         rid = _find_run(db, task, j, method, opts)
@@ -235,9 +245,6 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
     chosen on the first ones. ``members`` adds runs with their own options on top of
     ``params`` — ``(judge spec, options)``, e.g. the same judge with another prompt layout —
     to the ensemble."""
-    import tempfile
-
-    from checkeval_core.judges.registry import parse_spec
 
     if benchmark not in BENCHMARKS:
         raise ValueError(f"--benchmark {benchmark!r}: use summeval or topical_chat")
@@ -292,15 +299,11 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
                                            "primary_aggregation")})
     out["aggregations"] = {a: t["AVG"] for a, t in results[0]["aggregations"].items()}
     if len(results) > 1:
-        from checkeval_core.analysis.ensemble import ensemble_frame
-
         ens = {}
         for agg in sorted(set.intersection(*[set(r["aggregations"]) for r in results])):
             df, meta = ensemble_frame(db, [r["run"] for r in results], agg)
             ens[agg] = {"table": _tables(df, b, n_boot),
                         "member_agreement": meta["member_agreement"]}
-        from checkeval_core.analysis.ensemble import stacked_frame
-
         for mode, with_len in (("stack", False), ("stack_len", True)):
             df, _ = stacked_frame(db, [r["run"] for r in results], with_length=with_len)
             ens[mode] = {"table": _tables(df, b, n_boot), "member_agreement": {}}
@@ -310,8 +313,6 @@ def bench_quality(benchmark: str, data: str | Path | None, judge: str | list[str
 
 def _run_seconds(run: dict[str, Any]) -> float | None:
     """Wall time between the run's first start and its end (survives resumed runs)."""
-    from datetime import datetime
-
     try:
         a = datetime.fromisoformat(run["started_at"])
         z = datetime.fromisoformat(run["finished_at"])
@@ -415,8 +416,6 @@ def _pair_rows(src: Path, b: dict[str, Any], n: int) -> list[dict]:
 def _ensure_checklist(db: Any, task: str, checklist: str, checklist_judge: str,
                       author_rows: list[dict] | None, mode: str | None = None) -> dict[str, Any]:
     """Fill the queries' checklists (missing ones only: generation resumes) and freeze them."""
-    from checkeval_core.checklists import instance as inst
-
     if any(v["kind"] == "instance" for v in list_versions(db, task)):
         return {"seconds": 0.0, "cpu_s": 0.0, "problems": []}
     t0, c0 = time.perf_counter(), time.process_time()
@@ -466,12 +465,6 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
     fixed checklists are stored; no judge is asked). Generated checklists are written by a
     judge first, so a generated task is estimated only once its checklists exist.
     """
-    import tempfile
-
-    from checkeval_core.analysis.rankings import pairs_report, rankings_report
-    from checkeval_core.annotation.preferences import import_preferences, import_ratings
-    from checkeval_core.judges.registry import parse_spec
-    from checkeval_core.stats.ranking import rank_correlation
 
     if benchmark not in RANKING_BENCHMARKS:
         raise ValueError(f"--benchmark {benchmark!r}: use one of {', '.join(RANKING_BENCHMARKS)}")
@@ -570,8 +563,6 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
             "alpacaeval2_lc_winrate (805 queries)": {"spearman": lc["spearman"],
                                                      "kendall": lc["kendall"]}}
     else:
-        from checkeval_core.stats.ranking import judge_outcome, pair_agreement
-
         gold, pred = [], []
         for w, a, b_ in db.execute("SELECT p.winner, ia.output, ib.output FROM preference p "
                                    "JOIN item ia ON ia.id = p.item_a JOIN item ib ON "

@@ -20,9 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from checkeval_core.analysis.compare import compare_runs
 from checkeval_core.runs.score_read import dimension_means
 from checkeval_core.runs.traces import disagreements, item_trace
 from checkeval_core.store import now_iso, open_db
+from checkeval_core.tasks import count_items, items
 
 N_RUNS = 4
 N_QUESTIONS = 122
@@ -100,8 +102,6 @@ def bench_scale(n_answers: int = 1_000_000, path: str | None = None) -> dict[str
     # The Compare runs view, after the figures above so that they keep their meaning (its
     # imports and frames are not in max_rss_mb): it needs human scores, one per item and
     # dimension.
-    from checkeval_core.analysis.compare import compare_runs
-
     conn.execute("BEGIN")
     conn.executemany("INSERT INTO human_score (item_id, dimension, value) VALUES (?, ?, ?)",
                      [(i, d, float(rng.randint(1, 5))) for i in range(1, n_items + 1)
@@ -121,8 +121,6 @@ def bench_task_pages(n_items: int = 100_000, path: str | None = None) -> dict[st
     internal id — against reading the whole task, as the pages did before. Peak memory is read
     before and after the whole-task read, so the ratio of the two costs is measured in one run.
     """
-    from checkeval_core.tasks import count_items, items
-
     tmp = tempfile.mkdtemp() if path is None else None
     db = open_db(path or Path(tmp) / "task.db")
     now = now_iso()

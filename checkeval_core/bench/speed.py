@@ -9,8 +9,11 @@ import time
 from typing import Any
 
 from checkeval_core.config import data_dir
+from checkeval_core.judges import embedded
 from checkeval_core.judges.registry import load_backend, parse_spec
 from checkeval_core.prompts.judge import binary_request_for_item
+
+# llama_cpp is imported where the build's CPU features are read: it loads a native library.
 
 
 def bench_item_and_questions(n: int) -> tuple[dict[str, Any], list[str]]:
@@ -46,8 +49,6 @@ def bench_speed(spec: str, n_questions: int = 15) -> dict[str, Any]:
     reuse_judge.binary(reqs[:1])  # load the model, warm up
     out: dict[str, Any] = {"judge": spec, "questions": len(qs)}
     if embedded_backend:
-        from checkeval_core.judges import embedded
-
         eng = embedded._engine(parsed.variant)
         out["cpu_features"] = _cpu_features()
         tokens, bounds = eng.segments(reqs[0])
@@ -111,8 +112,6 @@ def bench_engine(spec: str, repeats: int = 3, n_segments: int = 15) -> dict[str,
     the same segments side by side in one batch (``parallel``). An item costs prefill +
     segments: ``item_cpu_ratio`` is parallel ÷ one by one. Each figure is the median of
     ``repeats``; ``cpu_features`` names the llama.cpp build."""
-    from checkeval_core.judges import embedded
-
     parsed = parse_spec(spec)
     if not load_backend(spec).capabilities.parallel_sequences:
         raise ValueError(f"--engine-only measures the embedded judge, not {spec!r}")

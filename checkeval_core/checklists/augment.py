@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 import re
+from difflib import SequenceMatcher
 from typing import Any
 
 import sqlite_utils
@@ -200,8 +201,6 @@ def questions_asked_text(count: dict[str, int], strategy: str, n: int, mode: str
 
 def near_copy(text: str, existing: set[str], threshold: float = 0.9) -> bool:
     """True when ``text`` is an almost verbatim copy of a question already there."""
-    from difflib import SequenceMatcher
-
     low = text.lower()
     return any(SequenceMatcher(None, low, e.lower()).ratio() >= threshold for e in existing)
 

@@ -35,6 +35,7 @@ answer for one question in eight. ``binary`` is the default for ``embedded*`` ju
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -44,6 +45,7 @@ import sqlite_utils
 
 from checkeval_core.checklists.augment import subject_noun
 from checkeval_core.checklists.editing import questions
+from checkeval_core.checklists.review import mark_filtered, record_event
 from checkeval_core.jsontext import find_json
 from checkeval_core.judges.base import BinaryRequest, GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator, stable_unit
@@ -237,8 +239,6 @@ def _record_run(db: sqlite_utils.Database, tid: int, dimension: str, judge: str,
                 scope: str, calls: int, fresh: int, seconds: float, out: dict[str, Any]) -> None:
     """One ``filter_run`` event in the review history: what was asked and how long it took
     (the rate :func:`filter_plan` quotes next time)."""
-    from checkeval_core.checklists.review import record_event
-
     record_event(db, tid, "filter", "filter_run", actor=judge, detail={
         "dimension": dimension, "mode": mode, "scope": scope, "calls": calls,
         "fresh_calls": fresh, "seconds": round(seconds, 3), "n_decided": len(out["decisions"]),
@@ -311,8 +311,6 @@ RELATIVE_MARGIN = 0.03
 
 def _pool_medians(keys: list[tuple[str, int, int | None]], results: list[Any]) -> dict[str, float]:
     """Median p(Yes) per per-question criterion over the pool (when the judge gives p(Yes))."""
-    import statistics
-
     by: dict[str, list[float]] = {}
     for (crit, _, _), res in zip(keys, results):
         if crit != "redundancy" and res.verdict != "invalid" and res.p_yes is not None:
@@ -340,8 +338,6 @@ def _apply(db: sqlite_utils.Database, pool: list[dict[str, Any]],
     decision on a question given as context is ignored) in one transaction. A status changes
     only for a generated question the judge surely removes; the change is appended to the
     review history."""
-    from checkeval_core.checklists.review import record_event
-
     targets = {q["id"] for q in pool} if targets is None else targets
     problems: list[str] = []
     out: list[dict[str, Any]] = []
@@ -383,12 +379,7 @@ def _apply(db: sqlite_utils.Database, pool: list[dict[str, Any]],
                 outcome = "flagged"
                 flagged += 1
             else:
-                why = f"filter ({crit}): {reason}"[:500]
-                db.execute("UPDATE question SET status = 'filtered', reason = ? WHERE id = ?",
-                           [why, q["id"]])
-                record_event(db, q["task_id"], "filter", "filter", actor=judge, reason=why,
-                             question_id=q["id"], detail={"from": q["status"],
-                                                          "to": "filtered"})
+                mark_filtered(db, q, f"filter ({crit}): {reason}"[:500], judge)
                 outcome = "filtered"
                 removed += 1
             unsure += doubt

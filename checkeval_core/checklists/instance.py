@@ -26,7 +26,10 @@ import sqlite_utils
 
 from checkeval_core.checklists.augment import MODES, SAMPLE_TEMPERATURE, default_mode, near_copy
 from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub, norm
+from checkeval_core.checklists.io import display_name
 from checkeval_core.checklists.parse import parse_questions, question_flags
+from checkeval_core.checklists.review import retire_query_questions
+from checkeval_core.checklists.versions import get_version
 from checkeval_core.config import data_dir
 from checkeval_core.fields import check_question
 from checkeval_core.judges.base import GenerateRequest
@@ -100,16 +103,6 @@ def _groups_with_questions(db: sqlite_utils.Database, tid: int) -> set[str]:
     return {r[0] for r in db.execute(
         "SELECT DISTINCT group_id FROM question WHERE task_id = ? AND group_id != '' AND "
         "item_id IS NULL AND status != 'rejected'", [tid])}
-
-
-def _retire(db: sqlite_utils.Database, tid: int, groups: list[str], why: str) -> int:
-    """Mark the live questions of ``groups`` rejected (kept for history and old versions)."""
-    n = 0
-    for g in groups:
-        n += db.execute("UPDATE question SET status = 'rejected', reason = ? WHERE task_id = ? "
-                        "AND group_id = ? AND item_id IS NULL AND status != 'rejected'",
-                        [why, tid, g]).rowcount
-    return n
 
 
 def _bucket(db: sqlite_utils.Database, tid: int) -> tuple[int, int]:
@@ -223,7 +216,7 @@ def generate_group_checklists(db: sqlite_utils.Database, task: str, judge: str,
                                 f"{MAX_QUESTIONS} asked)" + (f", kept the first {MAX_QUESTIONS}"
                                                             if len(qs) > MAX_QUESTIONS else ""))
             if fresh:
-                _retire(db, tid, [g], "regenerated")
+                retire_query_questions(db, tid, [g], "regenerated")
             for text in qs[:MAX_QUESTIONS]:
                 add_question(db, tid, dim_id, sub_id, text, origin="instance", status="kept",
                              author="llm", model=spec, prompt_version=version
@@ -325,8 +318,6 @@ def import_group_checklists(db: sqlite_utils.Database, task: str, path: str | Pa
     """
     if path is None and data is None:
         raise ValueError("give a file path or its contents")
-    from checkeval_core.checklists.io import display_name
-
     # a client's file name is only a label: keep its last component (never a path) for the
     # messages and the questions' provenance
     name = display_name(filename or (Path(path).name if path is not None else "upload.jsonl"))
@@ -347,7 +338,7 @@ def import_group_checklists(db: sqlite_utils.Database, task: str, path: str | Pa
     n = 0
     with transaction(db):
         dim_id, sub_id = _bucket(db, tid)
-        replaced = _retire(db, tid, list(parsed), f"replaced by import of {name}")
+        replaced = retire_query_questions(db, tid, list(parsed), f"replaced by import of {name}")
         for g, qs in parsed.items():
             for text_ in qs:
                 add_question(db, tid, dim_id, sub_id, text_, origin="instance", status="kept",
@@ -366,8 +357,6 @@ def group_questions(db: sqlite_utils.Database, task: str,
                     version: int | str = "latest") -> dict[str, list[dict[str, Any]]]:
     """``{group: [{"id", "text", "dimension"}, ...]}`` from a frozen instance checklist
     version (``"latest"``: the latest version of kind ``instance``)."""
-    from checkeval_core.checklists.versions import get_version
-
     v = get_version(db, task, version, kind="instance")
     out: dict[str, list[dict[str, Any]]] = {}
     for q in v["content"]["questions"]:

@@ -24,7 +24,15 @@ from typing import Any
 import sqlite_utils
 import yaml
 
-from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub, norm
+from checkeval_core.checklists.editing import (
+    add_question,
+    dimensions,
+    ensure_dimension,
+    ensure_sub,
+    norm,
+    questions,
+)
+from checkeval_core.checklists.versions import get_version
 from checkeval_core.fields import NAME_CHARS, QUESTION_CHARS, check_name, check_text
 from checkeval_core.safeio import (
     LIMITS,
@@ -374,8 +382,6 @@ def export_checklist(db: sqlite_utils.Database, task: str,
                      version: int | str | None = None) -> dict[str, Any]:
     """The project's JSON format: the working checklist, or a frozen version's content."""
     if version is not None:
-        from checkeval_core.checklists.versions import get_version
-
         v = get_version(db, task, version)
         content = v["content"]
         dims = []
@@ -391,8 +397,6 @@ def export_checklist(db: sqlite_utils.Database, task: str,
                          "sub_dimensions": subs})
         return {"format": FORMAT, "task": task, "version": v["version"], "hash": v["hash"],
                 "dimensions": dims}
-    from checkeval_core.checklists.editing import dimensions, questions
-
     qs = questions(db, task)
     dims = []
     for d in dimensions(db, task):
@@ -412,8 +416,6 @@ def export_yaml_files(db: sqlite_utils.Database, task: str) -> dict[str, str]:
 
     File names come from dimension names through :func:`safe_filename` (no ``/``, no ``..``),
     so they stay inside the folder they are written to."""
-    from checkeval_core.checklists.editing import dimensions, questions
-
     qs = [q for q in questions(db, task) if q["status"] == "kept"]
     files: dict[str, str] = {}
     stems: set[str] = set()

@@ -11,9 +11,13 @@ refused, so a reason left over from an earlier rejection can never be stored on 
 The history: besides that current state, every decision is appended to ``review_event``
 (who, in which role, when, what, why — :func:`record_event`), as are a question sent back to
 review by an analysis, the undo of that, a filter's status change and an annotation job's
-creation; rows are only ever inserted. :func:`question_history` reads a question's events with
+creation, a proposal's drops and new questions (:func:`to_review`); rows are only ever
+inserted. :func:`question_history` reads a question's events with
 those of the questions it was edited from, so reject → keep → edit shows all three and the
 rejection's reason.
+
+This module is the only writer of a question's ``status`` (a new question's first status is
+set where it is created, :func:`checkeval_core.checklists.editing.add_question`).
 """
 
 from __future__ import annotations
@@ -155,13 +159,16 @@ SENDABLE = ("kept",)
 
 
 def send_to_review(db: sqlite_utils.Database, question_ids: list[int],
-                   reason: str, actor: str = "") -> dict[str, Any]:
+                   reason: str, actor: str = "",
+                   reasons: dict[int, str] | None = None) -> dict[str, Any]:
     """Put questions back in the review queue (status ``proposed``, ``reason`` recorded) in one
-    transaction.
+    transaction, each with a line in its review history.
 
-    Returns ``{"moved": [ids], "skipped": {id: why}, "previous": [{"id", "status",
-    "reason"}]}``; ``previous`` is what :func:`undo_send_to_review` restores. Pressing twice
-    is harmless: a question already moved is no longer ``kept`` and is skipped."""
+    ``reasons`` gives a question its own reason (the evidence behind its flags) instead of
+    ``reason``. Returns ``{"moved": [ids], "skipped": {id: why}, "previous": [{"id",
+    "status", "reason", "sent"}]}``; ``previous`` is what :func:`undo_send_to_review`
+    restores. Pressing twice is harmless: a question already moved is no longer ``kept`` and
+    is skipped."""
     why = f"diagnostics: {reason}"[:500]
     moved: list[int] = []
     skipped: dict[int, str] = {}
@@ -175,11 +182,14 @@ def send_to_review(db: sqlite_utils.Database, question_ids: list[int],
             if q[0]["status"] not in SENDABLE:
                 skipped[qid] = f"status is {q[0]['status']!r}, not kept"
                 continue
-            previous.append({"id": qid, "status": q[0]["status"], "reason": q[0]["reason"]})
+            own = (f"diagnostics: {reasons[qid]}"[:500] if reasons and reasons.get(qid)
+                   else why)
+            previous.append({"id": qid, "status": q[0]["status"], "reason": q[0]["reason"],
+                             "sent": own})
             db.execute("UPDATE question SET status = 'proposed', reason = ? WHERE id = ?",
-                       [why, qid])
+                       [own, qid])
             record_event(db, q[0]["task_id"], "analysis", "send_to_review", actor=actor,
-                         reason=why, question_id=qid, detail={"was": q[0]["status"]})
+                         reason=own, question_id=qid, detail={"was": q[0]["status"]})
             moved.append(qid)
     return {"moved": moved, "skipped": skipped, "previous": previous, "reason": why}
 
@@ -196,7 +206,8 @@ def undo_send_to_review(db: sqlite_utils.Database, sent: dict[str, Any]) -> dict
         for p in sent.get("previous", []):
             n = db.execute("UPDATE question SET status = ?, reason = ? WHERE id = ? AND "
                            "status = 'proposed' AND reason IS ?",
-                           [p["status"], p["reason"], p["id"], sent.get("reason")]).rowcount
+                           [p["status"], p["reason"], p["id"],
+                            p.get("sent", sent.get("reason"))]).rowcount
             if n:
                 restored.append(p["id"])
                 tid = db.execute("SELECT task_id FROM question WHERE id = ?",
@@ -208,3 +219,108 @@ def undo_send_to_review(db: sqlite_utils.Database, sent: dict[str, Any]) -> dict
             if now and (now[0]["status"], now[0]["reason"]) != (p["status"], p["reason"]):
                 kept_decision.append(p["id"])
     return {"restored": restored, "kept_decision": kept_decision}
+
+
+# -- a checklist proposal's review queue ---------------------------------------------------------
+PREFIX = "proposal: drop — "
+
+
+def _repeats_last(db: sqlite_utils.Database, qid: int, action: str, reason: str) -> bool:
+    """Whether the question's latest history line is this action with this reason (a second
+    press of the same button then adds no line)."""
+    last = db.execute("SELECT action, reason FROM review_event WHERE question_id = ? ORDER BY "
+                      "id DESC LIMIT 1", [qid]).fetchone()
+    return last is not None and (last[0], last[1]) == (action, reason)
+
+
+def to_review(db: sqlite_utils.Database, proposal: dict[str, Any],
+              actor: str = "") -> dict[str, Any]:
+    """Queue a checklist proposal (:func:`checkeval_core.analysis.propose.propose`) for a
+    person, in one transaction; nothing is applied.
+
+    Each dropped question that is kept goes back to ``proposed`` with its evidence as the
+    reason (the Checklist review page keeps or rejects it); each new question without a
+    problem is added as ``proposed`` with origin ``proposal`` (and a ``proposal`` flag). Each
+    appends a line to the question's review history (role ``analysis``, action
+    ``proposal_drop`` / ``proposal_new``, the reason). Pressing twice adds nothing twice.
+    Returns ``{"queued", "added", "skipped"}``."""
+    tid = task_id(db, proposal["task"])
+    queued, added, skipped = 0, [], []
+    runs = list(proposal.get("runs") or [])
+    with transaction(db):
+        for d in proposal["dropped"]:
+            why = (PREFIX + d["reason"])[:500]
+            # a question asked of every query is dropped from each query's copy
+            for qid in d["question"].get("ids") or [d["question"]["id"]]:
+                q = db.execute("SELECT status, reason FROM question WHERE id = ? AND "
+                               "task_id = ?", [qid, tid]).fetchone()
+                if q is None or q[0] == "rejected":
+                    skipped.append(qid)
+                    continue
+                if q[0] == "kept":
+                    db.execute("UPDATE question SET status = 'proposed', reason = ? WHERE "
+                               "id = ?", [why, qid])
+                if q[0] in ("kept", "proposed") and not _repeats_last(db, qid, "proposal_drop",
+                                                                      why):
+                    record_event(db, tid, "analysis", "proposal_drop", actor=actor, reason=why,
+                                 question_id=qid, detail={"was": q[0], "rule": d.get("rule"),
+                                                          "runs": runs})
+                queued += 1
+        for nq in proposal.get("new_questions", {}).get("questions", []):
+            if nq["problem"]:
+                continue
+            dim = db.execute("SELECT id FROM dimension WHERE task_id = ? AND name = ?",
+                             [tid, nq["dimension"]]).fetchone()
+            like = db.execute("SELECT q.id, q.sub_dimension_id FROM question q WHERE "
+                              "q.task_id = ? AND q.dimension_id IS ? AND q.group_id = ? "
+                              "ORDER BY q.id LIMIT 1",
+                              [tid, dim[0] if dim else None, nq["group_id"]]).fetchone()
+            same = db.execute("SELECT id FROM question WHERE task_id = ? AND text = ? AND "
+                              "group_id = ?", [tid, norm(nq["text"]), nq["group_id"]]).fetchone()
+            if same:
+                continue
+            src = nq["source"]
+            why = (f"proposal: new — the kept questions order dev items "
+                   f"#{src['better_item']} (rated better) and #{src['worse_item']} the wrong way")
+            qid = add_question(db, tid, dim[0] if dim else None, like[1] if like else None,
+                               nq["text"], origin="proposal", status="proposed",
+                               model=nq["judge"], prompt_version=nq["prompt_version"],
+                               flags=["proposal"], group_id=nq["group_id"], reason=why)
+            record_event(db, tid, "analysis", "proposal_new", actor=actor, reason=why,
+                         question_id=qid, detail={"better_item": src["better_item"],
+                                                  "worse_item": src["worse_item"],
+                                                  "judge": nq["judge"], "runs": runs})
+            added.append(qid)
+    return {"queued": queued, "added": added, "skipped": skipped}
+
+
+# -- status changes made by the filter and by instance checklists --------------------------------
+def mark_filtered(db: sqlite_utils.Database, question: dict[str, Any], why: str,
+                  judge: str) -> None:
+    """The LLM filter removes ``question`` (a row with ``id``, ``task_id``, ``status``): status
+    ``filtered`` with ``why``, and a line in its history (inside the caller's transaction)."""
+    db.execute("UPDATE question SET status = 'filtered', reason = ? WHERE id = ?",
+               [why, question["id"]])
+    record_event(db, question["task_id"], "filter", "filter", actor=judge, reason=why,
+                 question_id=question["id"], detail={"from": question["status"],
+                                                     "to": "filtered"})
+
+
+def retire_query_questions(db: sqlite_utils.Database, tid: int, groups: list[str],
+                           why: str) -> int:
+    """Mark the live per-query questions of ``groups`` rejected with ``why`` (kept for history
+    and old versions) when their query's checklist is regenerated or replaced; returns how
+    many."""
+    n = 0
+    for g in groups:
+        n += db.execute("UPDATE question SET status = 'rejected', reason = ? WHERE task_id = ? "
+                        "AND group_id = ? AND item_id IS NULL AND status != 'rejected'",
+                        [why, tid, g]).rowcount
+    return n
+
+
+def restore_filtered(db: sqlite_utils.Database) -> int:
+    """Every ``filtered`` question back to ``proposed`` — for a benchmark that runs the filter
+    twice on the same pool in a scratch database; returns how many."""
+    return db.execute("UPDATE question SET status = 'proposed' WHERE status = "
+                      "'filtered'").rowcount

@@ -3,6 +3,10 @@
 Each area registers its commands from its own module (``cli/data_cmds.py``,
 ``cli/judge_cmds.py``…) on the shared ``app`` / ``bench_app`` objects defined here.
 Exit codes: 0 success, 2 invalid input (message on stderr), 1 unexpected failure.
+
+A command module imports the core inside each command, not at its top: ``checkeval --help``
+and each command then load only what that command uses (the analysis, chart and benchmark
+modules pull in plotly, scikit-learn, statsmodels and ppi_py, seconds of import time).
 """
 
 from __future__ import annotations

@@ -347,7 +347,7 @@ def bench_heldout_cmd(benchmark: str = typer.Option(..., "--benchmark",
                           "cost; no judge is asked"),
                       as_json: bool = typer.Option(False, "--json")) -> None:
     """Propose a revised checklist on one half of a benchmark, report it on the other half."""
-    from checkeval_core.analysis.propose import ProposalError
+    from checkeval_core.analysis.proposal.evidence import ProposalError
     from checkeval_core.bench.heldout import bench_heldout, format_heldout
     from checkeval_core.runs.options import check_bootstrap, check_count, check_tie_margin
     from checkeval_core.task_split import SplitError

@@ -17,7 +17,11 @@ from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.annotation.preferences import import_ratings
+from checkeval_core.checklists.instance import import_group_checklists
+from checkeval_core.checklists.versions import freeze
 from checkeval_core.config import data_dir
+from checkeval_core.datasets import import_file
 from checkeval_core.demo.runs import demo_runs
 from checkeval_core.store import task_id
 
@@ -39,11 +43,6 @@ def load_instruction_demo(db: sqlite_utils.Database,
                           bundles: list[tuple[str, dict[str, Any]]] | None = None
                           ) -> dict[str, Any]:
     """Create whatever part of the ``alpacaeval-demo`` task is missing; returns what was done."""
-    from checkeval_core.annotation.preferences import import_ratings
-    from checkeval_core.checklists.instance import import_group_checklists
-    from checkeval_core.checklists.versions import freeze
-    from checkeval_core.datasets import import_file
-
     entry: dict[str, Any] = {}
     if db.execute("SELECT 1 FROM task WHERE name = ?", [TASK]).fetchone():
         entry["items"] = "already loaded"

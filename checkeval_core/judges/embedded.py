@@ -44,6 +44,9 @@ from checkeval_core.judges.base import (
 )
 from checkeval_core.judges.model_files import VARIANTS, model_path
 
+# llama_cpp is imported inside the functions that use it: loading its native library is paid
+# only by a process that runs the embedded judge, not by every CLI start or page.
+
 N_CTX = int(os.environ.get("CHECKEVAL_EMBEDDED_N_CTX", "8192"))
 N_THREADS = int(os.environ.get("CHECKEVAL_EMBEDDED_THREADS", str(os.cpu_count() or 2)))
 SEED = 1234

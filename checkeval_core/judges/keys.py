@@ -46,6 +46,8 @@ from typing import Any
 
 from checkeval_core.judges.spec import BACKENDS, backend_of, endpoint_urls, parse_spec
 
+# httpx is imported where a URL is checked (about 0.1 s): this module loads with the CLI.
+
 # what an environment-variable NAME looks like; anything else (``sk-…``, spaces, lower case)
 # is refused as a key source, so a pasted key is never stored
 KEY_ENV_RE = re.compile(r"[A-Z_][A-Z0-9_]*\Z")

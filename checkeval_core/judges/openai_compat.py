@@ -38,6 +38,9 @@ from checkeval_core.judges.keys import (
 from checkeval_core.judges.parsing import p_yes_from_logprobs, parse_verdict
 from checkeval_core.judges.retry import RetryDecision
 
+# openai is imported when a remote judge is built (about 0.6 s): the CLI's start and the fake
+# or embedded judges never pay it.
+
 SEED = 1234
 TOP_LOGPROBS = 20
 

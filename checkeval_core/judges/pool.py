@@ -41,6 +41,9 @@ from checkeval_core.judges.openai_compat import OpenAIJudge
 from checkeval_core.judges.retry import RetryDecision
 from checkeval_core.judges.spec import JudgeSpecError, endpoint_spec, endpoint_urls, parse_spec
 
+# openai is imported where a failure is classified (about 0.6 s to import): only a pool of
+# remote judges pays it.
+
 DOWN_SECONDS = 30.0  # an endpoint that failed to answer is left alone this long
 # items a run sends at once per endpoint: 2 keeps each server busy while the next item
 # queues; a GPU server batching many sequences wants more (CHECKEVAL_POOL_ITEMS=8)

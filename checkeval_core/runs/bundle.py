@@ -35,6 +35,7 @@ from checkeval_core.runs.jobs import get_run
 from checkeval_core.runs.options import check_params
 from checkeval_core.runs.registry import METHODS
 from checkeval_core.runs.score_write import compute_scores
+from checkeval_core.safeio import InputError, decode_text, load_json_text, read_bytes
 from checkeval_core.store import NotFound, dumps, loads, now_iso, rows, task_id, transaction
 
 FORMAT = "checkeval-studio/run-v1"
@@ -210,8 +211,6 @@ def _validate_checklist(c: Any) -> None:
 def read_bundle_file(path: str | Path) -> dict[str, Any]:
     """Parse a bundle file (over the import size limit, not UTF-8, not JSON, too deeply
     nested → :class:`BundleError` naming the file and, for JSON errors, the line)."""
-    from checkeval_core.safeio import InputError, decode_text, load_json_text, read_bytes
-
     p = Path(path)
     try:
         data = read_bytes(p)

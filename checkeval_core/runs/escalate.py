@@ -32,8 +32,11 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
+from checkeval_core.judges.registry import get_judge, parse_spec
+from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.stats import escalation as E
-from checkeval_core.store import dumps, now_iso, task_id, transaction
+from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
+from checkeval_core.task_split import members
 
 OPTIONS = ("escalate_to", "target_agreement", "margin", "delta", "abstain")
 
@@ -47,9 +50,6 @@ def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
     """Refuse an escalation that cannot run, before anything is asked (ValueError naming the
     flag): a method without Yes/No answers, B's spec, exactly one of target/margin, their
     ranges, a split for a fitted threshold."""
-    from checkeval_core.judges.registry import parse_spec
-    from checkeval_core.runs.registry import method as method_entry
-
     if not enabled(params):
         stray = [k for k in OPTIONS[1:] if params.get(k) not in (None, False)]
         if stray:
@@ -69,8 +69,6 @@ def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
     if target is not None:
         E.check_target(target)
         E.check_delta(params.get("delta", E.DEFAULT_DELTA))
-        from checkeval_core.task_split import members
-
         if members(db, task) is None:
             raise ValueError(f"--target-agreement: task {task!r} has no dev / held-out split "
                              f"to fit the threshold on; make one with `checkeval split --task "
@@ -187,8 +185,6 @@ def run_units(db: sqlite_utils.Database, run: dict[str, Any]) -> Units:
 
 def _parts(db: sqlite_utils.Database, run: dict[str, Any], groups: list[str]) -> np.ndarray:
     """Each unit's part ("dev" / "heldout" / "") from the task's split."""
-    from checkeval_core.task_split import members
-
     m = members(db, run["task"])
     if m is None:
         return np.array([""] * len(groups), dtype=object)
@@ -265,8 +261,6 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
              judge_b: Any = None) -> dict[str, Any] | None:
     """Step 2–5 of the module doc after A's pass; returns the stored summary, or None when
     the run was cancelled meanwhile. ``judge_b`` overrides B (tests)."""
-    from checkeval_core.judges.registry import get_judge
-
     p = run["params"]
     b_spec = str(p["escalate_to"])
     units = run_units(db, run)
@@ -348,8 +342,6 @@ def expected_coverage(db: sqlite_utils.Database, task: str, judge_a: str,
     """The coverage to expect for a new escalating run by ``judge_a`` on ``task``: the one
     achieved by its latest escalating run, else (with a fixed ``margin``) the share of the
     judge's stored answers on the task at or above it; ``(None, reason)`` without either."""
-    from checkeval_core.store import loads, rows
-
     for r in rows(db, "SELECT r.id, r.params FROM run r JOIN task t ON t.id = r.task_id WHERE "
                       "t.name = ? AND r.judge_spec = ? AND r.status = 'completed' ORDER BY "
                       "r.id DESC", [task, judge_a]):
@@ -370,8 +362,6 @@ def escalation_params(escalate_to: str | None, target_agreement: float | None = 
                       abstain: bool = False) -> dict[str, Any]:
     """The run options of the CLI's / Run page's escalation fields (B's spec canonical);
     a ValueError for a threshold given without a second judge."""
-    from checkeval_core.judges.registry import parse_spec
-
     if not (escalate_to or "").strip():
         if target_agreement is not None or margin is not None or abstain:
             raise ValueError("--target-agreement / --margin / --abstain: need --escalate-to "

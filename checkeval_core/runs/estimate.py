@@ -42,13 +42,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import sqlite_utils
+from scipy.optimize import nnls
 
+from checkeval_core.checklists.augment import augment
+from checkeval_core.checklists.filtering import filter_dimension
+from checkeval_core.checklists.versions import get_version, version_by_id
 from checkeval_core.config import cache_dir
 from checkeval_core.judges.base import BinaryRequest, BinaryResult, GenerateRequest, GenerateResult
 from checkeval_core.judges.cached import CachedJudge
+from checkeval_core.judges.keys import needs_key
 from checkeval_core.judges.prices import PriceError, price_of
-from checkeval_core.store import dumps, loads, now_iso
+from checkeval_core.judges.registry import get_judge, parse_spec
+from checkeval_core.runs.options import check_limit, check_params
+from checkeval_core.runs.registry import method as method_entry
+from checkeval_core.store import NotFound, dumps, loads, now_iso, rows
+from checkeval_core.tasks import get_task, items
 
 KEYS = ("calls", "cached", "prompt_tokens", "completion_tokens", "seconds", "usd")
 RATES_FILE = "judge_rates.json"
@@ -318,9 +328,6 @@ def _judge(judge: Any, db: sqlite_utils.Database | None) -> Any:
     a key gets a placeholder (so a price can be shown before a key is set; nothing is sent,
     and keys are not part of the request ids)."""
     if isinstance(judge, str):
-        from checkeval_core.judges.keys import needs_key
-        from checkeval_core.judges.registry import get_judge
-
         extra = {"api_key": "estimate-only-never-sent"} if needs_key(judge) else {}
         return get_judge(judge, db=db, **extra)
     return judge
@@ -341,9 +348,6 @@ def _plan(db: sqlite_utils.Database, sim: Simulation, task: str, method: str,
           run_id: int | None) -> None:
     """Replay ``runs/jobs.execute_run``'s loop (prepare, then the binary and generate batch of
     each item — of ``items_at_once`` items for a pool) against ``sim``."""
-    from checkeval_core.runs.registry import method as method_entry
-    from checkeval_core.tasks import get_task
-
     m = method_entry(method)
     scratch = _scratch(db)
     ctx = {"kind": get_task(db, task)["kind"], "content": content, "params": dict(params),
@@ -379,10 +383,6 @@ def _plan(db: sqlite_utils.Database, sim: Simulation, task: str, method: str,
 def estimate_run(db: sqlite_utils.Database, run_id: int, judge: Any = None) -> Estimate:
     """What the rest of stored run ``run_id`` will cost (its answers already stored are
     skipped, as a resumed run skips them)."""
-    from checkeval_core.checklists.versions import version_by_id
-    from checkeval_core.store import NotFound, rows
-    from checkeval_core.tasks import items
-
     found = rows(db, "SELECT r.judge_spec, r.method, r.params, r.item_ids, "
                      "r.checklist_version_id, t.name AS task FROM run r JOIN task t ON "
                      "t.id = r.task_id WHERE r.id = ?", [run_id])
@@ -402,12 +402,6 @@ def estimate_new_run(db: sqlite_utils.Database, task: str, judge: str, method: s
                      params: dict[str, Any] | None = None) -> Estimate:
     """What a run ``create_run`` would create with these arguments will cost; checked as
     ``create_run`` checks them (ValueError naming the option), nothing written."""
-    from checkeval_core.checklists.versions import get_version
-    from checkeval_core.judges.registry import parse_spec
-    from checkeval_core.runs.options import check_limit, check_params
-    from checkeval_core.runs.registry import method as method_entry
-    from checkeval_core.tasks import items
-
     try:
         method_entry(method)
     except ValueError as e:
@@ -443,8 +437,6 @@ def estimate_generate(db: sqlite_utils.Database, task: str, dimension: str, stra
                       judge: str, n: int = 4, fresh: bool = False,
                       mode: str | None = None) -> Estimate:
     """What *Generate* (``checklists.augment.augment``) with these arguments will cost."""
-    from checkeval_core.checklists.augment import augment
-
     spec = judge.strip() or "embedded"
     return estimate_calls(spec, lambda j: augment(db, task, dimension, strategy, spec, n=n,
                                                   judge_obj=j, fresh=fresh, mode=mode), db)
@@ -453,8 +445,6 @@ def estimate_generate(db: sqlite_utils.Database, task: str, dimension: str, stra
 def estimate_filter(db: sqlite_utils.Database, task: str, dimension: str,
                     judge: str, mode: str | None = None) -> Estimate:
     """What *Filter* (``checklists.filtering.filter_dimension``) will cost."""
-    from checkeval_core.checklists.filtering import filter_dimension
-
     spec = judge.strip() or "embedded"
     return estimate_calls(spec, lambda j: filter_dimension(db, task, dimension, spec,
                                                            judge_obj=j, mode=mode), db)
@@ -549,10 +539,6 @@ def measure_rate(spec: str, rounds: int = 2) -> dict[str, Any]:
     seconds = calls·a + prompt tokens·b + completion tokens·c by non-negative least squares;
     stored for :meth:`Simulation.result`. The workload: long prompts without reuse, one
     article with many short questions (prefix reuse), and short generations."""
-    import numpy as np
-    from scipy.optimize import nnls
-
-    from checkeval_core.judges.registry import get_judge
 
     judge = get_judge(spec, db=None)
     inner = judge.inner

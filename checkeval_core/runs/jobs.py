@@ -14,11 +14,13 @@ import os
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.checklists.versions import get_version, version_by_id
 from checkeval_core.config import cache_dir
 from checkeval_core.judges.registry import get_judge, parse_spec
 from checkeval_core.runs import escalate
@@ -56,8 +58,6 @@ def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: st
                checklist: str | int = "latest", limit: int | None = None,
                item_ids: list[str] | None = None, params: dict[str, Any] | None = None) -> int:
     """Register a run (status ``pending``); returns its id."""
-    from checkeval_core.checklists.versions import get_version
-
     try:
         method_entry(method)
     except ValueError as e:  # "--method: Unknown method 'x'. Available: …"
@@ -150,8 +150,6 @@ def prepare_resume(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
 def _after_pause(run: dict[str, Any], now: str) -> tuple[str | None, str | None]:
     """``(started_at, progress_at)`` of a run about to resume, both moved forward by the time
     since it stopped (``finished_at``; a killed worker's last ``heartbeat_at``)."""
-    from datetime import datetime
-
     stopped = run.get("finished_at") or run.get("heartbeat_at")
     if not run.get("started_at") or not stopped:
         return run.get("started_at"), run.get("progress_at")
@@ -230,8 +228,6 @@ def execute_run(path: str | Path, run_id: int,
     if run["status"] == "completed":
         return run
     task = get_task(db, run["task"])
-    from checkeval_core.checklists.versions import version_by_id
-
     content = version_by_id(db, run["checklist_version_id"])["content"]
     m = method_entry(run["method"])
     db.execute("UPDATE run SET status = 'running', pid = ?, started_at = COALESCE(started_at, ?),"

@@ -29,6 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pysbd
+
+from checkeval_core.checklists.instance import questions_of_item
 from checkeval_core.jsontext import find_json
 from checkeval_core.judges.base import BinaryRequest, GenerateRequest
 from checkeval_core.judges.fake import fake_p_yes, register_fake_generator, stable_unit
@@ -121,8 +124,6 @@ def parse_weights(text: str) -> dict[str, Any]:
 # -- units (SEAL) ------------------------------------------------------------------------------
 def sentences(text: str) -> list[str]:
     """Sentences by pysbd (English rules), whitespace-normalised, empty ones dropped."""
-    import pysbd
-
     seg = pysbd.Segmenter(language="en", clean=False)
     return [" ".join(s.split()) for s in seg.segment(text or "") if s.strip()]
 
@@ -165,8 +166,6 @@ def _shared(item: dict[str, Any], kind: str, label: str) -> tuple[str, ...]:
 def _qs_for_item(content: dict[str, Any], item: dict[str, Any] | int) -> list[dict[str, Any]]:
     """The questions that apply to an item: global ones, its own (legacy per-item lists) and
     its query's (per-query lists: ``group_id`` = the item's group, RocketEval's setting)."""
-    from checkeval_core.checklists.instance import questions_of_item
-
     if isinstance(item, int):  # an item's internal id only: no per-query questions
         item = {"id": item}
     return questions_of_item(content["questions"], item)

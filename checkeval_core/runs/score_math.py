@@ -29,6 +29,9 @@ from typing import Any
 
 import numpy as np
 
+# scikit-learn is imported inside the learned aggregations (about 0.2 s): this module loads
+# with the CLI, and most runs never fit one.
+
 
 def share_yes(verdicts: Sequence[str]) -> tuple[float | None, int]:
     """``(share of yes among yes/no, n_invalid)``."""

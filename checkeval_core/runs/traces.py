@@ -15,6 +15,7 @@ import sqlite_utils
 from checkeval_core.runs.labels import run_label  # noqa: F401 - the pages import it from here
 from checkeval_core.runs.never_varying import run_never_varying
 from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.runs.score_read import run_scores
 from checkeval_core.store import rows
 
 
@@ -77,8 +78,6 @@ def disagreements(answers: list[dict[str, Any]], annotations: list[dict[str, Any
 def items_by_gap(db: sqlite_utils.Database, run_id: int, dimension: str,
                  aggregation: str | None = None) -> list[dict[str, Any]]:
     """Items sorted by |judge score − human score| (both min-max scaled to 0–1 over the run)."""
-    from checkeval_core.runs.score_read import run_scores
-
     sc = {r["item_pk"]: r for r in run_scores(db, run_id, aggregation) if
           r["dimension"] == dimension and r["value"] is not None}
     hs = {r[0]: r[1] for r in db.execute(

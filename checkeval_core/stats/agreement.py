@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import krippendorff
 import numpy as np
 
 NAN = float("nan")
@@ -25,8 +26,6 @@ NAN = float("nan")
 
 def krippendorff_alpha(data: Sequence[Sequence[Any]] | np.ndarray, level: str = "nominal") -> float:
     """Krippendorff's α; ``level`` nominal / ordinal / interval / ratio."""
-    import krippendorff
-
     arr = np.asarray(data, dtype=float)
     if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] == 0:
         return NAN
@@ -80,6 +79,7 @@ def interval_alpha(totals: Sequence[float] | np.ndarray) -> float:
 
 def fleiss_kappa(table: Sequence[Sequence[float]] | np.ndarray) -> float:
     """Fleiss' κ from a units × categories table of counts (equal raters per unit)."""
+    # statsmodels takes about a second to import: only the callers of this function pay it
     from statsmodels.stats.inter_rater import fleiss_kappa as _fk
 
     t = np.asarray(table, dtype=float)

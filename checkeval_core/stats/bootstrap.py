@@ -283,6 +283,7 @@ def wilson_ci(k: int, n: int, alpha: float = ALPHA) -> list[float] | None:
     """Wilson score interval of a binomial share ``k / n`` (statsmodels); None for n = 0."""
     if n == 0:
         return None
+    # statsmodels is slow to import and this module loads with the CLI: paid on first use
     from statsmodels.stats.proportion import proportion_confint
 
     lo, hi = proportion_confint(k, n, alpha=alpha, method="wilson")

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.stats import binom
 
 from checkeval_core.stats.bootstrap import group_bootstrap
 from checkeval_core.stats.bootstrap import percentile_ci as _percentile_ci
@@ -50,8 +51,6 @@ def confidence(p_yes: float | None) -> float:
 def binomial_pvalue(k: int, n: int, target: float) -> float:
     """``P(Bin(n, 1 − target) ≤ k)``: the p-value of "the disagreement risk is above
     1 − target" given ``k`` disagreements in ``n`` kept units (1.0 for n = 0)."""
-    from scipy.stats import binom
-
     if n <= 0:
         return 1.0
     return float(binom.cdf(int(k), int(n), 1.0 - float(target)))

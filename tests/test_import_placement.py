@@ -1,0 +1,38 @@
+"""Imports in the core sit at the top of their module: inside a function only a dependency that
+is optional or slow to load (the ones named in docs/architecture.md), or anything in ``cli/``,
+whose commands import lazily to keep ``checkeval --help`` fast."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+CORE = Path(__file__).resolve().parent.parent / "checkeval_core"
+#: Dependencies that may be imported inside a function (optional, or seconds to import).
+SLOW_OR_OPTIONAL = ("llama_cpp", "vllm", "openai", "httpx", "ppi_py", "rouge_score", "sklearn",
+                    "statsmodels")
+
+
+def local_imports(path: Path) -> list[tuple[int, str]]:
+    out = []
+    for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ImportFrom):
+                    out.append((node.lineno, node.module or "."))
+                elif isinstance(node, ast.Import):
+                    out.extend((node.lineno, a.name) for a in node.names)
+    return sorted(set(out))
+
+
+def test_the_walker_sees_an_import_inside_a_function(tmp_path):
+    p = tmp_path / "m.py"
+    p.write_text("import os\n\ndef f():\n    if True:\n        from json import dumps\n")
+    assert local_imports(p) == [(5, "json")]
+
+
+def test_only_slow_or_optional_dependencies_are_imported_inside_functions():
+    found = [f"{p.relative_to(CORE)}:{line}: {mod}" for p in sorted(CORE.rglob("*.py"))
+             if p.relative_to(CORE).parts[0] != "cli"
+             for line, mod in local_imports(p) if not mod.startswith(SLOW_OR_OPTIONAL)]
+    assert found == []
