@@ -16,8 +16,9 @@ import json
 import math
 import os
 
-from checkeval_core.analysis.analysis_view import analysis_page, page_data
-from checkeval_core.analysis.report import analyze_runs
+from checkeval_core.analysis.analysis_view import analysis_page, first_chart, page_data
+from checkeval_core.analysis.frames import PENDING
+from checkeval_core.analysis.report import analyze_runs, page_points
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.stats.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.store import db_path
@@ -107,3 +108,50 @@ def test_analysis_view_is_pinned(db):
     assert want["three shared"]["report"]["coverage"]["shared"] is True
     assert want["three own"]["report"]["coverage"]["shared"] is False
     assert any(k.startswith("ensemble:") for k in want["two+ensemble"]["report"]["runs"])
+
+
+def test_first_chart_points_equal_the_full_view(db):
+    """The point figures the page draws first are the full view's, for every level and
+    coefficient: values, n, skipped documents, reasons, support, labels and coverage."""
+    a, b, c = build(db)
+    for runs, shared in (([a, b], True), ([a, b, c], True), ([a, b, c], False), ([a], True)):
+        full = page_data(db, "summeval-demo", runs, (), None, False, "mean", 20, shared)
+        for level in LEVELS:
+            for coef in COEFFICIENTS:
+                pts = page_points(db, "summeval-demo", runs, (), None, level, coef, shared)
+                assert pts["coverage"] == {k: v for k, v in full["coverage"].items()
+                                           if k != "shared_item_pks"}
+                assert list(pts["runs"]) == list(full["runs"])
+                for key, r in pts["runs"].items():
+                    f = full["runs"][key]
+                    assert {k: r[k] for k in ("judge", "method", "aggregation", "label",
+                                              "support")} == \
+                        {k: f[k] for k in ("judge", "method", "aggregation", "label",
+                                           "support")}
+                    assert list(r["dimensions"]) == list(f["dimensions"])
+                    for dim, d in r["dimensions"].items():
+                        e, fe = d[level], f["dimensions"][dim][level]
+                        same(plain([e[coef], e["n"], e["skipped"], e["reasons"][coef]]),
+                             plain([fe[coef], fe["n"], fe["skipped"], fe["reasons"][coef]]),
+                             f"{runs} {level} {coef} {key} {dim}")
+                        assert d["support"] == f["dimensions"][dim]["support"]
+                        assert e["ci_reasons"][coef] == PENDING
+                # the first chart draws those values: the full chart's bars, without intervals
+                first = first_chart(db, "summeval-demo", runs, (), None, level, coef,
+                                    shared=shared)
+                view = analysis_page(db, "summeval-demo", runs, (), None, level, coef,
+                                     report=full, judges={"rows": [], "note": "none",
+                                                          "missing": {}})
+                assert (first["chart_note"], first["coverage_note"], first["comparable"]) == \
+                    (view["chart_note"], view["coverage_note"], view["comparable"])
+                if view["figure"] is None:
+                    continue
+                got = [t for t in first["figure"].data if t.customdata is not None]
+                want = [t for t in view["figure"].data if t.customdata is not None]
+                assert [(t.name, t.x) for t in got] == [(t.name, t.x) for t in want]
+                for g, w in zip(got, want):
+                    same(plain(list(g.y)), plain(list(w.y)))
+                    assert [list(x[:3]) + list(x[4:]) for x in g.customdata] == \
+                        [list(x[:3]) + list(x[4:]) for x in w.customdata]
+                    assert all(x[3] == PENDING for x in g.customdata)
+                    assert not g.error_y.visible

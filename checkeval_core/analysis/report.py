@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
@@ -22,6 +23,7 @@ from checkeval_core.analysis.bias import LENGTH_RHO, selection_length
 from checkeval_core.analysis.frames import (  # noqa: F401 - re-exported for the pages
     LEVEL_NAMES,
     LEVEL_UNITS,
+    correlation_points,
     correlation_report,
     explain_level,
     metric_frame,
@@ -148,9 +150,12 @@ def correlation_chart_note(per_run: dict[str, Any], level: str, coef: str) -> st
 
 
 def _correlate(frames: dict[str, tuple[pd.DataFrame, dict[str, Any]]], shared: bool,
-               n_boot: int, seed: int) -> tuple[dict[str, Any], dict[str, Any], set[int]]:
+               n_boot: int, seed: int,
+               report: Callable[[pd.DataFrame], dict[str, Any]] | None = None
+               ) -> tuple[dict[str, Any], dict[str, Any], set[int]]:
     """Each frame's correlation report — on the items all frames share when ``shared`` (and
-    they share any) — with the coverage and the item keys the reports read."""
+    they share any) — with the coverage and the item keys the reports read. ``report``: what
+    is computed of each frame (default: :func:`correlation_report` with ``n_boot``, ``seed``)."""
     cov = coverage({k: f for k, (f, _) in frames.items()}, shared)
     out: dict[str, Any] = {"runs": {}}
     kept: set[int] = set()
@@ -159,7 +164,7 @@ def _correlate(frames: dict[str, tuple[pd.DataFrame, dict[str, Any]]], shared: b
             df = df[df["item_pk"].isin(cov["items"])]
         kept |= set(df["item_pk"].tolist())
         out["runs"][key] = {**{k: meta[k] for k in ("judge", "method", "aggregation")},
-                            **correlation_report(df, n_boot, seed)}
+                            **(report(df) if report else correlation_report(df, n_boot, seed))}
     return out, cov, kept
 
 
@@ -253,6 +258,49 @@ def analyze_metric(db: sqlite_utils.Database, task: str, name: str, n_boot: int 
             "split": split_note(db, task, split)}
 
 
+def _page_frames(db: sqlite_utils.Database, task: str, run_ids: list[int],
+                 metrics: list[str] | tuple[str, ...], aggregation: str | None,
+                 split: str) -> dict[str, tuple[pd.DataFrame, dict[str, Any]]]:
+    """The frames of the page's runs and external metrics (on one part of the split)."""
+    from checkeval_core.task_split import filter_frame
+
+    frames = {str(r): run_frame(db, r, aggregation) for r in run_ids}
+    frames.update({f"metric:{m}": (metric_frame(db, task, m), {"judge": m, "method": "external",
+                                                                "aggregation": m})
+                   for m in metrics})
+    if split != "all":
+        frames = {k: (filter_frame(db, task, f, split), meta) for k, (f, meta) in frames.items()}
+    return frames
+
+
+def _label(db: sqlite_utils.Database, runs: dict[str, Any]) -> None:
+    """Every entry's ``label``: the run's one label, else its key (a metric's name)."""
+    names = run_labels(db, [int(k) for k in runs if k.isdigit()])
+    for key, r in runs.items():
+        r["label"] = names.get(int(key), f"#{key}") if key.isdigit() else key
+
+
+def page_points(db: sqlite_utils.Database, task: str, run_ids: list[int],
+                metrics: list[str] | tuple[str, ...] = (), aggregation: str | None = None,
+                level: str = "sample_level", coef: str = "spearman", shared: bool = True,
+                split: str = "all") -> dict[str, Any]:
+    """The point figures of :func:`page_report` for one level and coefficient, without any
+    resampling, agreement or ensemble — what the page draws first while the rest is computed.
+    ``{"runs": {key: {"judge", "method", "aggregation", "label", "dimensions", "support"}},
+    "coverage"}``: the same runs, items (shared or not), values, n, support and reasons as
+    :func:`page_report` (the same frames, coverage rule and
+    :func:`~checkeval_core.analysis.frames.correlation_points`); every interval is NaN, its
+    reason :data:`~checkeval_core.analysis.frames.PENDING`."""
+    from checkeval_core.task_split import check_which
+
+    check_which(split)
+    out, cov, _ = _correlate(_page_frames(db, task, run_ids, metrics, aggregation, split),
+                             shared, 0, 0, lambda df: correlation_points(df, level, coef))
+    _label(db, out["runs"])
+    out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
+    return out
+
+
 def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
                 metrics: list[str] | tuple[str, ...] = (), aggregation: str | None = None,
                 ensemble: bool = False, mode: str = "mean", n_boot: int = 100,
@@ -265,19 +313,12 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
     With ``shared`` (the default) every run and metric is compared on the items all of them
     share (``coverage`` says how many, and what each covers). ``split``: every figure reads
     the task's ``dev`` / ``heldout`` items (``split`` block)."""
-    from checkeval_core.task_split import check_which, filter_frame, split_note
+    from checkeval_core.task_split import check_which, split_note
 
     check_which(split)
-    frames = {str(r): run_frame(db, r, aggregation) for r in run_ids}
-    frames.update({f"metric:{m}": (metric_frame(db, task, m), {"judge": m, "method": "external",
-                                                                "aggregation": m})
-                   for m in metrics})
-    if split != "all":
-        frames = {k: (filter_frame(db, task, f, split), meta) for k, (f, meta) in frames.items()}
-    out, cov, kept = _correlate(frames, shared, n_boot, 0)
-    names = run_labels(db, [int(k) for k in out["runs"] if k.isdigit()])
-    for key, r in out["runs"].items():
-        r["label"] = names.get(int(key), f"#{key}") if key.isdigit() else key
+    out, cov, kept = _correlate(_page_frames(db, task, run_ids, metrics, aggregation, split),
+                                shared, n_boot, 0)
+    _label(db, out["runs"])
     # on the items the correlations read: the shared ones when the runs are compared on them
     out["agreement"] = agreement(db, list(run_ids), item_pks=kept if split != "all"
                                  or cov["shared"] else None)
