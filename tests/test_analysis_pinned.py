@@ -155,3 +155,60 @@ def test_first_chart_points_equal_the_full_view(db):
                         [list(x[:3]) + list(x[4:]) for x in w.customdata]
                     assert all(x[3] == PENDING for x in g.customdata)
                     assert not g.error_y.visible
+
+
+def _agreement_by_dicts(db, run_ids, item_pks=None) -> dict:
+    """The Yes/No part of ``report.agreement`` as it was computed with a dict of dicts per
+    (item, question, unit) — the reference the array version must equal exactly."""
+    from collections import defaultdict
+    from itertools import combinations
+
+    from checkeval_core.analysis.report import alpha_binary_ci, item_groups
+    from checkeval_core.stats.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
+
+    marks = ",".join("?" * len(run_ids))
+    labels = defaultdict(dict)
+    for r in db.execute(f"SELECT run_id, item_id, question_id, unit, verdict FROM answer WHERE "
+                        f"run_id IN ({marks}) AND verdict != 'invalid'", run_ids):
+        if item_pks is None or r[1] in item_pks:
+            labels[(r[1], r[2], r[3])][r[0]] = r[4]
+    units = [k for k, v in labels.items() if len(v) >= 2]
+    code = {"yes": 1.0, "no": 0.0}
+    matrix = [[code[labels[u][rid]] if rid in labels[u] else math.nan for u in units]
+              for rid in run_ids]
+    pairs = {}
+    for a, b in combinations(run_ids, 2):
+        common = [u for u in units if a in labels[u] and b in labels[u]]
+        la, lb = [labels[u][a] for u in common], [labels[u][b] for u in common]
+        pairs[f"{a}-{b}"] = {"kappa": cohen_kappa(la, lb), "n": len(common),
+                             "agree": sum(x == y for x, y in zip(la, lb))}
+    where = item_groups(db, {u[0] for u in units})
+    return {"krippendorff_alpha": krippendorff_alpha(matrix) if units else math.nan,
+            "fleiss_kappa": fleiss_from_labels([list(labels[u].values()) for u in units])[0],
+            "n_units": len(units),
+            "n_agree": sum(len(set(labels[u].values())) == 1 for u in units),
+            "pairwise": pairs, "n_items": len(where),
+            "ci": alpha_binary_ci({u: labels[u] for u in units},
+                                  {u: where[u[0]][0] for u in units})["ci"]}
+
+
+def test_agreement_equals_the_dict_reference(db):
+    """The agreement among runs, read into arrays, equals the dict-by-dict computation
+    exactly: Yes/No units with SEAL units, invalid answers, answers only one run has, item
+    subsets, another run order, a run listed twice."""
+    from checkeval_core.analysis.report import agreement
+    from tests.test_compare_pinned import build as build_random
+
+    a, b = build_random(db)
+    n_items = db.execute("SELECT COUNT(*) FROM item").fetchone()[0]
+    for runs, pks in (([a, b], None), ([b, a], None), ([a, b], set(range(1, n_items, 3))),
+                      ([a, a, b], None), ([a, b], set())):
+        got, want = agreement(db, runs, pks), _agreement_by_dicts(db, runs, pks)
+        same(plain({"krippendorff_alpha": got["krippendorff_alpha"],
+                    "fleiss_kappa": got["fleiss_kappa"], "n_units": got["n_units"],
+                    "n_agree": got["n_agree"],
+                    "pairwise": {k: {f: v[f] for f in ("kappa", "n", "agree")}
+                                 for k, v in got["pairwise"].items()},
+                    "n_items": got["support"]["n_items"],
+                    "ci": got["ci"]["krippendorff_alpha"]}), plain(want), f"{runs} {pks}")
+    assert want["n_units"] == 0 and _agreement_by_dicts(db, [a, b])["n_units"] > 100
