@@ -1,13 +1,14 @@
 """Analysis: correlation with humans, agreement across judges, stability and question
 diagnostics — each figure with the items, groups and systems it rests on, and its interval or
 the reason it has none. Runs are compared on the items they share. The page renders what
-``checkeval_core.analysis.analysis_view`` returns; sending questions back to review shows the
+``checkeval_core.analysis.analysis_view`` returns (a new selection's point values first, their
+intervals replacing them when computed); sending questions back to review shows the
 evidence, asks first and can be undone.
 """
 
 import streamlit as st
 
-from checkeval_core.analysis.analysis_view import analysis_page, evidence_page
+from checkeval_core.analysis.analysis_view import analysis_page, evidence_page, first_chart
 from checkeval_core.analysis.ensemble import ENSEMBLE_MODES
 from checkeval_core.analysis.external import list_metrics
 from checkeval_core.analysis.report import items_behind, scores_stamp
@@ -21,6 +22,7 @@ from studio_ui.analysis_ui import (
     agreement_section,
     cached_judge_agreement,
     cached_page_data,
+    correlation_chart,
     diagnostics_section,
     downloads,
     humans_section,
@@ -82,23 +84,22 @@ if not chosen and not chosen_metrics:
     st.stop()
 
 agg = None if agg == "(run default)" else agg
-report = cached_page_data(db_path(db), task, tuple(chosen), tuple(chosen_metrics), agg,
-                          use_ensemble, ens_mode, 100, shared, scores_stamp(db))
+args = (task, tuple(chosen), tuple(chosen_metrics), agg, use_ensemble, ens_mode, 100, shared,
+        scores_stamp(db))
+health_slot = st.empty()  # above every chart it undermines; filled once the first is drawn
+st.subheader("Correlation with human scores")
+chart_slot = st.empty()
+if st.session_state.get("an_drawn") != args:  # a new selection: its point values at once
+    correlation_chart(chart_slot, first_chart(db, task, chosen, chosen_metrics, agg, level,
+                                              coef, use_ensemble, shared))
+report = cached_page_data(db_path(db), *args)  # the intervals and the rest: they replace it
+st.session_state["an_drawn"] = args
 view = analysis_page(db, task, chosen, chosen_metrics, agg, level, coef, report=report,
                      judges=cached_judge_agreement(db_path(db), task, scores_stamp(db)))
 cols, per_run, dims = view["columns"], view["report"]["runs"], view["dimensions"]
-health_box(db, chosen, "analysis", agg, labels=labels)  # above every chart it undermines
-st.subheader("Correlation with human scores")
-if view["coverage_note"]:  # runs over different items: said before anything is read
-    (st.warning if view["comparable"] else st.error)(view["coverage_note"])
-event = None
-if view["chart_note"]:
-    st.info(view["chart_note"])
-else:
-    if view["interval_note"]:  # before the chart: a bar without an interval is read with this
-        st.warning(view["interval_note"])
-    event = st.plotly_chart(view["figure"], key="an_bars", on_select="rerun",
-                            selection_mode="points")
+with health_slot.container():
+    health_box(db, chosen, "analysis", agg, labels=labels)
+event = correlation_chart(chart_slot, view, key="an_bars")
 table(view["table"], cols["correlation"])
 downloads(view, task)
 for line in view["ensemble_notes"]:

@@ -51,6 +51,29 @@ def cached_judge_agreement(db_file: str, task: str, stamp: str) -> dict[str, Any
     return judge_agreement(open_db(db_file), task)
 
 
+def correlation_chart(slot: Any, view: dict[str, Any], key: str | None = None) -> Any:
+    """The correlation chart in ``slot`` (``st.empty``) with what it is read with: the
+    coverage note, why there is no chart, how many bars lack an interval — or, for the point
+    figures drawn first (``analysis_view.first_chart``), what is still being computed. Drawn
+    again with the full view, it replaces the first; ``key``: a clickable chart, whose
+    selection event is returned."""
+    with slot.container():
+        if view["coverage_note"]:  # runs over different items: said before anything is read
+            (st.warning if view["comparable"] else st.error)(view["coverage_note"])
+        if view["chart_note"]:
+            st.info(view["chart_note"])
+            return None
+        if view.get("interval_note"):  # a bar without an interval is read with this
+            st.warning(view["interval_note"])
+        if view.get("pending"):
+            st.caption(view["pending"])
+        if key is None:
+            st.plotly_chart(view["figure"])
+            return None
+        return st.plotly_chart(view["figure"], key=key, on_select="rerun",
+                               selection_mode="points")
+
+
 def agreement_section(ag: dict[str, Any], cols: dict[str, Any]) -> None:
     if ag.get("note"):
         st.info(ag["note"])

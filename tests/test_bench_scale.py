@@ -16,3 +16,15 @@ def test_bench_scale_keys_and_compare_timing(tmp_path):
     assert out["compare_runs_s"] > 0 and out["max_rss_mb"] > 0
     assert out["compare_over_task_disagreement"] == round(
         out["compare_runs_s"] / max(out["task_disagreement_count_s"], 1e-6), 2)
+
+
+def test_bench_scale_times_the_analysis_view(tmp_path):
+    out = bench_scale(N_RUNS * N_QUESTIONS * 112, str(tmp_path / "scale.db"))  # 7 documents
+    assert [k for k in out if k.startswith("analysis_")] == [
+        "analysis_first_chart_s", "analysis_full_s", "analysis_first_chart_over_task_disagreement",
+        "analysis_full_over_task_disagreement"]
+    assert out["analysis_first_chart_s"] > 0 and out["analysis_full_s"] > 0
+    ref = max(out["task_disagreement_count_s"], 1e-6)
+    assert out["analysis_full_over_task_disagreement"] == round(out["analysis_full_s"] / ref, 2)
+    assert out["analysis_first_chart_over_task_disagreement"] == round(
+        out["analysis_first_chart_s"] / ref, 2)

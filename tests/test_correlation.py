@@ -46,6 +46,40 @@ def test_sample_level_skips_constant_groups():
     assert v == pytest.approx((1.0 - 0.5) / 2)
 
 
+def _sample_level_by_pandas(df, method):
+    """The sample level as it was computed group by group with pandas (the reference)."""
+    df = df.dropna(subset=["metric", "human"])
+    vals, skipped = [], 0
+    for _, g in df.groupby("group", sort=False):
+        if g["metric"].nunique() <= 1 or g["human"].nunique() <= 1:
+            skipped += 1
+            continue
+        v = corr(g["metric"], g["human"], method)
+        if math.isnan(v):
+            skipped += 1
+        else:
+            vals.append(v)
+    return (float(np.mean(vals)) if vals else math.nan), len(vals), skipped
+
+
+@pytest.mark.parametrize("method", ["spearman", "kendall", "pearson"])
+def test_sample_level_equals_the_group_by_group_reference(method):
+    # interleaved groups, ties, constant and one-item groups, missing values and groups: the
+    # numpy split must give the very same floats (same groups, same order, same scipy call)
+    rng = np.random.default_rng(5)
+    n = 400
+    df = pd.DataFrame({"group": rng.choice([f"g{i}" for i in range(37)], n).astype(object),
+                       "system": "s", "metric": rng.integers(0, 5, n) / 4,
+                       "human": rng.integers(1, 6, n).astype(float)})
+    df.loc[df["group"] == "g3", "metric"] = 0.5  # constant judge in one group
+    df.loc[rng.choice(n, 20, replace=False), "human"] = np.nan
+    df.loc[rng.choice(n, 5, replace=False), "group"] = None
+    got, want = level_value(df, "sample_level", method), _sample_level_by_pandas(df, method)
+    assert got[1:] == want[1:] and got[0] == want[0]  # exactly, not approximately
+    assert want[2] >= 1 and want[1] > 20
+    assert level_value(df.iloc[:0], "sample_level", method)[1:] == (0, 0)
+
+
 def test_dataset_and_system_levels():
     v, n, _ = level_value(DF, "dataset_level", "pearson")
     assert n == 9 and v == pytest.approx(stats.pearsonr(DF["metric"], DF["human"])[0])

@@ -25,6 +25,7 @@ from checkeval_core.analysis.report import (
     diagnostics_notes,
     interval_note,
     method_significance,
+    page_points,
     page_report,
     quality_rows,
     question_diagnostics,
@@ -102,6 +103,27 @@ def page_data(db: sqlite_utils.Database, task: str, run_ids: list[int] | tuple[i
     every run of the task: :func:`analysis_page` takes it as ``judges``.)"""
     return page_report(db, task, list(run_ids), metrics, aggregation, ensemble, mode,
                        n_boot=n_boot, shared=shared)
+
+
+def first_chart(db: sqlite_utils.Database, task: str, run_ids: list[int] | tuple[int, ...],
+                metrics: tuple[str, ...] | list[str], aggregation: str | None, level: str,
+                coef: str, ensemble: bool = False, shared: bool = True) -> dict[str, Any]:
+    """The correlation chart's point figures, drawn before :func:`page_data` has resampled
+    anything (:func:`~checkeval_core.analysis.report.page_points`: the same values, n and
+    support as the full view): ``{"coverage_note", "comparable", "chart_note", "figure",
+    "pending"}`` — ``pending`` says what is still being computed; the full view replaces
+    all of it."""
+    pts = page_points(db, task, list(run_ids), metrics, aggregation, level, coef, shared)
+    per_run, cov = pts["runs"], pts["coverage"]
+    chart_note = correlation_chart_note(per_run, level, coef)
+    more = " and the ensemble's bars" if ensemble and len(run_ids) >= 2 else ""
+    return {"coverage_note": cov["note"],
+            "comparable": cov["same_items"] or cov["shared"] or len(per_run) < 2,
+            "chart_note": chart_note,
+            "figure": None if chart_note else charts.correlation_bars(per_run, level, coef,
+                                                                      pending=True),
+            "pending": f"Point values shown; their 95% intervals (groups resampled){more}, the "
+                       "table and the agreement among the runs are being computed."}
 
 
 def _judge_agreement(ja: dict[str, Any], names: dict[int, str] | None = None

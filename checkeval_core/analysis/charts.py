@@ -37,14 +37,15 @@ def _hollow_legend(fig: go.Figure) -> None:
 
 
 def correlation_bars(per_run: dict[str, Any], level: str = "sample_level",
-                     coef: str = "spearman") -> go.Figure:
+                     coef: str = "spearman", pending: bool = False) -> go.Figure:
     """Bars per dimension, one trace per run (or metric), with bootstrap-CI error bars.
     Each bar's ``customdata`` is ``[run key, dimension, n, interval, items, groups,
     systems]`` for click-through and hover.
 
     A value without an interval (fewer groups than the bootstrap needs, or too few varied
     ones) is drawn hollow: hatched, at low opacity, outlined; a legend entry says what that
-    means."""
+    means. ``pending``: the intervals are still being computed (the point figures of
+    ``report.page_points``): no bar is hollow, the hover says so."""
     fig = go.Figure()
     any_hollow = False
     for key, r in per_run.items():
@@ -60,7 +61,8 @@ def correlation_bars(per_run: dict[str, Any], level: str = "sample_level",
         ci = [f"[{a:.2f}, {b:.2f}]" if a is not None and b is not None else
               ((r["dimensions"][d][level].get("ci_reasons") or {}).get(coef) or "none")
               for a, b, d in zip(lo, hi, dims)]
-        hollow = [v is not None and (a is None or b is None) for v, a, b in zip(vals, lo, hi)]
+        hollow = [v is not None and (a is None or b is None) and not pending
+                  for v, a, b in zip(vals, lo, hi)]
         any_hollow = any_hollow or any(hollow)
         color = PALETTE[len(fig.data) % len(PALETTE)]
         marker: dict[str, Any] = {"color": color}

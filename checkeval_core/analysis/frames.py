@@ -14,8 +14,10 @@ from checkeval_core.stats.bootstrap import interval_reason
 from checkeval_core.stats.correlation import (
     COEFFICIENTS,
     LEVELS,
+    NAN,
     average_levels,
     correlations,
+    level_value,
     quality_split,
 )
 from checkeval_core.stats.values import isnan
@@ -90,6 +92,32 @@ def correlation_report(df: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> di
     return {"dimensions": dims, "average": average, "support": support(df)}
 
 
+#: What a point figure's interval says while it is still being computed.
+PENDING = "interval being computed…"
+
+
+def correlation_points(df: pd.DataFrame, level: str, coef: str) -> dict[str, Any]:
+    """The point figures of :func:`correlation_report` for one level and coefficient, without
+    resampling (a page draws them before their intervals): ``{"dimensions": {dim: {level:
+    {coef, "n", "skipped", "reasons", "ci" (NaN), "ci_reasons" (:data:`PENDING`)},
+    "support"}}, "support"}`` — the same dimensions, values, n, support and reasons as the
+    report (the same :func:`~checkeval_core.stats.correlation.level_value` of each
+    dimension's rows)."""
+    dims: dict[str, Any] = {}
+    for dim, part in df.groupby("dimension", sort=True):
+        if part["human"].notna().sum() == 0:
+            continue
+        v, n, skipped = level_value(part, level, coef)
+        why = None
+        if isnan(v):
+            why = undefined_reason(part.dropna(subset=["metric", "human"]), level,
+                                   skipped) or "undefined"
+        dims[dim] = {level: {coef: v, "n": n, "skipped": skipped, "ci": {coef: [NAN, NAN]},
+                             "reasons": {coef: why}, "ci_reasons": {coef: PENDING}},
+                     "support": support(part)}
+    return {"dimensions": dims, "support": support(df)}
+
+
 def support(df: pd.DataFrame) -> dict[str, int]:
     """What a correlation rests on: the items with both a judge (metric) and a human score,
     and the groups (documents / contexts / queries) and systems they come from."""
@@ -120,30 +148,35 @@ def _constant_reason(metric: pd.Series, human: pd.Series, where: str) -> str | N
     return None
 
 
+def undefined_reason(df: pd.DataFrame, level: str, skipped: int) -> str | None:
+    """Why a level's correlation of ``df`` (rows with both scores) is undefined, or None
+    (``skipped``: the documents the sample level left out)."""
+    n_groups = df["group"].nunique()
+    if df.empty:
+        return "no item has both a judge score and a human score"
+    if level == "sample_level":
+        sizes = df.groupby("group").size()
+        if sizes.max() < 2:
+            return (f"needs ≥ 2 items per document; each of the {n_groups} document(s) has "
+                    "1 — run on more items per document")
+        return (f"within every document the judge or the human scores are constant "
+                f"({skipped} of {n_groups} document(s) skipped)")
+    if level == "dataset_level":
+        return (f"needs ≥ 2 items (n={len(df)})" if len(df) < 2
+                else _constant_reason(df["metric"], df["human"], "item"))
+    sys_means = df.groupby("system")[["metric", "human"]].mean()
+    return (f"needs ≥ 2 systems (n={len(sys_means)}) — include outputs of more systems"
+            if len(sys_means) < 2 else
+            _constant_reason(sys_means["metric"], sys_means["human"], "system (mean)"))
+
+
 def explain_level(part: pd.DataFrame, level: str, entry: dict[str, Any],
                   n_boot: int) -> dict[str, dict[str, str | None]]:
     """``{"reasons": {coef: str | None}, "ci_reasons": {coef: str | None}}`` for one
     dimension's level entry (``None`` where the value / interval exists)."""
     df = part.dropna(subset=["metric", "human"])
     n_groups = df["group"].nunique()
-    if df.empty:
-        why = "no item has both a judge score and a human score"
-    elif level == "sample_level":
-        sizes = df.groupby("group").size()
-        if sizes.max() < 2:
-            why = (f"needs ≥ 2 items per document; each of the {n_groups} document(s) has "
-                   "1 — run on more items per document")
-        else:
-            why = (f"within every document the judge or the human scores are constant "
-                   f"({entry.get('skipped', n_groups)} of {n_groups} document(s) skipped)")
-    elif level == "dataset_level":
-        why = (f"needs ≥ 2 items (n={len(df)})" if len(df) < 2
-               else _constant_reason(df["metric"], df["human"], "item"))
-    else:
-        sys_means = df.groupby("system")[["metric", "human"]].mean()
-        why = (f"needs ≥ 2 systems (n={len(sys_means)}) — include outputs of more systems"
-               if len(sys_means) < 2 else
-               _constant_reason(sys_means["metric"], sys_means["human"], "system (mean)"))
+    why = undefined_reason(df, level, entry.get("skipped", n_groups))
     ci_why = interval_reason(n_groups, n_boot)
     if ci_why is None:
         ci_why = "no interval: fewer than 2 resamples had a value (too few varied documents)"

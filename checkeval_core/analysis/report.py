@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
@@ -23,6 +24,7 @@ from checkeval_core.analysis.ensemble import analyze_ensemble
 from checkeval_core.analysis.frames import (  # noqa: F401 - re-exported for the pages
     LEVEL_NAMES,
     LEVEL_UNITS,
+    correlation_points,
     correlation_report,
     explain_level,
     metric_frame,
@@ -35,7 +37,7 @@ from checkeval_core.runs.score_math import answer_value
 from checkeval_core.stats.agreement import (
     binary_alpha,
     cohen_kappa,
-    fleiss_from_labels,
+    fleiss_kappa,
     krippendorff_alpha,
 )
 from checkeval_core.stats.bootstrap import (
@@ -150,9 +152,12 @@ def correlation_chart_note(per_run: dict[str, Any], level: str, coef: str) -> st
 
 
 def _correlate(frames: dict[str, tuple[pd.DataFrame, dict[str, Any]]], shared: bool,
-               n_boot: int, seed: int) -> tuple[dict[str, Any], dict[str, Any], set[int]]:
+               n_boot: int, seed: int,
+               report: Callable[[pd.DataFrame], dict[str, Any]] | None = None
+               ) -> tuple[dict[str, Any], dict[str, Any], set[int]]:
     """Each frame's correlation report — on the items all frames share when ``shared`` (and
-    they share any) — with the coverage and the item keys the reports read."""
+    they share any) — with the coverage and the item keys the reports read. ``report``: what
+    is computed of each frame (default: :func:`correlation_report` with ``n_boot``, ``seed``)."""
     cov = coverage({k: f for k, (f, _) in frames.items()}, shared)
     out: dict[str, Any] = {"runs": {}}
     kept: set[int] = set()
@@ -161,7 +166,7 @@ def _correlate(frames: dict[str, tuple[pd.DataFrame, dict[str, Any]]], shared: b
             df = df[df["item_pk"].isin(cov["items"])]
         kept |= set(df["item_pk"].tolist())
         out["runs"][key] = {**{k: meta[k] for k in ("judge", "method", "aggregation")},
-                            **correlation_report(df, n_boot, seed)}
+                            **(report(df) if report else correlation_report(df, n_boot, seed))}
     return out, cov, kept
 
 
@@ -251,6 +256,49 @@ def analyze_metric(db: sqlite_utils.Database, task: str, name: str, n_boot: int 
             "split": split_note(db, task, split)}
 
 
+def _page_frames(db: sqlite_utils.Database, task: str, run_ids: list[int],
+                 metrics: list[str] | tuple[str, ...], aggregation: str | None,
+                 split: str) -> dict[str, tuple[pd.DataFrame, dict[str, Any]]]:
+    """The frames of the page's runs and external metrics (on one part of the split)."""
+    from checkeval_core.task_split import filter_frame
+
+    frames = {str(r): run_frame(db, r, aggregation) for r in run_ids}
+    frames.update({f"metric:{m}": (metric_frame(db, task, m), {"judge": m, "method": "external",
+                                                                "aggregation": m})
+                   for m in metrics})
+    if split != "all":
+        frames = {k: (filter_frame(db, task, f, split), meta) for k, (f, meta) in frames.items()}
+    return frames
+
+
+def _label(db: sqlite_utils.Database, runs: dict[str, Any]) -> None:
+    """Every entry's ``label``: the run's one label, else its key (a metric's name)."""
+    names = run_labels(db, [int(k) for k in runs if k.isdigit()])
+    for key, r in runs.items():
+        r["label"] = names.get(int(key), f"#{key}") if key.isdigit() else key
+
+
+def page_points(db: sqlite_utils.Database, task: str, run_ids: list[int],
+                metrics: list[str] | tuple[str, ...] = (), aggregation: str | None = None,
+                level: str = "sample_level", coef: str = "spearman", shared: bool = True,
+                split: str = "all") -> dict[str, Any]:
+    """The point figures of :func:`page_report` for one level and coefficient, without any
+    resampling, agreement or ensemble — what the page draws first while the rest is computed.
+    ``{"runs": {key: {"judge", "method", "aggregation", "label", "dimensions", "support"}},
+    "coverage"}``: the same runs, items (shared or not), values, n, support and reasons as
+    :func:`page_report` (the same frames, coverage rule and
+    :func:`~checkeval_core.analysis.frames.correlation_points`); every interval is NaN, its
+    reason :data:`~checkeval_core.analysis.frames.PENDING`."""
+    from checkeval_core.task_split import check_which
+
+    check_which(split)
+    out, cov, _ = _correlate(_page_frames(db, task, run_ids, metrics, aggregation, split),
+                             shared, 0, 0, lambda df: correlation_points(df, level, coef))
+    _label(db, out["runs"])
+    out["coverage"] = {k: v for k, v in cov.items() if k != "items"}
+    return out
+
+
 def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
                 metrics: list[str] | tuple[str, ...] = (), aggregation: str | None = None,
                 ensemble: bool = False, mode: str = "mean", n_boot: int = 100,
@@ -264,16 +312,9 @@ def page_report(db: sqlite_utils.Database, task: str, run_ids: list[int],
     share (``coverage`` says how many, and what each covers). ``split``: every figure reads
     the task's ``dev`` / ``heldout`` items (``split`` block)."""
     check_which(split)
-    frames = {str(r): run_frame(db, r, aggregation) for r in run_ids}
-    frames.update({f"metric:{m}": (metric_frame(db, task, m), {"judge": m, "method": "external",
-                                                                "aggregation": m})
-                   for m in metrics})
-    if split != "all":
-        frames = {k: (filter_frame(db, task, f, split), meta) for k, (f, meta) in frames.items()}
-    out, cov, kept = _correlate(frames, shared, n_boot, 0)
-    names = run_labels(db, [int(k) for k in out["runs"] if k.isdigit()])
-    for key, r in out["runs"].items():
-        r["label"] = names.get(int(key), f"#{key}") if key.isdigit() else key
+    out, cov, kept = _correlate(_page_frames(db, task, run_ids, metrics, aggregation, split),
+                                shared, n_boot, 0)
+    _label(db, out["runs"])
     # on the items the correlations read: the shared ones when the runs are compared on them
     out["agreement"] = agreement(db, list(run_ids), item_pks=kept if split != "all"
                                  or cov["shared"] else None)
@@ -320,24 +361,14 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int],
                                              "krippendorff_alpha_scores"),
                                             "no interval: " + why)}
     marks = ",".join("?" * len(run_ids))
-    labels: dict[tuple, dict[int, str]] = defaultdict(dict)
-    for r in db.execute(f"SELECT run_id, item_id, question_id, unit, verdict FROM answer WHERE "
-                        f"run_id IN ({marks}) AND verdict != 'invalid'", run_ids):
-        if item_pks is None or r[1] in item_pks:
-            labels[(r[1], r[2], r[3])][r[0]] = r[4]
-    units = [k for k, v in labels.items() if len(v) >= 2]
-    code = {"yes": 1.0, "no": 0.0}
-    matrix = [[code[labels[u][rid]] if rid in labels[u] else np.nan for u in units]
-              for rid in run_ids]
-    alpha = krippendorff_alpha(matrix) if units else math.nan
-    fk, _ = fleiss_from_labels([list(labels[u].values()) for u in units])
+    yn = _YesNo(db, run_ids, marks, item_pks)
+    alpha = krippendorff_alpha(yn.matrix()) if yn.n else math.nan
+    fk = yn.fleiss()
     pair, detail = {}, {}
     for a, b in combinations(run_ids, 2):
-        common = [u for u in units if a in labels[u] and b in labels[u]]
-        la, lb = [labels[u][a] for u in common], [labels[u][b] for u in common]
+        la, lb, agree_ab = yn.pair(a, b)
         pair[f"{a}-{b}"] = cohen_kappa(la, lb)
-        detail[f"{a}-{b}"] = {"kappa": pair[f"{a}-{b}"], "n": len(common),
-                              "agree": sum(x == y for x, y in zip(la, lb)),
+        detail[f"{a}-{b}"] = {"kappa": pair[f"{a}-{b}"], "n": len(la), "agree": agree_ab,
                               "reason": _kappa_note({a: la, b: lb}, pair[f"{a}-{b}"])}
     sc: dict[tuple, dict[int, float]] = defaultdict(dict)
     for r in db.execute(f"SELECT s.run_id, s.item_id, s.dimension, s.value FROM score s JOIN run "
@@ -349,33 +380,117 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int],
     su = [k for k, v in sc.items() if len(v) >= 2]
     smat = [[sc[u].get(rid, np.nan) for u in su] for rid in run_ids]
     alpha_s = krippendorff_alpha(smat, "interval") if su else math.nan
-    by_run = {rid: [labels[u][rid] for u in units if rid in labels[u]] for rid in run_ids}
+    by_run = {rid: yn.of_run(rid) for rid in run_ids}
     yes_no = _kappa_note(by_run, alpha, exact=False)
-    agree = sum(len(set(labels[u].values())) == 1 for u in units)
+    agree = yn.all_agree()
     reasons = {"krippendorff_alpha": yes_no, "fleiss_kappa": _kappa_note(by_run, fk, exact=False),
                "krippendorff_alpha_scores": None}
-    if not units:
+    if not yn.n:
         reasons["krippendorff_alpha"] = reasons["fleiss_kappa"] = (
             "the runs share no (item, question) answered Yes/No by two of them — select runs "
             "over the same items")
     elif isnan(fk) and not isnan(alpha) and not reasons["fleiss_kappa"]:
         reasons["fleiss_kappa"] = ("needs the same number of runs answering every unit "
-                                   f"(raw agreement {agree}/{len(units)})")
+                                   f"(raw agreement {agree}/{yn.n})")
     if isnan(alpha_s):
         reasons["krippendorff_alpha_scores"] = (
             "the runs share no scored (item, dimension)" if not su else
             "every run gave the same score everywhere: α undefined")
-    where = item_groups(db, {u[0] for u in units})
+    where = item_groups(db, set(yn.items))
     sup = {"n_items": len(where), "n_groups": len({g for g, _ in where.values()}),
            "n_systems": len({s_ for _, s_ in where.values()}), "n_runs": len(run_ids)}
-    ci = alpha_binary_ci({u: labels[u] for u in units}, {u: where[u[0]][0] for u in units})
+    ci = binary_alpha_ci(yn.group_sums([where[i][0] for i in yn.items]))
     no_ci = "no interval: computed for Krippendorff α (Yes/No) only"
     return {"krippendorff_alpha": alpha, "fleiss_kappa": fk,
-            "krippendorff_alpha_scores": alpha_s, "pairwise_cohen": pair, "n_units": len(units),
+            "krippendorff_alpha_scores": alpha_s, "pairwise_cohen": pair, "n_units": yn.n,
             "n_agree": agree, "pairwise": detail, "reasons": reasons, "support": sup,
             "ci": {"krippendorff_alpha": ci["ci"]},
             "ci_reasons": {"krippendorff_alpha": ci["reason"], "fleiss_kappa": no_ci,
                            "krippendorff_alpha_scores": no_ci}}
+
+
+class _YesNo:
+    """The runs' valid Yes/No answers as a units × runs array (1 yes, 0 no, -1 none), the
+    pairable units — (item, question, unit) answered by ≥ 2 of the runs — in the order they
+    are first read, as :func:`agreement` has always listed them: every statistic gets the very
+    labels, in the very order, that a dict of dicts built row by row gave it (one answer per
+    run and unit: the answer table's unique key), without a Python object per answer."""
+
+    def __init__(self, db: sqlite_utils.Database, run_ids: list[int], marks: str,
+                 item_pks: set[int] | None) -> None:
+        cur = db.execute(f"SELECT run_id, item_id, question_id, unit, verdict = 'yes' FROM "
+                         f"answer WHERE run_id IN ({marks}) AND verdict != 'invalid'", run_ids)
+        df = pd.DataFrame(cur.fetchall(), columns=["run", "item", "question", "unit", "yes"])
+        if item_pks is not None:
+            df = df[df["item"].isin(item_pks)]
+        self.runs = list(run_ids)
+        col: dict[int, int] = {}
+        for k, rid in enumerate(self.runs):  # a run listed twice: one column, two coders
+            col.setdefault(rid, k)
+        key = df.groupby(["item", "question", "unit"], sort=False).ngroup().to_numpy()
+        v = np.full((int(key.max()) + 1 if len(key) else 0, len(self.runs)), -1, dtype=np.int8)
+        v[key, df["run"].map(col).to_numpy()] = df["yes"].to_numpy(np.int8)
+        first = np.unique(key, return_index=True)[1]  # each key's first row, in key order
+        pairable = (v >= 0).sum(axis=1) >= 2
+        self.v = v[pairable]
+        #: the item of each pairable unit, in unit order
+        self.items: list[int] = df["item"].to_numpy()[first][pairable].tolist()
+        self.n = len(self.items)
+
+    def matrix(self) -> np.ndarray:
+        """Runs × units, 1.0 / 0.0 / NaN (Krippendorff's reliability data)."""
+        t = self.v.T[[self.runs.index(r) for r in self.runs]]
+        return np.where(t >= 0, t.astype(float), np.nan)
+
+    @staticmethod
+    def _words(codes: np.ndarray) -> list[str]:
+        return np.where(codes == 1, "yes", "no").tolist()
+
+    def of_run(self, rid: int) -> list[str]:
+        """The run's labels over the units it answered, in unit order."""
+        c = self.v[:, self.runs.index(rid)]
+        return self._words(c[c >= 0])
+
+    def pair(self, a: int, b: int) -> tuple[list[str], list[str], int]:
+        """Both runs' labels on the units both answered, and how many agree."""
+        ca, cb = self.v[:, self.runs.index(a)], self.v[:, self.runs.index(b)]
+        both = (ca >= 0) & (cb >= 0)
+        return self._words(ca[both]), self._words(cb[both]), int((ca[both] == cb[both]).sum())
+
+    def all_agree(self) -> int:
+        """Units whose answers are all the same."""
+        yes, m = self.counts()
+        return int(((yes == 0) | (yes == m)).sum())
+
+    def counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per unit: Yes answers and answers."""
+        return (self.v == 1).sum(axis=1), (self.v >= 0).sum(axis=1)
+
+    def fleiss(self) -> float:
+        """:func:`~checkeval_core.stats.agreement.fleiss_from_labels` of the units' labels:
+        the units with the most common number of answers (the first seen among equals), a
+        units × categories count table over the categories they hold (sorted), κ."""
+        yes, m = self.counts()
+        if not len(m):
+            return math.nan
+        sizes, first, n = np.unique(m, return_index=True, return_counts=True)
+        k = sizes[np.lexsort((first, -n))[0]]
+        keep = m == k
+        table = np.column_stack([(m - yes)[keep], yes[keep]])  # categories "no", "yes"
+        table = table[:, table.sum(axis=0) > 0]
+        return math.nan if table.shape[1] < 2 else fleiss_kappa(table)
+
+    def group_sums(self, group_of_unit: list[Any]) -> np.ndarray:
+        """:func:`alpha_binary_ci`'s per-group ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` (groups in
+        order of their first unit; each sum accumulated unit by unit, in unit order)."""
+        yes, m = self.counts()
+        codes, uniq = pd.factorize(pd.Series(group_of_unit, dtype=object), sort=False)
+        no = m - yes
+        w = (yes * no) / (m - 1)
+        return np.column_stack([np.bincount(codes, yes.astype(float), len(uniq)),
+                                np.bincount(codes, no.astype(float), len(uniq)),
+                                np.bincount(codes, w, len(uniq))]) if len(uniq) \
+            else np.zeros((0, 3))
 
 
 def item_groups(db: sqlite_utils.Database, item_pks: set[int] | list[int]

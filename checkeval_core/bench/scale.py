@@ -6,7 +6,8 @@ the 4 runs, per-dimension mean scores of one run, the disagreement filter for on
 the count of disagreeing (item, question) pairs across the runs for the whole task. Then
 random human scores are added and the Compare runs view is timed (``compare_runs`` of runs 1
 and 2 with 500 paired resamples), with its ratio to that whole-task count measured in the
-same run. Peak memory (max RSS, read before the Compare timing) is reported; nothing loads
+same run; then the Analysis page's first view of runs 1 and 2: until its first chart and
+whole (:func:`_analysis_view`), each with its ratio to that count. Peak memory (max RSS, read before the Compare timing) is reported; nothing loads
 whole tables into memory.
 """
 
@@ -60,9 +61,10 @@ def bench_scale(n_answers: int = 1_000_000, path: str | None = None) -> dict[str
     conn.execute("INSERT INTO checklist_version (task_id, version, hash, content, n_questions, "
                  "created_at) VALUES (1, 1, 'h', '{}', 122, ?)", [now])
     for r in range(1, N_RUNS + 1):
+        # started with the aggregation its scores hold, as a real run is
         conn.execute("INSERT INTO run (task_id, checklist_version_id, judge_spec, method, "
-                     "status, created_at) VALUES (1, 1, ?, 'rocketeval', 'completed', ?)",
-                     [f"judge-{r}", now])
+                     "params, status, created_at) VALUES (1, 1, ?, 'rocketeval', "
+                     "'{\"aggregation\": \"share_yes\"}', 'completed', ?)", [f"judge-{r}", now])
     batch = []
     for r in range(1, N_RUNS + 1):
         for i in range(1, n_items + 1):
@@ -111,8 +113,49 @@ def bench_scale(n_answers: int = 1_000_000, path: str | None = None) -> dict[str
                                                               n_boot=500)), 4)
     out["compare_over_task_disagreement"] = round(
         out["compare_runs_s"] / max(out["task_disagreement_count_s"], 1e-6), 2)
+    out.update(_analysis_view(db, out["task_disagreement_count_s"]))
     db.close()
     return out
+
+
+def _analysis_view(db: Any, reference_s: float) -> dict[str, Any]:
+    """The Analysis page's first view of runs 1 and 2 (its defaults: sample level, Spearman,
+    100 resamples, the shared items, no ensemble), nothing cached: the time until its first
+    chart (the point values, ``first_chart``; median of 3) and of the whole view (the full
+    report with every interval and the agreement of the runs, the agreement across judges,
+    the page's figures, judge health, the items behind a bar, the calibrated estimates, humans
+    and question diagnostics; once), each also over
+    the reference query (``task_disagreement_count_s``) of the same run."""
+    from checkeval_core.analysis.analysis_view import (
+        analysis_page,
+        evidence_page,
+        first_chart,
+        page_data,
+    )
+    from checkeval_core.analysis.calibrate import calibrated_view, run_calibrated
+    from checkeval_core.analysis.health import runs_health
+    from checkeval_core.analysis.judge_agreement import judge_agreement
+    from checkeval_core.analysis.report import items_behind
+
+    runs, level, coef = [1, 2], "sample_level", "spearman"
+
+    def full() -> None:
+        report = page_data(db, "scale", runs, (), None, False, "mean", 100, True)
+        analysis_page(db, "scale", runs, (), None, level, coef, report=report,
+                      judges=judge_agreement(db, "scale"))
+        runs_health(db, runs, None)
+        items_behind(db, runs[0], "coherence", None,
+                     only=report["coverage"]["shared_item_pks"])
+        calibrated_view(run_calibrated(db, runs[0], None, aggregation=None))
+        evidence_page(db, "scale", runs)
+
+    first = round(_timed(lambda: first_chart(db, "scale", runs, (), None, level, coef),
+                         repeat=3), 4)
+    whole = round(_timed(full, repeat=1), 3)
+    ref = max(reference_s, 1e-6)
+    return {"analysis_first_chart_s": first, "analysis_full_s": whole,
+            "analysis_first_chart_over_task_disagreement": round(first / ref, 2),
+            "analysis_full_over_task_disagreement": round(whole / ref, 2)}
 
 
 def bench_task_pages(n_items: int = 100_000, path: str | None = None) -> dict[str, Any]:

@@ -64,11 +64,16 @@ def level_value(df: pd.DataFrame, level: str, method: str) -> tuple[float, int, 
     df = _clean(df)
     if level == "sample_level":
         vals, skipped = [], 0
-        for _, g in df.groupby("group", sort=False):
-            if g["metric"].nunique() <= 1 or g["human"].nunique() <= 1:
-                skipped += 1
-                continue
-            v = corr(g["metric"], g["human"], method)
+        # the groups in order of appearance, each group's rows in frame order (as
+        # ``groupby(sort=False)`` yields them), split with numpy: a pandas group costs more
+        # than its correlation. A group with a constant side is skipped (corr says NaN).
+        codes, uniq = pd.factorize(df["group"], sort=False)  # a missing group: -1, left out
+        order = np.argsort(codes, kind="stable")
+        order = order[codes[order] >= 0]
+        bounds = np.searchsorted(codes[order], np.arange(1, len(uniq)))
+        x, y = df["metric"].to_numpy(float)[order], df["human"].to_numpy(float)[order]
+        for gx, gy in zip(np.split(x, bounds), np.split(y, bounds)) if len(uniq) else ():
+            v = corr(gx, gy, method)
             if math.isnan(v):
                 skipped += 1
             else:
