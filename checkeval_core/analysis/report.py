@@ -260,8 +260,6 @@ def _page_frames(db: sqlite_utils.Database, task: str, run_ids: list[int],
                  metrics: list[str] | tuple[str, ...], aggregation: str | None,
                  split: str) -> dict[str, tuple[pd.DataFrame, dict[str, Any]]]:
     """The frames of the page's runs and external metrics (on one part of the split)."""
-    from checkeval_core.task_split import filter_frame
-
     frames = {str(r): run_frame(db, r, aggregation) for r in run_ids}
     frames.update({f"metric:{m}": (metric_frame(db, task, m), {"judge": m, "method": "external",
                                                                 "aggregation": m})
@@ -289,8 +287,6 @@ def page_points(db: sqlite_utils.Database, task: str, run_ids: list[int],
     :func:`page_report` (the same frames, coverage rule and
     :func:`~checkeval_core.analysis.frames.correlation_points`); every interval is NaN, its
     reason :data:`~checkeval_core.analysis.frames.PENDING`."""
-    from checkeval_core.task_split import check_which
-
     check_which(split)
     out, cov, _ = _correlate(_page_frames(db, task, run_ids, metrics, aggregation, split),
                              shared, 0, 0, lambda df: correlation_points(df, level, coef))

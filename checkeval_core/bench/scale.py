@@ -21,7 +21,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+from checkeval_core.analysis.analysis_view import (
+    analysis_page,
+    evidence_page,
+    first_chart,
+    page_data,
+)
+from checkeval_core.analysis.calibrate import calibrated_view, run_calibrated
 from checkeval_core.analysis.compare import compare_runs
+from checkeval_core.analysis.health import runs_health
+from checkeval_core.analysis.judge_agreement import judge_agreement
+from checkeval_core.analysis.report import items_behind
 from checkeval_core.runs.score_read import dimension_means
 from checkeval_core.runs.traces import disagreements, item_trace
 from checkeval_core.store import now_iso, open_db
@@ -102,8 +112,7 @@ def bench_scale(n_answers: int = 1_000_000, path: str | None = None) -> dict[str
         "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
     # The Compare runs view, after the figures above so that they keep their meaning (its
-    # imports and frames are not in max_rss_mb): it needs human scores, one per item and
-    # dimension.
+    # frames are not in max_rss_mb): it needs human scores, one per item and dimension.
     conn.execute("BEGIN")
     conn.executemany("INSERT INTO human_score (item_id, dimension, value) VALUES (?, ?, ?)",
                      [(i, d, float(rng.randint(1, 5))) for i in range(1, n_items + 1)
@@ -126,17 +135,6 @@ def _analysis_view(db: Any, reference_s: float) -> dict[str, Any]:
     the page's figures, judge health, the items behind a bar, the calibrated estimates, humans
     and question diagnostics; once), each also over
     the reference query (``task_disagreement_count_s``) of the same run."""
-    from checkeval_core.analysis.analysis_view import (
-        analysis_page,
-        evidence_page,
-        first_chart,
-        page_data,
-    )
-    from checkeval_core.analysis.calibrate import calibrated_view, run_calibrated
-    from checkeval_core.analysis.health import runs_health
-    from checkeval_core.analysis.judge_agreement import judge_agreement
-    from checkeval_core.analysis.report import items_behind
-
     runs, level, coef = [1, 2], "sample_level", "spearman"
 
     def full() -> None:
