@@ -1,5 +1,5 @@
 """Browser at 1440×900: the demo as shipped plus the README's routine small run (3 items of
-v3 with the ``fake`` judge). Compare runs still opens on v2 → v3 of the 160-item runs, read on
+v3 with the ``fake`` judge). Compare runs still opens on v2 → v3 of the 192-item runs, read on
 held-out documents; Versions opens on a dimension the change touched; Improve on the full v3
 run — every run named by its one label."""
 
@@ -39,8 +39,8 @@ def test_a_small_run_leaves_the_evidence_pages_on_the_full_runs(app_server, scre
     refs = {(r["version"], r["judge"], r["method"]): r["run"] for r in reference_runs(db, TASK)}
     v2, v3 = refs[(2, "embedded", "rocketeval")], refs[(3, "embedded", "rocketeval")]
     db.close()
-    full = {v2: f"#{v2} · v2 · embedded · rocketeval · 160 items",
-            v3: f"#{v3} · v3 · embedded · rocketeval · 160 items"}
+    full = {v2: f"#{v2} · v2 · embedded · rocketeval · 192 items",
+            v3: f"#{v3} · v3 · embedded · rocketeval · 192 items"}
 
     screen.goto(app_server.url + "/compare")
     screen.get_by_text("Items, largest regression first").wait_for()

@@ -1,7 +1,7 @@
 """Reference runs: per checklist version × judge × method the figures use the run covering the
 most items, or the one a person pinned. The demo as shipped, then a routine 3-item ``fake``
 run of the newest version (the README's step 3): ``checkeval versions --json`` still reports
-that version from the 160-item run on dev and held-out, and Versions, Compare runs and
+that version from the 192-item run on dev and held-out, and Versions, Compare runs and
 Improve checklist open on the same runs as before."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def test_a_small_run_never_replaces_the_full_run(shipped, db_path):
     before_cli = json.loads(cli(db_path, "versions", "--task", TASK, "--json",
                                 "--bootstrap", "50").stdout)
     before = _v3(before_cli)
-    assert before and {r["run_label"].endswith("160 items") for r in before.values()} == {True}
+    assert before and {r["run_label"].endswith("192 items") for r in before.values()} == {True}
     full = next(iter(before.values()))["run"]
     pages_before = _opening(db)
     assert pages_before["compare"][1] == full and pages_before["improve"] == [full]
@@ -83,7 +83,7 @@ def test_a_small_run_never_replaces_the_full_run(shipped, db_path):
     assert refs[(3, "fake", "rocketeval")]["run"] == small  # its own series, not embedded's
     # the table of the CLI lists the full run for v3 embedded, never the small one in its place
     text = cli(db_path, "versions", "--task", TASK, "--bootstrap", "0").stdout
-    assert f"#{full} · v3 · embedded · rocketeval · 160 items" in text
+    assert f"#{full} · v3 · embedded · rocketeval · 192 items" in text
 
     pages_after = _opening(db)
     assert pages_after["compare"] == pages_before["compare"]
@@ -205,7 +205,7 @@ def test_versions_opens_on_what_the_change_touched_with_a_mean(shipped):
     sel.set_value(MEAN).run()
     assert not at.exception, at.exception
     t = next(d.value for d in at.dataframe if "statistic" in d.value.columns)
-    emb = t[t["run"].str.contains("· embedded · rocketeval · 160 items")]
+    emb = t[t["run"].str.contains("· embedded · rocketeval · 192 items")]
     assert sorted(emb["version"]) == [2, 3]
     # an interval over documents where the part has enough of them, else the reason
     from checkeval_core.stats.bootstrap import MIN_GROUPS

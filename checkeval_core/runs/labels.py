@@ -1,6 +1,6 @@
 """The one label of a run, used by every page, chart legend and CLI listing.
 
-``#7 · v3 · embedded · rocketeval · 160 items``: the run, the checklist version it asked,
+``#7 · v3 · embedded · rocketeval · 192 items``: the run, the checklist version it asked,
 judge, method and the number of items it covers — so that two runs of one judge and method
 (a version comparison, or a full run beside a 3-item one) can be told apart anywhere. A run
 not completed carries its status at the end.
