@@ -39,7 +39,7 @@ import pandas as pd
 import sqlite_utils
 
 from checkeval_core.annotation.position_bias import position_bias
-from checkeval_core.annotation.preferences import repeated_votes
+from checkeval_core.annotation.preferences import rating_sources, ratings, repeated_votes
 from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.stats.bootstrap import (
     percentile_ci,
@@ -134,9 +134,7 @@ def system_scores(db: sqlite_utils.Database, run_id: int, aggregation: str | Non
 
 def _reference(db: sqlite_utils.Database, run: dict[str, Any], source: str | None
                ) -> tuple[str | None, dict[str, dict[str, Any]]]:
-    srcs = [r[0] for r in db.execute("SELECT DISTINCT source FROM system_rating WHERE "
-                                     "task_id = ?", [run["task_id"]])]
-    srcs.sort(key=lambda s: (s != "arena_elo", s))
+    srcs = rating_sources(db, run["task"])
     if source is None:
         if not srcs:
             return None, {}
@@ -144,10 +142,7 @@ def _reference(db: sqlite_utils.Database, run: dict[str, Any], source: str | Non
     elif source not in srcs:
         raise ValueError(f"task {run['task']!r} has no reference ratings {source!r}"
                          + (f"; it has {', '.join(srcs)}" if srcs else ""))
-    ref = {r["system_id"]: r for r in rows(
-        db, "SELECT system_id, rating, lower, upper FROM system_rating WHERE task_id = ? AND "
-            "source = ?", [run["task_id"], source])}
-    return source, ref
+    return source, {r["system_id"]: r for r in ratings(db, run["task"], source)}
 
 
 def _human_matches(db: sqlite_utils.Database, task_id: int, systems: set[str] | None = None,

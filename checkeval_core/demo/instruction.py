@@ -17,7 +17,7 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.annotation.preferences import import_ratings
+from checkeval_core.annotation.preferences import import_ratings, rating_sources
 from checkeval_core.checklists.instance import import_group_checklists
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.config import data_dir
@@ -55,7 +55,7 @@ def load_instruction_demo(db: sqlite_utils.Database,
     if not db.execute("SELECT 1 FROM checklist_version WHERE task_id = ? AND kind = 'instance'",
                       [tid]).fetchone():
         entry["version"] = freeze(db, TASK, note=NOTE, kind="instance")
-    if not db.execute("SELECT 1 FROM system_rating WHERE task_id = ?", [tid]).fetchone():
+    if not rating_sources(db, TASK):
         entry["ratings"] = import_ratings(db, TASK, path=data_dir() / RATINGS_FILE)
     entry["runs"] = demo_runs(db, TASK, bundles)  # loaded as every demo task's are
     return entry
