@@ -197,7 +197,7 @@ def test_agreement_equals_the_dict_reference(db):
     exactly: Yes/No units with SEAL units, invalid answers, answers only one run has, item
     subsets, another run order, a run listed twice."""
     from checkeval_core.analysis.report import agreement
-    from tests.test_compare_pinned import build as build_random
+    from tests.helpers import random_two_runs as build_random
 
     a, b = build_random(db)
     n_items = db.execute("SELECT COUNT(*) FROM item").fetchone()[0]
