@@ -829,3 +829,23 @@ def random_two_runs(db) -> tuple[int, int]:
                   "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [(*x, _PIN_NOW) for x in ans])
     c.commit()
     return a, b
+
+
+def same_pinned(got: Any, want: Any, where: str = "", tol: float = 0.0) -> None:
+    """``got`` equals a pinned output ``want``: the same keys, lengths, types and values, NaN
+    where NaN; a float within ``tol`` (relative and absolute) when one is given, else exactly."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and sorted(got) == sorted(want), where
+        for k in want:
+            same_pinned(got[k], want[k], f"{where}.{k}", tol)
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want)):
+            same_pinned(g, w, f"{where}[{i}]", tol)
+    elif isinstance(want, float) and math.isnan(want):
+        assert isinstance(got, float) and math.isnan(got), where
+    elif tol and isinstance(want, float) and not isinstance(got, bool) and \
+            isinstance(got, int | float):
+        assert got == pytest.approx(want, rel=tol, abs=tol), where
+    else:
+        assert type(got) is type(want) and got == want, (where, got, want)

@@ -22,7 +22,7 @@ from checkeval_core.analysis.report import analyze_runs, page_points
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.stats.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.store import db_path
-from tests.helpers import FIXTURES, fake_demo_runs
+from tests.helpers import FIXTURES, fake_demo_runs, same_pinned
 
 PINNED = FIXTURES / "analysis_pinned.json"
 #: the (level, coefficient) pairs whose chart is pinned: each level and each coefficient once
@@ -80,27 +80,12 @@ def plain(x):
                                  else str(o)))
 
 
-def same(got, want, where: str = "") -> None:
-    if isinstance(want, dict):
-        assert isinstance(got, dict) and sorted(got) == sorted(want), where
-        for k in want:
-            same(got[k], want[k], f"{where}.{k}")
-    elif isinstance(want, list):
-        assert isinstance(got, list) and len(got) == len(want), where
-        for i, (g, w) in enumerate(zip(got, want)):
-            same(g, w, f"{where}[{i}]")
-    elif isinstance(want, float) and math.isnan(want):
-        assert isinstance(got, float) and math.isnan(got), where
-    else:
-        assert type(got) is type(want) and got == want, (where, got, want)
-
-
 def test_analysis_view_is_pinned(db):
     got = plain(outputs(db))
     if os.environ.get("CHECKEVAL_PIN_ANALYSIS"):
         PINNED.write_text(json.dumps(got, sort_keys=True) + "\n", encoding="utf-8")
     want = json.loads(PINNED.read_text(encoding="utf-8"))
-    same(got, want)
+    same_pinned(got, want)
     # what the fixture is there to exercise: intervals exist, and the shared-items rule
     two = want["two"]["report"]["runs"]
     some = next(iter(two.values()))["dimensions"]["coherence"]
@@ -131,7 +116,7 @@ def test_first_chart_points_equal_the_full_view(db):
                     assert list(r["dimensions"]) == list(f["dimensions"])
                     for dim, d in r["dimensions"].items():
                         e, fe = d[level], f["dimensions"][dim][level]
-                        same(plain([e[coef], e["n"], e["skipped"], e["reasons"][coef]]),
+                        same_pinned(plain([e[coef], e["n"], e["skipped"], e["reasons"][coef]]),
                              plain([fe[coef], fe["n"], fe["skipped"], fe["reasons"][coef]]),
                              f"{runs} {level} {coef} {key} {dim}")
                         assert d["support"] == f["dimensions"][dim]["support"]
@@ -150,7 +135,7 @@ def test_first_chart_points_equal_the_full_view(db):
                 want = [t for t in view["figure"].data if t.customdata is not None]
                 assert [(t.name, t.x) for t in got] == [(t.name, t.x) for t in want]
                 for g, w in zip(got, want):
-                    same(plain(list(g.y)), plain(list(w.y)))
+                    same_pinned(plain(list(g.y)), plain(list(w.y)))
                     assert [list(x[:3]) + list(x[4:]) for x in g.customdata] == \
                         [list(x[:3]) + list(x[4:]) for x in w.customdata]
                     assert all(x[3] == PENDING for x in g.customdata)
@@ -204,7 +189,7 @@ def test_agreement_equals_the_dict_reference(db):
     for runs, pks in (([a, b], None), ([b, a], None), ([a, b], set(range(1, n_items, 3))),
                       ([a, a, b], None), ([a, b], set())):
         got, want = agreement(db, runs, pks), _agreement_by_dicts(db, runs, pks)
-        same(plain({"krippendorff_alpha": got["krippendorff_alpha"],
+        same_pinned(plain({"krippendorff_alpha": got["krippendorff_alpha"],
                     "fleiss_kappa": got["fleiss_kappa"], "n_units": got["n_units"],
                     "n_agree": got["n_agree"],
                     "pairwise": {k: {f: v[f] for f in ("kappa", "n", "agree")}

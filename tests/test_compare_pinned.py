@@ -11,13 +11,10 @@ tests/test_compare_pinned.py``. Integers, strings and None must match exactly; f
 from __future__ import annotations
 
 import json
-import math
 import os
 
-import pytest
-
 from checkeval_core.analysis.compare import compare_runs
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, same_pinned
 from tests.helpers import random_two_runs as build
 
 PINNED = FIXTURES / "compare_pinned.json"
@@ -37,30 +34,12 @@ def outputs(db) -> dict:
     return out
 
 
-def same(got, want, where: str = "") -> None:
-    if isinstance(want, dict):
-        assert isinstance(got, dict) and sorted(got) == sorted(want), where
-        for k in want:
-            same(got[k], want[k], f"{where}.{k}")
-    elif isinstance(want, list):
-        assert isinstance(got, list) and len(got) == len(want), where
-        for i, (g, w) in enumerate(zip(got, want)):
-            same(g, w, f"{where}[{i}]")
-    elif isinstance(want, float) and not isinstance(got, bool) and isinstance(got, int | float):
-        if math.isnan(want):
-            assert isinstance(got, float) and math.isnan(got), where
-        else:
-            assert got == pytest.approx(want, rel=1e-12, abs=1e-12), where
-    else:
-        assert type(got) is type(want) and got == want, where
-
-
 def test_compare_output_is_pinned(db):
     got = json.loads(json.dumps(outputs(db)))  # as the CLI's --json prints it
     if os.environ.get("CHECKEVAL_PIN_COMPARE"):
         PINNED.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     want = json.loads(PINNED.read_text(encoding="utf-8"))
-    same(got, want)
+    same_pinned(got, want, tol=1e-12)
     # what the fixture is there to exercise
     a_b = want["a_b"]
     assert max(len(q["items"]) for q in a_b["flipped"]) == 20
