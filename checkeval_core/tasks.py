@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import sqlite_utils
@@ -158,3 +159,13 @@ def export_rows(db: sqlite_utils.Database, task: str, what: str) -> list[dict[st
                  "dimension": r["dimension"], "value": r["value"], "annotator": r["annotator"]}
                 for r in human_scores(db, task)]
     raise ValueError(f"--what {what!r}: use items or scores for a task")
+
+
+def item_groups(db: sqlite_utils.Database, item_pks: set[int] | list[int]
+                ) -> dict[int, tuple[str, str]]:
+    """``{item pk: (group id, system id)}`` of the given items."""
+    if not item_pks:
+        return {}
+    return {r[0]: (r[1], r[2]) for r in db.execute(
+        "SELECT id, group_id, system_id FROM item WHERE id IN (SELECT value FROM json_each(?))",
+        [json.dumps(sorted(int(i) for i in item_pks))])}

@@ -12,14 +12,13 @@ import pandas as pd
 
 from checkeval_core.analysis import charts, ranking_charts
 from checkeval_core.analysis.report import (
-    alpha_binary_ci,
     correlation_report,
     coverage,
     stability,
     stability_note,
     stability_points,
 )
-from checkeval_core.stats.agreement import krippendorff_alpha
+from checkeval_core.stats.agreement import alpha_binary_ci, krippendorff_alpha
 
 
 def _frame(groups: int, per: int, seed: int = 0, start: int = 0) -> pd.DataFrame:

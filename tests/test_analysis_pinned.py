@@ -148,8 +148,13 @@ def _agreement_by_dicts(db, run_ids, item_pks=None) -> dict:
     from collections import defaultdict
     from itertools import combinations
 
-    from checkeval_core.analysis.report import alpha_binary_ci, item_groups
-    from checkeval_core.stats.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
+    from checkeval_core.stats.agreement import (
+        alpha_binary_ci,
+        cohen_kappa,
+        fleiss_from_labels,
+        krippendorff_alpha,
+    )
+    from checkeval_core.tasks import item_groups
 
     marks = ",".join("?" * len(run_ids))
     labels = defaultdict(dict)

@@ -22,7 +22,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("checkeval_core.judges",),
     ("checkeval_core.checklists", "checkeval_core.prompts"),
     ("checkeval_core.runs",),
-    ("checkeval_core.analysis", "checkeval_core.annotation"),
+    ("checkeval_core.annotation",),                                         # people's answers
+    ("checkeval_core.analysis",),
     ("checkeval_core.bench", "checkeval_core.demo"),
     ("checkeval_core.cli",),
     ("checkeval_core", "studio_ui"),                       # the package root, the app's widgets

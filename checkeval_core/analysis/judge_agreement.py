@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.analysis.report import binary_alpha_ci
 from checkeval_core.runs.registry import METHODS, primary_aggregation
 from checkeval_core.stats.agreement import (
     binary_alpha,
+    binary_alpha_ci,
     interval_alpha,
     interval_stats,
     krippendorff_alpha,
@@ -157,7 +157,7 @@ def yes_no_alpha(db: sqlite_utils.Database, run_ids: list[int], group_of: dict[i
                  n_boot: int = N_BOOT, seed: int = 0) -> dict[str, Any]:
     """Krippendorff α (nominal) of the runs' Yes/No answers on the given items (``group_of``
     keys), with the group-bootstrap interval of
-    :func:`~checkeval_core.analysis.report.alpha_binary_ci`: counted per (item, question,
+    :func:`~checkeval_core.stats.agreement.alpha_binary_ci`: counted per (item, question,
     unit) in SQL, so a million answers are never walked in Python. ``{"alpha_yes_no",
     "ci_yes_no", "reason_yes_no"}``."""
     marks = ",".join("?" * len(run_ids))

@@ -7,7 +7,6 @@ down to Yes/No decisions (the page links each chart to the Traces page).
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Callable
@@ -35,7 +34,7 @@ from checkeval_core.analysis.reliability import DEFAULT_MAX_FLIP, selection_reli
 from checkeval_core.runs.labels import run_labels
 from checkeval_core.runs.score_math import answer_value
 from checkeval_core.stats.agreement import (
-    binary_alpha,
+    binary_alpha_ci,
     cohen_kappa,
     fleiss_kappa,
     krippendorff_alpha,
@@ -43,9 +42,7 @@ from checkeval_core.stats.agreement import (
 from checkeval_core.stats.bootstrap import (
     MIN_GROUPS,
     enough_groups,
-    group_bootstrap,
     minimum,
-    weighted_sums,
 )
 from checkeval_core.stats.correlation import (
     corr,
@@ -53,6 +50,7 @@ from checkeval_core.stats.correlation import (
 from checkeval_core.stats.values import isnan
 from checkeval_core.store import rows
 from checkeval_core.task_split import check_which, filter_frame, split_note, task_of_run
+from checkeval_core.tasks import item_groups
 
 
 def format_ci(entry: dict[str, Any], coef: str, digits: int = 2) -> str:
@@ -477,7 +475,7 @@ class _YesNo:
         return math.nan if table.shape[1] < 2 else fleiss_kappa(table)
 
     def group_sums(self, group_of_unit: list[Any]) -> np.ndarray:
-        """:func:`alpha_binary_ci`'s per-group ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` (groups in
+        """:func:`~checkeval_core.stats.agreement.alpha_binary_ci`'s per-group ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` (groups in
         order of their first unit; each sum accumulated unit by unit, in unit order)."""
         yes, m = self.counts()
         codes, uniq = pd.factorize(pd.Series(group_of_unit, dtype=object), sort=False)
@@ -487,58 +485,6 @@ class _YesNo:
                                 np.bincount(codes, no.astype(float), len(uniq)),
                                 np.bincount(codes, w, len(uniq))]) if len(uniq) \
             else np.zeros((0, 3))
-
-
-def item_groups(db: sqlite_utils.Database, item_pks: set[int] | list[int]
-                ) -> dict[int, tuple[str, str]]:
-    """``{item pk: (group id, system id)}`` of the given items."""
-    if not item_pks:
-        return {}
-    return {r[0]: (r[1], r[2]) for r in db.execute(
-        "SELECT id, group_id, system_id FROM item WHERE id IN (SELECT value FROM json_each(?))",
-        [json.dumps(sorted(int(i) for i in item_pks))])}
-
-
-#: Resamples of the groups for the interval of the agreement across judges.
-AGREEMENT_BOOT = 500
-
-
-def alpha_binary_ci(labels: dict[Any, dict[Any, str]], group_of: dict[Any, Any],
-                    n_boot: int = AGREEMENT_BOOT, seed: int = 0) -> dict[str, Any]:
-    """Percentile interval of Krippendorff's α (nominal, Yes/No) resampling *groups*.
-
-    The (item, question) units of one document are not independent, so the document is what
-    is drawn. Binary nominal α only needs, per group, the sums of n_yes, n_no and
-    n_yes·n_no/(m−1) over its pairable units (α = 1 − (n−1)·o_yn / (n_yes·n_no)), so a
-    resample is a weighted sum — fast enough for every page view.
-    ``{"ci": [lo, hi], "reason": why there is none or None}``."""
-    per: dict[Any, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
-    for u, by_rater in labels.items():
-        vals = list(by_rater.values())
-        m = len(vals)
-        if m < 2:
-            continue
-        y = vals.count("yes")
-        n = m - y
-        acc = per[group_of[u]]
-        acc[0] += y
-        acc[1] += n
-        acc[2] += y * n / (m - 1)
-    return binary_alpha_ci(np.array(list(per.values())), n_boot, seed)
-
-
-def binary_alpha_ci(sums: np.ndarray, n_boot: int = AGREEMENT_BOOT, seed: int = 0
-                    ) -> dict[str, Any]:
-    """The group-bootstrap interval of :func:`alpha_binary_ci` from each group's summed
-    ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` (one row per group): a resample's α is
-    :func:`~checkeval_core.stats.agreement.binary_alpha` of its draw-weighted sums."""
-    boot = group_bootstrap(len(sums), weighted_sums(sums, binary_alpha), n_boot, seed)
-    if boot.reason:
-        return {"ci": [math.nan, math.nan], "reason": boot.reason}
-    if len(boot.values) < 2:
-        return {"ci": [math.nan, math.nan],
-                "reason": "no interval: fewer than 2 resamples had both answers"}
-    return {"ci": boot.ci(), "reason": None}
 
 
 def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True) -> str | None:

@@ -17,12 +17,18 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.analysis.report import AGREEMENT_BOOT, alpha_binary_ci, item_groups
 from checkeval_core.checklists.instance import question_applies
-from checkeval_core.stats.agreement import cohen_kappa, fleiss_from_labels, krippendorff_alpha
+from checkeval_core.stats.agreement import (
+    AGREEMENT_BOOT,
+    alpha_binary_ci,
+    cohen_kappa,
+    fleiss_from_labels,
+    krippendorff_alpha,
+)
 from checkeval_core.stats.bootstrap import group_bootstrap, minimum
 from checkeval_core.stats.correlation import corr
 from checkeval_core.store import rows, task_id
+from checkeval_core.tasks import item_groups
 
 
 def _own_answers(db: sqlite_utils.Database, tid: int) -> list[dict[str, Any]]:
