@@ -122,7 +122,7 @@ def test_each_item_goes_to_one_server_and_verdicts_equal_one_server(db, task, se
     a, b, single = servers(None, None, None)
     pool_spec = f"openai-compat:{a.url},{b.url}#m"
     judge = get_judge(pool_spec, db=db)
-    assert isinstance(judge.inner, PoolJudge) and judge.capabilities.items_at_once == 4
+    assert isinstance(judge.inner, PoolJudge) and judge.capabilities.items_at_once == 2  # one item per server
     est = estimate_run(db, rid := create_run(db, task, pool_spec, "rocketeval"))
     run = execute_run(db_path(db), rid, judge=judge)
     assert run["status"] == "completed", run["error"]
@@ -210,3 +210,18 @@ def test_a_saved_pool_needs_its_key_source_approved_for_every_server(db, monkeyp
     monkeypatch.setenv("CHECKEVAL_KEY_HOSTS", "LAB_KEY=http://gpu1:8000")
     res = start_runs(db, "nope", [spec], ["rocketeval"])  # refused before anything starts
     assert res.started == [] and any("gpu2" in e for e in res.errors)
+
+
+def test_the_pool_hands_the_items_in_turn_so_servers_work_side_by_side(db):
+    """In request order every worker would wait on the first item's server; in turn, the
+    requests in flight are of different items (different servers), each item's questions
+    keeping their order."""
+    from checkeval_core.judges.base import BinaryRequest
+
+    judge = get_judge("openai-compat:http://127.0.0.1:9/v1,http://127.0.0.1:10/v1#m", db=db)
+    reqs = [BinaryRequest("s", (f"item {i}",), f"q{k}?") for i in "abc" for k in range(3)]
+    reqs.append(BinaryRequest("s", ("item a",), "q3?"))
+    order = judge.inner.order(reqs)
+    assert [reqs[i].context[0][-1] + reqs[i].question[1] for i in order] == \
+        ["a0", "b0", "c0", "a1", "b1", "c1", "a2", "b2", "c2", "a3"]
+    assert sorted(order) == list(range(len(reqs)))
