@@ -198,3 +198,21 @@ def test_undefined_values_and_formatting():
     assert fmt_ci([float("nan"), 1], reason="no interval: 3 groups") == "no interval: 3 groups"
     u = Undefined("no human scores")
     assert not u and math.isnan(float(u)) and str(u) == "no human scores"
+
+
+def test_fleiss_from_counts_keeps_the_most_common_number_of_ratings():
+    """Units rated 3, 2 and 3 times (and one once): κ over the two 3-rated units, by hand —
+    and the same from the labels; between equally common sizes, the first seen wins."""
+    from checkeval_core.stats.agreement import fleiss_from_counts, fleiss_from_labels
+
+    labels = [["y", "y", "n"], ["y", "n"], ["n", "n", "n"], ["y"]]
+    counts = np.array([[1, 2], [1, 1], [3, 0], [0, 1]])  # no, yes
+    k, used = fleiss_from_counts(counts)
+    # by hand: P_i = (2·1 + 0)/6 = 1/3 and 1; P̄ = 2/3; p = (4/6, 2/6): P_e = 5/9
+    assert used == 2 and k == pytest.approx((2 / 3 - 5 / 9) / (1 - 5 / 9))
+    assert fleiss_from_labels(labels) == (k, 2)
+    k2, used2 = fleiss_from_counts(np.array([[1, 1], [2, 1], [0, 2], [3, 0]]))
+    assert used2 == 2 and k2 == fleiss_from_labels([["n", "y"], ["n", "n", "y"],
+                                                   ["y", "y"], ["n", "n", "n"]])[0]
+    k0, used0 = fleiss_from_counts(np.zeros((0, 2)))
+    assert math.isnan(k0) and used0 == 0

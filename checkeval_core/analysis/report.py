@@ -36,7 +36,7 @@ from checkeval_core.runs.score_math import answer_value
 from checkeval_core.stats.agreement import (
     binary_alpha_ci,
     cohen_kappa,
-    fleiss_kappa,
+    fleiss_from_counts,
     krippendorff_alpha,
 )
 from checkeval_core.stats.bootstrap import (
@@ -461,18 +461,10 @@ class _YesNo:
         return (self.v == 1).sum(axis=1), (self.v >= 0).sum(axis=1)
 
     def fleiss(self) -> float:
-        """:func:`~checkeval_core.stats.agreement.fleiss_from_labels` of the units' labels:
-        the units with the most common number of answers (the first seen among equals), a
-        units × categories count table over the categories they hold (sorted), κ."""
+        """:func:`~checkeval_core.stats.agreement.fleiss_from_labels` of the units' labels,
+        from their counts (categories "no", "yes")."""
         yes, m = self.counts()
-        if not len(m):
-            return math.nan
-        sizes, first, n = np.unique(m, return_index=True, return_counts=True)
-        k = sizes[np.lexsort((first, -n))[0]]
-        keep = m == k
-        table = np.column_stack([(m - yes)[keep], yes[keep]])  # categories "no", "yes"
-        table = table[:, table.sum(axis=0) > 0]
-        return math.nan if table.shape[1] < 2 else fleiss_kappa(table)
+        return fleiss_from_counts(np.column_stack([m - yes, yes]))[0]
 
     def group_sums(self, group_of_unit: list[Any]) -> np.ndarray:
         """:func:`~checkeval_core.stats.agreement.alpha_binary_ci`'s per-group ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` (groups in

@@ -14,7 +14,7 @@ with the most common number of ratings and says how many it used.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,17 +99,29 @@ def fleiss_kappa(table: Sequence[Sequence[float]] | np.ndarray) -> float:
 
 
 def fleiss_from_labels(labels_by_unit: Sequence[Sequence[Any]]) -> tuple[float, int]:
-    """Fleiss' κ from each unit's list of labels; returns ``(kappa, n_units_used)``."""
+    """Fleiss' κ from each unit's list of labels; returns ``(kappa, n_units_used)``
+    (:func:`fleiss_from_counts` of their counts, the categories sorted)."""
     units = [list(u) for u in labels_by_unit if len(u) >= 2]
-    if not units:
-        return NAN, 0
-    k = Counter(len(u) for u in units).most_common(1)[0][0]
-    units = [u for u in units if len(u) == k]
     cats = sorted({x for u in units for x in u}, key=str)
-    table = [[u.count(c) for c in cats] for u in units]
-    if len(cats) < 2:
-        return NAN, len(units)
-    return fleiss_kappa(table), len(units)
+    return fleiss_from_counts(np.array([[u.count(c) for c in cats] for u in units],
+                                       dtype=float).reshape(len(units), len(cats)))
+
+
+def fleiss_from_counts(counts: np.ndarray) -> tuple[float, int]:
+    """Fleiss' κ from a units × categories table of counts whose units may have different
+    numbers of ratings: κ needs equal ones, so only the units with the most common number of
+    ratings (the first seen among equally common ones) are used, over the categories they
+    hold. Returns ``(kappa, n_units_used)``."""
+    t = np.asarray(counts, dtype=float)
+    m = t.sum(axis=1) if t.ndim == 2 else np.zeros(0)
+    t, m = t[m >= 2], m[m >= 2]
+    if not len(m):
+        return NAN, 0
+    sizes, first, n = np.unique(m, return_index=True, return_counts=True)
+    keep = m == sizes[np.lexsort((first, -n))[0]]
+    table = t[keep][:, t[keep].sum(axis=0) > 0]
+    used = int(keep.sum())
+    return (NAN, used) if table.shape[1] < 2 else (fleiss_kappa(table), used)
 
 
 def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float:
