@@ -413,10 +413,15 @@ def _pair_rows(src: Path, b: dict[str, Any], n: int) -> list[dict]:
     return [r for _, r in _read_jsonl(src / b["file"])][:n]
 
 
+def _has_query_checklists(db: Any, task: str) -> bool:
+    """The task's per-query checklists are frozen (an ``instance`` version exists)."""
+    return any(v["kind"] == "instance" for v in list_versions(db, task))
+
+
 def _ensure_checklist(db: Any, task: str, checklist: str, checklist_judge: str,
                       author_rows: list[dict] | None, mode: str | None = None) -> dict[str, Any]:
     """Fill the queries' checklists (missing ones only: generation resumes) and freeze them."""
-    if any(v["kind"] == "instance" for v in list_versions(db, task)):
+    if _has_query_checklists(db, task):
         return {"seconds": 0.0, "cpu_s": 0.0, "problems": []}
     t0, c0 = time.perf_counter(), time.process_time()
     problems: list[str] = []
@@ -513,8 +518,7 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
             import_preferences(db, task, data="".join(json.dumps(r, ensure_ascii=False) + "\n"
                                                       for r in pairs).encode(),
                                filename=Path(b["file"]).name)
-    if estimate and checklist.startswith("generated") and not any(
-            v["kind"] == "instance" for v in list_versions(db, task)):
+    if estimate and checklist.startswith("generated") and not _has_query_checklists(db, task):
         raise ValueError(f"--estimate: the {checklist} checklists of {task} are written by "
                          f"{checklist_judge} first, so the runs cannot be counted yet; "
                          "use --checklist author or fixed, or generate them first")
