@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 from checkeval_core.stats.agreement import (
+    alpha_binary_ci,
+    binary_alpha_ci,
+    binary_group_sums,
     cohen_kappa,
     fleiss_from_labels,
     fleiss_kappa,
@@ -55,3 +58,18 @@ def test_fleiss_from_labels_uses_modal_rater_count():
     assert used == 3
     assert k == pytest.approx(fleiss_kappa([[2, 0], [1, 1], [0, 2]]))
     assert percent_agreement([["y", "y"], ["y", "n"]]) == 0.5
+
+
+def test_binary_group_sums_by_hand_and_from_labels():
+    # group g1: units (2 yes of 3), (0 of 2); group g2: (1 of 2); unit with one answer dropped
+    sums = binary_group_sums(np.array([2, 0, 1]), np.array([3, 2, 2]), ["g1", "g1", "g2"])
+    assert sums.tolist() == [[2.0, 3.0, 2 * 1 / 2], [1.0, 1.0, 1 * 1 / 1]]
+    labels = {"u1": {"a": "yes", "b": "yes", "c": "no"}, "u2": {"a": "no", "b": "no"},
+              "u3": {"a": "yes", "b": "no"}, "u4": {"a": "yes"}}
+    group = {"u1": "g1", "u2": "g1", "u3": "g2", "u4": "g2"}
+    many = {f"{u}-{k}": v for k in range(4) for u, v in labels.items()}
+    gmany = {f"{u}-{k}": f"{group[u]}-{k}" for k in range(4) for u in labels}
+    assert alpha_binary_ci(many, gmany) == binary_alpha_ci(binary_group_sums(
+        np.array([2, 0, 1] * 4), np.array([3, 2, 2] * 4),
+        [f"{g}-{k}" for k in range(4) for g in ("g1", "g1", "g2")]))
+    assert binary_group_sums(np.array([], int), np.array([], int), []).shape == (0, 3)

@@ -35,6 +35,7 @@ from checkeval_core.runs.labels import run_labels
 from checkeval_core.runs.score_math import answer_value
 from checkeval_core.stats.agreement import (
     binary_alpha_ci,
+    binary_group_sums,
     cohen_kappa,
     fleiss_from_counts,
     krippendorff_alpha,
@@ -467,16 +468,9 @@ class _YesNo:
         return fleiss_from_counts(np.column_stack([m - yes, yes]))[0]
 
     def group_sums(self, group_of_unit: list[Any]) -> np.ndarray:
-        """:func:`~checkeval_core.stats.agreement.alpha_binary_ci`'s per-group ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` (groups in
-        order of their first unit; each sum accumulated unit by unit, in unit order)."""
+        """:func:`~checkeval_core.stats.agreement.binary_group_sums` of the units' counts."""
         yes, m = self.counts()
-        codes, uniq = pd.factorize(pd.Series(group_of_unit, dtype=object), sort=False)
-        no = m - yes
-        w = (yes * no) / (m - 1)
-        return np.column_stack([np.bincount(codes, yes.astype(float), len(uniq)),
-                                np.bincount(codes, no.astype(float), len(uniq)),
-                                np.bincount(codes, w, len(uniq))]) if len(uniq) \
-            else np.zeros((0, 3))
+        return binary_group_sums(yes, m, group_of_unit)
 
 
 def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True) -> str | None:

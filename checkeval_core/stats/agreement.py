@@ -14,12 +14,12 @@ with the most common number of ratings and says how many it used.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
 import krippendorff
 import numpy as np
+import pandas as pd
 
 from checkeval_core.stats.bootstrap import group_bootstrap, weighted_sums
 
@@ -168,19 +168,32 @@ def alpha_binary_ci(labels: dict[Any, dict[Any, str]], group_of: dict[Any, Any],
     n_yes·n_no/(m−1) over its pairable units (α = 1 − (n−1)·o_yn / (n_yes·n_no)), so a
     resample is a weighted sum — fast enough for every page view.
     ``{"ci": [lo, hi], "reason": why there is none or None}``."""
-    per: dict[Any, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    yes, m, groups = [], [], []
     for u, by_rater in labels.items():
         vals = list(by_rater.values())
-        m = len(vals)
-        if m < 2:
+        if len(vals) < 2:
             continue
-        y = vals.count("yes")
-        n = m - y
-        acc = per[group_of[u]]
-        acc[0] += y
-        acc[1] += n
-        acc[2] += y * n / (m - 1)
-    return binary_alpha_ci(np.array(list(per.values())), n_boot, seed)
+        yes.append(vals.count("yes"))
+        m.append(len(vals))
+        groups.append(group_of[u])
+    return binary_alpha_ci(binary_group_sums(np.array(yes, int), np.array(m, int), groups),
+                           n_boot, seed)
+
+
+def binary_group_sums(yes: np.ndarray, m: np.ndarray, group_of_unit: list[Any]) -> np.ndarray:
+    """Per group, ``[n_yes, n_no, Σ n_yes·n_no/(m−1)]`` over its units (``yes`` Yes answers of
+    ``m ≥ 2`` per unit): the sufficient statistics of binary α that :func:`binary_alpha_ci`
+    resamples. Groups in order of their first unit; each sum accumulated unit by unit, in unit
+    order (so the Analysis view's arrays and a dict of labels give the same bits)."""
+    yes, m = np.asarray(yes), np.asarray(m)
+    codes, uniq = pd.factorize(pd.Series(list(group_of_unit), dtype=object), sort=False)
+    if not len(uniq):
+        return np.zeros((0, 3))
+    no = m - yes
+    w = (yes * no) / (m - 1)
+    return np.column_stack([np.bincount(codes, yes.astype(float), len(uniq)),
+                            np.bincount(codes, no.astype(float), len(uniq)),
+                            np.bincount(codes, w, len(uniq))])
 
 
 def binary_alpha_ci(sums: np.ndarray, n_boot: int = AGREEMENT_BOOT, seed: int = 0
