@@ -37,6 +37,7 @@ from scipy.stats import t
 
 from checkeval_core.analysis.frames import run_frame
 from checkeval_core.stats.draws import pick_without_replacement, sampling_rng
+from checkeval_core.stats.variance import moderated_variance, pooled_variance
 from checkeval_core.task_split import get_split, task_of_run
 
 # ppi_py is imported inside the functions that use it: it takes about 1.4 s to import, paid
@@ -103,7 +104,8 @@ def ppi_mean(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
 
 
 def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
-                        alpha: float = ALPHA) -> dict[str, Any]:
+                        alpha: float = ALPHA, pooled: dict[str, float] | None = None
+                        ) -> dict[str, Any]:
     """The same estimator read as an estimate of the mean human score *of the unlabelled items
     themselves* (a finite population — e.g. a benchmark's held-out documents), not of the
     population they were drawn from: ``θ̂ − θ_U = mean_L(Y − λf) − mean_U(Y − λf)``, so
@@ -114,32 +116,50 @@ def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
     √(1 − ρ²) at the optimal λ. Student's t quantile with n − 1 degrees of freedom for both
     (with a few labelled items the normal one covers too little); the same quantile keeps the
     calibrated interval never wider than the humans' (the fitted λ minimises the residual
-    spread, so sd(Y − λf) ≤ sd(Y)). ``{"estimate", "ci", "lambda", "human_only",
-    "ci_human_only", "reason"}``; our own formulas (the point estimate is
-    ``ppi_mean_pointestimate`` at that λ)."""
+    spread, so sd(Y − λf) ≤ sd(Y)).
+
+    ``pooled`` (``{"human": s₀², "residual": s₀²}``, the pooled variances of like samples —
+    the other systems on the same dimension): both variances are moderated toward them
+    (:func:`checkeval_core.stats.variance.moderated_variance`, 2(n − 1) degrees of freedom),
+    and labelled scores that are all equal get an interval from the pool instead of none.
+
+    ``{"estimate", "ci", "lambda", "human_only", "ci_human_only", "reason", "var_human",
+    "var_residual", "df", "moderated"}`` (the two variances are the sample's own, before any
+    moderation); our own formulas (the point estimate is ``ppi_mean_pointestimate`` at that
+    λ)."""
     from ppi_py import ppi_mean_pointestimate
 
     y, f, fu = (np.asarray(a, float) for a in (y, f, f_unlabelled))
     n, big_n = len(y), len(fu)
     out: dict[str, Any] = {"estimate": NAN, "ci": [NAN, NAN], "lambda": NAN,
-                           "human_only": NAN, "ci_human_only": [NAN, NAN], "reason": None}
+                           "human_only": NAN, "ci_human_only": [NAN, NAN], "reason": None,
+                           "var_human": NAN, "var_residual": NAN, "df": max(n - 1, 0),
+                           "moderated": False}
     if n < MIN_LABELLED or big_n == 0:
         out["reason"] = (f"needs ≥ {MIN_LABELLED} labelled items (n={n})" if n < MIN_LABELLED
                          else "no unlabelled item")
         return out
     out["human_only"] = float(y.mean())
-    if np.ptp(y) == 0:
-        out.update(estimate=float(y.mean()), reason=(
-            f"the {n} labelled human scores are all {y[0]:g}: no interval — label more items"))
-        return out
-    k = math.sqrt(1 / n + 1 / big_n)
-    hw = _t(alpha, n - 1) * float(y.std(ddof=1)) * k
-    out["ci_human_only"] = [out["human_only"] - hw, out["human_only"] + hw]
     vf = float(np.var(f, ddof=1))
     lam = float(np.cov(y, f, ddof=1)[0, 1] / vf) if vf > 1e-12 else 0.0
     est = float(np.ravel(ppi_mean_pointestimate(y, f, fu, lam=lam))[0])
-    hw = _t(alpha, n - 1) * float(np.std(y - lam * f, ddof=1)) * k
-    out.update(estimate=est, ci=[est - hw, est + hw], **{"lambda": lam})
+    out.update(estimate=est, var_human=float(np.var(y, ddof=1)),
+               var_residual=float(np.var(y - lam * f, ddof=1)), **{"lambda": lam})
+    if np.ptp(y) == 0 and pooled is None:
+        out.update(estimate=float(y.mean()), ci=[NAN, NAN], reason=(
+            f"the {n} labelled human scores are all {y[0]:g}: no interval — label more items"))
+        return out
+    k = math.sqrt(1 / n + 1 / big_n)
+    for key, centre, var, pool in (("ci_human_only", out["human_only"], out["var_human"],
+                                    "human"), ("ci", est, out["var_residual"], "residual")):
+        v, df = moderated_variance(var, n - 1, None if pooled is None else pooled[pool])
+        hw = _t(alpha, df) * math.sqrt(v) * k
+        out[key] = [centre - hw, centre + hw]
+    if pooled is not None:
+        out["moderated"] = True
+        if np.ptp(y) == 0:
+            out["reason"] = (f"the {n} labelled human scores are all {y[0]:g}: the interval's "
+                             "spread is the other systems' (pooled)")
     return out
 
 
@@ -204,19 +224,46 @@ def calibrated(df: pd.DataFrame, labelled: Collection[Any], alpha: float = ALPHA
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for dim, part in d.groupby("dimension", sort=True):
         scale = human_scale(part["metric"], part.loc[part["is_lab"], "human"])
-        for system, sp in part.groupby("system", sort=True):
-            lp, up = sp[sp["is_lab"]], sp[~sp["is_lab"]]
-            entry = _entry(lp, up, sp, scale, alpha)
-            out.setdefault(str(system), {})[str(dim)] = entry
+        systems = [(str(s), sp[sp["is_lab"]], sp[~sp["is_lab"]], sp)
+                   for s, sp in part.groupby("system", sort=True)]
+        mapped = {s: _mapped(lp, up, scale) for s, lp, up, _ in systems}
+        pooled = _pooled(mapped, alpha)
+        for s, lp, up, sp in systems:
+            fin = (ppi_mean_unlabelled(*mapped[s], alpha, pooled) if mapped[s] is not None
+                   else {"ci": [NAN, NAN], "ci_human_only": [NAN, NAN], "moderated": False})
+            out.setdefault(s, {})[str(dim)] = _entry(lp, up, sp, scale, alpha, fin)
     return out
 
 
+def _mapped(lp: pd.DataFrame, up: pd.DataFrame, scale: tuple[float, float] | None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(y, f, f_unlabelled)`` of one system with the judge on the human scale (None when
+    there is no scale)."""
+    if scale is None:
+        return None
+    a, b = scale
+    return (lp["human"].to_numpy(float), a + b * lp["metric"].to_numpy(float),
+            a + b * up["metric"].to_numpy(float))
+
+
+def _pooled(mapped: dict[str, Any], alpha: float) -> dict[str, float] | None:
+    """The pooled human and residual variances of a dimension's systems (the like samples the
+    held-out-mean interval borrows from); None for fewer than
+    :data:`~checkeval_core.stats.variance.MIN_POOL` systems with ≥ 2
+    labelled items — e.g. a run without system ids."""
+    own = [ppi_mean_unlabelled(*m, alpha) for s, m in mapped.items()
+           if m is not None and s != ALL_ITEMS and len(m[0]) >= MIN_LABELLED and len(m[2])]
+    ph = pooled_variance([r["var_human"] for r in own], [r["df"] for r in own])
+    pr = pooled_variance([r["var_residual"] for r in own], [r["df"] for r in own])
+    return None if ph is None or pr is None else {"human": ph, "residual": pr}
+
+
 def _entry(lp: pd.DataFrame, up: pd.DataFrame, sp: pd.DataFrame,
-           scale: tuple[float, float] | None, alpha: float) -> dict[str, Any]:
+           scale: tuple[float, float] | None, alpha: float, fin: dict[str, Any]
+           ) -> dict[str, Any]:
     base = {"n_labelled": int(len(lp)), "n_unlabelled": int(len(up)),
             "raw_judge": float(sp["metric"].mean()), "method": METHOD}
     y = lp["human"].to_numpy(float)
-    fin: dict[str, Any] = {"ci": [NAN, NAN], "ci_human_only": [NAN, NAN]}
     if scale is None:
         r = ppi_mean(y, np.zeros(len(y)), np.zeros(len(up)), alpha)
         r["reason"] = r["reason"] or ("no spread to map the judge onto the human scale (the "
@@ -227,8 +274,6 @@ def _entry(lp: pd.DataFrame, up: pd.DataFrame, sp: pd.DataFrame,
         a, b = scale
         r = ppi_mean(y, a + b * lp["metric"].to_numpy(float),
                      a + b * up["metric"].to_numpy(float), alpha)
-        fin = ppi_mean_unlabelled(y, a + b * lp["metric"].to_numpy(float),
-                                  a + b * up["metric"].to_numpy(float), alpha)
         mapped = a + b * sp["metric"].to_numpy(float)
         judge_only = float(mapped.mean())
         ci_judge = _z_ci(mapped, alpha) if len(mapped) >= 2 else [NAN, NAN]
@@ -240,8 +285,10 @@ def _entry(lp: pd.DataFrame, up: pd.DataFrame, sp: pd.DataFrame,
             "ci_human_only": r["ci_human_only"], "human_only": r["human_only"],
             "judge_only": judge_only, "ci_judge_only": ci_judge, "lambda": r["lambda"],
             "width_ratio": w / wh if wh > 0 else NAN, "reason": r["reason"],
-            # the same data read as an estimate of the unlabelled items' own mean
-            "ci_unlabelled_mean": fin["ci"], "ci_human_only_unlabelled_mean": fin["ci_human_only"]}
+            # the same data read as an estimate of the unlabelled items' own mean, its
+            # variances moderated toward the other systems' (module doc of stats.variance)
+            "ci_unlabelled_mean": fin["ci"], "ci_human_only_unlabelled_mean": fin["ci_human_only"],
+            "unlabelled_mean_moderated": bool(fin["moderated"])}
 
 
 def _width(ci: list[float]) -> float:

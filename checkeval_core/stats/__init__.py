@@ -11,6 +11,8 @@ package that computes a figure (``analysis/``, ``annotation/``, ``checklists/``,
 * :mod:`~checkeval_core.stats.ranking` — Bradley–Terry / Elo, rank correlations;
 * :mod:`~checkeval_core.stats.values` — undefined numbers (NaN / None with a reason) and how
   they print.
+* :mod:`~checkeval_core.stats.variance` — a small sample's variance moderated toward the
+  pooled variance of like samples (the calibrated held-out-mean interval);
 * :mod:`~checkeval_core.stats.draws` — seeded sampling draws (a sample of items, the items a
   person labels, a simulation's draws): one seed rule.
 
