@@ -207,3 +207,31 @@ def test_cli_calibrated_contract_on_the_demo(demo_db):
     assert bad.exit_code == 2 and "--labelled 1" in bad.output
     assert CliRunner().invoke(app, ["analyze", "--run", str(rid), "--labelled",
                                     "3"]).exit_code == 2
+
+
+def test_bench_calibrate_cli_on_one_run_and_on_an_ensemble(demo_db):
+    """``bench calibrate --db --run`` reads a stored run; ``--run`` repeated reads the runs'
+    ensemble (standardised scores averaged); ``--run`` without ``--db`` is refused."""
+    from checkeval_core.cli import app
+    from checkeval_core.runs.jobs import create_run, execute_run
+    from checkeval_core.store import db_path
+    from tests.helpers import small_run
+
+    a = small_run(demo_db)  # 6 documents × 16 systems, fake RocketEval
+    b = create_run(demo_db, "summeval-demo", "fake", "checkeval", limit=96)
+    execute_run(db_path(demo_db), b)
+    args = ["bench", "calibrate", "--db", str(db_path(demo_db)), "--labelled-docs", "1-3",
+            "--unlabelled-docs", "4-6", "--labelled", "2", "--draws", "3", "--json"]
+    one = CliRunner().invoke(app, [*args, "--run", str(a)])
+    assert one.exit_code == 0, one.output
+    res = json.loads(one.output)
+    assert res["judge"].startswith(f"run {a} (fake · rocketeval")
+    assert {r["dimension"] for r in res["rows"]} == {"coherence", "consistency", "fluency",
+                                                    "relevance"}
+    both = CliRunner().invoke(app, [*args, "--run", str(a), "--run", str(b)])
+    assert both.exit_code == 0, both.output
+    ens = json.loads(both.output)
+    assert ens["judge"].startswith(f"ensemble of runs {a} (fake") and f" + {b} (" in ens["judge"]
+    assert [r["n_intervals"] + round(r["no_interval"] * 48) for r in ens["rows"]] == [48] * 4
+    bad = CliRunner().invoke(app, ["bench", "calibrate", "--run", str(a)])
+    assert bad.exit_code == 2 and "--db and --run go together" in bad.output

@@ -18,8 +18,9 @@ def bench_calibrate_cmd(
                                          "summeval.jsonl (default $CHECKEVAL_BENCH_DATA)"),
         db: Path | None = typer.Option(None, "--db", help="a checkeval database holding --run "
                                        "(instead of ROUGE-1 on --data)"),
-        run: int | None = typer.Option(None, "--run", help="with --db: the run whose scores "
-                                       "are the judge"),
+        run: list[int] | None = typer.Option(None, "--run", help="with --db: the run whose "
+                                             "scores are the judge (repeat for an ensemble: "
+                                             "the runs' standardised scores averaged)"),
         aggregation: str | None = typer.Option(None, "--aggregation",
                                                help="with --run: its aggregation"),
         labelled_docs: str = typer.Option("1-16", "--labelled-docs",
@@ -50,7 +51,7 @@ def bench_calibrate_cmd(
         fail(f"--labelled {labelled!r}: give values ≥ 2, e.g. 10,16")
     if draws < 1:
         fail(f"--draws {draws}: give ≥ 1")
-    if (db is None) != (run is None):
+    if (db is None) != (not run):
         fail("--db and --run go together (without them: ROUGE-1 on --data)")
     try:
         if db is not None:
@@ -59,9 +60,18 @@ def bench_calibrate_cmd(
 
             if not db.exists():
                 fail(f"--db {db}: no such file")
-            df, meta = run_frame(open_db(db), int(run), aggregation)  # type: ignore[arg-type]
+            runs = [int(r) for r in run or []]
+            if len(runs) == 1:
+                df, meta = run_frame(open_db(db), runs[0], aggregation)
+                title = f"run {runs[0]} ({meta['judge']} · {meta['method']} · " \
+                        f"{meta['aggregation']})"
+            else:
+                from checkeval_core.analysis.ensemble import ensemble_frame
+
+                df, meta = ensemble_frame(open_db(db), runs, aggregation)
+                title = "ensemble of runs " + " + ".join(
+                    f"{m['run']} ({m['judge']} · {m['aggregation']})" for m in meta["members"])
             df = run_positions(df)
-            title = f"run {run} ({meta['judge']} · {meta['method']} · {meta['aggregation']})"
         else:
             from checkeval_core.bench.quality import default_data_dir
 
