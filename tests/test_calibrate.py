@@ -55,14 +55,15 @@ def test_tiny_case_by_hand_equals_the_package():
 
 def test_unlabelled_mean_by_hand():
     """The estimate of the unlabelled items' own mean: λ = OLS slope on the labelled items,
-    variance Var(Y − λf)(1/n + 1/N), Student's t quantiles."""
+    variance Var(Y − λf)(1/n + 1/N) with the residual spread over n − 2 (λ was fitted on
+    them), Student's t quantiles (n − 2 and n − 1 degrees of freedom)."""
     n, big_n = len(Y), len(FU)
     lam = np.cov(Y, F, ddof=1)[0, 1] / np.var(F, ddof=1)
     est = lam * FU.mean() + np.mean(Y - lam * F)
     k = math.sqrt(1 / n + 1 / big_n)
     got = ppi_mean_unlabelled(Y, F, FU)
     assert got["lambda"] == pytest.approx(lam) and got["estimate"] == pytest.approx(est)
-    hw = np.std(Y - lam * F, ddof=1) * k * 3.182446305284263  # t(0.975, n − 1 = 3)
+    hw = np.std(Y - lam * F, ddof=2) * k * 4.302652729911275  # t(0.975, n − 2 = 2)
     assert got["ci"] == pytest.approx([est - hw, est + hw])
     hh = np.std(Y, ddof=1) * k * 3.182446305284263  # t(0.975, n − 1 = 3)
     assert got["ci_human_only"] == pytest.approx([3.5 - hh, 3.5 + hh])

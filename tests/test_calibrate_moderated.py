@@ -33,13 +33,13 @@ def test_unlabelled_mean_with_a_pool_by_hand():
     lam = np.cov(Y, F, ddof=1)[0, 1] / np.var(F, ddof=1)
     est = lam * FU.mean() + np.mean(Y - lam * F)
     k = math.sqrt(1 / n + 1 / big_n)
-    q = float(t.ppf(0.975, 2 * (n - 1)))
     got = ppi_mean_unlabelled(Y, F, FU, pooled={"human": 2.0, "residual": 0.4})
-    own_r, own_h = np.var(Y - lam * F, ddof=1), np.var(Y, ddof=1)
+    own_r, own_h = np.var(Y - lam * F, ddof=2), np.var(Y, ddof=1)  # λ costs one more
     assert got["var_residual"] == pytest.approx(own_r) and got["var_human"] == pytest.approx(own_h)
-    hw = q * math.sqrt((0.4 + own_r) / 2) * k
+    assert (got["df_residual"], got["df"]) == (n - 2, n - 1)
+    hw = float(t.ppf(0.975, 2 * (n - 2))) * math.sqrt((0.4 + own_r) / 2) * k
     assert got["ci"] == pytest.approx([est - hw, est + hw]) and got["moderated"]
-    hh = q * math.sqrt((2.0 + own_h) / 2) * k
+    hh = float(t.ppf(0.975, 2 * (n - 1))) * math.sqrt((2.0 + own_h) / 2) * k
     assert got["ci_human_only"] == pytest.approx([3.5 - hh, 3.5 + hh])
 
 
@@ -51,6 +51,17 @@ def test_equal_labelled_scores_borrow_the_pool_or_get_no_interval():
     hw = float(t.ppf(0.975, 4)) * math.sqrt(0.15) * math.sqrt(1 / 3 + 1 / 5)
     assert pooled["ci"] == pytest.approx([5 - hw, 5 + hw])
     assert "other systems' (pooled)" in pooled["reason"]
+
+
+def test_a_judge_that_does_not_narrow_gives_the_humans_mean_alone():
+    """A judge unrelated to the people on these items: its fitted weight costs a degree of
+    freedom and explains nothing, so the calibrated interval would be wider — the humans'
+    mean and interval instead, λ = 0, with the reason."""
+    y = np.array([3.0, 4.0, 5.0, 2.0, 4.0, 3.0])
+    f = np.array([1.0, -1.0, 0.0, 0.0, 1.0, -1.0])  # Cov(y, f) = 0
+    got = ppi_mean_unlabelled(y, f, np.array([0.5, -0.5, 2.0]))
+    assert got["lambda"] == 0.0 and got["estimate"] == pytest.approx(y.mean())
+    assert got["ci"] == got["ci_human_only"] and "does not narrow" in got["reason"]
 
 
 def _skewed(n_sys: int, docs: int, seed: int) -> pd.DataFrame:

@@ -113,19 +113,20 @@ def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
         Var = Var(Y − λ f) · (1/n + 1/N),   λ = Cov(Y, f) / Var(f)  (on the labelled items),
 
     against ``Var(Y) · (1/n + 1/N)`` for the humans' mean alone — a width ratio of
-    √(1 − ρ²) at the optimal λ. Student's t quantile with n − 1 degrees of freedom for both
-    (with a few labelled items the normal one covers too little); the same quantile keeps the
-    calibrated interval never wider than the humans' (the fitted λ minimises the residual
-    spread, so sd(Y − λf) ≤ sd(Y)).
+    √(1 − ρ²) at the optimal λ. Var(Y − λf) is read with n − 2 degrees of freedom (λ was
+    fitted on the same items), Var(Y) with n − 1, each with Student's t quantile (with a few
+    labelled items the normal one covers too little). Where that makes the calibrated interval
+    wider than the humans' (a judge that explains less than the degree of freedom it costs),
+    the entry is the humans' mean and interval, λ = 0, with the reason — never wider.
 
     ``pooled`` (``{"human": s₀², "residual": s₀²}``, the pooled variances of like samples —
     the other systems on the same dimension): both variances are moderated toward them
-    (:func:`checkeval_core.stats.variance.moderated_variance`, 2(n − 1) degrees of freedom),
+    (:func:`checkeval_core.stats.variance.moderated_variance`, twice the degrees of freedom),
     and labelled scores that are all equal get an interval from the pool instead of none.
 
     ``{"estimate", "ci", "lambda", "human_only", "ci_human_only", "reason", "var_human",
-    "var_residual", "df", "moderated"}`` (the two variances are the sample's own, before any
-    moderation); our own formulas (the point estimate is ``ppi_mean_pointestimate`` at that
+    "var_residual", "df", "df_residual", "moderated"}`` (the two variances are the sample's
+    own, before any moderation, with their degrees of freedom); our own formulas (the point estimate is ``ppi_mean_pointestimate`` at that
     λ)."""
     from ppi_py import ppi_mean_pointestimate
 
@@ -134,32 +135,47 @@ def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
     out: dict[str, Any] = {"estimate": NAN, "ci": [NAN, NAN], "lambda": NAN,
                            "human_only": NAN, "ci_human_only": [NAN, NAN], "reason": None,
                            "var_human": NAN, "var_residual": NAN, "df": max(n - 1, 0),
-                           "moderated": False}
+                           "df_residual": max(n - 1, 0), "moderated": False}
     if n < MIN_LABELLED or big_n == 0:
         out["reason"] = (f"needs ≥ {MIN_LABELLED} labelled items (n={n})" if n < MIN_LABELLED
                          else "no unlabelled item")
         return out
     out["human_only"] = float(y.mean())
     vf = float(np.var(f, ddof=1))
-    lam = float(np.cov(y, f, ddof=1)[0, 1] / vf) if vf > 1e-12 else 0.0
+    # λ fitted on the same n labelled items costs a degree of freedom: their residual spread
+    # is read with n − 2 (with n − 1 it is optimistic by (n − 2)/(n − 1) — the interval came
+    # out narrower than √(1 − ρ²) allows); on 2 items a fitted λ leaves no residual at all
+    fitted = vf > 1e-12 and n >= 3
+    lam = float(np.cov(y, f, ddof=1)[0, 1] / vf) if fitted else 0.0
+    df_r = n - 2 if fitted else n - 1
+    res = y - lam * f
     est = float(np.ravel(ppi_mean_pointestimate(y, f, fu, lam=lam))[0])
-    out.update(estimate=est, var_human=float(np.var(y, ddof=1)),
-               var_residual=float(np.var(y - lam * f, ddof=1)), **{"lambda": lam})
+    out.update(estimate=est, var_human=float(np.var(y, ddof=1)), df_residual=df_r,
+               var_residual=float(np.sum((res - res.mean()) ** 2) / df_r), **{"lambda": lam})
     if np.ptp(y) == 0 and pooled is None:
         out.update(estimate=float(y.mean()), ci=[NAN, NAN], reason=(
             f"the {n} labelled human scores are all {y[0]:g}: no interval — label more items"))
         return out
     k = math.sqrt(1 / n + 1 / big_n)
-    for key, centre, var, pool in (("ci_human_only", out["human_only"], out["var_human"],
-                                    "human"), ("ci", est, out["var_residual"], "residual")):
-        v, df = moderated_variance(var, n - 1, None if pooled is None else pooled[pool])
-        hw = _t(alpha, df) * math.sqrt(v) * k
-        out[key] = [centre - hw, centre + hw]
+    hws = {}
+    for key, centre, var, df0, pool in (
+            ("ci_human_only", out["human_only"], out["var_human"], n - 1, "human"),
+            ("ci", est, out["var_residual"], df_r, "residual")):
+        v, df = moderated_variance(var, df0, None if pooled is None else pooled[pool])
+        hws[key] = _t(alpha, df) * math.sqrt(v) * k
+        out[key] = [centre - hws[key], centre + hws[key]]
     if pooled is not None:
         out["moderated"] = True
         if np.ptp(y) == 0:
             out["reason"] = (f"the {n} labelled human scores are all {y[0]:g}: the interval's "
                              "spread is the other systems' (pooled)")
+    if hws["ci"] > hws["ci_human_only"]:
+        # the judge's weight fitted on these few items does not narrow the interval (its
+        # degree of freedom costs more than it explains): the humans' mean alone, λ = 0
+        out.update(estimate=out["human_only"], ci=list(out["ci_human_only"]),
+                   reason=out["reason"] or ("the judge does not narrow the interval on these "
+                                            "labelled items: the humans' mean alone"),
+                   **{"lambda": 0.0})
     return out
 
 
@@ -254,7 +270,7 @@ def _pooled(mapped: dict[str, Any], alpha: float) -> dict[str, float] | None:
     own = [ppi_mean_unlabelled(*m, alpha) for s, m in mapped.items()
            if m is not None and s != ALL_ITEMS and len(m[0]) >= MIN_LABELLED and len(m[2])]
     ph = pooled_variance([r["var_human"] for r in own], [r["df"] for r in own])
-    pr = pooled_variance([r["var_residual"] for r in own], [r["df"] for r in own])
+    pr = pooled_variance([r["var_residual"] for r in own], [r["df_residual"] for r in own])
     return None if ph is None or pr is None else {"human": ph, "residual": pr}
 
 
