@@ -126,8 +126,8 @@ def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
 
     ``{"estimate", "ci", "lambda", "human_only", "ci_human_only", "reason", "var_human",
     "var_residual", "df", "df_residual", "moderated"}`` (the two variances are the sample's
-    own, before any moderation, with their degrees of freedom); our own formulas (the point estimate is ``ppi_mean_pointestimate`` at that
-    λ)."""
+    own, before any moderation, with their degrees of freedom); our own formulas (the point
+    estimate is ``ppi_mean_pointestimate`` at that λ)."""
     from ppi_py import ppi_mean_pointestimate
 
     y, f, fu = (np.asarray(a, float) for a in (y, f, f_unlabelled))
@@ -265,8 +265,8 @@ def _mapped(lp: pd.DataFrame, up: pd.DataFrame, scale: tuple[float, float] | Non
 def _pooled(mapped: dict[str, Any], alpha: float) -> dict[str, float] | None:
     """The pooled human and residual variances of a dimension's systems (the like samples the
     held-out-mean interval borrows from); None for fewer than
-    :data:`~checkeval_core.stats.variance.MIN_POOL` systems with ≥ 2
-    labelled items — e.g. a run without system ids."""
+    :data:`~checkeval_core.stats.variance.MIN_POOL` systems with ≥ 2 labelled items — e.g. a
+    run without system ids."""
     own = [ppi_mean_unlabelled(*m, alpha) for s, m in mapped.items()
            if m is not None and s != ALL_ITEMS and len(m[0]) >= MIN_LABELLED and len(m[2])]
     ph = pooled_variance([r["var_human"] for r in own], [r["df"] for r in own])
@@ -303,7 +303,8 @@ def _entry(lp: pd.DataFrame, up: pd.DataFrame, sp: pd.DataFrame,
             "width_ratio": w / wh if wh > 0 else NAN, "reason": r["reason"],
             # the same data read as an estimate of the unlabelled items' own mean, its
             # variances moderated toward the other systems' (module doc of stats.variance)
-            "ci_unlabelled_mean": fin["ci"], "ci_human_only_unlabelled_mean": fin["ci_human_only"],
+            "ci_unlabelled_mean": fin["ci"],
+            "ci_human_only_unlabelled_mean": fin["ci_human_only"],
             "unlabelled_mean_moderated": bool(fin["moderated"])}
 
 

@@ -2,7 +2,7 @@
 
 Why: a mean interval from ten 1–5 scores that are mostly 5 is as wide as the sample's spread
 says — and a sample that happened to draw no low score says "almost no spread" while its mean
-is too high. That is why t intervals of such means cover too little (SummEval fluency: 82 % for
+is too high. That is why t intervals of such means cover too little (SummEval fluency: 81 % for
 a nominal 95 %, *Calibration* in ``docs/benchmarks.md``). When many like samples are measured at
 once — the systems of one run on one dimension — each sample's variance is moderated toward
 their pooled variance, as in the moderated t of empirical-Bayes analyses (Smyth 2004):
