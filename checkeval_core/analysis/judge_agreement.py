@@ -37,6 +37,7 @@ from checkeval_core.runs.registry import METHODS, primary_aggregation
 from checkeval_core.stats.agreement import (
     binary_alpha,
     binary_alpha_ci,
+    binary_group_sums,
     interval_alpha,
     interval_stats,
     krippendorff_alpha,
@@ -161,20 +162,16 @@ def yes_no_alpha(db: sqlite_utils.Database, run_ids: list[int], group_of: dict[i
     unit) in SQL, so a million answers are never walked in Python. ``{"alpha_yes_no",
     "ci_yes_no", "reason_yes_no"}``."""
     marks = ",".join("?" * len(run_ids))
-    per: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
-    for item, y, m in db.execute(
-            f"SELECT item_id, SUM(verdict = 'yes'), COUNT(*) FROM answer WHERE run_id IN "
-            f"({marks}) AND verdict != 'invalid' AND item_id IN (SELECT value FROM "
-            f"json_each(?)) GROUP BY item_id, question_id, unit HAVING COUNT(*) >= 2",
-            [*run_ids, f"[{','.join(str(i) for i in sorted(group_of))}]"]):
-        acc = per[group_of[item]]
-        acc[0] += y
-        acc[1] += m - y
-        acc[2] += y * (m - y) / (m - 1)
-    if not per:
+    counts = np.array(db.execute(
+        f"SELECT item_id, SUM(verdict = 'yes'), COUNT(*) FROM answer WHERE run_id IN "
+        f"({marks}) AND verdict != 'invalid' AND item_id IN (SELECT value FROM "
+        f"json_each(?)) GROUP BY item_id, question_id, unit HAVING COUNT(*) >= 2",
+        [*run_ids, f"[{','.join(str(i) for i in sorted(group_of))}]"]).fetchall(),
+        dtype=np.int64).reshape(-1, 3)
+    if not len(counts):
         why = "the runs share no (item, question) answered Yes/No by two of them"
         return {"alpha_yes_no": None, "ci_yes_no": None, "reason_yes_no": why}
-    sums = np.array(list(per.values()))
+    sums = binary_group_sums(counts[:, 1], counts[:, 2], [group_of[i] for i in counts[:, 0]])
     alpha = binary_alpha(sums.sum(axis=0))
     if math.isnan(alpha):
         return {"alpha_yes_no": None, "ci_yes_no": None,
