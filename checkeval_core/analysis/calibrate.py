@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -128,6 +129,21 @@ def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
     "var_residual", "df", "df_residual", "moderated"}`` (the two variances are the sample's
     own, before any moderation, with their degrees of freedom); our own formulas (the point
     estimate is ``ppi_mean_pointestimate`` at that λ)."""
+    return _unlabelled_interval(_unlabelled_fit(y, f, f_unlabelled), alpha, pooled)
+
+
+@dataclass(frozen=True)
+class _UnlabelledFit:
+    """What :func:`ppi_mean_unlabelled` reads from the data before any interval (computed once
+    per system, then read both for the dimension's pool and for the system's interval)."""
+
+    out: dict[str, Any]  # the entry so far: estimate, λ, the two variances and their dfs
+    n: int
+    n_unlabelled: int
+    tie: float | None  # the value of labelled scores that are all equal, else None
+
+
+def _unlabelled_fit(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray) -> _UnlabelledFit:
     from ppi_py import ppi_mean_pointestimate
 
     y, f, fu = (np.asarray(a, float) for a in (y, f, f_unlabelled))
@@ -139,7 +155,7 @@ def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
     if n < MIN_LABELLED or big_n == 0:
         out["reason"] = (f"needs ≥ {MIN_LABELLED} labelled items (n={n})" if n < MIN_LABELLED
                          else "no unlabelled item")
-        return out
+        return _UnlabelledFit(out, n, big_n, None)
     out["human_only"] = float(y.mean())
     vf = float(np.var(f, ddof=1))
     # λ fitted on the same n labelled items costs a degree of freedom: their residual spread
@@ -152,23 +168,32 @@ def ppi_mean_unlabelled(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray,
     est = float(np.ravel(ppi_mean_pointestimate(y, f, fu, lam=lam))[0])
     out.update(estimate=est, var_human=float(np.var(y, ddof=1)), df_residual=df_r,
                var_residual=float(np.sum((res - res.mean()) ** 2) / df_r), **{"lambda": lam})
-    if np.ptp(y) == 0 and pooled is None:
-        out.update(estimate=float(y.mean()), ci=[NAN, NAN], reason=(
-            f"the {n} labelled human scores are all {y[0]:g}: no interval — label more items"))
+    return _UnlabelledFit(out, n, big_n, float(y[0]) if np.ptp(y) == 0 else None)
+
+
+def _unlabelled_interval(fit: _UnlabelledFit, alpha: float,
+                         pooled: dict[str, float] | None) -> dict[str, Any]:
+    out, n = dict(fit.out), fit.n
+    if n < MIN_LABELLED or fit.n_unlabelled == 0:
         return out
-    k = math.sqrt(1 / n + 1 / big_n)
+    if fit.tie is not None and pooled is None:
+        out.update(estimate=out["human_only"], ci=[NAN, NAN], reason=(
+            f"the {n} labelled human scores are all {fit.tie:g}: no interval — label more "
+            "items"))
+        return out
+    k = math.sqrt(1 / n + 1 / fit.n_unlabelled)
     hws = {}
     for key, centre, var, df0, pool in (
             ("ci_human_only", out["human_only"], out["var_human"], n - 1, "human"),
-            ("ci", est, out["var_residual"], df_r, "residual")):
+            ("ci", out["estimate"], out["var_residual"], out["df_residual"], "residual")):
         v, df = moderated_variance(var, df0, None if pooled is None else pooled[pool])
         hws[key] = _t(alpha, df) * math.sqrt(v) * k
         out[key] = [centre - hws[key], centre + hws[key]]
     if pooled is not None:
         out["moderated"] = True
-        if np.ptp(y) == 0:
-            out["reason"] = (f"the {n} labelled human scores are all {y[0]:g}: the interval's "
-                             "spread is the other systems' (pooled)")
+        if fit.tie is not None:
+            out["reason"] = (f"the {n} labelled human scores are all {fit.tie:g}: the "
+                             "interval's spread is the other systems' (pooled)")
     if hws["ci"] > hws["ci_human_only"]:
         # the judge's weight fitted on these few items does not narrow the interval (its
         # degree of freedom costs more than it explains): the humans' mean alone, λ = 0
@@ -242,10 +267,11 @@ def calibrated(df: pd.DataFrame, labelled: Collection[Any], alpha: float = ALPHA
         scale = human_scale(part["metric"], part.loc[part["is_lab"], "human"])
         systems = [(str(s), sp[sp["is_lab"]], sp[~sp["is_lab"]], sp)
                    for s, sp in part.groupby("system", sort=True)]
-        mapped = {s: _mapped(lp, up, scale) for s, lp, up, _ in systems}
-        pooled = _pooled(mapped, alpha)
+        fits = {s: _unlabelled_fit(*m) for s, lp, up, _ in systems
+                if (m := _mapped(lp, up, scale)) is not None}
+        pooled = _pooled(fits)
         for s, lp, up, sp in systems:
-            fin = (ppi_mean_unlabelled(*mapped[s], alpha, pooled) if mapped[s] is not None
+            fin = (_unlabelled_interval(fits[s], alpha, pooled) if s in fits
                    else {"ci": [NAN, NAN], "ci_human_only": [NAN, NAN], "moderated": False})
             out.setdefault(s, {})[str(dim)] = _entry(lp, up, sp, scale, alpha, fin)
     return out
@@ -262,13 +288,13 @@ def _mapped(lp: pd.DataFrame, up: pd.DataFrame, scale: tuple[float, float] | Non
             a + b * up["metric"].to_numpy(float))
 
 
-def _pooled(mapped: dict[str, Any], alpha: float) -> dict[str, float] | None:
+def _pooled(fits: dict[str, _UnlabelledFit]) -> dict[str, float] | None:
     """The pooled human and residual variances of a dimension's systems (the like samples the
     held-out-mean interval borrows from); None for fewer than
     :data:`~checkeval_core.stats.variance.MIN_POOL` systems with ≥ 2 labelled items — e.g. a
     run without system ids."""
-    own = [ppi_mean_unlabelled(*m, alpha) for s, m in mapped.items()
-           if m is not None and s != ALL_ITEMS and len(m[0]) >= MIN_LABELLED and len(m[2])]
+    own = [r.out for s, r in fits.items()
+           if s != ALL_ITEMS and r.n >= MIN_LABELLED and r.n_unlabelled]
     ph = pooled_variance([r["var_human"] for r in own], [r["df"] for r in own])
     pr = pooled_variance([r["var_residual"] for r in own], [r["df_residual"] for r in own])
     return None if ph is None or pr is None else {"human": ph, "residual": pr}
