@@ -86,17 +86,16 @@ def _coverage(moderate: bool, draws: int = 40) -> float:
     for d in range(draws):
         df = _skewed(16, 32, seed=d)
         lab = set(df[df["group"] < 10]["item_pk"])  # 10 labelled documents per system
-        frame = df if moderate else df.assign(system=df["system"] + "-alone")
-        for sys_name, dims in calibrated(frame, lab).items():
-            if not moderate:
-                # one system at a time: no pool to borrow from
-                part = frame[frame["system"] == sys_name]
-                dims = calibrated(part, lab & set(part["item_pk"]))[sys_name]
-            e = dims["fluency"]
+        if moderate:
+            entries = {s: dims["fluency"] for s, dims in calibrated(df, lab).items()}
+        else:  # one system at a time: no pool to borrow from
+            entries = {s: calibrated(part, lab & set(part["item_pk"]))[s]["fluency"]
+                       for s, part in df.groupby("system")}
+        for sys_name, e in entries.items():
             lo, hi = e["ci_unlabelled_mean"]
             if math.isnan(lo):
                 continue
-            truth = frame[(frame["system"] == sys_name) & (frame["group"] >= 10)]["human"].mean()
+            truth = df[(df["system"] == sys_name) & (df["group"] >= 10)]["human"].mean()
             hit += lo <= truth <= hi
             tot += 1
     return hit / tot
