@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -112,19 +113,36 @@ def transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
 
     Inside it, write with ``db.execute`` / ``db.conn.executemany`` only: sqlite-utils' table
     helpers (``insert_all``, ``upsert``…) commit on their own and would break atomicity.
-    Nested use joins the outer transaction.
+    Nested use on the thread that opened it joins the outer transaction. A connection whose
+    transaction another thread holds raises instead of joining it: the write would commit or
+    roll back with that thread's block, unseen by anyone until then (two Streamlit script runs
+    of one session overlap for a moment, which is why the frame opens one connection per run).
     """
     conn = db.conn
+    me = threading.get_ident()
     if conn.in_transaction:
+        owner = _TX_OWNER.get(id(conn), me)
+        if owner != me:
+            raise RuntimeError("this database connection is inside another thread's "
+                               "transaction: open a connection per thread")
         yield db
         return
     conn.execute("BEGIN IMMEDIATE")
+    _TX_OWNER[id(conn)] = me
     try:
         yield db
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
+    else:
+        conn.execute("COMMIT")
+    finally:
+        if not conn.in_transaction:
+            _TX_OWNER.pop(id(conn), None)
+
+
+#: The thread that opened each connection's current transaction (by ``id(connection)``).
+_TX_OWNER: dict[int, int] = {}
 
 
 def db_path(db: sqlite_utils.Database) -> str:

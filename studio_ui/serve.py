@@ -8,7 +8,12 @@ multipage guide, so no legacy ``pages/``-folder mode can start), except that
 * the safety settings that must hold whatever config is found are passed as flags first
   (your own flags, given after them, still win): no built-in "Download as CSV" on tables
   (it exports formula cells unescaped; the pages have formula-safe downloads), XSRF
-  protection on, no usage statistics sent.
+  protection on, no usage statistics sent, and no fast reruns: with
+  ``runner.fastReruns`` (Streamlit's default) a click starts the next script run on a new
+  thread while the interrupted one is still finishing, and when that one ends it resets the
+  session's button triggers — the new run then sees its button unpressed (a click lost), and
+  both runs write the same session state. Without it a click interrupts the running script
+  at its next Streamlit call and the next run starts after it, in the same thread.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"
 SAFE_FLAGS = ["--client.disableDataExport", "true",
               "--server.enableXsrfProtection", "true",
-              "--browser.gatherUsageStats", "false"]
+              "--browser.gatherUsageStats", "false",
+              "--runner.fastReruns", "false"]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -849,3 +849,16 @@ def same_pinned(got: Any, want: Any, where: str = "", tol: float = 0.0) -> None:
         assert got == pytest.approx(want, rel=tol, abs=tol), where
     else:
         assert type(got) is type(want) and got == want, (where, got, want)
+
+
+def idle(page) -> None:
+    """Wait until Streamlit has finished the script run the browser's last action started.
+
+    The app's own run state (``data-test-script-state`` on ``stApp``) is back to
+    "notRunning" and the running indicator hidden. A widget's rerun request reaches that
+    state a moment after the action (the page says "running" only once the server answers),
+    hence the short pause first, as Streamlit's own browser tests do."""
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(250)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for()
+    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")

@@ -10,14 +10,10 @@ import pytest
 from playwright.sync_api import expect
 
 from checkeval_core.store import open_db
+from tests.helpers import idle
 
 QUESTIONS = ["Is the reply polite?", "Does the reply answer the question?",
              "Is the reply short?"]
-
-
-def idle(page):
-    page.wait_for_load_state("networkidle")
-    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
 
 
 @pytest.mark.browser
@@ -61,14 +57,8 @@ def test_two_annotators_and_a_run(app_server, browser, tmp_path):
             for i, q in enumerate(QUESTIONS):
                 choice = pg.get_by_role("radiogroup", name=q).get_by_text(
                     "yes" if name == "alice" else "no", exact=True)
-                for attempt in range(3):  # a click during a rerun can be swallowed: retry
-                    choice.click()
-                    try:
-                        pg.get_by_text(f"{i + 1} of 3 answered").wait_for(timeout=10_000)
-                        break
-                    except Exception:  # noqa: BLE001 - playwright timeout
-                        if attempt == 2:
-                            raise
+                choice.click()  # once: one script run at a time, no click is lost
+                pg.get_by_text(f"{i + 1} of 3 answered").wait_for()
                 idle(pg)
             pg.get_by_role("button", name="Submit item").click()
             # Submit shows the submitted item beside the judges and moves on to the next
@@ -126,14 +116,8 @@ def test_per_query_checklist_shows_only_the_item_questions(app_server, browser):
     for i, text in enumerate(own[0]):
         group = pg.get_by_role("radiogroup", name=text, exact=True)
         assert group.count() == 1
-        for attempt in range(3):  # a click during a rerun can be swallowed: retry
-            group.get_by_text("yes", exact=True).click()
-            try:
-                pg.get_by_text(f"{i + 1} of {len(own[0])} answered").wait_for(timeout=10_000)
-                break
-            except Exception:  # noqa: BLE001 - playwright timeout
-                if attempt == 2:
-                    raise
+        group.get_by_text("yes", exact=True).click()
+        pg.get_by_text(f"{i + 1} of {len(own[0])} answered").wait_for()
         idle(pg)
     pg.get_by_text("Item 1 of 3", exact=True).scroll_into_view_if_needed()
     pg.screenshot(path="/tmp/annotate_per_query_1440.png")

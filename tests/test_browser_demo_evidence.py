@@ -13,12 +13,7 @@ from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.selection import default_pair
 from checkeval_core.stats.bootstrap import MIN_GROUPS
-from tests.helpers import open_both_traces
-
-
-def idle(page):
-    page.wait_for_load_state("networkidle")
-    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
+from tests.helpers import idle, open_both_traces
 
 
 @pytest.fixture

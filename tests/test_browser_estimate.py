@@ -5,12 +5,7 @@ import json
 
 import pytest
 
-from tests.helpers import run_cli
-
-
-def idle(page):
-    page.wait_for_load_state("networkidle")
-    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
+from tests.helpers import idle, run_cli
 
 
 @pytest.mark.browser

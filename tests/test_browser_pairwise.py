@@ -7,14 +7,9 @@ import pytest
 
 from checkeval_core.annotation import pairwise as PW
 from checkeval_core.store import open_db
-from tests.helpers import run_cli
+from tests.helpers import idle, run_cli
 
 SHOTS = os.environ.get("CHECKEVAL_SCREENSHOTS", "")
-
-
-def idle(page):
-    page.wait_for_load_state("networkidle")
-    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
 
 
 @pytest.mark.browser

@@ -5,14 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import build_ranking_task
+from tests.helpers import build_ranking_task, idle
 
 ROW_PX = 35  # Streamlit's data grid row height (header included)
-
-
-def idle(page):
-    page.wait_for_load_state("networkidle")
-    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
 
 
 @pytest.mark.browser

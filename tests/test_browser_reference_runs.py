@@ -9,7 +9,7 @@ import pytest
 
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.selection import reference_runs
-from tests.helpers import demo_template, restore
+from tests.helpers import demo_template, idle, restore
 
 TASK = "summeval-demo"
 
@@ -19,11 +19,6 @@ def _selected(pg, label: str) -> str:
     box = pg.get_by_test_id("stSelectbox").filter(has=pg.get_by_text(label, exact=True))
     box.first.wait_for()
     return box.first.locator("input").first.input_value()
-
-
-def idle(page):
-    page.wait_for_load_state("networkidle")
-    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
 
 
 @pytest.mark.browser

@@ -19,14 +19,10 @@ from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
 from checkeval_core.identity import TRUSTED_HEADER_ENV
 from checkeval_core.store import open_db
+from tests.helpers import idle
 
 pytestmark = pytest.mark.browser
 QUESTIONS = ["Is the reply polite?", "Is the reply short?"]
-
-
-def idle(page):
-    page.wait_for_load_state("networkidle")
-    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
 
 
 def prepare(db_path, tmp_path, annotators=("mallory", "alice")):
