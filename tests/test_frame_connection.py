@@ -1,5 +1,6 @@
-"""Two script runs of one Streamlit session overlap for a moment (``runner.fastReruns``): each
-run's thread has its own connection, and a transaction never joins another thread's."""
+"""Two script runs of one Streamlit session can overlap for a moment (``runner.fastReruns``,
+Streamlit's default, which the launcher turns off): each run's thread has its own connection,
+and a transaction never joins another thread's."""
 
 import threading
 
@@ -12,20 +13,29 @@ def _insert(db, name):
     db.execute("INSERT INTO task (name, created_at) VALUES (?, 'now')", [name])
 
 
-def test_a_transaction_refuses_to_join_another_threads(db):
-    opened, done = threading.Event(), threading.Event()
+def _hold(db, name):
+    """Another thread opens a transaction on ``db``, writes ``name`` and waits; setting the
+    returned event rolls it back. Returns (thread, release event, rolled-back list)."""
+    opened, release, rolled_back = threading.Event(), threading.Event(), []
 
     def holder():
-        with pytest.raises(RuntimeError, match="later"):
+        try:
             with transaction(db):
-                _insert(db, "held")
+                _insert(db, name)
                 opened.set()
-                done.wait(10)
-                raise RuntimeError("rolled back later")
+                release.wait(10)
+                raise RuntimeError("stopped")
+        except RuntimeError:
+            rolled_back.append(name)
 
     t = threading.Thread(target=holder)
     t.start()
     assert opened.wait(10)
+    return t, release, rolled_back
+
+
+def test_a_transaction_refuses_to_join_another_threads(db):
+    t, done, rolled_back = _hold(db, "held")
     try:
         with pytest.raises(RuntimeError, match="another thread's transaction"):
             with transaction(db):
@@ -33,6 +43,7 @@ def test_a_transaction_refuses_to_join_another_threads(db):
     finally:
         done.set()
         t.join()
+    assert rolled_back == ["held"]
     # the holder rolled back; nothing of the refused block was written either
     assert rows(db, "SELECT name FROM task") == []
     with transaction(db):  # the owner is forgotten once the block ended
@@ -67,21 +78,10 @@ def test_each_script_run_thread_has_its_own_connection(db_path, monkeypatch):
 
     # the interrupted run holds a write; the new run's write waits for it and then commits
     # on its own, so it is there even though the other rolled back
-    opened, done = threading.Event(), threading.Event()
-
-    def interrupted():
-        with pytest.raises(RuntimeError):
-            with transaction(a0):
-                _insert(a0, "interrupted")
-                opened.set()
-                done.wait(10)
-                raise RuntimeError("stopped")
-
-    t = threading.Thread(target=interrupted)
-    t.start()
-    assert opened.wait(10)
+    t, done, rolled_back = _hold(a0, "interrupted")
     threading.Timer(0.3, done.set).start()
     with transaction(a1):
         _insert(a1, "freeze")
     t.join()
+    assert rolled_back == ["interrupted"]
     assert [r["name"] for r in rows(open_db(db_path), "SELECT name FROM task")] == ["freeze"]
