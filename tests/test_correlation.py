@@ -16,6 +16,7 @@ from checkeval_core.stats.correlation import (
     bootstrap_ci,
     corr,
     correlations,
+    is_constant,
     level_value,
     quality_split,
 )
@@ -38,6 +39,31 @@ def test_corr_matches_scipy_and_edges():
     assert math.isnan(corr([1, 1, 1], [1, 2, 3], "spearman"))
     assert math.isnan(corr([1], [2], "pearson"))
 
+
+
+def test_values_equal_up_to_rounding_are_constant_with_their_reason():
+    """System means of equal scores summed in another order differ in the last bits (seen in
+    a fake-judge benchmark: a spread of 2.7e-15 around 3.153); scipy then returned a
+    "correlation" of that noise with a NearConstantInputWarning. They are constant: NaN,
+    and the reason says why, like an exact tie."""
+    from checkeval_core.analysis.frames import undefined_reason
+    from checkeval_core.stats.ranking import rank_correlation
+
+    base = 3.1534819912345678
+    noisy = [base, base + 2.6645352591003757e-15, base, base - 8.9e-16]
+    assert len(set(noisy)) == 3 and is_constant(noisy)
+    assert not is_constant([base, base + 1e-9, base, base])  # a real, if small, spread
+    assert is_constant([]) and is_constant([0.0, 0.0]) and not is_constant([0.0, 1e-11])
+    human = [1.0, 2.0, 3.0, 4.0]
+    for m in ("pearson", "spearman", "kendall"):
+        assert math.isnan(corr(noisy, human, m))
+    assert rank_correlation(noisy, human)["reason"] == \
+        "the judge gives every system the same score"
+    df = pd.DataFrame({"group": ["d"] * 4, "system": list("abcd"), "metric": noisy,
+                       "human": human})
+    assert math.isnan(level_value(df, "system_level", "pearson")[0])
+    assert undefined_reason(df, "system_level", 0).startswith(
+        "the judge gave every system (mean) the same score")
 
 def test_sample_level_skips_constant_groups():
     # group a: rho = 1; group b: metric (3,1,2) vs human (1,2,3): rho = -0.5; c: constant

@@ -26,6 +26,7 @@ from scipy import stats
 
 from checkeval_core.analysis.frames import correlation_report, run_frame
 from checkeval_core.runs.score_math import answer_value, calibrated_scores
+from checkeval_core.stats.correlation import is_constant
 from checkeval_core.store import rows
 from checkeval_core.task_split import filter_frame, task_of_run
 
@@ -64,7 +65,7 @@ def ensemble_frame(db: sqlite_utils.Database, run_ids: list[int],
         pair = {}
         for a, b in combinations(run_ids, 2):
             x, y = part[f"m{a}"].to_numpy(float), part[f"m{b}"].to_numpy(float)
-            const = np.ptp(x) == 0 or np.ptp(y) == 0 if len(x) else True
+            const = is_constant(x) or is_constant(y)
             pair[f"{a}-{b}"] = math.nan if len(x) < 3 or const else \
                 float(stats.spearmanr(x, y).statistic)
         agree[dim] = pair

@@ -17,6 +17,7 @@ from checkeval_core.stats.correlation import (
     NAN,
     average_levels,
     correlations,
+    is_constant,
     level_value,
     quality_split,
 )
@@ -140,10 +141,10 @@ LEVEL_UNITS = {"sample_level": "documents", "dataset_level": "items",
 
 
 def _constant_reason(metric: pd.Series, human: pd.Series, where: str) -> str | None:
-    if metric.nunique() <= 1:
+    if is_constant(metric):
         return (f"the judge gave every {where} the same score ({metric.iloc[0]:g}) — try "
                 "another aggregation (e.g. mean_p_yes) or judge")
-    if human.nunique() <= 1:
+    if is_constant(human):
         return f"the human scores are all equal ({human.iloc[0]:g}) on every {where}"
     return None
 

@@ -4,7 +4,7 @@ Input: a table of rows ``group`` (source document / context), ``system``, ``metr
 ``human`` (one row per item; rows with a missing value are dropped).
 
 * **sample level** — per group, the correlation over its items; a group where either side
-  is constant (``len(set(x)) <= 1``) is skipped and counted; the mean over the remaining
+  is constant (equal up to rounding, :data:`CONSTANT_RTOL`) is skipped and counted; the mean over the remaining
   groups. This is the number CheckEval reports for SummEval (per-document average).
 * **dataset level** (turn level for dialogue) — one correlation over all items.
 * **system level** — per-system means, then one correlation over systems.
@@ -38,11 +38,27 @@ LEVELS = ("sample_level", "dataset_level", "system_level")
 NAN = float("nan")
 
 
+#: A side whose spread is below this share of its magnitude is constant: means of equal
+#: scores summed in another order differ in the last bits (3.1534819…9 vs …8, a spread of
+#: 3e-15), and a coefficient over that rounding noise is a number with no meaning.
+CONSTANT_RTOL = 1e-12
+
+
+def is_constant(values: Sequence[float]) -> bool:
+    """Every value equal up to rounding (:data:`CONSTANT_RTOL`); True for no value. The one
+    test of "a constant side" behind every correlation and every reason it is undefined."""
+    v = np.asarray(values, dtype=float)
+    if not len(v):
+        return True
+    return float(np.ptp(v)) <= CONSTANT_RTOL * max(1.0, float(np.max(np.abs(v))))
+
+
 def corr(x: Sequence[float], y: Sequence[float], method: str) -> float:
-    """One correlation; NaN for < 2 points or a constant side."""
+    """One correlation; NaN for < 2 points or a constant side (equal up to rounding, see
+    :data:`CONSTANT_RTOL`)."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
-    if len(x) < 2 or len(set(x.tolist())) <= 1 or len(set(y.tolist())) <= 1:
+    if len(x) < 2 or is_constant(x) or is_constant(y):
         return NAN
     if method == "pearson":
         r = stats.pearsonr(x, y)[0]

@@ -22,6 +22,7 @@ from checkeval_core.stats.bootstrap import (
     percentile_ci,
     resample_index,
 )
+from checkeval_core.stats.correlation import is_constant
 
 NAN = float("nan")
 ELO_SCALE = 400.0 / math.log(10.0)
@@ -166,9 +167,9 @@ def rank_correlation(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
     reason = None
     if n < 3:
         reason = f"needs ≥ 3 systems with both a score and a reference rating (have {n})"
-    elif len(set(x.tolist())) <= 1:
+    elif is_constant(x):
         reason = "the judge gives every system the same score"
-    elif len(set(y.tolist())) <= 1:
+    elif is_constant(y):
         reason = "the reference rating is the same for every system"
     if reason:
         return {"spearman": NAN, "kendall": NAN, "n": n, "reason": reason}
@@ -187,7 +188,7 @@ def batch_rank_correlation(x: np.ndarray, y: Sequence[float]) -> dict[str, np.nd
     x, y = x[:, keep], y[keep]
     b, k = x.shape
     rho, tau = np.full(b, NAN), np.full(b, NAN)
-    if k < 3 or len(set(y.tolist())) <= 1:
+    if k < 3 or is_constant(y):
         return {"spearman": rho, "kendall": tau}
     full = ~np.isnan(x).any(axis=1)
     for r in np.flatnonzero(~full):
