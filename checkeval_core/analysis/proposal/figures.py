@@ -28,6 +28,7 @@ from checkeval_core.stats.bootstrap import (
     percentile_ci,
     verdict,
 )
+from checkeval_core.stats.correlation import corr, is_constant
 from checkeval_core.stats.ranking import judge_outcome
 from checkeval_core.stats.values import isnan
 
@@ -48,7 +49,7 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     constant."""
     ok = ~(np.isnan(x) | np.isnan(y))
     x, y = x[ok], y[ok]
-    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+    if len(x) < 2 or is_constant(x) or is_constant(y):
         return NAN
     rx, ry = stats.rankdata(x), stats.rankdata(y)
     return float(np.corrcoef(rx, ry)[0, 1])
@@ -111,7 +112,7 @@ def agreement_stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray) ->
             if len(means) < 3 or np.isnan(means).any():
                 return NAN
             if kind == "kendall":
-                return float(stats.kendalltau(means, ref)[0])
+                return corr(means, ref, "kendall")
             return spearman(means, ref)
 
         value = rho(T) if T.size else NAN
