@@ -4,8 +4,9 @@ Input: a table of rows ``group`` (source document / context), ``system``, ``metr
 ``human`` (one row per item; rows with a missing value are dropped).
 
 * **sample level** — per group, the correlation over its items; a group where either side
-  is constant (equal up to rounding, :data:`CONSTANT_RTOL`) is skipped and counted; the mean over the remaining
-  groups. This is the number CheckEval reports for SummEval (per-document average).
+  is constant (equal up to rounding, :data:`CONSTANT_RTOL`) is skipped and counted; the
+  mean over the remaining groups. This is the number CheckEval reports for SummEval
+  (per-document average).
 * **dataset level** (turn level for dialogue) — one correlation over all items.
 * **system level** — per-system means, then one correlation over systems.
 
