@@ -67,6 +67,11 @@ def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
                                  disabled=how != "margin")
         abstain = c2.checkbox("'Not decidable' where even the second judge is unsure",
                               key="run_esc_abstain")
+        calibrate = c2.checkbox(
+            "Calibrate each judge's p(Yes) on dev labels before mixing", key="run_esc_calibrate",
+            help="Fits each judge's p(Yes) to people's labels on the dev answers it gave "
+                 "(Platt scaling), so an item scored from both judges' answers reads one "
+                 "scale; needs a dev / held-out split and answer labels (not pairwise votes).")
         if b.strip():
             judge_a = next((j for j in judges if j), "")
             cov, why = expected_coverage(db, task, judge_a, margin if how == "margin"
@@ -78,4 +83,5 @@ def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
     if not b.strip():  # no second judge: the other fields are not asked
         return {"escalate_to": ""}
     return {"escalate_to": b, "target_agreement": target if how == "target" else None,
-            "margin": margin if how == "margin" else None, "delta": delta, "abstain": abstain}
+            "margin": margin if how == "margin" else None, "delta": delta, "abstain": abstain,
+            "calibrate_judges": calibrate}

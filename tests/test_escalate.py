@@ -393,10 +393,12 @@ def test_run_page_starts_an_escalating_run(db, known_task, monkeypatch):
     at.text_input(key="run_escalate_to").input("pb").run()
     assert any("asked again of pb" in c.value for c in at.caption)  # the expected calls
     at.number_input(key="run_esc_target").set_value(0.6)
+    at.checkbox(key="run_esc_calibrate").check()
     at.button(key="run_start").click().run()
     assert not at.exception, at.exception
     p = get_run(db, started[0])["params"]
     assert p["escalate_to"] == "pb" and p["target_agreement"] == 0.6 and p["delta"] == 0.1
+    assert p["calibrate_judges"] is True
     # a margin instead, with the same second judge as the first: refused, nothing started
     at.radio(key="run_esc_how").set_value("margin")
     at.text_input(key="run_escalate_to").input("pa")
@@ -629,3 +631,107 @@ def test_bench_estimate_cli_prints_the_contract_keys(tmp_path):
             "--data", str(bench_source()), "--judge", "fake", "--escalate-to", "fake",
             "--estimate")
     assert r.returncode == 2 and "must differ" in r.stderr
+
+
+# -- calibrating each judge's p(Yes) before the scores mix them -----------------------------------
+def test_platt_fit_equals_statsmodels_and_needs_both_labels():
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.6, 0.95, 200)  # a judge that says Yes to everything, in order
+    y = rng.uniform(size=200) < (p - 0.5)
+    f = E.platt_fit(p, y)
+    ref = sm.Logit(y.astype(float), sm.add_constant(np.log(p / (1 - p)))).fit(disp=0).params
+    assert (f["intercept"], f["slope"]) == pytest.approx(tuple(ref), abs=1e-5)
+    assert (f["n"], f["n_yes"]) == (200, int(y.sum()))
+    q = E.platt_apply(f, [0.6, 0.95, math.nan])
+    z = f["slope"] * math.log(0.6 / 0.4) + f["intercept"]
+    assert q[0] == pytest.approx(1 / (1 + math.exp(-z))) and math.isnan(q[2])
+    assert q[0] < q[1] < 0.6  # same order, and read as the chance people say Yes
+    few = E.platt_fit([0.9] * 20 + [0.8] * 4, [True] * 20 + [False] * 4)
+    assert "slope" not in few and "has 20 Yes, 4 No" in few["reason"]
+    assert list(E.platt_apply(few, [0.3, 0.9])) == [0.3, 0.9]  # no fit: unchanged
+
+
+# Twelve documents (dev d0–d5, held out d6–d11), two systems: s0 is the better (label Yes), s1
+# the worse. A is right on its own scale (Yes items 0.56 / 0.75, No items 0.44 / 0.45); B says
+# Yes to everything, higher on Yes items (0.9) than on No items (0.85). Margin 0.15 sends to B
+# every answer but A's 0.75: a Yes item mixes B's 0.9 with A's 0.75, a No item is B's 0.85
+# twice, so raw p(Yes) ranks the No item first. Dev holds a few errors so no fit is perfect:
+# B 0.85 on d3's Yes item, 0.9 on d1's No item; A 0.75 (kept) on d4's No item's q2.
+def _cal_rows():
+    rows = []
+    for d in range(12):
+        for s in (0, 1):
+            qa = [0.56, 0.75] if s == 0 else [0.44, 0.75 if d == 4 else 0.45]
+            pb = (0.85 if d == 3 else 0.9) if s == 0 else (0.9 if d == 1 else 0.85)
+            rows.append({"id": f"d{d}-s{s}", "group_id": f"d{d}", "system_id": f"s{s}",
+                         "source": f"Source of d{d}.",
+                         "output": f"q1 a={qa[0]} b={pb} q2 a={qa[1]} b={pb}",
+                         "scores": {"quality": 4.0 if s == 0 else 2.0}})
+    return rows
+
+
+def test_calibrated_judges_mix_on_one_scale(db, tmp_path):
+    make_runs_task(db, tmp_path, rows=_cal_rows(), checklist=CHECKLIST)
+    set_explicit_split(db, "t", [f"d{d}" for d in range(6, 12)])
+    plain = execute_run(path_of(db), create_run(db, "t", "pa", "rocketeval",
+                                                params=escalation_params("pb", margin=0.15)))
+    rid = create_run(db, "t", "pa", "rocketeval",
+                     params=escalation_params("pb", margin=0.15, calibrate_judges=True))
+    run = execute_run(path_of(db), rid)
+    assert run["status"] == "completed", run["error"]
+    cal = run["params"]["escalation"]["calibration"]
+    assert cal["label_source"] == "expert scores vs group median"
+    # by hand: the dev answers each judge gave, labelled yes for s0 and no for s1
+    ans = _answers(db, rid)
+    dev = [(k, v) for k, v in ans.items() if int(k[0][1:k[0].index("-")]) < 6]
+    a_p = [v[4] if v[0] == "pb" else v[2] for _, v in dev]
+    a_y = [k[0].endswith("s0") for k, _ in dev]
+    b_p = [v[2] for _, v in dev if v[0] == "pb"]
+    b_y = [k[0].endswith("s0") for k, v in dev if v[0] == "pb"]
+    assert cal["a"] == E.platt_fit(a_p, a_y) and cal["b"] == E.platt_fit(b_p, b_y)
+    assert (cal["a"]["n"], cal["a"]["n_yes"]) == (24, 12)
+    assert (cal["b"]["n"], cal["b"]["n_yes"]) == (17, 6) and cal["b"]["slope"] > 0  # d4 q2 kept
+    # each answer keeps its judge's own p(Yes); the score averages the calibrated ones
+    item = "d7-s0"
+    ps = [(v[0], v[2]) for k, v in ans.items() if k[0] == item]
+    assert sorted(ps) == [("pa", 0.75), ("pb", 0.9)]
+    want = np.mean([float(E.platt_apply(cal["b" if j == "pb" else "a"], p)) for j, p in ps])
+    score = """SELECT s.value FROM score s JOIN item i ON i.id = s.item_id WHERE s.run_id = ?
+               AND i.item_id = ? AND s.aggregation = 'mean_p_yes'"""
+    assert db.execute(score, [rid, item]).fetchone()[0] == pytest.approx(want)
+    assert db.execute(score, [plain["id"], item]).fetchone()[0] == pytest.approx(0.825)
+    # held out: raw p(Yes) puts every document's No item first (0.85 > 0.825); calibrated,
+    # its Yes item first
+    for d in range(6, 12):
+        raw, fit = ([db.execute(score, [r, f"d{d}-s{x}"]).fetchone()[0] for x in (0, 1)]
+                    for r in (plain["id"], rid))
+        assert raw[0] < raw[1] and fit[0] > fit[1], (d, raw, fit)
+    assert "p(Yes) calibrated on dev" in E_summary(run)
+
+
+def E_summary(run):
+    from checkeval_core.runs.escalate import summary_text
+
+    return summary_text(run["params"]["escalation"])
+
+
+def test_calibrate_judges_refusals(db, db_path, tmp_path):
+    make_runs_task(db, tmp_path, rows=_cal_rows(), checklist=CHECKLIST)
+    with pytest.raises(ValueError, match="--calibrate-judges: task 't' has no dev"):
+        create_run(db, "t", "pa", "rocketeval",
+                   params=escalation_params("pb", margin=0.1, calibrate_judges=True))
+    with pytest.raises(ValueError, match="need --escalate-to"):
+        escalation_params(None, calibrate_judges=True)
+    r = cli(db_path, "run", "--task", "t", "--judge", "pa", "--calibrate-judges")
+    assert r.returncode == 2 and "need --escalate-to" in r.stderr + r.stdout
+    from tests.helpers import RANKING_TASK, build_ranking_task
+
+    build_ranking_task(db)
+    set_explicit_split(db, RANKING_TASK, ["g3", "g4"])
+    with pytest.raises(ValueError, match="voted on pairs"):
+        create_run(db, RANKING_TASK, "fake", "rocketeval", params=escalation_params(
+            "pb", margin=0.1, calibrate_judges=True))
+    assert db.execute("SELECT COUNT(*) FROM run WHERE params LIKE '%calibrate%'").fetchone()[0] \
+        == 0

@@ -41,6 +41,9 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
                                         "probability 1 − delta"),
             abstain: bool = typer.Option(False, "--abstain", help="'not decidable' where even "
                                          "the second judge is unsure"),
+            calibrate_judges: bool = typer.Option(
+                False, "--calibrate-judges", help="fit each judge's p(Yes) to people's labels "
+                "on dev answers (Platt) before the scores mix the two judges' answers"),
             as_json: bool = typer.Option(False, "--json"),
             quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
             estimate: bool = typer.Option(
@@ -74,7 +77,7 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             from checkeval_core.runs.start import start_runs
 
             params = {**parse_params(param), **escalation_params(
-                escalate_to, target_agreement, margin, delta, abstain)}
+                escalate_to, target_agreement, margin, delta, abstain, calibrate_judges)}
             run_ids = start_runs(db, task, judge, method, checklist=checklist, limit=limit,
                                  params=params, strict=True).started
     except (NotFound, ValueError, JudgeSpecError) as e:

@@ -16,7 +16,11 @@ After A's pass over every item (``jobs.execute_run``), :func:`escalate`:
    in ``judge``; a resumed run skips answers B already gave;
 4. with ``abstain``, fits (or takes ``margin`` as) B's own threshold on the escalated dev
    units: B's answers below it are "not decidable", reported as the share decided;
-5. stores the threshold, its evidence and the achieved coverage in ``params["escalation"]``.
+5. with ``calibrate_judges``, fits each judge's p(Yes) to the people's labels on the dev
+   answers it gave (Platt scaling, :func:`checkeval_core.stats.escalation.platt_fit`): the
+   run's scores then average calibrated p(Yes), so an item whose answers come from both
+   judges is not scored on two scales (each answer keeps its judge's own verdict and p(Yes));
+6. stores the threshold, its evidence and the achieved coverage in ``params["escalation"]``.
 
 No human label is ever invented: without labelled dev units, ``target_agreement`` fails the
 run with a message saying which labels it needs.
@@ -38,7 +42,8 @@ from checkeval_core.stats import escalation as E
 from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
 from checkeval_core.task_split import members
 
-OPTIONS = ("escalate_to", "target_agreement", "margin", "delta", "abstain")
+OPTIONS = ("escalate_to", "target_agreement", "margin", "delta", "abstain",
+           "calibrate_judges")
 
 
 def enabled(params: dict[str, Any]) -> bool:
@@ -77,6 +82,16 @@ def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
             not math.isfinite(margin) or margin < 0:
         raise ValueError(f"--margin {margin}: give a confidence ≥ 0 (|p(Yes) − 0.5| ≤ 0.5 for "
                          "answers, a score gap for pairs), e.g. 0.2")
+    if params.get("calibrate_judges"):
+        if members(db, task) is None:
+            raise ValueError(f"--calibrate-judges: task {task!r} has no dev / held-out split to "
+                             f"fit the calibration on; make one with `checkeval split --task "
+                             f"{task}` (or on the Versions page)")
+        if db.execute("SELECT 1 FROM preference p JOIN task t ON t.id = p.task_id WHERE "
+                      "t.name = ? LIMIT 1", [task]).fetchone():
+            raise ValueError("--calibrate-judges: this task's people voted on pairs, which "
+                             "label pairs, not answers; a judge's p(Yes) is calibrated on "
+                             "answer labels (annotations or expert scores)")
 
 
 @dataclass
@@ -291,12 +306,48 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
             _store_b(db, run["id"], it["id"], batch, results, todo, b_spec)
     units = run_units(db, run)
     _fit_b(db, run, units, state)
+    if p.get("calibrate_judges"):
+        state["calibration"] = judge_calibration(db, run)
     state["threshold"] = t
     p["escalation"] = summary(db, run, units, state)
     p["escalation"]["b_requests"] = getattr(jb, "n_requests", None)
     db.execute("UPDATE run SET params = ?, cost = cost + ? WHERE id = ?",
                [dumps(p), float(getattr(jb, "cost", 0.0) or 0.0), run["id"]])
     return p["escalation"]
+
+
+def judge_calibration(db: sqlite_utils.Database, run: dict[str, Any]) -> dict[str, Any]:
+    """Each judge's Platt fit on the labelled dev answers it gave: A on every dev answer (its
+    own p(Yes), kept beside B's where B answered), B on the dev answers escalated to it.
+    ``{"a": fit, "b": fit, "label_source"}`` (a fit may be a reason, see ``platt_fit``)."""
+    b_spec = str(run["params"].get("escalate_to") or "")
+    rows_ = _answer_rows(db, run["id"], b_spec)
+    by_q, by_dim, source = E.answer_labels(db, task_id(db, run["task"]), list(run["item_ids"]))
+    part = _parts(db, run, [r["group"] for r in rows_])
+    pa, ya, pb, yb = [], [], [], []
+    for r, where in zip(rows_, part):
+        item, qid, _ = r["key"]
+        label = (by_q.get((item, qid)) if qid else None) or by_dim.get((item, r["dimension"]))
+        if where != "dev" or label is None:
+            continue
+        if r["a_p_yes"] is not None:
+            pa.append(float(r["a_p_yes"]))
+            ya.append(label == "yes")
+        if r["by_b"] and r["b_p_yes"] is not None:
+            pb.append(float(r["b_p_yes"]))
+            yb.append(label == "yes")
+    return {"a": E.platt_fit(pa, ya), "b": E.platt_fit(pb, yb), "label_source": source}
+
+
+def calibrated_p(params: dict[str, Any], judges: Any, p_yes: Any) -> np.ndarray:
+    """The p(Yes) a run's scores use: each answer's through its judge's calibration when the
+    run fitted one (``judges``: each answer's judge spec), else unchanged."""
+    cal = (params.get("escalation") or {}).get("calibration")
+    p = np.asarray(p_yes, dtype=float)
+    if not cal:
+        return p
+    by_b = np.asarray(judges, dtype=object) == str(params.get("escalate_to") or "")
+    return np.where(by_b, E.platt_apply(cal.get("b"), p), E.platt_apply(cal.get("a"), p))
 
 
 def _store_b(db: sqlite_utils.Database, run_id: int, item_pk: int, batch: list,
@@ -359,13 +410,13 @@ def expected_coverage(db: sqlite_utils.Database, task: str, judge_a: str,
 
 def escalation_params(escalate_to: str | None, target_agreement: float | None = None,
                       margin: float | None = None, delta: float = E.DEFAULT_DELTA,
-                      abstain: bool = False) -> dict[str, Any]:
+                      abstain: bool = False, calibrate_judges: bool = False) -> dict[str, Any]:
     """The run options of the CLI's / Run page's escalation fields (B's spec canonical);
     a ValueError for a threshold given without a second judge."""
     if not (escalate_to or "").strip():
-        if target_agreement is not None or margin is not None or abstain:
-            raise ValueError("--target-agreement / --margin / --abstain: need --escalate-to "
-                             "JUDGE (the second judge)")
+        if target_agreement is not None or margin is not None or abstain or calibrate_judges:
+            raise ValueError("--target-agreement / --margin / --abstain / --calibrate-judges: "
+                             "need --escalate-to JUDGE (the second judge)")
         return {}
     out: dict[str, Any] = {"escalate_to": parse_spec(escalate_to).spec, "delta": float(delta)}
     if target_agreement is not None:
@@ -374,6 +425,8 @@ def escalation_params(escalate_to: str | None, target_agreement: float | None = 
         out["margin"] = float(margin)
     if abstain:
         out["abstain"] = True
+    if calibrate_judges:
+        out["calibrate_judges"] = True
     return out
 
 
@@ -393,6 +446,13 @@ def summary_text(esc: dict[str, Any]) -> str:
              f"second judge; decided {_pct(esc.get('decided'))}"]
     if esc.get("fit", {}).get("reason"):
         lines.append("  " + esc["fit"]["reason"])
+    cal = esc.get("calibration")
+    if cal:
+        def one(f: dict[str, Any]) -> str:
+            return (f"σ({f['slope']:.3g}·logit p {f['intercept']:+.3g}) on {f['n']} answers"
+                    if "slope" in f else f"not calibrated: {f['reason']}")
+        lines.append(f"  p(Yes) calibrated on dev ({cal.get('label_source')}): first judge "
+                     f"{one(cal['a'])}; second judge {one(cal['b'])}")
     h = esc.get("heldout")
     if h:
         lines.append(f"  held-out ({h['n']} labelled {esc['unit']}s): cascade agreement "

@@ -9,8 +9,10 @@ method does not declare (the Run page, the CLI and the analysis read that declar
 
 from __future__ import annotations
 
+import numpy as np
 import sqlite_utils
 
+from checkeval_core.runs.escalate import calibrated_p
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.scorers import Answer, ScoreContext
 from checkeval_core.store import loads, transaction
@@ -20,10 +22,15 @@ def compute_scores(db: sqlite_utils.Database, run_id: int) -> int:
     """Recompute every aggregation of a run from its answers; returns the rows written."""
     name, params = db.execute("SELECT method, params FROM run WHERE id = ?", [run_id]).fetchone()
     m = method_entry(name)
-    answers = [Answer(*r) for r in db.execute(
-        "SELECT item_id, question_id, unit, dimension, verdict, p_yes, value "
-        "FROM answer WHERE run_id = ?", [run_id])]
-    out = m.score(answers, ScoreContext(db, run_id, loads(params, {}), m.aggregations))
+    params = loads(params, {})
+    found = db.execute("SELECT item_id, question_id, unit, dimension, verdict, p_yes, value, "
+                       "judge FROM answer WHERE run_id = ?", [run_id]).fetchall()
+    # an escalating run that calibrated its judges scores each answer's p(Yes) on one scale
+    p = calibrated_p(params, [r[7] for r in found],
+                     [np.nan if r[5] is None else r[5] for r in found])
+    answers = [Answer(*r[:5], None if np.isnan(q) else float(q), r[6])
+               for r, q in zip(found, p)]
+    out = m.score(answers, ScoreContext(db, run_id, params, m.aggregations))
     undeclared = sorted({r.aggregation for r in out} - set(m.aggregations))
     if undeclared:
         raise ValueError(f"method {name!r} scored aggregation(s) {', '.join(undeclared)} that "

@@ -48,6 +48,49 @@ def confidence(p_yes: float | None) -> float:
     return abs(float(p_yes) - 0.5)
 
 
+#: Fewest labelled dev answers of each label (Yes and No) a judge's calibration is fitted on.
+MIN_CALIBRATION_PER_LABEL = 5
+_P_CLIP = 1e-4  # p(Yes) of 0 or 1 has no logit: clipped to [1e-4, 1 − 1e-4]
+
+
+def _logit(p: Any) -> np.ndarray:
+    q = np.clip(np.asarray(p, dtype=float), _P_CLIP, 1 - _P_CLIP)
+    return np.log(q / (1 - q))
+
+
+def platt_fit(p_yes: Sequence[float], label_yes: Sequence[bool]) -> dict[str, Any]:
+    """Platt scaling of one judge's p(Yes) against people's labels on dev answers:
+    ``P(label Yes | p) = σ(slope · logit p + intercept)``, the maximum-likelihood logistic
+    fit (scikit-learn's LogisticRegression with C = 10⁶: practically no penalty, and finite
+    when dev separates the labels perfectly). Two judges' p(Yes) are on different scales (a larger
+    model says Yes at 0.9 where a small one says 0.6); mapped through their own fit, both
+    read as the chance that people say Yes, so answers of the two can be averaged in one
+    item's score. Returns ``{"slope", "intercept", "n", "n_yes"}``, or ``{"reason", "n",
+    "n_yes"}`` with fewer than :data:`MIN_CALIBRATION_PER_LABEL` answers of either label."""
+    p = np.asarray(p_yes, dtype=float)
+    y = np.asarray(label_yes, dtype=bool)
+    ok = ~np.isnan(p)
+    p, y = p[ok], y[ok]
+    n, n_yes = int(len(p)), int(y.sum())
+    if min(n_yes, n - n_yes) < MIN_CALIBRATION_PER_LABEL:
+        return {"reason": f"needs ≥ {MIN_CALIBRATION_PER_LABEL} labelled dev answers of each "
+                          f"label (has {n_yes} Yes, {n - n_yes} No)", "n": n, "n_yes": n_yes}
+    from sklearn.linear_model import LogisticRegression
+
+    m = LogisticRegression(C=1e6, tol=1e-10, max_iter=1000).fit(_logit(p).reshape(-1, 1), y)
+    return {"slope": float(m.coef_[0, 0]), "intercept": float(m.intercept_[0]), "n": n,
+            "n_yes": n_yes}
+
+
+def platt_apply(fit: dict[str, Any] | None, p_yes: Any) -> np.ndarray:
+    """``p_yes`` through a :func:`platt_fit` (unchanged without a fitted slope); NaN stays."""
+    p = np.asarray(p_yes, dtype=float)
+    if not fit or "slope" not in fit:
+        return p
+    z = fit["slope"] * _logit(p) + fit["intercept"]
+    return np.where(np.isnan(p), np.nan, 1 / (1 + np.exp(-z)))
+
+
 def binomial_pvalue(k: int, n: int, target: float) -> float:
     """``P(Bin(n, 1 − target) ≤ k)``: the p-value of "the disagreement risk is above
     1 − target" given ``k`` disagreements in ``n`` kept units (1.0 for n = 0)."""
