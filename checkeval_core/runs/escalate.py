@@ -142,6 +142,14 @@ def _item_score(rows_: list[dict[str, Any]], side: str) -> float:
     return float(np.mean(vals)) if vals else float("nan")
 
 
+def _label(by_q: dict, by_dim: dict, row: dict[str, Any]) -> str | None:
+    """People's label of an answer row: the annotators' on its question, else the experts'
+    direction on its dimension (:func:`checkeval_core.stats.escalation.answer_labels`)."""
+    item, qid, _ = row["key"]
+    label = by_q.get((item, qid)) if qid else None
+    return label if label is not None else by_dim.get((item, row["dimension"]))
+
+
 def run_units(db: sqlite_utils.Database, run: dict[str, Any]) -> Units:
     """The run's units with A's (and, where asked, B's) confidence and agreement with the
     people (NaN without a label)."""
@@ -179,10 +187,7 @@ def run_units(db: sqlite_utils.Database, run: dict[str, Any]) -> Units:
     by_q, by_dim, source = E.answer_labels(db, tid, pks)
     u = Units("answer", label_source=source)
     for r in rows_:
-        item, qid, _ = r["key"]
-        label = by_q.get((item, qid)) if qid else None
-        if label is None:
-            label = by_dim.get((item, r["dimension"]))
+        label = _label(by_q, by_dim, r)
         u.keys.append(r["key"])
         u.groups.append(r["group"])
         u.answers.append([r["key"]])
@@ -326,8 +331,7 @@ def judge_calibration(db: sqlite_utils.Database, run: dict[str, Any]) -> dict[st
     part = _parts(db, run, [r["group"] for r in rows_])
     pa, ya, pb, yb = [], [], [], []
     for r, where in zip(rows_, part):
-        item, qid, _ = r["key"]
-        label = (by_q.get((item, qid)) if qid else None) or by_dim.get((item, r["dimension"]))
+        label = _label(by_q, by_dim, r)
         if where != "dev" or label is None:
             continue
         if r["a_p_yes"] is not None:
