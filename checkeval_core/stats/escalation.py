@@ -62,10 +62,10 @@ def platt_fit(p_yes: Sequence[float], label_yes: Sequence[bool]) -> dict[str, An
     """Platt scaling of one judge's p(Yes) against people's labels on dev answers:
     ``P(label Yes | p) = σ(slope · logit p + intercept)``, the maximum-likelihood logistic
     fit (scikit-learn's LogisticRegression with C = 10⁶: practically no penalty, and finite
-    when dev separates the labels perfectly). Two judges' p(Yes) are on different scales (a larger
-    model says Yes at 0.9 where a small one says 0.6); mapped through their own fit, both
-    read as the chance that people say Yes, so answers of the two can be averaged in one
-    item's score. Returns ``{"slope", "intercept", "n", "n_yes"}``, or ``{"reason", "n",
+    when dev separates the labels perfectly). Two judges' p(Yes) are on different scales (a
+    larger model says Yes at 0.9 where a small one says 0.6); mapped through their own fit,
+    both read as the chance that people say Yes, so answers of the two can be averaged in
+    one item's score. Returns ``{"slope", "intercept", "n", "n_yes"}``, or ``{"reason", "n",
     "n_yes"}`` with fewer than :data:`MIN_CALIBRATION_PER_LABEL` answers of either label."""
     p = np.asarray(p_yes, dtype=float)
     y = np.asarray(label_yes, dtype=bool)
