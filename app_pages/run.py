@@ -104,6 +104,7 @@ if st.button("Start", type="primary", key="run_start"):
 @st.fragment(run_every=2)
 def runs_panel() -> None:
     """Progress, the run list and Cancel/Resume, refreshed every 2 s without the form."""
+    db = page_db()  # this thread's: a fragment rerun may run on another thread than the page
     view = panel(db, task)
     if not view["runs"]:
         st.caption("No run yet for this task.")
