@@ -39,6 +39,31 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test's report carries what CI cannot show otherwise: the page's text
+    as the browser had it and the end of the app server's log."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    for name in ("screen", "page"):
+        pg = item.funcargs.get(name)
+        if pg is not None and hasattr(pg, "locator"):
+            try:
+                text = pg.locator("[data-testid='stMain']").inner_text(timeout=5_000)
+            except Exception as e:  # noqa: BLE001 - a report must not fail on its extras
+                text = f"(page text unreadable: {e})"
+            report.sections.append((f"page text ({name})", text[-6_000:]))
+    server = item.funcargs.get("app_server")
+    if server is not None:
+        log = server.db_path.parent / "streamlit.log"
+        if log.exists():
+            report.sections.append(("app server log (end)",
+                                    "\n".join(log.read_text(errors="replace")
+                                              .splitlines()[-80:])))
+
+
 @pytest.fixture
 def db_path(tmp_path, monkeypatch) -> Path:
     """A fresh database path, also exported as CHECKEVAL_DB for code that uses the default."""

@@ -176,3 +176,19 @@ def test_run_page_resume_reasks_errors(db, db_path, tmp_path, monkeypatch):
     assert any(f"{n_err} with a judge error asked again" in s.value for s in at.success)
     run = wait_for(db_path, rid, timeout=120)
     assert run["status"] == "completed" and error_share(db, rid) == (0, n_all)
+
+
+def test_background_start_writes_its_pid_only_on_an_unfinished_run(db, db_path):
+    """The page writes the worker's pid after starting it (so a worker killed before it
+    starts shows as gone); a worker quicker than that write has already finished the run and
+    cleared its pid, which the page's write must not put back."""
+    from checkeval_core.runs.jobs import start_background, wait_for
+
+    load_demo_copy(db)
+    rid = create_run(db, "summeval-demo", "fake", "rocketeval", limit=1)
+    pid = start_background(db_path, rid)
+    assert get_run(db, rid)["pid"] in (pid, None)  # the worker may already have cleared it
+    run = wait_for(db_path, rid, timeout=120)
+    assert run["status"] == "completed" and run["pid"] is None
+    start_background(db_path, rid)  # a second start (a Resume clicked twice): nothing to do
+    assert get_run(db, rid)["pid"] is None and get_run(db, rid)["status"] == "completed"

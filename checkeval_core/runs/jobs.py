@@ -196,11 +196,16 @@ def start_background(path: str | Path, run_id: int) -> int:
     """Run ``run_id`` in a detached worker process (``checkeval run --resume``); returns pid."""
     log_dir = cache_dir() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    log = open(log_dir / f"run-{run_id}.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "checkeval_core", "--db", str(path), "run",
-                             "--resume", str(run_id), "--quiet"], stdout=log, stderr=log,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
-    open_db(path).execute("UPDATE run SET pid = ? WHERE id = ?", [proc.pid, run_id])
+    with open(log_dir / f"run-{run_id}.log", "ab") as log:  # the worker holds its own copy
+        proc = subprocess.Popen([sys.executable, "-m", "checkeval_core", "--db", str(path),
+                                 "run", "--resume", str(run_id), "--quiet"], stdout=log,
+                                stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+    db = open_db(path)
+    try:  # the worker writes its pid too; not over a run it has already finished
+        db.execute("UPDATE run SET pid = ? WHERE id = ? AND status IN ('pending', 'running')",
+                   [proc.pid, run_id])
+    finally:
+        db.close()
     return proc.pid
 
 
