@@ -68,10 +68,13 @@ def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
         abstain = c2.checkbox("'Not decidable' where even the second judge is unsure",
                               key="run_esc_abstain")
         calibrate = c2.checkbox(
-            "Calibrate each judge's p(Yes) on dev labels before mixing", key="run_esc_calibrate",
+            "Calibrate each judge's p(Yes) on dev labels (confidence and scores)",
+            key="run_esc_calibrate",
             help="Fits each judge's p(Yes) to people's labels on the dev answers it gave "
-                 "(Platt scaling), so an item scored from both judges' answers reads one "
-                 "scale; needs a dev / held-out split and answer labels (not pairwise votes).")
+                 "(Platt scaling): the first judge's confidence is then the chance people "
+                 "agree with its answer, and an item scored from both judges' answers reads "
+                 "one scale; needs a dev / held-out split and answer labels (not pairwise "
+                 "votes).")
         if b.strip():
             judge_a = next((j for j in judges if j), "")
             cov, why = expected_coverage(db, task, judge_a, margin if how == "margin"

@@ -677,12 +677,20 @@ def test_calibrated_judges_mix_on_one_scale(db, tmp_path):
     set_explicit_split(db, "t", [f"d{d}" for d in range(6, 12)])
     plain = execute_run(path_of(db), create_run(db, "t", "pa", "rocketeval",
                                                 params=escalation_params("pb", margin=0.15)))
+    # calibrated, A's confidence is the chance people agree with its verdict, less 0.5: 0.08
+    # for its Yes at 0.56, 0.34–0.36 for its No at 0.44–0.45, 0.48 for its Yes at 0.75, so
+    # margin 0.4 escalates the same answers as margin 0.15 on raw p(Yes)
     rid = create_run(db, "t", "pa", "rocketeval",
-                     params=escalation_params("pb", margin=0.15, calibrate_judges=True))
+                     params=escalation_params("pb", margin=0.4, calibrate_judges=True))
     run = execute_run(path_of(db), rid)
     assert run["status"] == "completed", run["error"]
-    cal = run["params"]["escalation"]["calibration"]
+    esc = run["params"]["escalation"]
+    cal = esc["calibration"]
     assert cal["label_source"] == "expert scores vs group median"
+    # with a fixed margin the confidence is calibrated on every dev group: A's fit for scores
+    assert esc["confidence_calibration"]["fit"] == cal["a"]
+    assert esc["confidence_calibration"]["groups"] == [f"d{d}" for d in range(6)]
+    assert esc["n_escalated"] == plain["params"]["escalation"]["n_escalated"] == 35
     # by hand: the dev answers each judge gave, labelled yes for s0 and no for s1
     ans = _answers(db, rid)
     dev = [(k, v) for k, v in ans.items() if int(k[0][1:k[0].index("-")]) < 6]
@@ -709,6 +717,55 @@ def test_calibrated_judges_mix_on_one_scale(db, tmp_path):
                     for r in (plain["id"], rid))
         assert raw[0] < raw[1] and fit[0] > fit[1], (d, raw, fit)
     assert "p(Yes) calibrated on dev" in E_summary(run)
+
+
+def test_confidence_through_a_calibration_by_hand():
+    f = {"slope": 2.0, "intercept": -0.5}
+    q = 1 / (1 + math.exp(-(2.0 * math.log(0.7 / 0.3) - 0.5)))  # 0.7 → 0.817
+    assert E.confidence(0.7, "yes", f) == pytest.approx(q - 0.5)
+    assert E.confidence(0.7, "no", f) == 0.0  # people more likely say Yes: always escalated
+    q = 1 / (1 + math.exp(-(2.0 * math.log(0.45 / 0.55) - 0.5)))  # 0.45 → 0.269
+    assert E.confidence(0.45, "no", f) == pytest.approx(0.5 - q)
+    assert E.confidence(0.45, "yes", f) == 0.0
+    assert E.confidence(0.7, "yes") == E.confidence(0.7, "invalid", f) == pytest.approx(0.2)
+    assert E.confidence(0.7, "yes", {"reason": "too few"}) == pytest.approx(0.2)
+    assert E.confidence(None, "yes", f) == 0.0
+
+
+def test_fitted_threshold_never_tested_on_the_groups_its_confidence_was_fitted_to(db, tmp_path):
+    rows = _cal_rows()
+    for r in rows:  # A wrong on d1, d3, d5's No item's q1, unsure: Yes at 0.56
+        if r["group_id"] in ("d1", "d3", "d5") and r["system_id"] == "s1":
+            r["output"] = r["output"].replace("q1 a=0.44", "q1 a=0.56")
+    make_runs_task(db, tmp_path, rows=rows, checklist=CHECKLIST)
+    set_explicit_split(db, "t", [f"d{d}" for d in range(6, 12)])
+    rid = create_run(db, "t", "pa", "rocketeval", params=escalation_params(
+        "pb", target_agreement=0.6, calibrate_judges=True))
+    run = execute_run(path_of(db), rid)
+    assert run["status"] == "completed", run["error"]
+    esc = run["params"]["escalation"]
+    cc = esc["confidence_calibration"]
+    assert cc["groups"] == ["d0", "d2", "d4"]  # every other dev group, sorted by name
+    ans = _answers(db, rid)
+    on = [(v[4] if v[0] == "pb" else v[2], k[0].endswith("s0")) for k, v in ans.items()
+          if k[0].split("-")[0] in cc["groups"]]
+    assert cc["fit"] == E.platt_fit([p for p, _ in on], [y for _, y in on])
+    assert esc["fit"]["n_dev"] == 12  # the 12 labelled answers of d1, d3 and d5 only
+    # calibrated on d0/d2/d4, a Yes at 0.56 reads 0.08, a No at 0.45 0.34: the test passes at
+    # 0.34 (6 kept, none wrong: 0.6⁶ = 0.047 ≤ 0.1) and stops at 0.08 (12 kept, 3 wrong)
+    assert esc["threshold"] == pytest.approx(E.confidence(0.45, "no", cc["fit"]))
+    assert esc["n_escalated"] == 15  # every answer at 0.56: 12 Yes items, 3 No items
+    # what went to B is what the calibrated confidence puts below the threshold
+    u = run_units(db, run)
+    t = esc["threshold"] if esc["threshold"] is not None else math.inf
+    for key, conf in zip(u.keys, u.conf_a):
+        row = db.execute("SELECT judge, COALESCE(a_verdict, verdict), COALESCE(a_p_yes, p_yes) "
+                         "FROM answer WHERE run_id = ? AND item_id = ? AND question_id = ? "
+                         "AND unit = ?", [rid, *key]).fetchone()
+        assert conf == pytest.approx(E.confidence(row[2], row[1], cc["fit"]))
+        assert (row[0] == "pb") == (conf < t), (key, conf, t)
+    assert "confidence calibrated on 3 dev groups" in E_summary(run)
+    assert "threshold fitted on the other dev groups" in E_summary(run)
 
 
 def E_summary(run):

@@ -29,7 +29,7 @@ from checkeval_core.bench import quality as Q
 from checkeval_core.bench.quality import _find_run
 from checkeval_core.judges.registry import parse_spec
 from checkeval_core.runs import create_run, execute_run
-from checkeval_core.runs.escalate import escalation_params, run_units
+from checkeval_core.runs.escalate import escalation_params, people_label, run_units
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import db_path, open_db, task_id
@@ -90,7 +90,7 @@ def _ensemble(db: Any, run_a: int, run_b: int, held: set[str]) -> dict[str, Any]
         for k, g, ok_a in zip(ua.keys, ua.groups, ua.agree_a):
             if g not in held or math.isnan(ok_a) or pa[k][0] is None or pb.get(k) is None:
                 continue
-            label = (by_q.get((k[0], k[1])) if k[1] else None) or by_dim.get((k[0], pa[k][1]))
+            label = people_label(by_q, by_dim, {"key": k, "dimension": pa[k][1]})
             v = "yes" if (pa[k][0] + pb[k]) / 2 >= 0.5 else "no"
             agree.append(float(v == label))
             groups.append(g)

@@ -43,7 +43,8 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
                                          "the second judge is unsure"),
             calibrate_judges: bool = typer.Option(
                 False, "--calibrate-judges", help="fit each judge's p(Yes) to people's labels "
-                "on dev answers (Platt) before the scores mix the two judges' answers"),
+                "on dev answers (Platt): the first judge's confidence reads through its fit, "
+                "and the scores mix the two judges' answers on one scale"),
             as_json: bool = typer.Option(False, "--json"),
             quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
             estimate: bool = typer.Option(

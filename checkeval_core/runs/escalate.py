@@ -142,7 +142,7 @@ def _item_score(rows_: list[dict[str, Any]], side: str) -> float:
     return float(np.mean(vals)) if vals else float("nan")
 
 
-def _label(by_q: dict, by_dim: dict, row: dict[str, Any]) -> str | None:
+def people_label(by_q: dict, by_dim: dict, row: dict[str, Any]) -> str | None:
     """People's label of an answer row: the annotators' on its question, else the experts'
     direction on its dimension (:func:`checkeval_core.stats.escalation.answer_labels`)."""
     item, qid, _ = row["key"]
@@ -150,9 +150,14 @@ def _label(by_q: dict, by_dim: dict, row: dict[str, Any]) -> str | None:
     return label if label is not None else by_dim.get((item, row["dimension"]))
 
 
-def run_units(db: sqlite_utils.Database, run: dict[str, Any]) -> Units:
+def run_units(db: sqlite_utils.Database, run: dict[str, Any],
+              conf_fit: dict[str, Any] | None = None) -> Units:
     """The run's units with A's (and, where asked, B's) confidence and agreement with the
-    people (NaN without a label)."""
+    people (NaN without a label). A's confidence goes through ``conf_fit`` (a Platt fit), else
+    through the calibration the run stored for it (:func:`confidence_calibration`), if any."""
+    if conf_fit is None:
+        stored = (run["params"].get("escalation") or {}).get("confidence_calibration") or {}
+        conf_fit = stored.get("fit")
     b_spec = str(run["params"].get("escalate_to") or "")
     rows_ = _answer_rows(db, run["id"], b_spec)
     tid = task_id(db, run["task"])
@@ -187,13 +192,13 @@ def run_units(db: sqlite_utils.Database, run: dict[str, Any]) -> Units:
     by_q, by_dim, source = E.answer_labels(db, tid, pks)
     u = Units("answer", label_source=source)
     for r in rows_:
-        label = _label(by_q, by_dim, r)
+        label = people_label(by_q, by_dim, r)
         u.keys.append(r["key"])
         u.groups.append(r["group"])
         u.answers.append([r["key"]])
         u.ms_a.append(r["a_ms"])
         u.ms_b.append(r["b_ms"] if r["by_b"] else math.nan)
-        u.conf_a.append(E.confidence(r["a_p_yes"]))
+        u.conf_a.append(E.confidence(r["a_p_yes"], r["a_verdict"], conf_fit))
         u.conf_b.append(E.confidence(r["b_p_yes"]) if r["by_b"] else math.nan)
         for side in ("a", "b"):
             v = r[f"{side}_verdict"]
@@ -215,14 +220,22 @@ def fit(db: sqlite_utils.Database, run: dict[str, Any], units: Units) -> dict[st
     """A's threshold (and, with ``abstain``, B's): the stored one, ``margin``, or fitted on the
     labelled dev units (δ halved per stage when both are fitted)."""
     p = run["params"]
+    cal: dict[str, Any] = {}
+    if p.get("calibrate_judges") and units.kind == "answer":
+        cal = confidence_calibration(db, run, fitted_threshold=p.get("margin") is None)
+        if "slope" in cal["fit"]:
+            units = run_units(db, run, conf_fit=cal["fit"])
+    extra = {"confidence_calibration": cal} if cal else {}
     if p.get("margin") is not None:
         return {"threshold": float(p["margin"]), "b_threshold": float(p["margin"])
-                if p.get("abstain") else None, "fitted": False}
+                if p.get("abstain") else None, "fitted": False, **extra}
     target = float(p["target_agreement"])
     delta = float(p.get("delta", E.DEFAULT_DELTA))
     delta_stage = delta / 2 if p.get("abstain") else delta
     arr = units.arrays()
     dev = (_parts(db, run, units.groups) == "dev") & ~np.isnan(arr["agree_a"])
+    if "slope" in cal.get("fit", {}):  # not on the groups A's confidence was fitted to
+        dev &= np.array([g not in set(cal["groups"]) for g in units.groups], bool)
     if not dev.any():
         raise ValueError(f"--target-agreement: no dev unit of run {run['id']} has a human label "
                          f"(looked for {'pairwise votes' if units.kind == 'pair' else 'checklist annotations or expert scores'} on the dev groups); "
@@ -230,7 +243,7 @@ def fit(db: sqlite_utils.Database, run: dict[str, Any], units: Units) -> dict[st
     f = E.fit_threshold(arr["conf_a"][dev], arr["agree_a"][dev] == 1, target, delta_stage)
     return {"threshold": f.threshold, "fit": f.to_dict(), "fitted": True,
             "label_source": units.label_source, "unit": units.kind,
-            "b_threshold": None}
+            "b_threshold": None, **extra}
 
 
 def _fit_b(db: sqlite_utils.Database, run: dict[str, Any], units: Units,
@@ -290,6 +303,8 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
     t = float(state["threshold"])
     p["escalation"] = {**state, "threshold": None if math.isinf(t) else t}
     db.execute("UPDATE run SET params = ? WHERE id = ?", [dumps(p), run["id"]])
+    if state.get("confidence_calibration"):  # A's confidence through the stored calibration
+        units = run_units(db, run)
     conf = np.asarray(units.conf_a, float)
     todo = {k for i in np.flatnonzero(conf < t) for k in units.answers[i]}
     jb = judge_b or get_judge(b_spec, db=db)
@@ -321,19 +336,40 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
     return p["escalation"]
 
 
+def _dev_answers(db: sqlite_utils.Database, run: dict[str, Any]
+                 ) -> tuple[list[tuple[dict[str, Any], str]], str]:
+    """The run's answer rows on dev groups that people labelled, each with its label, and
+    where the labels come from."""
+    rows_ = _answer_rows(db, run["id"], str(run["params"].get("escalate_to") or ""))
+    by_q, by_dim, source = E.answer_labels(db, task_id(db, run["task"]), list(run["item_ids"]))
+    part = _parts(db, run, [r["group"] for r in rows_])
+    return [(r, label) for r, where in zip(rows_, part)
+            if where == "dev" and (label := people_label(by_q, by_dim, r)) is not None], source
+
+
+def confidence_calibration(db: sqlite_utils.Database, run: dict[str, Any],
+                           fitted_threshold: bool) -> dict[str, Any]:
+    """A's Platt fit for its confidence (``E.confidence``), on the labelled dev answers of A's
+    pass: on every dev group with a fixed margin; with a fitted threshold on every other dev
+    group (sorted by name), the threshold then fitted on the others, so the fixed-sequence
+    test never runs on the answers its confidence was fitted to. ``{"fit", "groups",
+    "label_source"}`` (``groups``: the dev groups fitted on)."""
+    dev, source = _dev_answers(db, run)
+    names = sorted({r["group"] for r, _ in dev})
+    use = set(names[0::2] if fitted_threshold else names)
+    got = [(float(r["a_p_yes"]), label == "yes") for r, label in dev
+           if r["group"] in use and r["a_p_yes"] is not None]
+    return {"fit": E.platt_fit([p for p, _ in got], [y for _, y in got]),
+            "groups": sorted(use), "label_source": source}
+
+
 def judge_calibration(db: sqlite_utils.Database, run: dict[str, Any]) -> dict[str, Any]:
     """Each judge's Platt fit on the labelled dev answers it gave: A on every dev answer (its
     own p(Yes), kept beside B's where B answered), B on the dev answers escalated to it.
     ``{"a": fit, "b": fit, "label_source"}`` (a fit may be a reason, see ``platt_fit``)."""
-    b_spec = str(run["params"].get("escalate_to") or "")
-    rows_ = _answer_rows(db, run["id"], b_spec)
-    by_q, by_dim, source = E.answer_labels(db, task_id(db, run["task"]), list(run["item_ids"]))
-    part = _parts(db, run, [r["group"] for r in rows_])
+    dev, source = _dev_answers(db, run)
     pa, ya, pb, yb = [], [], [], []
-    for r, where in zip(rows_, part):
-        label = _label(by_q, by_dim, r)
-        if where != "dev" or label is None:
-            continue
+    for r, label in dev:
         if r["a_p_yes"] is not None:
             pa.append(float(r["a_p_yes"]))
             ya.append(label == "yes")
@@ -450,6 +486,15 @@ def summary_text(esc: dict[str, Any]) -> str:
              f"second judge; decided {_pct(esc.get('decided'))}"]
     if esc.get("fit", {}).get("reason"):
         lines.append("  " + esc["fit"]["reason"])
+    cc = esc.get("confidence_calibration")
+    if cc:
+        f = cc["fit"]
+        lines.append(f"  first judge's confidence calibrated on {len(cc['groups'])} dev groups "
+                     f"({cc.get('label_source')}): "
+                     + (f"σ({f['slope']:.3g}·logit p {f['intercept']:+.3g}) on {f['n']} answers"
+                        + ("; the threshold fitted on the other dev groups"
+                           if esc.get("fitted") else "")
+                        if "slope" in f else f"not calibrated: {f['reason']}"))
     cal = esc.get("calibration")
     if cal:
         def one(f: dict[str, Any]) -> str:

@@ -41,11 +41,21 @@ DEFAULT_DELTA = 0.1
 NO_THRESHOLD = math.inf  # nothing kept: every unit goes to the second judge
 
 
-def confidence(p_yes: float | None) -> float:
-    """``|p(Yes) − 0.5|``; 0 when there is no probability (always escalated)."""
+def confidence(p_yes: float | None, verdict: str | None = None,
+               fit: dict[str, Any] | None = None) -> float:
+    """``|p(Yes) − 0.5|``; 0 when there is no probability (always escalated).
+
+    With a judge's calibration (a :func:`platt_fit` with a slope) and its verdict, the
+    confidence is how far the chance that people agree with *that verdict* lies above a coin:
+    ``q − 0.5`` for a Yes, ``0.5 − q`` for a No, ``q`` the calibrated p(Yes), and 0 when
+    people more likely disagree (the answer is then always escalated). A verdict that follows
+    its own p(Yes) gets ``|q − 0.5|``; uncalibrated, the same as before."""
     if p_yes is None or (isinstance(p_yes, float) and math.isnan(p_yes)):
         return 0.0
-    return abs(float(p_yes) - 0.5)
+    if not fit or "slope" not in fit or verdict not in ("yes", "no"):
+        return abs(float(p_yes) - 0.5)
+    q = float(platt_apply(fit, float(p_yes)))
+    return max(0.0, q - 0.5 if verdict == "yes" else 0.5 - q)
 
 
 #: Fewest labelled dev answers of each label (Yes and No) a judge's calibration is fitted on.
