@@ -9,6 +9,7 @@ ready database and an old one is upgraded in place.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -51,8 +52,9 @@ def check_database_file(path: str | Path) -> None:
     size = p.stat().st_size
     if size == 0:
         return
-    with open(p, "rb") as f:
-        head = f.read(100)
+    head = _read_header(p)
+    if head is None:  # this process has it open and its descriptor could not be read
+        return
     if len(head) < 100 or not head.startswith(SQLITE_HEADER):
         raise NotADatabase(f"not a CheckEval database: {p} (not an SQLite file)")
     page_size = int.from_bytes(head[16:18], "big")
@@ -68,6 +70,54 @@ def check_database_file(path: str | Path) -> None:
                            f"{page_size * pages:,} bytes)")
 
 
+# Closing *any* descriptor of a file drops every POSIX lock the process holds on it, SQLite's
+# included (SQLite only guards against this among its own connections). A plain open()/close()
+# of the database in a process that has a connection to it — every page's first open_db, every
+# background start — let another process's last close checkpoint and delete the live
+# write-ahead log under that connection: its next write failed with "disk I/O error", a new
+# connection with "database disk image is malformed" (tests/test_store_locks.py). So the header
+# is read through a descriptor SQLite already holds when there is one, and opened only when the
+# process holds none; the lock keeps a connection from opening in between.
+_OPENING = threading.Lock()
+_CONNECTED: set[tuple[int, int]] = set()  # (device, inode) connected to (where no /proc)
+
+
+def _held_descriptor(st: os.stat_result) -> int | None:
+    """A descriptor this process holds on the file ``st`` describes; -1 when this cannot be
+    known (no ``/proc/self/fd``)."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return -1
+    for name in names:
+        try:
+            t = os.stat(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+        if (t.st_dev, t.st_ino) == (st.st_dev, st.st_ino):
+            return int(name)
+    return None
+
+
+def _read_header(p: Path) -> bytes | None:
+    """The file's first 100 bytes without closing a descriptor SQLite may hold locks through;
+    None when the process holds it open but its descriptor cannot be read safely."""
+    with _OPENING:
+        st = p.stat()
+        fd = _held_descriptor(st)
+        if fd is None or (fd == -1 and (st.st_dev, st.st_ino) not in _CONNECTED):
+            with open(p, "rb") as f:  # no connection of this process: nothing to drop
+                return f.read(100)
+        if fd == -1:
+            return None
+        try:
+            head = os.pread(fd, 100, 0)
+            same = (os.fstat(fd).st_ino, os.fstat(fd).st_dev) == (st.st_ino, st.st_dev)
+        except OSError:
+            return None
+        return head if same else None  # closed and reused meanwhile: not our file
+
+
 def now_iso() -> str:
     """UTC timestamp used for every created_at/updated_at column."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
@@ -80,10 +130,14 @@ def connect(path: str | Path | None = None) -> sqlite3.Connection:
         p.parent.mkdir(parents=True, exist_ok=True)
     # isolation_level=None: autocommit unless a transaction is opened explicitly with
     # :func:`transaction`, so a write is never left pending by Python's implicit BEGIN.
-    conn = sqlite3.connect(
-        str(p), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
-    )
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    with _OPENING:  # not while a header is read with open() (see _read_header)
+        conn = sqlite3.connect(
+            str(p), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
+        )
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if str(p) != ":memory:":
+            st = p.stat()
+            _CONNECTED.add((st.st_dev, st.st_ino))
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
