@@ -18,10 +18,10 @@ from checkeval_core.store import connect, open_db
 
 
 def _other_process_writes_and_closes(path: Path) -> None:
-    code = ("import sqlite3; c = sqlite3.connect(%r, isolation_level=None); "
+    code = (f"import sqlite3; c = sqlite3.connect({str(path)!r}, isolation_level=None); "
             "c.execute('PRAGMA journal_mode = WAL'); "
-            "c.execute(\"INSERT INTO task (name, kind, created_at) VALUES ('other', 'custom', 'now')\"); "
-            "c.close()" % str(path))
+            "c.execute(\"INSERT INTO task (name, kind, created_at) VALUES ('other', 'custom', "
+            "'now')\"); c.close()")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

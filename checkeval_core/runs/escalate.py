@@ -235,7 +235,8 @@ def fit(db: sqlite_utils.Database, run: dict[str, Any], units: Units) -> dict[st
     arr = units.arrays()
     dev = (_parts(db, run, units.groups) == "dev") & ~np.isnan(arr["agree_a"])
     if "slope" in cal.get("fit", {}):  # not on the groups A's confidence was fitted to
-        dev &= np.array([g not in set(cal["groups"]) for g in units.groups], bool)
+        fitted_on = set(cal["groups"])
+        dev &= np.array([g not in fitted_on for g in units.groups], bool)
     if not dev.any():
         raise ValueError(f"--target-agreement: no dev unit of run {run['id']} has a human label "
                          f"(looked for {'pairwise votes' if units.kind == 'pair' else 'checklist annotations or expert scores'} on the dev groups); "
