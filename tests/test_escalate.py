@@ -792,3 +792,47 @@ def test_calibrate_judges_refusals(db, db_path, tmp_path):
             "pb", margin=0.1, calibrate_judges=True))
     assert db.execute("SELECT COUNT(*) FROM run WHERE params LIKE '%calibrate%'").fetchone()[0] \
         == 0
+
+
+def test_run_estimate_counts_the_second_judges_expected_calls(db, db_path, known_task):
+    def estimate(*extra):
+        r = cli(db_path, "run", "--task", known_task, "--judge", "pa", "--method", "rocketeval",
+                *extra, "--estimate", "--json")
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    a = estimate()
+    assert a["calls"] == 16 and not CALLS["pa"]  # 8 items × 2 questions, nothing asked
+    # no earlier run of A: B's share is unknown, so all of A's requests (an upper bound)
+    assert estimate("--escalate-to", "pb", "--margin", "0.3")["calls"] == 32
+    execute_run(path_of(db), create_run(db, known_task, "pa", "rocketeval"))
+    ps = [p for (p,) in db.execute("SELECT p_yes FROM answer")]
+    kept = sum(abs(p - 0.5) >= 0.3 for p in ps)  # A's stored answers at or above the margin
+    both = estimate("--escalate-to", "pb", "--margin", "0.3")
+    assert both["calls"] == round(16 * (1 - kept / 16)) and both["cached"] == 16  # A's cached
+    r = cli(db_path, "run", "--task", known_task, "--judge", "pa", "--escalate-to", "pa",
+            "--margin", "0.3", "--estimate")
+    assert r.returncode == 2 and "must differ" in r.stderr  # checked as a real start
+    text = cli(db_path, "run", "--task", known_task, "--judge", "pa", "--escalate-to", "pb",
+               "--margin", "0.3", "--estimate").stdout
+    assert f"pb asked {1 - kept / 16:.0%} of pa's requests (share of run" in text
+
+
+def test_expected_coverage_reads_a_stored_calibration(db, tmp_path):
+    from checkeval_core.runs.escalate import expected_coverage
+
+    make_runs_task(db, tmp_path, rows=_cal_rows(), checklist=CHECKLIST)
+    set_explicit_split(db, "t", [f"d{d}" for d in range(6, 12)])
+    cov, why = expected_coverage(db, "t", "pa", 0.4, calibrate=True)
+    assert cov is None and why == "no earlier run of this judge on the task"
+    run = execute_run(path_of(db), create_run(db, "t", "pa", "rocketeval", params=(
+        escalation_params("pb", margin=0.4, calibrate_judges=True))))
+    fit = run["params"]["escalation"]["confidence_calibration"]["fit"]
+    got = db.execute("SELECT COALESCE(a_p_yes, p_yes), COALESCE(a_verdict, verdict) "
+                     "FROM answer WHERE run_id = ?", [run["id"]]).fetchall()
+    cov, why = expected_coverage(db, "t", "pa", 0.4, calibrate=True)
+    assert cov == pytest.approx(np.mean([E.confidence(p, v, fit) >= 0.4 for p, v in got]))
+    assert cov == pytest.approx(13 / 48)  # A's 0.75 answers, as the run kept them
+    assert f"read through run {run['id']}'s calibration" in why
+    raw, why = expected_coverage(db, "t", "pa", 0.4)
+    assert raw == 0.0 and "calibration" not in why  # no raw |p − 0.5| reaches 0.4

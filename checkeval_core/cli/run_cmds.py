@@ -64,7 +64,14 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
     except JudgeSpecError as e:
         fail(str(e))
     if estimate:
-        _estimate(db, task, judge, method, checklist, limit, resume, param, as_json)
+        try:
+            from checkeval_core.runs.escalate import escalation_params
+
+            esc = escalation_params(escalate_to, target_agreement, margin, delta, abstain,
+                                    calibrate_judges)
+        except (ValueError, JudgeSpecError) as e:
+            fail(str(e))
+        _estimate(db, task, judge, method, checklist, limit, resume, param, as_json, esc)
         return
     try:
         if resume is not None:
@@ -108,9 +115,11 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
 
 def _estimate(db: Any, task: str | None, judge: list[str], method: list[str], checklist: str,
               limit: int | None, resume: int | None, param: list[str] | None,
-              as_json: bool) -> None:
+              as_json: bool, esc: dict[str, Any] | None = None) -> None:
     """``run --estimate``: the cost of the runs these options would start (or of the rest
-    of run --resume N), checked like a real start; nothing asked, nothing written."""
+    of run --resume N), checked like a real start; nothing asked, nothing written. With
+    ``--escalate-to``, the second judge's expected share is added (its own notes say how
+    much of each first judge's requests it is expected to answer)."""
     from checkeval_core.judges.prices import PriceError, price_table
     from checkeval_core.judges.registry import JudgeSpecError, spec_problems
     from checkeval_core.runs.estimate import estimate_batch, estimate_run
@@ -128,6 +137,15 @@ def _estimate(db: Any, task: str | None, judge: list[str], method: list[str], ch
                 fail("; ".join(problems))
             est = estimate_batch(db, task, judge, method, checklist=checklist, limit=limit,
                                  params=parse_params(param))
+            if esc:
+                from checkeval_core.runs.escalate import check_options, second_judge_estimate
+
+                params = {**parse_params(param), **esc}
+                for j in judge:
+                    for m in method:
+                        check_options(db, task, j, params, m)
+                est = est + second_judge_estimate(db, task, judge, method, checklist, limit,
+                                                  params)
     except ImportError as e:
         fail(str(e), code=1)
     except (NotFound, ValueError, JudgeSpecError, PriceError) as e:
