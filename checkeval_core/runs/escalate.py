@@ -37,6 +37,7 @@ import numpy as np
 import sqlite_utils
 
 from checkeval_core.judges.registry import get_judge, parse_spec
+from checkeval_core.runs.estimate import Estimate, estimate_batch
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
@@ -468,8 +469,6 @@ def second_judge_estimate(db: sqlite_utils.Database, task: str, judges: list[str
     """What the second judge of escalating runs will cost before they start: B's estimate of
     the same requests (its own cache, rates and prices), times the share each first judge is
     expected to leave it (:func:`expected_coverage`; unknown: all of it, an upper bound)."""
-    from checkeval_core.runs.estimate import Estimate, estimate_batch
-
     b = str(params["escalate_to"])
     base = {k: v for k, v in params.items() if k not in OPTIONS}
     full = estimate_batch(db, task, [b], methods, checklist=checklist, limit=limit,
