@@ -17,7 +17,8 @@ import numpy as np
 import sqlite_utils
 
 from checkeval_core.analysis.escalation_charts import coverage_agreement_chart
-from checkeval_core.runs.escalate import Units, run_units, summary_text
+from checkeval_core.runs.escalate import summary_text
+from checkeval_core.runs.escalate_units import Units, run_units
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import loads, rows

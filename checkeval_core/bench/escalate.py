@@ -29,7 +29,8 @@ from checkeval_core.bench import quality as Q
 from checkeval_core.bench.quality import _find_run
 from checkeval_core.judges.registry import parse_spec
 from checkeval_core.runs import create_run, execute_run
-from checkeval_core.runs.escalate import escalation_params, people_label, run_units
+from checkeval_core.runs.escalate import escalation_params
+from checkeval_core.runs.escalate_units import people_label, run_units
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import db_path, open_db, task_id

@@ -138,7 +138,8 @@ def _estimate(db: Any, task: str | None, judge: list[str], method: list[str], ch
             est = estimate_batch(db, task, judge, method, checklist=checklist, limit=limit,
                                  params=parse_params(param))
             if esc:
-                from checkeval_core.runs.escalate import check_options, second_judge_estimate
+                from checkeval_core.runs.escalate import check_options
+                from checkeval_core.runs.escalate_estimate import second_judge_estimate
 
                 params = {**parse_params(param), **esc}
                 for j in judge:

@@ -30,17 +30,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import sqlite_utils
 
 from checkeval_core.judges.registry import get_judge, parse_spec
-from checkeval_core.runs.estimate import Estimate, estimate_batch
+from checkeval_core.runs.escalate_calibration import confidence_calibration, judge_calibration
+from checkeval_core.runs.escalate_units import Units, run_units, unit_parts
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.stats import escalation as E
-from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
+from checkeval_core.store import dumps, now_iso, transaction
 from checkeval_core.task_split import members
 
 OPTIONS = ("escalate_to", "target_agreement", "margin", "delta", "abstain",
@@ -95,128 +95,6 @@ def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
                              "answer labels (annotations or expert scores)")
 
 
-@dataclass
-class Units:
-    """A run's decisions as the cascade sees them (see the analysis module)."""
-
-    kind: str  # "answer" | "pair"
-    keys: list[Any] = field(default_factory=list)  # answer key or (item_a, item_b)
-    conf_a: list[float] = field(default_factory=list)
-    conf_b: list[float] = field(default_factory=list)  # NaN where B has not answered
-    agree_a: list[float] = field(default_factory=list)  # 1/0, NaN without a human label
-    agree_b: list[float] = field(default_factory=list)
-    groups: list[str] = field(default_factory=list)
-    answers: list[list[tuple[int, int, str]]] = field(default_factory=list)  # answer keys
-    ms_a: list[float] = field(default_factory=list)  # judge time of the unit's answers
-    ms_b: list[float] = field(default_factory=list)  # NaN where B has not answered
-    label_source: str = ""
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        return {k: np.asarray(getattr(self, k), float) for k in
-                ("conf_a", "conf_b", "agree_a", "agree_b", "ms_a", "ms_b")}
-
-
-def _answer_rows(db: sqlite_utils.Database, run_id: int, b_spec: str) -> list[dict[str, Any]]:
-    out = []
-    for r in db.execute("SELECT a.item_id, a.question_id, a.unit, a.dimension, a.verdict, "
-                        "a.p_yes, a.judge, a.a_verdict, a.a_p_yes, i.group_id, a.latency_ms, "
-                        "a.a_latency_ms FROM answer a JOIN item i ON i.id = a.item_id "
-                        "WHERE a.run_id = ?", [run_id]):
-        by_b = bool(b_spec) and r[6] == b_spec
-        out.append({"key": (int(r[0]), int(r[1]), str(r[2])), "dimension": r[3],
-                    "group": str(r[9]), "by_b": by_b,
-                    "a_verdict": r[7] if by_b else r[4], "a_p_yes": r[8] if by_b else r[5],
-                    "b_verdict": r[4] if by_b else None, "b_p_yes": r[5] if by_b else None,
-                    "a_ms": (r[11] if by_b else r[10]) or 0.0, "b_ms": (r[10] if by_b else 0.0)})
-    return out
-
-
-def _item_score(rows_: list[dict[str, Any]], side: str) -> float:
-    """Mean p(Yes) (a verdict counts 1/0 without one; invalid answers left out); NaN if none."""
-    vals = []
-    for r in rows_:
-        p, v = r[f"{side}_p_yes"], r[f"{side}_verdict"]
-        if p is not None:
-            vals.append(float(p))
-        elif v in ("yes", "no"):
-            vals.append(1.0 if v == "yes" else 0.0)
-    return float(np.mean(vals)) if vals else float("nan")
-
-
-def people_label(by_q: dict, by_dim: dict, row: dict[str, Any]) -> str | None:
-    """People's label of an answer row: the annotators' on its question, else the experts'
-    direction on its dimension (:func:`checkeval_core.stats.escalation.answer_labels`)."""
-    item, qid, _ = row["key"]
-    label = by_q.get((item, qid)) if qid else None
-    return label if label is not None else by_dim.get((item, row["dimension"]))
-
-
-def run_units(db: sqlite_utils.Database, run: dict[str, Any],
-              conf_fit: dict[str, Any] | None = None) -> Units:
-    """The run's units with A's (and, where asked, B's) confidence and agreement with the
-    people (NaN without a label). A's confidence goes through ``conf_fit`` (a Platt fit), else
-    through the calibration the run stored for it (:func:`confidence_calibration`), if any."""
-    if conf_fit is None:
-        stored = (run["params"].get("escalation") or {}).get("confidence_calibration") or {}
-        conf_fit = stored.get("fit")
-    b_spec = str(run["params"].get("escalate_to") or "")
-    rows_ = _answer_rows(db, run["id"], b_spec)
-    tid = task_id(db, run["task"])
-    pks = list(run["item_ids"])
-    pairs = E.pair_labels(db, tid, pks)
-    has_votes = db.execute("SELECT 1 FROM preference WHERE task_id = ? LIMIT 1",
-                           [tid]).fetchone() is not None
-    if has_votes:
-        u = Units("pair", label_source="pairwise votes (majority per pair)")
-        by_item: dict[int, list[dict[str, Any]]] = {}
-        for r in rows_:
-            by_item.setdefault(r["key"][0], []).append(r)
-        for (a, b), (winner, group) in sorted(pairs.items()):
-            ra, rb = by_item.get(a, []), by_item.get(b, [])
-            u.keys.append((a, b))
-            u.groups.append(group)
-            u.answers.append([r["key"] for r in ra + rb])
-            u.ms_a.append(sum(r["a_ms"] for r in ra + rb))
-            u.ms_b.append(sum(r["b_ms"] for r in ra + rb) if ra and rb and all(
-                r["by_b"] for r in ra + rb) else math.nan)
-            for side in ("a", "b"):
-                done = side == "a" or (ra and rb and all(r["by_b"] for r in ra + rb))
-                sa = _item_score(ra, side) if done else float("nan")
-                sb = _item_score(rb, side) if done else float("nan")
-                gap = sa - sb
-                conf = abs(gap) if not math.isnan(gap) else (0.0 if side == "a" else math.nan)
-                agree = (float((gap > 0) == (winner == "a")) if gap != 0 else 0.0) \
-                    if not math.isnan(gap) else math.nan
-                getattr(u, f"conf_{side}").append(conf)
-                getattr(u, f"agree_{side}").append(agree)
-        return u
-    by_q, by_dim, source = E.answer_labels(db, tid, pks)
-    u = Units("answer", label_source=source)
-    for r in rows_:
-        label = people_label(by_q, by_dim, r)
-        u.keys.append(r["key"])
-        u.groups.append(r["group"])
-        u.answers.append([r["key"]])
-        u.ms_a.append(r["a_ms"])
-        u.ms_b.append(r["b_ms"] if r["by_b"] else math.nan)
-        u.conf_a.append(E.confidence(r["a_p_yes"], r["a_verdict"], conf_fit))
-        u.conf_b.append(E.confidence(r["b_p_yes"]) if r["by_b"] else math.nan)
-        for side in ("a", "b"):
-            v = r[f"{side}_verdict"]
-            ok = math.nan if label is None or (side == "b" and not r["by_b"]) else \
-                float(v == label)
-            getattr(u, f"agree_{side}").append(ok)
-    return u
-
-
-def _parts(db: sqlite_utils.Database, run: dict[str, Any], groups: list[str]) -> np.ndarray:
-    """Each unit's part ("dev" / "heldout" / "") from the task's split."""
-    m = members(db, run["task"])
-    if m is None:
-        return np.array([""] * len(groups), dtype=object)
-    return np.array([m[0].get(g, "") for g in groups], dtype=object)
-
-
 def fit(db: sqlite_utils.Database, run: dict[str, Any], units: Units) -> dict[str, Any]:
     """A's threshold (and, with ``abstain``, B's): the stored one, ``margin``, or fitted on the
     labelled dev units (δ halved per stage when both are fitted)."""
@@ -234,7 +112,7 @@ def fit(db: sqlite_utils.Database, run: dict[str, Any], units: Units) -> dict[st
     delta = float(p.get("delta", E.DEFAULT_DELTA))
     delta_stage = delta / 2 if p.get("abstain") else delta
     arr = units.arrays()
-    dev = (_parts(db, run, units.groups) == "dev") & ~np.isnan(arr["agree_a"])
+    dev = (unit_parts(db, run, units.groups) == "dev") & ~np.isnan(arr["agree_a"])
     if "slope" in cal.get("fit", {}):  # not on the groups A's confidence was fitted to
         fitted_on = set(cal["groups"])
         dev &= np.array([g not in fitted_on for g in units.groups], bool)
@@ -254,7 +132,7 @@ def _fit_b(db: sqlite_utils.Database, run: dict[str, Any], units: Units,
     if not run["params"].get("abstain") or not state.get("fitted"):
         return
     arr = units.arrays()
-    dev = (_parts(db, run, units.groups) == "dev") & ~np.isnan(arr["agree_b"])
+    dev = (unit_parts(db, run, units.groups) == "dev") & ~np.isnan(arr["agree_b"])
     if not dev.any():
         state["b_threshold"] = None
         state["b_fit"] = {"reason": "no labelled dev unit went to the second judge"}
@@ -282,7 +160,7 @@ def summary(db: sqlite_utils.Database, run: dict[str, Any], units: Units,
            "coverage": float(keep.mean()) if len(keep) else None,
            "n_escalated": int((~keep).sum()),
            "decided": float(1 - undecided.mean()) if len(keep) else None}
-    held = (_parts(db, run, units.groups) == "heldout") & ~np.isnan(arr["agree_a"])
+    held = (unit_parts(db, run, units.groups) == "heldout") & ~np.isnan(arr["agree_a"])
     if held.any():
         o = E.cascade_outcome(arr["conf_a"][held], arr["agree_a"][held], t,
                               arr["conf_b"][held], arr["agree_b"][held], bt)
@@ -338,60 +216,6 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
     return p["escalation"]
 
 
-def _dev_answers(db: sqlite_utils.Database, run: dict[str, Any]
-                 ) -> tuple[list[tuple[dict[str, Any], str]], str]:
-    """The run's answer rows on dev groups that people labelled, each with its label, and
-    where the labels come from."""
-    rows_ = _answer_rows(db, run["id"], str(run["params"].get("escalate_to") or ""))
-    by_q, by_dim, source = E.answer_labels(db, task_id(db, run["task"]), list(run["item_ids"]))
-    part = _parts(db, run, [r["group"] for r in rows_])
-    return [(r, label) for r, where in zip(rows_, part)
-            if where == "dev" and (label := people_label(by_q, by_dim, r)) is not None], source
-
-
-def confidence_calibration(db: sqlite_utils.Database, run: dict[str, Any],
-                           fitted_threshold: bool) -> dict[str, Any]:
-    """A's Platt fit for its confidence (``E.confidence``), on the labelled dev answers of A's
-    pass: on every dev group with a fixed margin; with a fitted threshold on every other dev
-    group (sorted by name), the threshold then fitted on the others, so the fixed-sequence
-    test never runs on the answers its confidence was fitted to. ``{"fit", "groups",
-    "label_source"}`` (``groups``: the dev groups fitted on)."""
-    dev, source = _dev_answers(db, run)
-    names = sorted({r["group"] for r, _ in dev})
-    use = set(names[0::2] if fitted_threshold else names)
-    got = [(float(r["a_p_yes"]), label == "yes") for r, label in dev
-           if r["group"] in use and r["a_p_yes"] is not None]
-    return {"fit": E.platt_fit([p for p, _ in got], [y for _, y in got]),
-            "groups": sorted(use), "label_source": source}
-
-
-def judge_calibration(db: sqlite_utils.Database, run: dict[str, Any]) -> dict[str, Any]:
-    """Each judge's Platt fit on the labelled dev answers it gave: A on every dev answer (its
-    own p(Yes), kept beside B's where B answered), B on the dev answers escalated to it.
-    ``{"a": fit, "b": fit, "label_source"}`` (a fit may be a reason, see ``platt_fit``)."""
-    dev, source = _dev_answers(db, run)
-    pa, ya, pb, yb = [], [], [], []
-    for r, label in dev:
-        if r["a_p_yes"] is not None:
-            pa.append(float(r["a_p_yes"]))
-            ya.append(label == "yes")
-        if r["by_b"] and r["b_p_yes"] is not None:
-            pb.append(float(r["b_p_yes"]))
-            yb.append(label == "yes")
-    return {"a": E.platt_fit(pa, ya), "b": E.platt_fit(pb, yb), "label_source": source}
-
-
-def calibrated_p(params: dict[str, Any], judges: Any, p_yes: Any) -> np.ndarray:
-    """The p(Yes) a run's scores use: each answer's through its judge's calibration when the
-    run fitted one (``judges``: each answer's judge spec), else unchanged."""
-    cal = (params.get("escalation") or {}).get("calibration")
-    p = np.asarray(p_yes, dtype=float)
-    if not cal:
-        return p
-    by_b = np.asarray(judges, dtype=object) == str(params.get("escalate_to") or "")
-    return np.where(by_b, E.platt_apply(cal.get("b"), p), E.platt_apply(cal.get("a"), p))
-
-
 def _store_b(db: sqlite_utils.Database, run_id: int, item_pk: int, batch: list,
              results: list, todo: set, b_spec: str) -> None:
     """B's answers over A's, in one transaction; a B error keeps A's answer (asked again on
@@ -419,74 +243,6 @@ def _store_b(db: sqlite_utils.Database, run_id: int, item_pk: int, batch: list,
                    "tokens_out = tokens_out + ?, heartbeat_at = ? WHERE id = ?",
                    [n_err, sum(r.tokens_in for r in results if not r.cached),
                     sum(r.tokens_out for r in results if not r.cached), now_iso(), run_id])
-
-
-def estimate_calls(n_requests: int, coverage: float | None) -> dict[str, Any]:
-    """Judge calls of an escalating run before it starts: A answers all ``n_requests``, B the
-    expected uncovered share (``coverage`` unknown: B's count is an upper bound, all of them).
-    A small count of its own, to be replaced by the run estimate when it lands."""
-    cov = 0.0 if coverage is None else float(coverage)
-    return {"a_calls": int(n_requests), "b_calls": int(round(n_requests * (1 - cov))),
-            "coverage": coverage, "b_calls_upper_bound": coverage is None}
-
-
-def expected_coverage(db: sqlite_utils.Database, task: str, judge_a: str,
-                      margin: float | None, calibrate: bool = False) -> tuple[float | None, str]:
-    """The coverage to expect for a new escalating run by ``judge_a`` on ``task``: the one
-    achieved by its latest escalating run, else (with a fixed ``margin``) the share of the
-    judge's stored answers on the task at or above it — with ``calibrate``, their confidence
-    read through the latest stored calibration of the judge's confidence on the task (the
-    run's own fit is only made after A's pass); ``(None, reason)`` without either."""
-    found = rows(db, "SELECT r.id, r.params FROM run r JOIN task t ON t.id = r.task_id WHERE "
-                     "t.name = ? AND r.judge_spec = ? AND r.status = 'completed' ORDER BY "
-                     "r.id DESC", [task, judge_a])
-    fit, fit_note = None, ""
-    if calibrate:
-        for r in found:
-            cc = (loads(r["params"], {}).get("escalation") or {}).get("confidence_calibration")
-            if cc and "slope" in cc.get("fit", {}):
-                fit, fit_note = cc["fit"], f", read through run {r['id']}'s calibration"
-                break
-        else:
-            fit_note = " (raw p(Yes): no earlier run stored a calibration to read it through)"
-    for r in found:
-        esc = loads(r["params"], {}).get("escalation")
-        if esc and esc.get("coverage") is not None and margin is None:
-            return float(esc["coverage"]), f"achieved by escalating run {r['id']}"
-        if margin is not None:
-            got = db.execute("SELECT COALESCE(a_p_yes, p_yes), COALESCE(a_verdict, verdict) "
-                             "FROM answer WHERE run_id = ?", [r["id"]]).fetchall()
-            if got:
-                share = float(np.mean([E.confidence(p, v, fit) >= margin for p, v in got]))
-                return share, (f"share of run {r['id']}'s answers with confidence ≥ "
-                               f"{margin:g}{fit_note}")
-    return None, "no earlier run of this judge on the task"
-
-
-def second_judge_estimate(db: sqlite_utils.Database, task: str, judges: list[str],
-                          methods: list[str], checklist: str | int | None, limit: int | None,
-                          params: dict[str, Any]) -> Any:
-    """What the second judge of escalating runs will cost before they start: B's estimate of
-    the same requests (its own cache, rates and prices), times the share each first judge is
-    expected to leave it (:func:`expected_coverage`; unknown: all of it, an upper bound)."""
-    b = str(params["escalate_to"])
-    base = {k: v for k, v in params.items() if k not in OPTIONS}
-    full = estimate_batch(db, task, [b], methods, checklist=checklist, limit=limit,
-                          params=base)
-    total = Estimate()
-    for j in judges:
-        cov, why = expected_coverage(db, task, j, params.get("margin"),
-                                     bool(params.get("calibrate_judges")))
-        share = 1.0 - (cov or 0.0)
-        total += Estimate(round(full.calls * share), round(full.cached * share),
-                          round(full.prompt_tokens * share),
-                          round(full.completion_tokens * share),
-                          None if full.seconds is None else full.seconds * share,
-                          None if full.usd is None else full.usd * share, [*full.notes,
-                                           f"{b} asked {share:.0%} of {j}'s requests "
-                                           + (f"({why})" if cov is not None else
-                                              f"at most ({why}: all of them)")])
-    return total
 
 
 def escalation_params(escalate_to: str | None, target_agreement: float | None = None,
