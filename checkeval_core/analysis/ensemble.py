@@ -22,11 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import sqlite_utils
-from scipy import stats
 
 from checkeval_core.analysis.frames import correlation_report, run_frame
 from checkeval_core.runs.score_math import answer_value, calibrated_scores
-from checkeval_core.stats.correlation import is_constant
+from checkeval_core.stats.correlation import corr
 from checkeval_core.store import rows
 from checkeval_core.task_split import filter_frame, task_of_run
 
@@ -65,9 +64,7 @@ def ensemble_frame(db: sqlite_utils.Database, run_ids: list[int],
         pair = {}
         for a, b in combinations(run_ids, 2):
             x, y = part[f"m{a}"].to_numpy(float), part[f"m{b}"].to_numpy(float)
-            const = is_constant(x) or is_constant(y)
-            pair[f"{a}-{b}"] = math.nan if len(x) < 3 or const else \
-                float(stats.spearmanr(x, y).statistic)
+            pair[f"{a}-{b}"] = math.nan if len(x) < 3 else corr(x, y, "spearman")
         agree[dim] = pair
     out = pd.concat(parts, ignore_index=True) if parts else wide.assign(metric=np.nan)
     return out.drop(columns=cols), {"members": [

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from checkeval_core.analysis.calibrate import ALPHA, calibrated
-from checkeval_core.stats.correlation import is_constant
+from checkeval_core.stats.correlation import corr
 from checkeval_core.stats.draws import pick_without_replacement, sampling_rng
 
 # rouge_score (about 0.6 s to import, a benchmark-only dependency) is imported where ROUGE is
@@ -91,9 +91,7 @@ def within_system_rho(df: pd.DataFrame) -> float:
     """Pearson correlation of judge and human after removing each system's means."""
     d = df.dropna(subset=["metric", "human"])
     c = d[["metric", "human"]] - d.groupby("system")[["metric", "human"]].transform("mean")
-    if is_constant(c["metric"]) or is_constant(c["human"]):  # residuals of rounding only
-        return float("nan")
-    return float(np.corrcoef(c["metric"], c["human"])[0, 1])
+    return corr(c["metric"], c["human"], "pearson")  # NaN: residuals of rounding only
 
 
 def _mean(x: np.ndarray) -> float:

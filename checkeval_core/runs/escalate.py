@@ -95,15 +95,25 @@ def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
                              "answer labels (annotations or expert scores)")
 
 
-def fit(db: sqlite_utils.Database, run: dict[str, Any], units: Units) -> dict[str, Any]:
-    """A's threshold (and, with ``abstain``, B's): the stored one, ``margin``, or fitted on the
-    labelled dev units (δ halved per stage when both are fitted)."""
+def calibrated_units(db: sqlite_utils.Database, run: dict[str, Any], units: Units
+                     ) -> tuple[Units, dict[str, Any]]:
+    """With ``calibrate_judges`` on answers, A's confidence calibration
+    (:func:`~checkeval_core.runs.escalate_calibration.confidence_calibration`) and the units
+    read through it; else the units as they are and no calibration."""
     p = run["params"]
-    cal: dict[str, Any] = {}
-    if p.get("calibrate_judges") and units.kind == "answer":
-        cal = confidence_calibration(db, run, fitted_threshold=p.get("margin") is None)
-        if "slope" in cal["fit"]:
-            units = run_units(db, run, conf_fit=cal["fit"])
+    if not p.get("calibrate_judges") or units.kind != "answer":
+        return units, {}
+    cal = confidence_calibration(db, run, fitted_threshold=p.get("margin") is None)
+    return (run_units(db, run, conf_fit=cal["fit"]) if "slope" in cal["fit"] else units), cal
+
+
+def fit(db: sqlite_utils.Database, run: dict[str, Any], units: Units,
+        cal: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A's threshold (and, with ``abstain``, B's): ``margin``, or fitted on the labelled dev
+    units (δ halved per stage when both are fitted) — with A's confidence calibration ``cal``
+    (:func:`calibrated_units`), on the dev groups it was not fitted on."""
+    p = run["params"]
+    cal = cal or {}
     extra = {"confidence_calibration": cal} if cal else {}
     if p.get("margin") is not None:
         return {"threshold": float(p["margin"]), "b_threshold": float(p["margin"])
@@ -176,15 +186,16 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
     the run was cancelled meanwhile. ``judge_b`` overrides B (tests)."""
     p = run["params"]
     b_spec = str(p["escalate_to"])
-    units = run_units(db, run)
-    state = p.get("escalation") or fit(db, run, units)
+    units = run_units(db, run)  # a resumed run: through its stored calibration, if any
+    state = p.get("escalation")
+    if not state:
+        units, cal = calibrated_units(db, run, units)
+        state = fit(db, run, units, cal)
     if "fit" in state and state.get("threshold") is None:
         state["threshold"] = math.inf
     t = float(state["threshold"])
     p["escalation"] = {**state, "threshold": None if math.isinf(t) else t}
     db.execute("UPDATE run SET params = ? WHERE id = ?", [dumps(p), run["id"]])
-    if state.get("confidence_calibration"):  # A's confidence through the stored calibration
-        units = run_units(db, run)
     conf = np.asarray(units.conf_a, float)
     todo = {k for i in np.flatnonzero(conf < t) for k in units.answers[i]}
     jb = judge_b or get_judge(b_spec, db=db)
