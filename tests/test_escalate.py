@@ -838,3 +838,13 @@ def test_expected_coverage_reads_a_stored_calibration(db, tmp_path):
     assert f"read through run {run['id']}'s calibration" in why
     raw, why = expected_coverage(db, "t", "pa", 0.4)
     assert raw == 0.0 and "calibration" not in why  # no raw |p − 0.5| reaches 0.4
+
+
+def test_expected_coverage_says_which_earlier_run_is_missing(db, known_task):
+    from checkeval_core.runs.escalate_estimate import expected_coverage
+
+    assert expected_coverage(db, known_task, "pa", None) == (
+        None, "no earlier run of this judge on the task")
+    execute_run(path_of(db), create_run(db, known_task, "pa", "rocketeval"))
+    assert expected_coverage(db, known_task, "pa", None) == (
+        None, "no earlier escalating run of this judge on the task")

@@ -53,6 +53,8 @@ def expected_coverage(db: sqlite_utils.Database, task: str, judge_a: str,
                 share = float(np.mean([E.confidence(p, v, fit) >= margin for p, v in got]))
                 return share, (f"share of run {r['id']}'s answers with confidence ≥ "
                                f"{margin:g}{fit_note}")
+    if found:  # runs of the judge, none escalating: a fitted threshold's coverage is unknown
+        return None, "no earlier escalating run of this judge on the task"
     return None, "no earlier run of this judge on the task"
 
 
