@@ -67,3 +67,20 @@ def test_the_demo_copy_is_the_demo_and_refuses_a_used_database(db, demo_db_path)
     with pytest.raises(AssertionError, match="only into an empty one"):
         load_demo_copy(copied)
     copied.close()
+
+
+def test_pinned_floats_allow_another_cpus_last_bits_but_not_a_change():
+    """A pinned float holds within 1e-9 relative (another CPU's summation order moves only the
+    last bits), while a change in the sixth digit, a NaN, a type or a missing key still fails."""
+    import pytest
+
+    from tests.helpers import same_pinned
+
+    same_pinned({"r": -0.05195833376287648, "n": 3},
+                {"r": -0.051958333762876466, "n": 3})
+    same_pinned([0.0, float("nan")], [1e-15, float("nan")])
+    for got, want in (({"r": -0.0519584}, {"r": -0.0519583}), ({"r": 0.5}, {"r": float("nan")}),
+                      ({"r": 1}, {"r": 1.0}), ({"r": 0.5}, {"r": 0.5, "s": 1}),
+                      ([0.5], [0.5, 0.5])):
+        with pytest.raises(AssertionError):
+            same_pinned(got, want)
