@@ -13,7 +13,7 @@ import pytest
 
 from checkeval_core.demo import load_demo
 from checkeval_core.store import open_db
-from tests.helpers import load_demo_copy, run_cli
+from tests.helpers import load_demo_copy, run_cli, same_pinned
 
 TESTS = Path(__file__).resolve().parent
 
@@ -72,9 +72,7 @@ def test_the_demo_copy_is_the_demo_and_refuses_a_used_database(db, demo_db_path)
 def test_pinned_floats_allow_another_cpus_last_bits_but_not_a_change():
     """A pinned float holds within 1e-9 relative (another CPU's summation order moves only the
     last bits), while a change in the sixth digit, a NaN, a type or a missing key still fails."""
-    import pytest
 
-    from tests.helpers import same_pinned
 
     same_pinned({"r": -0.05195833376287648, "n": 3},
                 {"r": -0.051958333762876466, "n": 3})
