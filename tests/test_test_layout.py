@@ -72,8 +72,6 @@ def test_the_demo_copy_is_the_demo_and_refuses_a_used_database(db, demo_db_path)
 def test_pinned_floats_allow_another_cpus_last_bits_but_not_a_change():
     """A pinned float holds within 1e-9 relative (another CPU's summation order moves only the
     last bits), while a change in the sixth digit, a NaN, a type or a missing key still fails."""
-
-
     same_pinned({"r": -0.05195833376287648, "n": 3},
                 {"r": -0.051958333762876466, "n": 3})
     same_pinned([0.0, float("nan")], [1e-15, float("nan")])
