@@ -17,10 +17,6 @@ function and renders. Checked on every file in ``app_pages/``:
   ``open_db(`` appears only inside a function cached with ``st.cache_data`` /
   ``st.cache_resource`` that is handed the database path (its result is shared across
   sessions, so it opens the file itself instead of borrowing one session's connection).
-
-``TEMPORARY_LONG`` lists the pages still being slimmed on other branches; they are exempt from
-the line count and the pandas rule until then. Remove an entry once its page passes (the
-test fails while an entry is no longer needed, so the list cannot go stale).
 """
 
 from __future__ import annotations
@@ -31,8 +27,6 @@ from pathlib import Path
 
 PAGES = Path(__file__).resolve().parent.parent / "app_pages"
 MAX_LINES = 150
-#: page -> why it is still exempt (temporary: being slimmed on another branch).
-TEMPORARY_LONG: dict[str, str] = {}
 
 _SQL = re.compile(r"\.execute\(|\bSELECT\b|\bINSERT\b|\bUPDATE\b|\bDELETE FROM\b")
 _PANDAS = re.compile(
@@ -96,7 +90,7 @@ def test_no_page_runs_sql() -> None:
 
 
 def test_no_page_computes_with_pandas() -> None:
-    offenders = [o for o in _offenders(pandas_lines) if o.split(":")[0] not in TEMPORARY_LONG]
+    offenders = _offenders(pandas_lines)
     assert not offenders, ("pandas computation in pages (move it into checkeval_core):\n"
                            + "\n".join(offenders))
 
@@ -109,12 +103,9 @@ def test_pages_get_the_database_from_the_frame() -> None:
 
 def test_pages_are_at_most_150_lines() -> None:
     sizes = {p.name: len(p.read_text().splitlines()) for p in _pages()}
-    too_long = {n: s for n, s in sizes.items() if s > MAX_LINES and n not in TEMPORARY_LONG}
+    too_long = {n: s for n, s in sizes.items() if s > MAX_LINES}
     assert not too_long, f"pages over {MAX_LINES} lines (move logic into checkeval_core): " \
                          f"{too_long}"
-    stale = [n for n in TEMPORARY_LONG if n not in sizes or (
-        sizes[n] <= MAX_LINES and not pandas_lines((PAGES / n).read_text()))]
-    assert not stale, f"remove from TEMPORARY_LONG, these pages pass now: {stale}"
 
 
 def test_the_checks_catch_what_they_forbid() -> None:

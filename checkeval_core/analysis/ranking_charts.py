@@ -128,19 +128,3 @@ def score_vs_reference(report: dict[str, Any]) -> go.Figure:
         yaxis_title=f"reference rating ({report.get('reference_source') or 'none'})",
         height=460, margin={"t": 20, "l": 60, "r": 20, "b": 50})
     return fig
-
-
-def elo_bars(report: dict[str, Any]) -> go.Figure:
-    """The judge's Bradley–Terry Elo per system with its bootstrap interval."""
-    sys_ = report["elo"]["systems"]
-    fig = go.Figure(go.Bar(
-        x=[s["rating"] for s in sys_], y=[s["system"] for s in sys_], orientation="h",
-        error_x={"type": "data", "symmetric": False,
-                 "array": [0 if s["ci"][1] is None or math.isnan(s["ci"][1]) else
-                           s["ci"][1] - s["rating"] for s in sys_],
-                 "arrayminus": [0 if s["ci"][0] is None or math.isnan(s["ci"][0]) else
-                                s["rating"] - s["ci"][0] for s in sys_]}))
-    fig.update_layout(title=f"Judge Elo (tie when |Δ| < {report['tie_margin']})",
-                      yaxis={"autorange": "reversed"}, height=60 + 28 * max(len(sys_), 1),
-                      margin={"t": 40, "l": 10, "r": 10, "b": 30})
-    return fig

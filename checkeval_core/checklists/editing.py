@@ -161,13 +161,6 @@ def update_sub(db: sqlite_utils.Database, sub_id: int, name: str, description: s
                [name.strip(), description, sub_id])
 
 
-def delete_sub(db: sqlite_utils.Database, sub_id: int) -> None:
-    """Delete a sub-dimension and its questions; refused (``InUse``) when humans used them."""
-    _refuse_if_used("this sub-dimension's questions",
-                    human_work(db, "sub_dimension_id = ?", [sub_id]))
-    db.execute("DELETE FROM sub_dimension WHERE id = ?", [sub_id])
-
-
 def set_question_text(db: sqlite_utils.Database, qid: int, text: str) -> None:
     db.execute("UPDATE question SET text = ? WHERE id = ?", [norm(text), qid])
 

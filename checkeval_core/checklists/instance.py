@@ -45,7 +45,7 @@ from checkeval_core.safeio import (
     load_json_text,
     read_bytes,
 )
-from checkeval_core.store import rows, task_id, transaction
+from checkeval_core.store import task_id, transaction
 
 DIMENSION = "overall"
 SUB = "instance checklist"
@@ -364,13 +364,6 @@ def group_questions(db: sqlite_utils.Database, task: str,
             out.setdefault(q["group_id"], []).append(
                 {"id": q["id"], "text": q["text"], "dimension": q["dimension"]})
     return out
-
-
-def live_group_questions(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
-    """The per-query questions not rejected, with provenance (for review lists)."""
-    return rows(db, "SELECT id, group_id, text, status, author, model, prompt_version FROM "
-                    "question WHERE task_id = ? AND group_id != '' AND item_id IS NULL AND "
-                    "status != 'rejected' ORDER BY group_id, position, id", [task_id(db, task)])
 
 
 # Kept for callers of the per-item API (checklists are per query now).

@@ -600,11 +600,3 @@ def _split_system(messages: Sequence[tuple[str, str]]) -> tuple[str, str]:
     system = "\n".join(c for r, c in messages if r == "system")
     user = "\n\n".join(c for r, c in messages if r != "system")
     return system, user
-
-
-def engine_stats(variant: str = "") -> dict[str, Any]:
-    """Model name and path of the loaded engine (loads it if needed)."""
-    with _LOCK:
-        eng = _engine(variant)
-        return {"name": eng.name, "path": eng.path, "n_ctx": N_CTX, "threads": N_THREADS,
-                "yes_tokens": len(eng.yes_ids), "no_tokens": len(eng.no_ids)}

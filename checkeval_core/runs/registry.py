@@ -155,12 +155,6 @@ def check_aggregation(method_name: str, aggregation: str) -> str:
     return aggregation
 
 
-def aggregation_help(name: str) -> str:
-    """One line for a page or ``--help``: title and description of an aggregation."""
-    a = AGGREGATIONS.get(name)
-    return f"{a.title}: {a.description}" if a else name
-
-
 def all_aggregations(methods: list[str] | None = None) -> list[str]:
     """The aggregations of ``methods`` (default: every method), each once, in registry order."""
     names = list(METHODS) if methods is None else methods
