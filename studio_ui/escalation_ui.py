@@ -10,6 +10,7 @@ from checkeval_core.analysis.escalation_view import (
     escalating_runs,
     task_escalating_runs,
 )
+from checkeval_core.runs.escalate_estimate import estimate_calls, expected_coverage
 from checkeval_core.runs.jobs import answer_count
 from checkeval_core.store import db_path, open_db
 
@@ -47,8 +48,6 @@ def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
     """The Run page's *Escalate* fields: the keyword arguments of
     :func:`checkeval_core.runs.escalate.escalation_params` (empty second judge: none), and the
     expected calls of each judge under them."""
-    from checkeval_core.runs.escalate_estimate import estimate_calls, expected_coverage
-
     with st.expander("Escalate what the judge is unsure of to a second judge"):
         b = st.text_input("Second judge spec (escalate to)", key="run_escalate_to",
                           placeholder="e.g. embedded:quality",
