@@ -38,6 +38,13 @@ from checkeval_core.stats.escalation import majority, median_direction
 from checkeval_core.store import task_id
 
 YES_NO = ("yes", "no")
+#: one SQL value (bound to the task's id) that changes whenever what this module reads for a
+#: task's answers changes — an answer given or changed, a decision settled or settled again;
+#: for a page's cache key
+PEOPLE_STAMP = ("SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), '') FROM annotation "
+                "WHERE task_id = ?1) || ':' || (SELECT COUNT(*) || ':' || TOTAL(adj.id * "
+                "(adj.value = 'yes')) FROM adjudication adj JOIN annotation_job j ON j.id = "
+                "adj.job_id WHERE j.task_id = ?1)")
 _CHUNK = 500
 
 
