@@ -147,6 +147,12 @@ def people_answers(db: sqlite_utils.Database, task: str | int,
     return out
 
 
+def has_answers(db: sqlite_utils.Database, task: str | int) -> bool:
+    """Whether anyone answered a question of ``task`` Yes or No."""
+    return db.execute("SELECT 1 FROM annotation WHERE task_id = ? AND kind = 'answer' AND "
+                      "value IN ('yes', 'no') LIMIT 1", [_task_pk(db, task)]).fetchone() is not None
+
+
 def people_labels(db: sqlite_utils.Database, task: str | int,
                   item_pks: Iterable[int] | None = None) -> dict[tuple[int, int], str]:
     """``{(item pk, question id): 'yes' | 'no'}``: the decided labels only — the settled

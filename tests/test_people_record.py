@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 
 import pytest
 
@@ -248,3 +250,21 @@ def test_pairwise_votes_a_tie_vote_is_for_neither_side(db):
     assert people_pair_labels(db, tid) == {(a, c): ("a", g)}
     assert people_pair_labels(db, tid, [a, b]) == {}
     assert pair_majority(["tie", "tie"]) is None and pair_majority(["b", "tie"]) == "b"
+
+
+CORE = Path(__file__).resolve().parent.parent / "checkeval_core"
+#: who else may read the ``annotation`` / ``adjudication`` tables, and why: annotation/ owns
+#: them (jobs, files, the queue); the checklist review reads its own decisions (``kind =
+#: 'validation'``), not answers; a question's deletion counts the human records it would
+#: delete; a landed migration is never edited
+MAY_READ = {"people.py", "checklists/review.py", "checklists/editing.py",
+            "migrations/m0014_review_history.py"}
+
+
+def test_only_the_reader_reads_peoples_answers():
+    sql = re.compile(r"\b(FROM|JOIN)\s+(annotation|adjudication)\b")
+    found = sorted(str(p.relative_to(CORE)) for p in CORE.rglob("*.py")
+                   if p.parent.name != "annotation" and sql.search(p.read_text("utf-8"))
+                   and str(p.relative_to(CORE)) not in MAY_READ)
+    assert found == [], ("read people's answers through checkeval_core.people "
+                         f"(people_answers / people_labels): {found}")

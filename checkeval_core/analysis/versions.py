@@ -37,7 +37,7 @@ from checkeval_core.analysis.frames import LEVEL_NAMES, explain_level, run_frame
 from checkeval_core.analysis.rankings import item_scores, score_table
 from checkeval_core.annotation.preferences import rating_sources, ratings
 from checkeval_core.checklists.versions import diff_versions, list_versions
-from checkeval_core.people import PEOPLE_STAMP, people_labels
+from checkeval_core.people import PEOPLE_STAMP, has_answers, people_labels
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.runs.selection import reference_runs
@@ -78,12 +78,13 @@ def evidence_kinds(db: sqlite_utils.Database, task: str) -> list[str]:
     checks = {
         "human_scores": "SELECT 1 FROM human_score h JOIN item i ON i.id = h.item_id WHERE "
                         "i.task_id = ? AND h.annotator = '' LIMIT 1",
-        "annotations": "SELECT 1 FROM annotation WHERE task_id = ? AND kind = 'answer' AND "
-                       "value IN ('yes', 'no') LIMIT 1",
         "preferences": "SELECT 1 FROM preference WHERE task_id = ? LIMIT 1",
         "reference_ratings": "SELECT 1 FROM system_rating WHERE task_id = ? LIMIT 1",
     }
-    return [k for k, sql in checks.items() if db.execute(sql, [tid]).fetchone()]
+    have = {k for k, sql in checks.items() if db.execute(sql, [tid]).fetchone()}
+    if has_answers(db, tid):
+        have.add("annotations")
+    return [k for k in EVIDENCE if k in have]
 
 
 def version_runs(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
