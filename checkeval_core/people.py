@@ -147,6 +147,12 @@ def people_answers(db: sqlite_utils.Database, task: str | int,
     return out
 
 
+def people_stamp(db: sqlite_utils.Database, task: str | int) -> str:
+    """Changes whenever what :func:`people_answers` reads for ``task`` changes (an answer
+    given or changed, a decision settled or settled again): a page's cache key."""
+    return str(db.execute(PEOPLE_STAMP, [_task_pk(db, task)]).fetchone()[0])
+
+
 def has_answers(db: sqlite_utils.Database, task: str | int) -> bool:
     """Whether anyone answered a question of ``task`` Yes or No."""
     return db.execute("SELECT 1 FROM annotation WHERE task_id = ? AND kind = 'answer' AND "

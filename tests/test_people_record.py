@@ -25,6 +25,7 @@ from checkeval_core.people import (
     people_answers,
     people_labels,
     people_pair_labels,
+    people_stamp,
     people_votes,
 )
 from checkeval_core.runs.escalate_units import run_units
@@ -221,10 +222,17 @@ def test_an_annotator_counts_once_with_the_latest_answer(demo_db):
     save_answer(db, j2, "ann1", pk, q, "unsure")  # ann1's latest word: unsure
     assert people_answers(db, TASK)[(pk, q)].answers == {"ann2": "no", "ann3": "yes"}
     assert people_labels(db, TASK) == {}
-    # two jobs settle the same decision: the later job's answer holds, whatever the order
+    # two jobs settle the same decision: the later job's answer holds, whatever the order;
+    # the pages' cache key moves with every settling, a changed one included
+    stamps = [people_stamp(db, TASK)]
     adjudicate(db, j2, pk, q, "yes", "coord")
     adjudicate(db, j1, pk, q, "no", "coord")
+    stamps.append(people_stamp(db, TASK))
     assert people_labels(db, TASK) == {(pk, q): "yes"}
+    adjudicate(db, j2, pk, q, "no", "coord", "changed my mind")
+    stamps.append(people_stamp(db, TASK))
+    assert people_labels(db, TASK) == {(pk, q): "no"}
+    assert len(set(stamps)) == 3
 
 
 def test_pairwise_votes_a_tie_vote_is_for_neither_side(db):
