@@ -6,6 +6,7 @@ people's totals. The page renders ``checkeval_core.analysis.align``."""
 import streamlit as st
 
 from checkeval_core.analysis.align import align_rows, loo_caption, question_agreement
+from checkeval_core.people import people_stamp
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.registry import per_question_methods
@@ -36,11 +37,11 @@ split = c2.radio("Groups", ["dev", "heldout", "all"], horizontal=True, key="al_s
 
 
 @st.cache_data(ttl=30, show_spinner="Comparing the judge with people per question…")
-def _compute(path: str, run: int, part: str) -> dict:
+def _compute(path: str, run: int, part: str, stamp: str) -> dict:  # stamp: people's answers
     return question_agreement(open_db(path), run, part)
 
 
-res = _compute(db_path(db), int(run_id), split)
+res = _compute(db_path(db), int(run_id), split, people_stamp(db, task))
 st.markdown(f"**Agreement with people:** {md_escape(res['headline']['text'])}")
 human = res["human_answers"]
 if human["how_to_start"]:

@@ -12,6 +12,7 @@ from checkeval_core.analysis.analysis_view import analysis_page, evidence_page, 
 from checkeval_core.analysis.ensemble import ENSEMBLE_MODES
 from checkeval_core.analysis.external import list_metrics
 from checkeval_core.analysis.report import items_behind, scores_stamp
+from checkeval_core.people import people_stamp
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.score_read import aggregations
@@ -85,7 +86,7 @@ if not chosen and not chosen_metrics:
 
 agg = None if agg == "(run default)" else agg
 args = (task, tuple(chosen), tuple(chosen_metrics), agg, use_ensemble, ens_mode, 100, shared,
-        scores_stamp(db))
+        f"{scores_stamp(db)}|{people_stamp(db, task)}")  # diagnostics read people's answers
 health_slot = st.empty()  # above every chart it undermines; filled once the first is drawn
 st.subheader("Correlation with human scores")
 chart_slot = st.empty()

@@ -10,13 +10,14 @@ from checkeval_core.analysis.escalation_view import (
     escalating_runs,
     task_escalating_runs,
 )
+from checkeval_core.people import people_stamp
 from checkeval_core.runs.escalate_estimate import estimate_calls, expected_coverage
-from checkeval_core.runs.jobs import answer_count
+from checkeval_core.runs.jobs import get_run
 from checkeval_core.store import db_path, open_db
 
 
 @st.cache_data(ttl=60, show_spinner="Computing the coverage–agreement curve…", max_entries=8)
-def _page(path: str, run_id: int, n_answers: int) -> dict:
+def _page(path: str, run_id: int, n_answers: int, people: str) -> dict:
     return curve_page(open_db(path), run_id)
 
 
@@ -30,8 +31,8 @@ def escalation_section(db: sqlite_utils.Database, run_ids: list[int] | None = No
     st.subheader("Escalation: coverage vs agreement")
     rid = st.selectbox("Escalating run", ids, key=f"{key}_run",
                        format_func=lambda r: f"#{r}") if len(ids) > 1 else ids[0]
-    n = answer_count(db, int(rid))
-    page = _page(str(db_path(db)), int(rid), int(n))
+    run = get_run(db, int(rid))  # the cache key: its answers and people's answers on its task
+    page = _page(str(db_path(db)), int(rid), int(run["n_answers"]), people_stamp(db, run["task"]))
     if page["summary"]:
         st.text(page["summary"])
     if page["note"]:

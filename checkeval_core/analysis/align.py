@@ -5,11 +5,12 @@ same questions on a sample of its items (an annotation job on the run's checklis
 drawn by :func:`align_sample`, stratified by group and system). Per question this module puts:
 
 * ``agreement`` — share of (item, question) decisions where the judge's Yes/No equals the
-  annotators' majority answer (majority ties and ``unsure`` left out), ``kappa`` — Cohen's κ
+  people's label (:mod:`checkeval_core.people`: a coordinator's settled answer, else the
+  annotators' majority; unsettled ties and ``unsure`` left out), ``kappa`` — Cohen's κ
   of the same pairs, each with a 95 % percentile interval resampling groups (or the reason
   there is none), the ``confusion`` counts (judge / people) and the disagreeing items;
 * the same agreement on *consensus* items (≥ 2 annotators, all gave the same answer) and on
-  *split* items (annotators disagreed; a majority still decides);
+  *split* items (annotators disagreed; the settled answer or a majority decides);
 * ``yes_rate`` — the judge's share of Yes on the part's items, ``saturated`` when ≥ 0.95 or
   ≤ 0.05 (a question that never varies cannot tell outputs apart);
 * ``separates`` — the system pairs whose Yes counts on this question differ at p < 0.05
@@ -40,6 +41,7 @@ from checkeval_core.analysis.proposal.figures import STATISTIC, agreement_stat
 from checkeval_core.analysis.rankings import percentile_ci
 from checkeval_core.analysis.versions import version_runs
 from checkeval_core.annotation.jobs import create_job_once
+from checkeval_core.people import people_answers
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats.bootstrap import interval_reason, resample_index
 from checkeval_core.stats.draws import sampling_rng, shuffled
@@ -181,19 +183,12 @@ def run_answers(db: sqlite_utils.Database, run_id: int) -> pd.DataFrame:
 
 
 def human_labels(db: sqlite_utils.Database, task_id: int) -> pd.DataFrame:
-    """Per (item, question) the people's answers: item_pk, question_id, n_annotators, human
-    (majority yes/no; None on a tie), consensus (≥ 2 annotators, all the same)."""
-    votes: dict[tuple[int, int], list[str]] = defaultdict(list)
-    for a in db.execute("SELECT item_id, question_id, value FROM annotation WHERE task_id = ? "
-                        "AND kind = 'answer' AND value IN ('yes', 'no') AND item_id IS NOT NULL",
-                        [task_id]):
-        votes[(a[0], a[1])].append(a[2])
-    out = []
-    for (item, q), v in votes.items():
-        yes, no = v.count("yes"), v.count("no")
-        out.append({"item_pk": item, "question_id": q, "n_annotators": len(v),
-                    "human": None if yes == no else ("yes" if yes > no else "no"),
-                    "consensus": len(v) >= 2 and (yes == 0 or no == 0)})
+    """Per (item, question) the people's answers (:func:`checkeval_core.people.people_answers`):
+    item_pk, question_id, n_annotators (Yes/No answers), human (the settled answer, else the
+    majority; None on an unsettled tie), consensus (≥ 2 annotators, all the same)."""
+    out = [{"item_pk": item, "question_id": q, "n_annotators": p.n, "human": p.label,
+            "consensus": p.consensus}
+           for (item, q), p in people_answers(db, task_id).items()]
     return pd.DataFrame(out, columns=["item_pk", "question_id", "n_annotators", "human",
                                       "consensus"])
 

@@ -394,8 +394,8 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
                                   "discrimination": "Spearman of the answers with the human "
                                                     "score",
                                   "judge_agreement": "Share of items where all runs agree",
-                                  "human_agreement": "Share agreeing with the annotators' "
-                                                     "majority"},
+                                  "human_agreement": "Share agreeing with people's label "
+                                                     "(settled answer, else majority)"},
                        "long": {"question": "The checklist question"},
                        "labels": {"question_id": "id", "yes_rate": "yes-rate",
                                   "invalid_rate": "invalid", "judge_agreement": "judges agree",

@@ -40,6 +40,7 @@ import sqlite_utils
 
 from checkeval_core.annotation.position_bias import position_bias
 from checkeval_core.annotation.preferences import rating_sources, ratings, repeated_votes
+from checkeval_core.people import people_votes
 from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.stats.bootstrap import (
     percentile_ci,
@@ -148,15 +149,17 @@ def _reference(db: sqlite_utils.Database, run: dict[str, Any], source: str | Non
 def _human_matches(db: sqlite_utils.Database, task_id: int, systems: set[str] | None = None,
                    exclude_annotators: Sequence[str] = ()
                    ) -> dict[str, list[tuple[str, str, str]]]:
+    """Per query, the people's votes between two systems as matches ``(system a, system b,
+    winner)`` (:func:`checkeval_core.people.people_votes`: every vote is a match, a ``tie``
+    vote a draw), without the excluded annotators' votes."""
     out: dict[str, list[tuple[str, str, str]]] = {}
-    for r in db.execute("SELECT p.group_id, ia.system_id, ib.system_id, p.winner, p.annotator "
-                        "FROM preference p JOIN item ia ON ia.id = p.item_a JOIN item ib ON "
-                        "ib.id = p.item_b WHERE p.task_id = ?", [task_id]):
-        if not r[1] or not r[2] or r[1] == r[2] or (r[4] or "") in exclude_annotators:
+    for v in people_votes(db, task_id):
+        if not v.system_a or not v.system_b or v.system_a == v.system_b \
+                or v.annotator in exclude_annotators:
             continue
-        if systems is not None and (r[1] not in systems or r[2] not in systems):
+        if systems is not None and (v.system_a not in systems or v.system_b not in systems):
             continue
-        out.setdefault(r[0], []).append((r[1], r[2], r[3]))
+        out.setdefault(v.group, []).append((v.system_a, v.system_b, v.winner))
     return out
 
 

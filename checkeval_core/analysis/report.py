@@ -31,6 +31,7 @@ from checkeval_core.analysis.frames import (  # noqa: F401 - re-exported for the
     support,
 )
 from checkeval_core.analysis.reliability import DEFAULT_MAX_FLIP, selection_reliability
+from checkeval_core.people import people_labels
 from checkeval_core.runs.labels import run_labels
 from checkeval_core.runs.score_math import answer_value
 from checkeval_core.stats.agreement import (
@@ -656,7 +657,9 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
                          item_pks: set[int] | None = None) -> list[dict[str, Any]]:
     """Per question over the runs: yes-rate, invalid rate, discrimination (Spearman of its
     answer values with the dimension's human score), agreement across judges (share of items
-    where all runs agree), agreement with human annotations; the evidence (``n`` answers,
+    where all runs agree), agreement with people's labels (:func:`checkeval_core.people.
+    people_labels`: the settled answer, else the majority; an unsettled tie is no label); the
+    evidence (``n`` answers,
     ``n_items``, ``n_groups``) and flags — raised only from ≥ :data:`MIN_FLAG_GROUPS` groups.
 
     Beside them, the question's stability under rewording and its bias towards length:
@@ -682,10 +685,9 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
         ans = [a for a in ans if a["item_id"] in item_pks]
     human = {(r[0], r[1]): r[2] for r in db.execute(
         "SELECT item_id, dimension, value FROM human_score WHERE annotator = ''")}
-    ann: dict[tuple[int, int], list[str]] = defaultdict(list)
-    for r in db.execute("SELECT item_id, question_id, value FROM annotation WHERE kind = 'answer'"
-                        " AND value IN ('yes', 'no')"):
-        ann[(r[0], r[1])].append(r[2])
+    people: dict[tuple[int, int], str] = {}  # the people's label (settled, else majority)
+    for (tid,) in db.execute(f"SELECT DISTINCT task_id FROM run WHERE id IN ({marks})", run_ids):
+        people.update(people_labels(db, int(tid), {a["item_id"] for a in ans}))
     by_q: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for a in ans:
         by_q[a["question_id"]].append(a)
@@ -706,9 +708,8 @@ def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
         multi = {i: v for i, v in per_item.items()
                  if sum(1 for a in valid if a["item_id"] == i) >= 2}
         judge_agree = np.mean([len(v) == 1 for v in multi.values()]) if multi else math.nan
-        hum = [(a["verdict"], max(set(ann[(a["item_id"], qid)]), key=ann[(a["item_id"],
-                                                                            qid)].count))
-               for a in valid if ann.get((a["item_id"], qid))]
+        hum = [(a["verdict"], people[(a["item_id"], qid)]) for a in valid
+               if (a["item_id"], qid) in people]
         human_agree = np.mean([x == y for x, y in hum]) if hum else math.nan
         n_groups = len({a["group_id"] for a in lst})
         signs = []  # (sign, groups behind it)

@@ -7,7 +7,8 @@ against each kind of evidence the task has, per aggregation of its scores:
   (default: Spearman at sample level, CheckEval's per-document average), with the group
   bootstrap of :mod:`checkeval_core.stats.correlation`;
 * ``annotations`` — the share of (item, question) decisions where the judge's Yes/No equals
-  the annotators' majority answer (majority ties left out), per dimension;
+  the people's label (:mod:`checkeval_core.people`: the settled answer, else the annotators'
+  majority; unsettled ties left out), per dimension;
 * ``preferences`` — pair accuracy against human pairwise votes (RocketEval: a judge tie is a
   miss; tie when ``|Δ score| < tie_margin``);
 * ``reference_ratings`` — Spearman / Kendall of the systems' mean scores against the reference
@@ -36,6 +37,7 @@ from checkeval_core.analysis.frames import LEVEL_NAMES, explain_level, run_frame
 from checkeval_core.analysis.rankings import item_scores, score_table
 from checkeval_core.annotation.preferences import rating_sources, ratings
 from checkeval_core.checklists.versions import diff_versions, list_versions
+from checkeval_core.people import PEOPLE_STAMP, has_answers, people_labels
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.runs.selection import reference_runs
@@ -76,12 +78,13 @@ def evidence_kinds(db: sqlite_utils.Database, task: str) -> list[str]:
     checks = {
         "human_scores": "SELECT 1 FROM human_score h JOIN item i ON i.id = h.item_id WHERE "
                         "i.task_id = ? AND h.annotator = '' LIMIT 1",
-        "annotations": "SELECT 1 FROM annotation WHERE task_id = ? AND kind = 'answer' AND "
-                       "value IN ('yes', 'no') LIMIT 1",
         "preferences": "SELECT 1 FROM preference WHERE task_id = ? LIMIT 1",
         "reference_ratings": "SELECT 1 FROM system_rating WHERE task_id = ? LIMIT 1",
     }
-    return [k for k, sql in checks.items() if db.execute(sql, [tid]).fetchone()]
+    have = {k for k, sql in checks.items() if db.execute(sql, [tid]).fetchone()}
+    if has_answers(db, tid):
+        have.add("annotations")
+    return [k for k in EVIDENCE if k in have]
 
 
 def version_runs(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
@@ -214,20 +217,12 @@ def _mean_row(df: pd.DataFrame, rows_: list[dict[str, Any]], per_dim: dict[str, 
 
 
 def annotation_hits(db: sqlite_utils.Database, run_id: int) -> pd.DataFrame:
-    """The run's Yes/No decisions on (item, question)s the annotators answered with a
-    majority (ties left out): item_pk, question_id, dimension, group, system, hit (0/1)."""
+    """The run's Yes/No decisions on (item, question)s people decided
+    (:func:`checkeval_core.people.people_labels`: the settled answer, else the majority;
+    unsettled ties left out): item_pk, question_id, dimension, group, system, hit (0/1)."""
     cols = ["item_pk", "question_id", "dimension", "group", "system", "hit"]
-    ann = rows(db, "SELECT item_id, question_id, value FROM annotation WHERE task_id = (SELECT "
-                   "task_id FROM run WHERE id = ?) AND kind = 'answer' AND value IN ('yes', "
-                   "'no') AND item_id IS NOT NULL", [run_id])
-    votes: dict[tuple[int, int], list[str]] = defaultdict(list)
-    for a in ann:
-        votes[(a["item_id"], a["question_id"])].append(a["value"])
-    majority = {}
-    for k, v in votes.items():
-        yes, no = v.count("yes"), v.count("no")
-        if yes != no:
-            majority[k] = "yes" if yes > no else "no"
+    task = db.execute("SELECT task_id FROM run WHERE id = ?", [run_id]).fetchone()
+    majority = people_labels(db, int(task[0])) if task else {}
     if not majority:
         return pd.DataFrame(columns=cols)
     ans = pd.DataFrame(rows(db, "SELECT a.item_id AS item_pk, a.question_id, a.dimension, "
@@ -258,8 +253,8 @@ def _annotation_rows(db: sqlite_utils.Database, run: dict[str, Any], parts: dict
                               sub["system"].nunique(),
                               "no annotated decision in this part", ci_why)
             figs[p]["n_decisions"] = int(len(sub))
-        out.append({"evidence": "annotations", "dimension": dim,
-                    "statistic": "agreement with annotators' majority", "parts": figs})
+        out.append({"evidence": "annotations", "dimension": dim, "parts": figs,
+                    "statistic": "agreement with people's label (settled, else majority)"})
     return out
 
 
@@ -637,8 +632,7 @@ def evidence_stamp(db: sqlite_utils.Database, task: str) -> str:
         "WHERE task_id = ?",
         "SELECT COALESCE(MAX(s.id), 0) FROM score s JOIN run r ON r.id = s.run_id WHERE "
         "r.task_id = ?",
-        "SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), '') FROM annotation WHERE "
-        "task_id = ?",
+        PEOPLE_STAMP,
         "SELECT COUNT(*) || ':' || COALESCE(MAX(created_at), '') FROM preference WHERE "
         "task_id = ?",
         "SELECT COUNT(*) || ':' || COALESCE(MAX(created_at), '') FROM system_rating WHERE "

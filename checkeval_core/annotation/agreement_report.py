@@ -1,11 +1,12 @@
 """Agreement among human annotators and between humans and each judge run.
 
-A *unit* is one (item, question) answered Yes/No (``unsure`` is excluded). Among humans:
+A *unit* is one (item, question) answered Yes/No (``unsure`` is excluded). The answers are
+read by :func:`checkeval_core.people.people_answers`, as every view reads them. Among humans:
 Krippendorff's α (nominal) and Fleiss' κ (units with the most common number of annotators).
-Humans vs a judge: the human side of a unit is the majority answer of its annotators (a tie
-is left out; a coordinator's settled answer replaces it); Cohen's κ and α between that and
-the run's verdicts. Only answers to questions on the item's own checklist count (on a
-per-query checklist, another query's questions are not the item's).
+Humans vs a judge: the human side of a unit is the people's label (a coordinator's settled
+answer, else the majority of its annotators; an unsettled tie is left out); Cohen's κ and α
+between that and the run's verdicts. Only answers to questions on the item's own checklist
+count (on a per-query checklist, another query's questions are not the item's).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.checklists.instance import question_applies
+from checkeval_core.people import PeopleAnswer, people_answers
 from checkeval_core.stats.agreement import (
     AGREEMENT_BOOT,
     alpha_binary_ci,
@@ -27,22 +28,19 @@ from checkeval_core.stats.agreement import (
 )
 from checkeval_core.stats.bootstrap import group_bootstrap, minimum
 from checkeval_core.stats.correlation import corr
-from checkeval_core.store import rows, task_id
+from checkeval_core.store import task_id
 from checkeval_core.tasks import item_groups
 
 
-def _own_answers(db: sqlite_utils.Database, tid: int) -> list[dict[str, Any]]:
-    """The task's human Yes/No answers to questions on their item's own checklist (an answer
-    to another query's question, stored before that was refused, is left out)."""
-    out = rows(db, "SELECT a.annotator, a.item_id AS item_pk, i.item_id, i.group_id, "
-                   "a.question_id, q.item_id AS q_item, q.group_id AS q_group, "
-                   "d.name AS dimension, a.value FROM annotation a JOIN item i ON "
-                   "i.id = a.item_id JOIN question q ON q.id = a.question_id JOIN dimension d "
-                   "ON d.id = q.dimension_id WHERE a.task_id = ? AND a.kind = 'answer' AND "
-                   "a.value IN ('yes', 'no')", [tid])
-    return [r for r in out if question_applies(
-        {"item_id": r["q_item"], "group_id": r["q_group"]},
-        {"id": r["item_pk"], "item_id": r["item_id"], "group_id": r["group_id"]})]
+def _own_answers(db: sqlite_utils.Database, tid: int,
+                 people: dict[tuple[int, int], PeopleAnswer]) -> list[dict[str, Any]]:
+    """The task's human Yes/No answers (one per annotator, questions on their item's own
+    checklist, :func:`~checkeval_core.people.people_answers`), each with its dimension."""
+    dim = {r[0]: r[1] for r in db.execute("SELECT q.id, d.name FROM question q JOIN dimension d "
+                                          "ON d.id = q.dimension_id WHERE q.task_id = ?", [tid])}
+    return [{"annotator": a, "item_pk": pk, "question_id": qid, "dimension": dim[qid],
+             "value": v} for (pk, qid), p in people.items() if qid in dim
+            for a, v in p.answers.items()]
 
 
 def _human_note(human: dict[tuple[int, int], dict[str, str]],
@@ -99,10 +97,9 @@ def group_interval(units: list[Any], group_of: dict[Any, Any], stat: Any,
 def agreement_report(db: sqlite_utils.Database, task: str,
                      run_ids: list[int] | None = None) -> dict[str, Any]:
     tid = task_id(db, task)
-    human: dict[tuple[int, int], dict[str, str]] = defaultdict(dict)
-    answers = _own_answers(db, tid)
-    for r in answers:
-        human[(r["item_pk"], r["question_id"])][r["annotator"]] = r["value"]
+    people = people_answers(db, tid)
+    human = {u: dict(p.answers) for u, p in people.items() if p.answers}
+    answers = _own_answers(db, tid, people)
     annotators = sorted({a for v in human.values() for a in v})
     multi = [u for u, v in human.items() if len(v) >= 2]
     code = {"yes": 1.0, "no": 0.0}
@@ -119,16 +116,8 @@ def agreement_report(db: sqlite_utils.Database, task: str,
           "ci": {"krippendorff_alpha": alpha_ci["ci"], "fleiss_kappa": kappa_ci["ci"]},
           "ci_reasons": {"krippendorff_alpha": alpha_ci["reason"],
                          "fleiss_kappa": kappa_ci["reason"]}}
-    majority: dict[tuple[int, int], str] = {}
-    for u, v in human.items():
-        vals = list(v.values())
-        y, n = vals.count("yes"), vals.count("no")
-        if y != n:
-            majority[u] = "yes" if y > n else "no"
-    # a coordinator's settled answer replaces the majority (adjudication wins)
-    for r in db.execute("SELECT adj.item_id, adj.question_id, adj.value FROM adjudication adj "
-                        "JOIN annotation_job j ON j.id = adj.job_id WHERE j.task_id = ?", [tid]):
-        majority[(r[0], r[1])] = r[2]
+    # the people's label: a coordinator's settled answer, else the majority (a tie: none)
+    majority = {u: p.label for u, p in people.items() if p.label is not None}
     hj: dict[str, Any] = {}
     runs = run_ids
     if runs is None:

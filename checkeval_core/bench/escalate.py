@@ -28,6 +28,7 @@ from checkeval_core.analysis.escalation_view import escalation_curve
 from checkeval_core.bench import quality as Q
 from checkeval_core.bench.quality import _find_run
 from checkeval_core.judges.registry import parse_spec
+from checkeval_core.people import answer_labels, people_pair_labels
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.escalate import escalation_params
 from checkeval_core.runs.escalate_units import people_label, run_units
@@ -72,8 +73,8 @@ def _ensemble(db: Any, run_a: int, run_b: int, held: set[str]) -> dict[str, Any]
     agree, groups = [], []
     if ua.kind == "pair":
         sa, sb = _item_scores(db, run_a), _item_scores(db, run_b)
-        labels = E.pair_labels(db, task_id(db, get_run(db, run_a)["task"]),
-                               get_run(db, run_a)["item_ids"])
+        labels = people_pair_labels(db, task_id(db, get_run(db, run_a)["task"]),
+                                    get_run(db, run_a)["item_ids"])
         for (a, b), (winner, g) in labels.items():
             if g not in held or any(k not in s for s in (sa, sb) for k in (a, b)):
                 continue
@@ -86,8 +87,8 @@ def _ensemble(db: Any, run_a: int, run_b: int, held: set[str]) -> dict[str, Any]
         pa = {(r[0], r[1], r[2]): (r[3], r[4]) for r in db.execute(
             "SELECT item_id, question_id, unit, p_yes, dimension FROM answer WHERE run_id = ?",
             [run_a])}
-        by_q, by_dim, _ = E.answer_labels(db, task_id(db, get_run(db, run_a)["task"]),
-                                          get_run(db, run_a)["item_ids"])
+        by_q, by_dim, _ = answer_labels(db, task_id(db, get_run(db, run_a)["task"]),
+                                        get_run(db, run_a)["item_ids"])
         for k, g, ok_a in zip(ua.keys, ua.groups, ua.agree_a):
             if g not in held or math.isnan(ok_a) or pa[k][0] is None or pb.get(k) is None:
                 continue

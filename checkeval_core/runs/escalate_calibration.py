@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
+from checkeval_core.people import answer_labels
 from checkeval_core.runs.escalate_units import answer_rows, people_label, unit_parts
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import task_id
@@ -19,7 +20,7 @@ def _dev_answers(db: sqlite_utils.Database, run: dict[str, Any]
     """The run's answer rows on dev groups that people labelled, each with its label, and
     where the labels come from."""
     rows_ = answer_rows(db, run["id"], str(run["params"].get("escalate_to") or ""))
-    by_q, by_dim, source = E.answer_labels(db, task_id(db, run["task"]), list(run["item_ids"]))
+    by_q, by_dim, source = answer_labels(db, task_id(db, run["task"]), list(run["item_ids"]))
     part = unit_parts(db, run, [r["group"] for r in rows_])
     return [(r, label) for r, where in zip(rows_, part)
             if where == "dev" and (label := people_label(by_q, by_dim, r)) is not None], source

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
+from checkeval_core.people import answer_labels, people_pair_labels
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import task_id
 from checkeval_core.task_split import members
@@ -66,7 +67,7 @@ def _item_score(rows_: list[dict[str, Any]], side: str) -> float:
 
 def people_label(by_q: dict, by_dim: dict, row: dict[str, Any]) -> str | None:
     """People's label of an answer row: the annotators' on its question, else the experts'
-    direction on its dimension (:func:`checkeval_core.stats.escalation.answer_labels`)."""
+    direction on its dimension (:func:`checkeval_core.people.answer_labels`)."""
     item, qid, _ = row["key"]
     label = by_q.get((item, qid)) if qid else None
     return label if label is not None else by_dim.get((item, row["dimension"]))
@@ -84,7 +85,7 @@ def run_units(db: sqlite_utils.Database, run: dict[str, Any],
     rows_ = answer_rows(db, run["id"], b_spec)
     tid = task_id(db, run["task"])
     pks = list(run["item_ids"])
-    pairs = E.pair_labels(db, tid, pks)
+    pairs = people_pair_labels(db, tid, pks)
     has_votes = db.execute("SELECT 1 FROM preference WHERE task_id = ? LIMIT 1",
                            [tid]).fetchone() is not None
     if has_votes:
@@ -111,7 +112,7 @@ def run_units(db: sqlite_utils.Database, run: dict[str, Any],
                 getattr(u, f"conf_{side}").append(conf)
                 getattr(u, f"agree_{side}").append(agree)
         return u
-    by_q, by_dim, source = E.answer_labels(db, tid, pks)
+    by_q, by_dim, source = answer_labels(db, tid, pks)
     u = Units("answer", label_source=source)
     for r in rows_:
         label = people_label(by_q, by_dim, r)

@@ -12,6 +12,7 @@ from typing import Any
 
 import sqlite_utils
 
+from checkeval_core.people import people_labels
 from checkeval_core.runs.labels import run_label  # noqa: F401 - the pages import it from here
 from checkeval_core.runs.never_varying import run_never_varying
 from checkeval_core.runs.registry import primary_aggregation
@@ -20,12 +21,14 @@ from checkeval_core.store import rows
 
 
 def item_trace(db: sqlite_utils.Database, item_pk: int, run_ids: list[int]) -> dict[str, Any]:
-    """``{"item", "runs", "answers", "scores", "units", "human", "annotations"}`` (SQL by
-    index on (item_id, question_id): cost grows with this item's answers only)."""
+    """``{"item", "runs", "answers", "scores", "units", "human", "people"}`` (SQL by
+    index on (item_id, question_id): cost grows with this item's answers only); ``people``:
+    ``{question id: 'yes' | 'no'}``, the people's labels of the item
+    (:func:`checkeval_core.people.people_labels`: settled, else the majority; no tie)."""
     item = rows(db, "SELECT * FROM item WHERE id = ?", [item_pk])
     if not item or not run_ids:
         return {"item": item[0] if item else None, "runs": [], "answers": [], "scores": [],
-                "units": [], "human": {}, "annotations": []}
+                "units": [], "human": {}, "people": {}}
     marks = ",".join("?" * len(run_ids))
     runs = rows(db, f"SELECT id, judge_spec, method, params FROM run WHERE id IN ({marks}) "
                     "ORDER BY id", run_ids)
@@ -47,31 +50,24 @@ def item_trace(db: sqlite_utils.Database, item_pk: int, run_ids: list[int]) -> d
     human = {r["dimension"]: r["value"] for r in rows(
         db, "SELECT dimension, value FROM human_score WHERE item_id = ? AND annotator = ''",
         [item_pk])}
-    ann = rows(db, "SELECT question_id, annotator, value FROM annotation WHERE item_id = ? "
-                   "AND kind = 'answer'", [item_pk])
+    people = {q: v for (_, q), v in people_labels(db, item[0]["task_id"], [item_pk]).items()}
     return {"item": item[0], "runs": runs, "answers": answers, "scores": scores, "units": units,
-            "human": human, "annotations": ann}
+            "human": human, "people": people}
 
 
-def disagreements(answers: list[dict[str, Any]], annotations: list[dict[str, Any]] | None = None
+def disagreements(answers: list[dict[str, Any]], people: dict[int, str] | None = None
                   ) -> set[tuple[int, str]]:
     """(question_id, unit) keys where runs give different verdicts, or differ from the
-    majority human annotation."""
+    people's label of the question (``people``: ``{question id: 'yes' | 'no'}``, the item's
+    :func:`checkeval_core.people.people_labels` — a tie is no label, so it never counts)."""
     by: dict[tuple[int, str], set[str]] = {}
     for a in answers:
         if a["verdict"] in ("yes", "no"):
             by.setdefault((a["question_id"], a["unit"]), set()).add(a["verdict"])
     out = {k for k, v in by.items() if len(v) > 1}
-    if annotations:
-        votes: dict[int, list[str]] = {}
-        for a in annotations:
-            if a["value"] in ("yes", "no"):
-                votes.setdefault(a["question_id"], []).append(a["value"])
-        for (qid, unit), v in by.items():
-            if qid in votes:
-                major = max(set(votes[qid]), key=votes[qid].count)
-                if v != {major}:
-                    out.add((qid, unit))
+    for (qid, unit), v in by.items():
+        if people and qid in people and v != {people[qid]}:
+            out.add((qid, unit))
     return out
 
 
@@ -202,7 +198,7 @@ def decision_rows(trace: dict[str, Any], show: str = "all questions",
         dis = {(a["question_id"], a["unit"]) for a in trace["answers"]
                if any(a["question_id"] in q for q in nv)}
     else:
-        dis = disagreements(trace["answers"], trace["annotations"]
+        dis = disagreements(trace["answers"], trace["people"]
                             if show == SHOW_FILTERS[2] else None)
     table: dict[tuple, dict[str, Any]] = {}
     for a in trace["answers"]:

@@ -10,12 +10,13 @@ A *unit* is one decision the cascade can keep or escalate:
   decision is the item with the higher mean p(Yes) and its confidence the score margin
   ``|s(a) − s(b)|``.
 
-Human labels of a unit (:func:`answer_labels`, :func:`pair_labels`): the annotators' answers to
-the same question on the same item (majority; a tie gives no label) where there are any, else
-the experts' score turned into a decision — the item's score on the question's dimension
-above the median of its group (document) is "Yes", below is "No", at the median no label (the
-checklist's questions are phrased so that Yes is better). On a pairwise task, the majority of
-the votes on the pair (ties: no label).
+Human labels of a unit are read by :mod:`checkeval_core.people` (``answer_labels``,
+``people_pair_labels``) and come here as values: the people's label of the same question on the
+same item (the settled answer, else the majority; a tie gives no label — :func:`majority`)
+where there is one, else the experts' score turned into a decision (:func:`median_direction`)
+— the item's score on the question's dimension above the median of its group (document) is
+"Yes", below is "No", at the median no label (the checklist's questions are phrased so that Yes
+is better). On a pairwise task, the majority of the votes on the pair (ties: no label).
 
 Fitting (:func:`fit_threshold`) is the paper's fixed-sequence test: candidate thresholds λ
 from the most confident down; at each, the kept dev units (confidence ≥ λ) with ``k``
@@ -295,52 +296,3 @@ def majority(values: Sequence[str]) -> str | None:
     y = sum(1 for v in values if v == "yes")
     n = sum(1 for v in values if v == "no")
     return "yes" if y > n else "no" if n > y else None
-
-
-def answer_labels(db: Any, task_pk: int, item_pks: Sequence[int]
-                  ) -> tuple[dict[tuple[int, int], str], dict[tuple[int, str], str], str]:
-    """The people's decisions for a run's answers: ``(by (item, question) from annotations,
-    by (item, dimension) from expert scores vs the group median, source)``; ``source`` names
-    what there is ("annotations", "expert scores vs group median", both, or "")."""
-    pks = [int(p) for p in item_pks]
-    ann: dict[tuple[int, int], list[str]] = {}
-    scores: dict[tuple[int, str], float] = {}
-    group_of: dict[int, str] = {}
-    for i in range(0, len(pks), 500):
-        chunk = pks[i:i + 500]
-        marks = ",".join("?" * len(chunk))
-        for pk, qid, v in db.execute(
-                f"SELECT item_id, question_id, value FROM annotation WHERE task_id = ? AND "
-                f"kind = 'answer' AND item_id IN ({marks})", [task_pk, *chunk]):
-            ann.setdefault((int(pk), int(qid)), []).append(str(v).strip().lower())
-        for pk, dim, v in db.execute(
-                f"SELECT item_id, dimension, value FROM human_score WHERE annotator = '' AND "
-                f"item_id IN ({marks})", chunk):
-            scores[(int(pk), str(dim))] = float(v)
-        for pk, g in db.execute(f"SELECT id, group_id FROM item WHERE id IN ({marks})", chunk):
-            group_of[int(pk)] = str(g)
-    by_q = {k: m for k, v in ann.items() if (m := majority(v)) is not None}
-    by_dim = median_direction(scores, group_of)
-    source = " and ".join(s for s, have in (("annotations", by_q),
-                                            ("expert scores vs group median", by_dim)) if have)
-    return by_q, by_dim, source
-
-
-def pair_labels(db: Any, task_pk: int, item_pks: Sequence[int]
-                ) -> dict[tuple[int, int], tuple[str, str]]:
-    """``{(item_a, item_b): (winner "a" | "b", group)}`` for the human-voted pairs whose two
-    items are in the run (majority of votes; ties and tied majorities: no label)."""
-    pks = {int(p) for p in item_pks}
-    votes: dict[tuple[int, int], list[str]] = {}
-    group: dict[tuple[int, int], str] = {}
-    for a, b, w, g in db.execute("SELECT item_a, item_b, winner, group_id FROM preference "
-                                 "WHERE task_id = ?", [task_pk]):
-        if int(a) in pks and int(b) in pks:
-            votes.setdefault((int(a), int(b)), []).append(w)
-            group[(int(a), int(b))] = str(g)
-    out = {}
-    for k, v in votes.items():
-        na, nb = v.count("a"), v.count("b")
-        if na != nb:
-            out[k] = ("a" if na > nb else "b", group[k])
-    return out
