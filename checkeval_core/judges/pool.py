@@ -246,9 +246,9 @@ def expand_pool_file(spec: str) -> str:
     p = Path(path).expanduser()
     try:
         if not p.exists():
-            raise JudgeSpecError(f"judge pool file {path}: no such file")
+            raise JudgeSpecError(f"judge pool file {path}: cannot be read (no such file)")
         if not p.is_file():  # /dev/zero, a pipe, a folder: never read to the end
-            raise JudgeSpecError(f"judge pool file {path}: not a regular file")
+            raise JudgeSpecError(f"judge pool file {path}: cannot be read (not a regular file)")
         with open(p, "rb") as f:
             data = f.read(MAX_POOL_FILE_BYTES + 1)
         if len(data) > MAX_POOL_FILE_BYTES:
