@@ -167,14 +167,14 @@ class OpenAIJudge:
         if isinstance(exc, KeyRefused) or isinstance(exc.__cause__, KeyRefused):
             return None  # the key's address is refused: never retried
         if isinstance(exc, o.RateLimitError):
-            return RetryDecision(self._scrub(f"rate limited ({self._status(exc)})"),
+            return RetryDecision(self._scrub(f"rate limited (429){self._body(exc)}"),
                                  _retry_after(exc))
         if isinstance(exc, o.APITimeoutError):  # before APIConnectionError: a subclass
             return RetryDecision(f"timed out after {self.timeout:g} s")
         if isinstance(exc, o.APIConnectionError):
             return RetryDecision(self._scrub(f"cannot connect to {self._where()}: {exc}"))
         if isinstance(exc, o.APIStatusError) and exc.status_code >= 500:
-            return RetryDecision(self._scrub(f"server error ({self._status(exc)})"),
+            return RetryDecision(self._scrub(f"server error {exc.status_code}{self._body(exc)}"),
                                  _retry_after(exc))
         return None
 
@@ -190,15 +190,14 @@ class OpenAIJudge:
             return (f"the server answered {e.status_code} (a redirect); redirects are not "
                     "followed, so the key never leaves the approved address")
         if isinstance(e, self._openai.APIStatusError):
-            return self._scrub(f"{type(e).__name__}: {self._status(e)}")
+            return self._scrub(f"{type(e).__name__}: HTTP {e.status_code}{self._body(e)}")
         return self._scrub(f"{type(e).__name__}: {_short(e)}")
 
-    def _status(self, e: Any) -> str:
-        """An HTTP error as its status only: the body of an answer from an address a visitor
-        named (an internal service) is never shown back. The backend's official endpoint's
-        message (a wrong model name, a quota) is kept."""
-        text = f"HTTP {e.status_code}"
-        return f"{text}: {_short(e)}" if self._official else text
+    def _body(self, e: Any) -> str:
+        """An HTTP error is shown as its status only: the body of an answer from an address a
+        visitor named (an internal service) is never shown back. The backend's official
+        endpoint's message (a wrong model name, a quota) is kept (": …")."""
+        return f": {_short(e)}" if self._official else ""
 
     # -- protocol ---------------------------------------------------------------------------
     def binary(self, requests: Sequence[BinaryRequest]) -> list[BinaryResult]:
