@@ -88,7 +88,7 @@ def req() -> BinaryRequest:
 
 
 # -- 1. the OpenAI client reads nothing from the environment ---------------------------------
-def test_server_variables_never_reach_a_visitors_address(env, listener, db):
+def test_server_variables_never_reach_a_visitors_address(env, listener, db, db_path):
     r = ask_judge(db, listener.spec)  # the Judges page's Ask one question
     assert r["verdict"] == "yes", r
     assert len(listener.requests) == 1
@@ -96,6 +96,10 @@ def test_server_variables_never_reach_a_visitors_address(env, listener, db):
     assert h["authorization"] == "Bearer not-needed"  # not CANARY-3
     assert "openai-organization" not in h and "openai-project" not in h
     assert sent_canaries(listener) == []
+    # the same from the command line
+    r = cli(db_path, "judge", "test", "--judge", listener.spec, "--json")
+    assert r.returncode == 0, r.stderr
+    assert len(listener.requests) == 2 and sent_canaries(listener) == []
 
 
 def test_the_approved_key_is_the_only_authorization(env, listener, db):
