@@ -224,6 +224,7 @@ class ScriptedServer:
         self.block_marker: str | None = None
         self.release = threading.Event()
         self.blocked = threading.Event()
+        self.body_secret = "internal-service-BODY-SECRET"  # what mode "500" answers
         srv = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -235,10 +236,12 @@ class ScriptedServer:
                 user = body["messages"][-1]["content"]
                 with srv.lock:
                     srv.requests.append({"auth": self.headers.get("Authorization"),
-                                         "user": user})
+                                         "user": user, "headers": dict(self.headers.items())})
                 if srv.block_marker and srv.block_marker in user:
                     srv.blocked.set()
                     srv.release.wait(60)
+                if srv.mode in ("404", "500"):  # an internal service's error page
+                    return self._send(int(srv.mode), {"error": {"message": srv.body_secret}})
                 if srv.mode == "401":
                     return self._send(401, {"error": {"message": "invalid api key",
                                                       "type": "invalid_request_error"}})

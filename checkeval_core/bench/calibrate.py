@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from checkeval_core.analysis.calibrate import ALPHA, calibrated
+from checkeval_core.runs.options import MAX_BENCH_DOCS
 from checkeval_core.stats.correlation import corr
 from checkeval_core.stats.draws import pick_without_replacement, sampling_rng
 
@@ -38,8 +39,8 @@ from checkeval_core.stats.draws import pick_without_replacement, sampling_rng
 DEFAULT_NS = (10, 16)
 
 
-def parse_docs(text: str) -> list[int]:
-    """``"1-16"`` / ``"1-16,33-56"`` → 1-based document positions."""
+def parse_docs(text: str, limit: int = MAX_BENCH_DOCS) -> list[int]:
+    """``"1-16"`` / ``"1-16,33-56"`` → 1-based document positions (at most ``limit``)."""
     out: list[int] = []
     for part in str(text).split(","):
         part = part.strip()
@@ -50,11 +51,18 @@ def parse_docs(text: str) -> list[int]:
                 a, b = (int(x) for x in part.split("-", 1))
                 if a < 1 or b < a:
                     raise ValueError
+                if len(out) + (b - a + 1) > limit:
+                    raise OverflowError
                 out.extend(range(a, b + 1))
             else:
                 out.append(int(part))
         except ValueError:
             raise ValueError(f"document range {part!r}: use e.g. 1-16 or 1-16,33-56") from None
+        except OverflowError:
+            raise ValueError(f"document range {part[:40]!r}: more than the {limit:,} documents "
+                             "allowed") from None
+        if len(out) > limit:
+            raise ValueError(f"more than the {limit:,} documents allowed")
     if not out:
         raise ValueError("empty document range")
     return out

@@ -33,6 +33,7 @@ from checkeval_core.config import data_dir, repo_root
 from checkeval_core.datasets import import_file
 from checkeval_core.judges.model_files import model_path
 from checkeval_core.runs import create_run, execute_run
+from checkeval_core.runs.options import check_out_path
 from checkeval_core.store import open_db
 
 SERVE = ("import runpy\n"
@@ -120,7 +121,12 @@ def main() -> None:
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     if args.servers < 1 or args.items < 1 or args.threads < 1 or args.rounds < 1:
-        sys.exit("--servers, --items, --threads and --rounds must be ≥ 1")
+        ap.error("--servers, --items, --threads and --rounds must be ≥ 1")
+    if args.out:
+        try:  # before the servers start: the file is written after all the work
+            check_out_path(args.out)
+        except ValueError as e:
+            ap.error(str(e))
     os.environ.setdefault("CHECKEVAL_CONCURRENCY", "1")  # a llama.cpp server answers one at a time
     os.environ.setdefault("CHECKEVAL_TIMEOUT", "600")
     results: list[dict[str, Any]] = []

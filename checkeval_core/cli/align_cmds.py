@@ -49,8 +49,14 @@ def bench_calibrate_cmd(
         fail(f"--labelled-docs / --unlabelled-docs / --labelled: {e}")
     if not ns or min(ns) < 2:
         fail(f"--labelled {labelled!r}: give values ≥ 2, e.g. 10,16")
-    if draws < 1:
-        fail(f"--draws {draws}: give ≥ 1")
+    from checkeval_core.runs.options import MAX_BENCH_DRAWS, check_count
+
+    try:
+        check_count(draws, "--draws", "draws", 1, MAX_BENCH_DRAWS)
+        for n in ns:
+            check_count(n, "--labelled", "labelled outputs", 2, MAX_BENCH_DRAWS)
+    except ValueError as e:
+        fail(str(e))
     if (db is None) != (not run):
         fail("--db and --run go together (without them: ROUGE-1 on --data)")
     try:
@@ -104,6 +110,7 @@ def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
         fail(f"--split {split!r}: use dev, heldout or all")
     try:
         check_bootstrap(bootstrap)
+        _check_question_run(open_db(), run)
         out = clean_json(question_agreement(open_db(), run, split, n_boot=bootstrap))
     except (NotFound, ValueError) as e:
         fail(str(e))
@@ -131,6 +138,21 @@ def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
                    f"agree={agree} κ={kappa} yes={_n(q['yes_rate'])}{sat} "
                    f"separates {q['separates']}/{q['n_pairs']} LOO Δ={_n(q['loo_delta'], 3)}  "
                    f"{q['text'][:60]}")
+
+
+def _check_question_run(db: object, run: int) -> None:
+    """``questions`` reads one Yes/No verdict per question: a run of another method, or one
+    with no answer yet, is refused naming why (ValueError / NotFound)."""
+    from checkeval_core.runs.jobs import get_run
+    from checkeval_core.runs.registry import method, per_question_methods
+
+    r = get_run(db, run)
+    if not method(r["method"]).per_question:
+        raise ValueError(f"--run {run}: method {r['method']} gives no verdict per checklist "
+                         f"question; use a run of {' or '.join(per_question_methods())}")
+    if not r["n_answers"]:
+        raise ValueError(f"--run {run} is {r['status']} and has no answer yet; run it first "
+                         f"(checkeval run --resume {run})")
 
 
 def _n(x: float | None, digits: int = 2) -> str:

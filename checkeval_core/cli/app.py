@@ -77,7 +77,8 @@ def print_estimate(res: dict[str, Any], as_json: bool) -> None:
     from checkeval_core.runs.estimate import KEYS, Estimate  # the CLI's start stays light
 
     text = Estimate(**{k: res[k] for k in KEYS}).text()
-    typer.echo(json.dumps(res) if as_json else "\n".join([text, *res["notes"]]))
+    typer.echo(json.dumps(clean_json(res), allow_nan=False) if as_json
+               else "\n".join([text, *res["notes"]]))
 
 
 def clean_json(x: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from checkeval_core.cli.app import app, bench_app, fail, print_estimate
+from checkeval_core.cli.app import app, bench_app, clean_json, fail, print_estimate
 from checkeval_core.store import NotFound, db_path, open_db
 
 
@@ -63,6 +63,10 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         judge = [expand_pool_file(j) for j in judge]
     except JudgeSpecError as e:
         fail(str(e))
+    try:  # the second judge's pool file too, read now like the first's
+        escalate_to = expand_pool_file(escalate_to) if escalate_to else escalate_to
+    except JudgeSpecError as e:
+        fail(f"--escalate-to: {e}")
     if estimate:
         try:
             from checkeval_core.runs.escalate import escalation_params
@@ -108,7 +112,7 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             if run.get("error"):
                 typer.echo(f"run {run_id} {run['status']}: {run['error']}", err=True)
     if as_json:  # one run: its object, as before; several: a list of them
-        typer.echo(json.dumps(out[0] if len(out) == 1 else out))
+        typer.echo(json.dumps(clean_json(out[0] if len(out) == 1 else out), allow_nan=False))
     if not ok:
         raise typer.Exit(1)
 
@@ -152,7 +156,7 @@ def _estimate(db: Any, task: str | None, judge: list[str], method: list[str], ch
     except (NotFound, ValueError, JudgeSpecError, PriceError) as e:
         fail(str(e))
     if as_json:
-        typer.echo(json.dumps(est.to_json()))
+        typer.echo(json.dumps(clean_json(est.to_json()), allow_nan=False))
         return
     typer.echo(est.text())
     for note in est.notes:
@@ -286,9 +290,13 @@ def bench_scale_cmd(answers: int = typer.Option(1_000_000, "--answers"),
                     as_json: bool = typer.Option(False, "--json")) -> None:
     """Time the pages' queries on a scratch database with N synthetic answers."""
     from checkeval_core.bench.scale import bench_scale, bench_task_pages
+    from checkeval_core.runs.options import MAX_SCALE_ANSWERS, MAX_SCALE_ITEMS, check_count
 
-    if answers < 1 or task_items < 0:
-        fail("--answers must be ≥ 1 and --task-items ≥ 0")
+    try:
+        check_count(answers, "--answers", "answers", 1, MAX_SCALE_ANSWERS)
+        check_count(task_items, "--task-items", "items", 0, MAX_SCALE_ITEMS)
+    except ValueError as e:
+        fail(str(e))
     res = bench_task_pages(task_items) if task_items else bench_scale(answers)
     typer.echo(json.dumps(res) if as_json else "\n".join(f"{k}: {v}" for k, v in res.items()))
 
@@ -367,10 +375,12 @@ def bench_escalate_cmd(
     from checkeval_core.bench.escalate import bench_escalate, format_escalate
     from checkeval_core.cli.app import clean_json
     from checkeval_core.judges.registry import JudgeSpecError
-    from checkeval_core.runs.options import check_bootstrap
+    from checkeval_core.runs.options import MAX_BENCH_DOCS, check_bootstrap, check_count
 
     try:
         check_bootstrap(bootstrap)
+        check_count(docs, "--docs", "documents", 4, MAX_BENCH_DOCS)
+        check_count(queries, "--queries", "pairs", 4, MAX_BENCH_DOCS)
         res = bench_escalate(benchmark, data, judge, escalate_to, queries=queries, docs=docs,
                              target=target_agreement, delta=delta,
                              margins=tuple(margin) if margin else None, db_file=db,

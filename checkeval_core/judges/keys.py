@@ -52,6 +52,9 @@ from checkeval_core.judges.spec import BACKENDS, backend_of, endpoint_urls, pars
 # is refused as a key source, so a pasted key is never stored
 KEY_ENV_RE = re.compile(r"[A-Z_][A-Z0-9_]*\Z")
 KEY_HOSTS_ENV = "CHECKEVAL_KEY_HOSTS"
+# the addresses any remote judge may be sent requests at all (unset: any address); the
+# operator's way to keep a visitor's judge off internal services (docs/security.md)
+JUDGE_HOSTS_ENV = "CHECKEVAL_JUDGE_HOSTS"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAX_POLICY = 20_000  # characters: the policy is the operator's, but parsing stays bounded
 
@@ -60,6 +63,10 @@ Origin = tuple[str, str, int]  # scheme, host (lower case), port
 
 class KeyRefused(ValueError):
     """A key source the operator did not declare, or an address it is not approved for."""
+
+
+class AddressRefused(KeyRefused):
+    """A judge address outside the operator's ``CHECKEVAL_JUDGE_HOSTS``."""
 
 
 @dataclass(frozen=True)
@@ -100,11 +107,11 @@ def _parse_entry(entry: str) -> Origin:
     return origin_of(entry)
 
 
-def _policy_text(secrets: Mapping[str, Any] | None) -> str:
-    parts = [os.environ.get(KEY_HOSTS_ENV, "")]
+def _policy_text(secrets: Mapping[str, Any] | None, env: str = KEY_HOSTS_ENV) -> str:
+    parts = [os.environ.get(env, "")]
     if secrets is not None:
         try:
-            extra = secrets.get(KEY_HOSTS_ENV)
+            extra = secrets.get(env)
         except Exception:  # noqa: BLE001 - e.g. Streamlit without a secrets file
             extra = None
         if isinstance(extra, str):
@@ -139,6 +146,45 @@ def approvals(secrets: Mapping[str, Any] | None = None) -> dict[str, list[Origin
                 if o not in out.setdefault(var, []):
                     out[var].append(o)
     return out
+
+
+def judge_hosts(secrets: Mapping[str, Any] | None = None) -> tuple[Origin, ...] | None:
+    """The addresses the operator lets any remote judge reach (``CHECKEVAL_JUDGE_HOSTS``:
+    addresses separated by ``,``, ``;`` or new lines, each ``[scheme://]host[:port]`` as in
+    ``CHECKEVAL_KEY_HOSTS``); None when unset (any address). A malformed list raises
+    (:class:`AddressRefused`: then no remote judge is asked)."""
+    text = _policy_text(secrets, JUDGE_HOSTS_ENV)
+    if not text.strip():
+        return None
+    if len(text) > _MAX_POLICY:
+        raise AddressRefused(f"{JUDGE_HOSTS_ENV} is longer than {_MAX_POLICY} characters")
+    out: list[Origin] = []
+    for entry in re.split(r"[,;\n]", text):
+        if entry.strip():
+            try:
+                o = _parse_entry(entry)
+            except KeyRefused as e:
+                raise AddressRefused(f"{JUDGE_HOSTS_ENV}: {e}") from None
+            if o not in out:
+                out.append(o)
+    return tuple(out)
+
+
+def check_judge_hosts(spec: str, secrets: Mapping[str, Any] | None = None) -> None:
+    """Raise :class:`AddressRefused` when ``CHECKEVAL_JUDGE_HOSTS`` is set and an address of
+    ``spec`` (each endpoint of a pool) is not in it; nothing is sent then."""
+    allowed = judge_hosts(secrets)
+    if allowed is None:
+        return
+    for url in urls_of(spec):
+        try:
+            o = origin_of(url)
+        except KeyRefused as e:
+            raise AddressRefused(str(e)) from None
+        if o not in allowed:
+            raise AddressRefused(f"judge address {show_origin(o)} is not among the addresses "
+                                 f"the operator allows judges to reach ({JUDGE_HOSTS_ENV}, "
+                                 "docs/security.md); nothing was sent")
 
 
 def declared_sources(secrets: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
@@ -314,11 +360,29 @@ def key_problems(db: Any, specs: list[str],
     out = []
     for spec in specs:
         try:
+            check_judge_hosts(spec, secrets)
             for url in urls_of(spec) if len(endpoint_urls(spec)) > 1 else [None]:
                 resolve(db, spec, secrets=secrets, url=url)  # each endpoint of a pool
         except KeyRefused as e:
             out.append(f"{spec}: {e}")
     return out
+
+
+def key_missing(db: Any, spec: str, secrets: Mapping[str, Any] | None = None) -> str | None:
+    """Why a judge that cannot work without a key has none (its backend's official endpoint,
+    e.g. ``openai:``, and no key set), or None — checked before a run starts."""
+    backend = backend_of(spec)
+    if not needs_key(spec) or backend is None or not backend.default_url or \
+            parse_spec(spec).get(backend.url_field, ""):
+        return None  # a server of one's own may need no key
+    try:
+        found = resolve(db, spec, secrets=secrets)
+    except KeyRefused as e:
+        return f"judge {spec!r}: {e}"
+    if found is None:
+        return (f"judge {spec!r} needs an API key: set {' or '.join(default_key_envs(spec))} "
+                "in the environment (or in .streamlit/secrets.toml for the app)")
+    return None
 
 
 def resolve_key(db: Any, spec: str, key_env: str | None = None,

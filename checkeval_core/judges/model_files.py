@@ -120,6 +120,26 @@ def model_path(variant: str = "") -> Path:
     return target
 
 
+def model_missing(variant: str = "") -> str | None:
+    """Why the embedded judge of ``variant`` cannot load its model (cheap: nothing is read or
+    assembled), or None when it can."""
+    if os.environ.get(MODEL_ENV):
+        return None if Path(os.environ[MODEL_ENV]).expanduser().is_file() else \
+            f"{MODEL_ENV}={os.environ[MODEL_ENV]}: no such file"
+    pkg = VARIANTS.get(variant, DEFAULT)
+    if _verified_size(cache_dir() / pkg.file_name, pkg):
+        return None
+    missing = [m for m in pkg.modules if importlib.util.find_spec(m) is None]
+    if missing:
+        return (f"the embedded{':' + variant if variant else ''} judge's model ({pkg.name}) is "
+                f"not installed; install it with: {pkg.install}")
+    return None
+
+
+def _verified_size(path: Path, pkg: ModelPackage) -> bool:
+    return path.exists() and path.stat().st_size == pkg.size
+
+
 def quality_model_installed() -> bool:
     """Whether the optional 1.5B model's packages are importable (cheap: no file assembly)."""
     return all(importlib.util.find_spec(m) is not None for m in QUALITY.modules)

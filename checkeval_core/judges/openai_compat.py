@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +28,7 @@ from checkeval_core.judges.base import (
     GenerateResult,
 )
 from checkeval_core.judges.keys import (
+    AddressRefused,
     KeyRefused,
     Origin,
     default_key_envs,
@@ -37,9 +39,10 @@ from checkeval_core.judges.keys import (
 )
 from checkeval_core.judges.parsing import p_yes_from_logprobs, parse_verdict
 from checkeval_core.judges.retry import RetryDecision
+from checkeval_core.judges.spec import BACKENDS
 
-# openai is imported when a remote judge is built (about 0.6 s): the CLI's start and the fake
-# or embedded judges never pay it.
+# openai is imported when a remote judge sends its first request (about 0.6 s): the CLI's
+# start, an estimate, and the fake or embedded judges never pay it.
 
 SEED = 1234
 TOP_LOGPROBS = 20
@@ -50,17 +53,18 @@ class OpenAIJudge:
 
     def __init__(self, parsed: Any, api_key: str | None = None, timeout: float | None = None,
                  concurrency: int | None = None,
-                 key_origins: tuple[Origin, ...] | None = None, **params: Any) -> None:
-        try:
-            import openai
-        except ImportError as e:  # pragma: no cover - openai is a hard requirement
-            raise ImportError("pip install openai") from e
-        self._openai = openai
+                 key_origins: tuple[Origin, ...] | None = None,
+                 allowed_origins: tuple[Origin, ...] | None = None, **params: Any) -> None:
         self.backend = parsed.backend
         self.spec = parsed.spec
         self.model = parsed.model
         # always explicit: the client's own default (OPENAI_BASE_URL) must not move the key
         self.base_url = target_url(self.spec)
+        official = BACKENDS[parsed.backend].default_url if parsed.backend in BACKENDS else ""
+        try:
+            self._official = bool(official) and origin_of(self.base_url) == origin_of(official)
+        except KeyRefused:
+            self._official = False
         if not api_key:
             found = resolve(None, self.spec)
             api_key, key_origins = (found.value, found.origins) if found else (None, None)
@@ -75,20 +79,68 @@ class OpenAIJudge:
         # own address when the caller passed a key directly); redirects are never followed
         self._key_origins = (tuple(key_origins) if key_origins else
                              (origin_of(self.base_url),)) if api_key else None
+        # CHECKEVAL_JUDGE_HOSTS (keys.judge_hosts): the only addresses any request may go to
+        self._allowed_origins = tuple(allowed_origins) if allowed_origins is not None else None
         self.timeout = float(timeout or os.environ.get("CHECKEVAL_TIMEOUT", "60"))
         self.params = params  # never holds the key (see CachedJudge)
         conc = int(concurrency or os.environ.get("CHECKEVAL_CONCURRENCY", "8"))
-        http = openai.DefaultHttpxClient(follow_redirects=False,
-                                         event_hooks={"request": [self._guard]})
-        self.client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=0,
-                                    timeout=self.timeout, http_client=http)
+        # the client (~1 MB, ~27 ms, and the openai import) is built at the first request: a
+        # judge built to be estimated or checked costs nothing
+        self._client: Any = None
+        self._client_lock = threading.Lock()
         self.use_logprobs = True
         self.capabilities = Capabilities(logprobs=True, prefix_reuse=False,
                                          max_concurrency=max(1, conc), local=False,
                                          model=self.model)
 
+    @property
+    def _openai(self) -> Any:
+        try:
+            import openai
+        except ImportError as e:  # pragma: no cover - openai is a hard requirement
+            raise ImportError("pip install openai") from e
+        return openai
+
+    @property
+    def client(self) -> Any:
+        """The OpenAI client, built once; it reads nothing from the environment (see
+        ``_SENT_HEADERS``) and every request passes :meth:`_guard`."""
+        with self._client_lock:
+            if self._client is None:
+                openai = self._openai
+                http = openai.DefaultHttpxClient(follow_redirects=False,
+                                                 event_hooks={"request": [self._guard]})
+                client = openai.OpenAI(api_key=self._key, base_url=self.base_url,
+                                       max_retries=0, timeout=self.timeout, http_client=http,
+                                       organization=None, project=None,
+                                       default_headers=_no_ambient_headers(openai))
+                _forget_environment(client, openai)
+                self._client = client
+            return self._client
+
     def _guard(self, request: Any) -> None:
-        """Refuse to send the key anywhere but the addresses approved for it."""
+        """Every request, before it leaves: only the headers this project sets (the server's
+        ``OPENAI_CUSTOM_HEADERS``, ``OPENAI_ORG_ID`` … never ride along), ``Authorization``
+        exactly the resolved key or absent, and the key only to an address approved for it."""
+        for name, value in request.headers.items():
+            low = name.lower()
+            if low == "authorization":
+                if value != f"Bearer {self._key}":
+                    raise KeyRefused("refused to send an Authorization header other than the "
+                                     "judge's own key")
+            elif low not in _SENT_HEADERS:
+                raise KeyRefused(f"refused to send the header {_short(name, 40)!r}: this "
+                                 "project does not set it (headers from the server's "
+                                 "environment are never sent; docs/security.md)")
+        if self._allowed_origins is not None:
+            try:
+                allowed = origin_of(str(request.url)) in self._allowed_origins
+            except KeyRefused:
+                allowed = False
+            if not allowed:
+                raise AddressRefused(f"refused to send a request to "
+                                     f"{show_origin(_origin_or(request))}: not among the "
+                                     "addresses the operator allows (CHECKEVAL_JUDGE_HOSTS)")
         if self._key_origins is None:
             return
         try:
@@ -115,13 +167,14 @@ class OpenAIJudge:
         if isinstance(exc, KeyRefused) or isinstance(exc.__cause__, KeyRefused):
             return None  # the key's address is refused: never retried
         if isinstance(exc, o.RateLimitError):
-            return RetryDecision(self._scrub(f"rate limited (429): {exc}"), _retry_after(exc))
+            return RetryDecision(self._scrub(f"rate limited (429){self._body(exc)}"),
+                                 _retry_after(exc))
         if isinstance(exc, o.APITimeoutError):  # before APIConnectionError: a subclass
             return RetryDecision(f"timed out after {self.timeout:g} s")
         if isinstance(exc, o.APIConnectionError):
             return RetryDecision(self._scrub(f"cannot connect to {self._where()}: {exc}"))
         if isinstance(exc, o.APIStatusError) and exc.status_code >= 500:
-            return RetryDecision(self._scrub(f"server error {exc.status_code}: {_short(exc)}"),
+            return RetryDecision(self._scrub(f"server error {exc.status_code}{self._body(exc)}"),
                                  _retry_after(exc))
         return None
 
@@ -136,7 +189,15 @@ class OpenAIJudge:
         if isinstance(e, self._openai.APIStatusError) and 300 <= e.status_code < 400:
             return (f"the server answered {e.status_code} (a redirect); redirects are not "
                     "followed, so the key never leaves the approved address")
+        if isinstance(e, self._openai.APIStatusError):
+            return self._scrub(f"{type(e).__name__}: HTTP {e.status_code}{self._body(e)}")
         return self._scrub(f"{type(e).__name__}: {_short(e)}")
+
+    def _body(self, e: Any) -> str:
+        """An HTTP error is shown as its status only: the body of an answer from an address a
+        visitor named (an internal service) is never shown back. The backend's official
+        endpoint's message (a wrong model name, a quota) is kept (": …")."""
+        return f": {_short(e)}" if self._official else ""
 
     # -- protocol ---------------------------------------------------------------------------
     def binary(self, requests: Sequence[BinaryRequest]) -> list[BinaryResult]:
@@ -218,6 +279,40 @@ class OpenAIJudge:
                 out.append(GenerateResult(error=self._error(e),
                                           latency_ms=(time.perf_counter() - t0) * 1000))
         return out
+
+
+# The headers a request may carry besides ``Authorization``: the HTTP client's own and the
+# SDK's fixed ones (its name and version, the platform, a retry count and timeout). The SDK
+# also reads OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_CUSTOM_HEADERS, OPENAI_ADMIN_KEY,
+# OPENAI_WEBHOOK_SECRET and OPENAI_BASE_URL from the environment and would send the first three
+# (and an Authorization of OPENAI_CUSTOM_HEADERS) to whatever base URL a visitor names: the
+# client is built so it keeps none of them (``_forget_environment``), and ``_guard`` refuses
+# any other header.
+_SENT_HEADERS = frozenset({
+    "host", "accept", "accept-encoding", "connection", "content-length", "content-type",
+    "user-agent", "x-stainless-lang", "x-stainless-package-version", "x-stainless-os",
+    "x-stainless-arch", "x-stainless-runtime", "x-stainless-runtime-version",
+    "x-stainless-async", "x-stainless-retry-count", "x-stainless-read-timeout",
+    "x-stainless-timeout", "x-stainless-raw-response"})
+
+
+def _no_ambient_headers(openai: Any) -> dict[str, Any]:
+    """Explicit default headers that drop the organisation and project the SDK would read
+    from the environment (an ``openai.Omit`` value removes a header)."""
+    return {"OpenAI-Organization": openai.Omit(), "OpenAI-Project": openai.Omit()}
+
+
+def _forget_environment(client: Any, openai: Any) -> None:
+    """Drop what the SDK's constructor read from the environment: the organisation, project,
+    admin key and webhook secret, and every header of ``OPENAI_CUSTOM_HEADERS`` (the request
+    hook refuses them anyway; this keeps a request from being refused for them)."""
+    for attr in ("organization", "project", "admin_api_key", "webhook_secret"):
+        if hasattr(client, attr):
+            setattr(client, attr, None)
+    if hasattr(client, "_custom_headers"):
+        client._custom_headers = _no_ambient_headers(openai)
+    if hasattr(client, "_ambient_authorizations"):
+        client._ambient_authorizations = frozenset()
 
 
 def _origin_or(request: Any) -> Origin:

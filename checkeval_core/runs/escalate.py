@@ -40,7 +40,7 @@ from checkeval_core.runs.escalate_calibration import confidence_calibration, jud
 from checkeval_core.runs.escalate_units import Units, run_units, unit_parts
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.stats import escalation as E
-from checkeval_core.store import dumps, now_iso, transaction
+from checkeval_core.store import dumps, now_iso, task_id, transaction
 from checkeval_core.task_split import members
 
 OPTIONS = ("escalate_to", "target_agreement", "margin", "delta", "abstain",
@@ -69,6 +69,8 @@ def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
     if b == parse_spec(judge_spec).spec:
         raise ValueError(f"--escalate-to {b}: the second judge must differ from --judge")
     target, margin = params.get("target_agreement"), params.get("margin")
+    if params.get("delta") is not None:  # stored with every escalation: never NaN or < 0
+        E.check_delta(params["delta"])
     if (target is None) == (margin is None):
         raise ValueError("--escalate-to: give one of --target-agreement (fitted on dev groups) "
                          "or --margin (a fixed confidence threshold)")
@@ -93,6 +95,34 @@ def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
             raise ValueError("--calibrate-judges: this task's people voted on pairs, which "
                              "label pairs, not answers; a judge's p(Yes) is calibrated on "
                              "answer labels (annotations or expert scores)")
+        if target is not None and len(_labelled_dev_groups(db, task)) < 2:
+            n = len(_labelled_dev_groups(db, task))
+            raise ValueError(f"--calibrate-judges with --target-agreement: task {task!r} has "
+                             f"{n} dev group{'' if n == 1 else 's'} with people's labels; the "
+                             "first judge's confidence is calibrated on half of them and the "
+                             "threshold fitted on the other half, so at least 2 are needed — "
+                             "label answers of another dev group, or give --margin")
+    if target is not None and not _labelled_dev_groups(db, task):
+        raise ValueError(f"--target-agreement: no dev group of task {task!r} has people's "
+                         "labels (checklist annotations, expert scores or pairwise votes) to "
+                         "fit the threshold on; collect labels first, or give --margin")
+
+
+def _labelled_dev_groups(db: sqlite_utils.Database, task: str) -> set[str]:
+    """The task's dev groups where people labelled something a threshold can be fitted on:
+    checklist annotations, expert scores or pairwise votes."""
+    split = members(db, task)
+    if split is None:
+        return set()
+    dev = {g for g, part in split[0].items() if part == "dev"}
+    tid = task_id(db, task)
+    groups = {str(r[0]) for r in db.execute(
+        "SELECT DISTINCT i.group_id FROM item i WHERE i.task_id = ? AND (EXISTS (SELECT 1 "
+        "FROM annotation a WHERE a.item_id = i.id AND a.kind = 'answer') OR EXISTS (SELECT 1 "
+        "FROM human_score h WHERE h.item_id = i.id AND h.annotator = ''))", [tid])}
+    groups |= {str(r[0]) for r in db.execute(
+        "SELECT DISTINCT group_id FROM preference WHERE task_id = ?", [tid])}
+    return groups & dev
 
 
 def calibrated_units(db: sqlite_utils.Database, run: dict[str, Any], units: Units
@@ -202,6 +232,8 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
     answered = {(r[0], r[1], r[2]) for r in db.execute(
         "SELECT item_id, question_id, unit FROM answer WHERE run_id = ? AND judge = ?",
         [run["id"], b_spec])}
+    b_asked = b_failed = 0  # B's requests in this pass and how many ended in an error
+    first_error = ""
     for it in its:
         status = db.execute("SELECT status FROM run WHERE id = ?", [run["id"]]).fetchone()[0]
         if status == "cancelled":
@@ -215,6 +247,10 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
                 continue
             results = (jb.binary if kind == "binary" else jb.generate)([w.request for w in batch])
             _store_b(db, run["id"], it["id"], batch, results, todo, b_spec)
+            b_asked += len(results)
+            failed = [r.error for r in results if r.error]
+            b_failed += len(failed)
+            first_error = first_error or (failed[0] if failed else "")
     units = run_units(db, run)
     _fit_b(db, run, units, state)
     if p.get("calibrate_judges"):
@@ -222,6 +258,9 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
     state["threshold"] = t
     p["escalation"] = summary(db, run, units, state)
     p["escalation"]["b_requests"] = getattr(jb, "n_requests", None)
+    p["escalation"]["b_spec"] = b_spec
+    p["escalation"]["b_errors"] = {"asked": b_asked, "failed": b_failed,
+                                   "first": first_error[:300]}
     db.execute("UPDATE run SET params = ?, cost = cost + ? WHERE id = ?",
                [dumps(p), float(getattr(jb, "cost", 0.0) or 0.0), run["id"]])
     return p["escalation"]
@@ -256,6 +295,22 @@ def _store_b(db: sqlite_utils.Database, run_id: int, item_pk: int, batch: list,
                     sum(r.tokens_out for r in results if not r.cached), now_iso(), run_id])
 
 
+def b_error_problem(esc: dict[str, Any], limit: float, run_id: int) -> str | None:
+    """Why the run fails for its second judge's errors — the share of B's requests that
+    ended in an error above ``max_error_share``, the rule an ordinary run's answers follow
+    (a failed B request keeps A's answer, so the run's own answers would not show it) — or
+    None."""
+    b = esc.get("b_errors") or {}
+    asked, failed = int(b.get("asked") or 0), int(b.get("failed") or 0)
+    if not asked or failed / asked <= limit:
+        return None
+    return (f"the second judge ({esc.get('b_spec') or 'escalate_to'}) failed {failed} of "
+            f"{asked} requests ({failed / asked:.0%}), above max_error_share={limit:g}; "
+            f"first error: {b.get('first', '')} — the escalated answers are still the first "
+            f"judge's; fix the second judge and resume (checkeval run --resume {run_id}) to "
+            "ask them again")
+
+
 def escalation_params(escalate_to: str | None, target_agreement: float | None = None,
                       margin: float | None = None, delta: float = E.DEFAULT_DELTA,
                       abstain: bool = False, calibrate_judges: bool = False) -> dict[str, Any]:
@@ -266,7 +321,11 @@ def escalation_params(escalate_to: str | None, target_agreement: float | None = 
             raise ValueError("--target-agreement / --margin / --abstain / --calibrate-judges: "
                              "need --escalate-to JUDGE (the second judge)")
         return {}
-    out: dict[str, Any] = {"escalate_to": parse_spec(escalate_to).spec, "delta": float(delta)}
+    try:
+        b = parse_spec(escalate_to).spec
+    except ValueError as e:
+        raise ValueError(f"--escalate-to: {e}") from None
+    out: dict[str, Any] = {"escalate_to": b, "delta": float(delta)}
     if target_agreement is not None:
         out["target_agreement"] = float(target_agreement)
     if margin is not None:
@@ -310,6 +369,10 @@ def summary_text(esc: dict[str, Any]) -> str:
                     if "slope" in f else f"not calibrated: {f['reason']}")
         lines.append(f"  p(Yes) calibrated on dev ({cal.get('label_source')}): first judge "
                      f"{one(cal['a'])}; second judge {one(cal['b'])}")
+    b = esc.get("b_errors") or {}
+    if b.get("failed"):
+        lines.append(f"  the second judge failed {b['failed']} of {b['asked']} requests: those "
+                     "answers are still the first judge's")
     h = esc.get("heldout")
     if h:
         lines.append(f"  held-out ({h['n']} labelled {esc['unit']}s): cascade agreement "

@@ -297,13 +297,19 @@ def execute_run(path: str | Path, run_id: int,
                                                  run_id])
             if progress:
                 progress(done, len(its))
-        if escalate.enabled(run["params"]) and \
-                escalate.escalate(db, run, ctx, its, m.plan) is None:  # cancelled meanwhile
-            db.execute("UPDATE run SET finished_at = ?, pid = NULL WHERE id = ?",
-                       [now_iso(), run_id])
-            return get_run(db, run_id)
-        n_err, n_all = error_share(db, run_id)
         limit = max_error_share(run["params"])
+        if escalate.enabled(run["params"]):
+            esc = escalate.escalate(db, run, ctx, its, m.plan)
+            if esc is None:  # cancelled meanwhile
+                db.execute("UPDATE run SET finished_at = ?, pid = NULL WHERE id = ?",
+                           [now_iso(), run_id])
+                return get_run(db, run_id)
+            b_problem = escalate.b_error_problem(esc, limit, run_id)
+            if b_problem:  # the second judge's errors fail the run as an ordinary run's do
+                db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, "
+                           "pid = NULL WHERE id = ?", [b_problem, now_iso(), run_id])
+                return get_run(db, run_id)
+        n_err, n_all = error_share(db, run_id)
         if n_all and n_err / n_all > limit:
             first = db.execute("SELECT error FROM answer WHERE run_id = ? AND error != '' "
                                "ORDER BY id LIMIT 1", [run_id]).fetchone()[0]

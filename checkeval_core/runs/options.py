@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 from checkeval_core.fields import MAX_SEED, check_seed  # noqa: F401 - the seed rule
@@ -63,6 +64,12 @@ DERIVED = ("aggregation", "seal_weights", "bundle", "bundle_hash", "escalation")
 # SEAL unit granularities a dimension can be given (runs/methods.py ``unit_kind``)
 SEAL_UNIT_KINDS = ("sentence", "pair", "fact", "whole")
 MAX_BOOTSTRAP = 100_000  # resamples for an interval; more only makes a command slower
+# the benchmarks' sizes: enough for any real use, small enough that a typo (1e9) is refused
+# up front instead of running out of memory or running for days
+MAX_BENCH_DRAWS = 100_000
+MAX_BENCH_DOCS = 10_000
+MAX_SCALE_ANSWERS = 20_000_000
+MAX_SCALE_ITEMS = 1_000_000
 
 DEFAULT_MAX_ERROR_SHARE = 0.5
 MAX_ERROR_SHARE_ENV = "CHECKEVAL_MAX_ERROR_SHARE"
@@ -174,6 +181,20 @@ def check_count(n: int, where: str, what: str, low: int = 1, top: int | None = N
         raise ValueError(f"{where} {str(n)[:30]}: give {low:,} or more {what}, at most "
                          f"{top:,}")
     return n
+
+
+def check_out_path(path: str, where: str = "--out") -> str:
+    """A file a command will write after its work: checked before the work (its folder exists
+    and is writable, it is not a folder), so an hour's benchmark is not lost at the end."""
+    p = Path(path).expanduser()
+    folder = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise ValueError(f"{where} {path}: is a folder; give a file name")
+    if not folder.is_dir():
+        raise ValueError(f"{where} {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise ValueError(f"{where} {path}: cannot be written (no permission)")
+    return path
 
 
 def check_text_arg(value: str, where: str) -> str:

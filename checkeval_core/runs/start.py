@@ -14,8 +14,8 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.judges.keys import key_problems
-from checkeval_core.judges.registry import spec_problems
+from checkeval_core.judges.keys import key_missing, key_problems
+from checkeval_core.judges.registry import install_problems, spec_problems
 from checkeval_core.runs.dedupe import create_run_once
 from checkeval_core.runs.jobs import create_run
 from checkeval_core.runs.registry import method as method_entry
@@ -56,6 +56,14 @@ def start_runs(db: sqlite_utils.Database, task: str, judges: list[str], methods:
     out.errors += spec_problems(judges)
     if not out.errors:  # a refused key source starts nothing, before any judge call
         out.errors += key_problems(db, judges)
+    second = str((params or {}).get("escalate_to") or "").strip()
+    if second and not out.errors:  # the second judge is checked now, not after A's pass
+        out.errors += [f"--escalate-to: {e}" for e in spec_problems([second])]
+        if not out.errors:
+            missing = key_missing(db, second)
+            out.errors += [f"--escalate-to: {e}" for e in
+                           key_problems(db, [second]) + ([missing] if missing else [])
+                           + install_problems([second])]
     if not out.errors:
         for m in methods:
             try:
