@@ -36,6 +36,7 @@ import numpy as np
 import sqlite_utils
 
 from checkeval_core.judges.registry import get_judge, parse_spec
+from checkeval_core.people import answer_labels, people_pair_labels
 from checkeval_core.runs.escalate_calibration import confidence_calibration, judge_calibration
 from checkeval_core.runs.escalate_units import Units, run_units, unit_parts
 from checkeval_core.runs.registry import method as method_entry
@@ -110,18 +111,18 @@ def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
 
 def _labelled_dev_groups(db: sqlite_utils.Database, task: str) -> set[str]:
     """The task's dev groups where people labelled something a threshold can be fitted on:
-    checklist annotations, expert scores or pairwise votes."""
+    checklist answers decided by people (the one reader: a tie is no label), expert scores
+    off their group's median, or pairwise votes with a majority."""
     split = members(db, task)
     if split is None:
         return set()
     dev = {g for g, part in split[0].items() if part == "dev"}
-    tid = task_id(db, task)
-    groups = {str(r[0]) for r in db.execute(
-        "SELECT DISTINCT i.group_id FROM item i WHERE i.task_id = ? AND (EXISTS (SELECT 1 "
-        "FROM annotation a WHERE a.item_id = i.id AND a.kind = 'answer') OR EXISTS (SELECT 1 "
-        "FROM human_score h WHERE h.item_id = i.id AND h.annotator = ''))", [tid])}
-    groups |= {str(r[0]) for r in db.execute(
-        "SELECT DISTINCT group_id FROM preference WHERE task_id = ?", [tid])}
+    group_of = {int(pk): str(g) for pk, g in db.execute(
+        "SELECT id, group_id FROM item WHERE task_id = ?", [task_id(db, task)])
+        if str(g) in dev}
+    by_q, by_dim, _ = answer_labels(db, task, group_of)
+    groups = {group_of[pk] for pk, _ in (*by_q, *by_dim)}
+    groups |= {str(g) for _, g in people_pair_labels(db, task, group_of).values()}
     return groups & dev
 
 
