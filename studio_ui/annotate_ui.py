@@ -101,7 +101,7 @@ def pool_item(db: sqlite_utils.Database, job: int, who: str,
             st.rerun()
         st.stop()
     item_pk = P.next_item(db, job, who)
-    me = next((r for r in P.people_progress(db, job) if r["person"] == who), None)
+    me = next((r for r in P.people_progress(db, job) if r["annotator"] == who), None)
     if me:
         st.progress(me["done"] / max(1, me["done"] + me["held"] + me["left"]),
                     text=f"{md_escape(who)}: {me['done']} done · {me['held']} held · "

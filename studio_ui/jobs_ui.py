@@ -84,7 +84,7 @@ def people_section(db: sqlite_utils.Database, job: int, meta: dict[str, Any]) ->
                  "answers where the others have one (ties left out)")})
     with st.expander("Hand a person's open items on"):
         c1, c2 = st.columns(2)
-        person = c1.selectbox("From", [p["person"] for p in people], key="aj_from")
+        person = c1.selectbox("From", [p["annotator"] for p in people], key="aj_from")
         to = "" if meta.get("mode") == "pool" else c2.text_input(
             "To (comma-separated names)", key="aj_to")
         st.caption("In a pool their held items go back to the pool for the others." if

@@ -103,7 +103,7 @@ def test_progress_per_person(db, pool):
     P.submit(db, jid, "bob", i1)
     now = datetime.now(UTC)
     P.next_item(db, jid, "ann", now=now)
-    prog = {r["person"]: r for r in P.people_progress(db, jid, now=now)}
+    prog = {r["annotator"]: r for r in P.people_progress(db, jid, now=now)}
     assert (prog["ann"]["done"], prog["ann"]["held"], prog["ann"]["left"]) == (1, 1, 2)
     assert (prog["bob"]["done"], prog["bob"]["held"], prog["bob"]["left"]) == (1, 0, 2)
     n_q = len(J.job_questions(db, jid, i1))

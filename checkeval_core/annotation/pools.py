@@ -274,8 +274,9 @@ def _ts(text: str | None) -> datetime | None:
 
 def people_progress(db: sqlite_utils.Database, job_id: int,
                     now: datetime | None = None) -> list[dict[str, Any]]:
-    """Per person: ``done, skipped, held, left, median s per item`` and agreement with the
-    others' majority on the units they share (``agree`` of ``units``; ties left out)."""
+    """Per person: ``annotator, assigned`` (items given or ever claimed), ``done, skipped,
+    held, left, median s per item`` and agreement with the others' majority on the answers
+    they share (``agrees with others``: n of m; ties among the others left out)."""
     meta = job_meta(db, job_id)
     t = _iso(_now(now))
     assign = rows(db, "SELECT annotator, item_id, status, claimed_at, expires_at, updated_at "
@@ -318,7 +319,7 @@ def people_progress(db: sqlite_utils.Database, job_id: int,
                 continue
             n += 1
             agree += by[person] == ("yes" if y > no else "no")
-        out.append({"person": person, "done": len(done),
+        out.append({"annotator": person, "assigned": len(mine), "done": len(done),
                     "skipped": sum(r["status"] == "skipped" for r in mine), "held": held,
                     "left": left, "median s per item": statistics.median(secs) if secs else None,
                     "agrees with others": f"{agree}/{n}" if n else "no shared item yet"})
