@@ -42,7 +42,8 @@ def item_panel(item: dict[str, Any], kind: str) -> None:
         shown = [(f, lb) for f, lb in MATERIAL[None] if item.get(f)]
     for f, lb in shown:
         st.markdown(f"**{lb}** (what the {label.lower()} is judged against)")
-        with st.container(border=True, height=360):
+        long = len(item[f]) > 600 or item[f].count("\n") > 12
+        with st.container(border=True, height=360 if long else "content"):
             st.text(item[f])
 
 
