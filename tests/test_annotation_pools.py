@@ -132,3 +132,33 @@ def test_pools_follow_roles_and_members(db, pool, tmp_path):
     assert P.pools_for(db, "ann") == [jid] and set(P.pools_for(db, "bob")) == {jid, closed}
     with pytest.raises(ValueError, match="not among the people"):
         P.next_item(db, closed, "ann")
+
+
+def test_align_shows_people_beside_the_judge(db, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.helpers import APP, run
+
+    task = make_runs_task(db, tmp_path)
+    rid = run(db, task, "rocketeval")
+    jid = J.create_job(db, task, ["ann", "bob"], 2, n_items=9, coordinator="cora")
+    for who in ("ann", "bob"):
+        for k, row in enumerate(J.queue(db, jid, who)):
+            for q in J.job_questions(db, jid, row["item_pk"]):
+                J.save_answer(db, jid, who, row["item_pk"], q["id"],
+                              "no" if who == "bob" and (k + q["id"]) % 3 == 0 else "yes")
+            J.submit_item(db, jid, who, row["item_pk"])
+    agr = P.people_agreement(db, jid)
+    assert agr["overall"]["units"] == 9 * 5 and agr["overall"]["groups"] == 3
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["task_name"] = task
+    at.run()
+    at.switch_page("app_pages/align.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="al_run").value == rid
+    line = next(m.value for m in at.markdown if "people agree with each other" in m.value
+                ).replace("\\", "")  # markdown-escaped
+    assert f"Job #{jid}" in line and "45 (item, question) units on 3 groups" in line
+    assert "; the judge agrees with people on" in line
+    table = at.dataframe(key="al_table").value
+    assert {"people κ", "people κ note"} <= set(table.columns)
