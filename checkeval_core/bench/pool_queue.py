@@ -48,7 +48,8 @@ def build(path: Path, n_items: int, n_questions: int, k: int, claim_seconds: flo
                             for i in range(n_items)))
     import_file(db, data, TASK, kind="summarization")
     per_sub = 5
-    subs = {f"S{s}": {"seed": [f"Does summary rule {s}.{q} hold?" for q in range(per_sub)]}
+    subs = {f"S{s}": {"seed": [f"Does summary rule {s}.{q} hold?"
+                               for q in range(min(per_sub, n_questions - per_sub * s))]}
             for s in range(-(-n_questions // per_sub))}
     spec = path.parent / "checklist.json"
     spec.write_text(json.dumps({"quality": {"definition": "good", "sub_dimensions": subs}}))
@@ -72,7 +73,7 @@ def annotator(path: str, job: int, n: int, abandon: float, seed: int, out: Any) 
     rng = random.Random(seed)
     name, gen = f"a{n:02d}", 0
     log: dict[str, Any] = {"next": [], "save": [], "submit": [], "submitted": [],
-                           "abandoned": [], "refused": 0}
+                           "abandoned": [], "refused": 0, "start": time.time()}
     questions: dict[int, list[int]] = {}
     idle_since = None
     while True:
@@ -114,6 +115,7 @@ def annotator(path: str, job: int, n: int, abandon: float, seed: int, out: Any) 
             log["submit"].append(time.perf_counter() - t0)
         log["submitted"].append([name, item, answers])
     db.close()
+    log["end"] = time.time()
     out.put(log)
 
 
@@ -160,6 +162,7 @@ def bench_pool_queue(annotators: int = 20, items: int = 500, questions: int = 15
                    f"{os.getloadavg()[0]:.1f}, Python {platform.python_version()}",
         "annotators": annotators, "items": items, "questions": questions, "k": k,
         "claim_seconds": claim_seconds, "wall_s": round(wall, 1),
+        "work_s": round(max(lg["end"] for lg in logs) - min(lg["start"] for lg in logs), 1),
         "submitted": len(done), "expected": k * items,
         "items_complete": sum(v == k for v in per_item.values()),
         "items_over_k": sum(v > k for v in per_item.values()),
