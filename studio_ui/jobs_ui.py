@@ -37,6 +37,8 @@ def create_form(db: sqlite_utils.Database, task: str, info: dict[str, Any],
                          key="aj_pool")
         minutes = c2.number_input("A pool claim holds for (minutes)", 1, 24 * 60,
                                   int(P.DEFAULT_CLAIM_MINUTES), key="aj_claim")
+        reveal = c1.toggle("Pool: show annotators the judges' answers after they submit",
+                           True, key="aj_reveal")
         with c2:  # recorded with the job and in the review history
             creator, why_no_creator = current_user("aj_creator", "coordinator")
         ok = st.form_submit_button("Create job", type="primary")
@@ -51,7 +53,7 @@ def create_form(db: sqlite_utils.Database, task: str, info: dict[str, Any],
             jid, created = P.create_pool(
                 db, task, int(overlap), int(n), version, strategy, stratum, name=name,
                 coordinator=creator, annotators=annotators.split(","),
-                claim_minutes=float(minutes))
+                claim_minutes=float(minutes), reveal_judges=reveal)
         else:
             jid, created = J.create_job_once(
                 db, task, annotators.split(","), int(overlap), int(n), version, strategy,

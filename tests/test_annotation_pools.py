@@ -162,3 +162,26 @@ def test_align_shows_people_beside_the_judge(db, tmp_path):
     assert "; the judge agrees with people on" in line
     table = at.dataframe(key="al_table").value
     assert {"people κ", "people κ note"} <= set(table.columns)
+
+
+def test_judges_answers_stay_hidden_until_submitted_or_always(db, tmp_path):
+    from tests.helpers import run
+
+    task = make_runs_task(db, tmp_path)
+    run(db, task, "rocketeval")
+    pks = [r[0] for r in db.execute("SELECT id FROM item ORDER BY id LIMIT 2")]
+    shown, _ = P.create_pool(db, task, 1, item_ids=pks, name="shown")
+    hidden, _ = P.create_pool(db, task, 1, item_ids=pks, name="hidden", reveal_judges=False)
+    for jid in (shown, hidden):
+        item = P.next_item(db, jid, "ann")
+        qs = J.job_questions(db, jid, item)
+        answer_all(db, jid, "ann", item)
+        assert J.judge_comparison(db, jid, "ann", item, qs) == ([], [])  # not submitted
+        assert "until you submit" in J.blind(db, jid, "ann", item)
+        P.submit(db, jid, "ann", item)
+        table, runs = J.judge_comparison(db, jid, "ann", item, qs)
+        if jid == shown:
+            assert len(runs) == 1 and len(table) == len(qs)
+        else:
+            assert (table, runs) == ([], []) and "keeps the judges" in J.blind(
+                db, jid, "ann", item)

@@ -72,10 +72,12 @@ def create_pool(db: sqlite_utils.Database, task: str, k: int, n_items: int | Non
                 dimension: str | None = None, seed: int = 0, name: str = "",
                 coordinator: str = "", annotators: list[str] | None = None,
                 claim_minutes: float = DEFAULT_CLAIM_MINUTES,
-                item_ids: list[int] | None = None) -> tuple[int, bool]:
+                item_ids: list[int] | None = None,
+                reveal_judges: bool = True) -> tuple[int, bool]:
     """``(job id, created)`` of a pool: ``k`` answers per item from different people.
     ``annotators`` limits who may pull (empty: anyone — behind a login, anyone with the
-    annotator role). An identical request returns the existing pool."""
+    annotator role); ``reveal_judges`` false keeps the judges' answers hidden from annotators
+    even after they submit. An identical request returns the existing pool."""
     if int(k) < 1:
         raise ValueError(f"k {k}: each item needs at least 1 answer")
     if not claim_minutes or float(claim_minutes) <= 0:
@@ -89,7 +91,8 @@ def create_pool(db: sqlite_utils.Database, task: str, k: int, n_items: int | Non
     if not chosen:
         raise ValueError(f"task {task!r} has no item to put in a pool")
     params = {"annotators": members, "overlap": int(k), "strategy": strategy,
-              "dimension": dimension, "seed": seed, "n_items": len(chosen), "pool": True}
+              "dimension": dimension, "seed": seed, "n_items": len(chosen), "pool": True,
+              "reveal_judges": bool(reveal_judges)}
     name = name.strip() or f"{task} v{v['version']} pool"
     tid = task_id(db, task)
     now = _iso(_now(None))
