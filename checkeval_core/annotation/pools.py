@@ -144,10 +144,12 @@ def next_item(db: sqlite_utils.Database, job_id: int, annotator: str,
         raise ValueError(f"job #{job_id} assigns fixed items: open its queue instead")
     if not may_pull(db, job_id, who):
         raise ValueError(f"{who} is not among the people of pool #{job_id}")
-    t = _now(now)
-    p = {"job": job_id, "me": who, "now": _iso(t), "k": meta["k"],
-         "until": _iso(t + timedelta(minutes=float(meta["claim_minutes"])))}
     with transaction(db):
+        # the time is read once the write lock is held: a claim is judged live or expired at
+        # the moment of the decision, not before a wait for the lock
+        t = _now(now)
+        p = {"job": job_id, "me": who, "now": _iso(t), "k": meta["k"],
+             "until": _iso(t + timedelta(minutes=float(meta["claim_minutes"])))}
         held = db.execute(f"SELECT a.item_id FROM annotation_assignment a WHERE a.job_id = :job "
                           f"AND a.annotator = :me AND {_LIVE} ORDER BY a.position LIMIT 1",
                           p).fetchone()
@@ -196,8 +198,10 @@ def submit(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int,
         raise ValueError(f"{len(missing)} of {len(qs)} questions of this item have no answer "
                          f"yet (first: {missing[0]['text'][:80]!r})")
     k = job_meta(db, job_id)["k"]
-    p = {"job": job_id, "me": annotator, "item": item_pk, "now": _iso(_now(now))}
     with transaction(db):
+        # read under the write lock (see next_item): a claim that expired while this call
+        # waited for the lock must not count as live
+        p = {"job": job_id, "me": annotator, "item": item_pk, "now": _iso(_now(now))}
         row = db.execute("SELECT status, expires_at IS NULL OR expires_at > :now FROM "
                          "annotation_assignment WHERE job_id = :job AND annotator = :me AND "
                          "item_id = :item", p).fetchone()
