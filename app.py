@@ -73,4 +73,7 @@ if came_from is not None and came_from != page.url_path:
     for name in [k for k in st.query_params if k not in PAGE_PARAMS.get(page.url_path, ())
                  and k not in ("embed", "embed_options")]:
         del st.query_params[name]
-page.run()
+try:
+    page.run()
+except team.Denied as e:  # a write the person's role may not make: refused, nothing written
+    st.error(str(e))

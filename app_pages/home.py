@@ -4,7 +4,7 @@ import streamlit as st
 
 from checkeval_core.demo import demo_loaded, demo_task_names, load_demo
 from checkeval_core.tasks import list_tasks
-from studio_ui.access import mode_line, page_allowed, who
+from studio_ui.access import may, mode_line, page_allowed, who
 from studio_ui.frame import page_db
 
 st.title("CheckEval Studio")
@@ -35,7 +35,7 @@ st.caption("SummEval (12 documents × 16 systems) and Topical-Chat (12 contexts 
 if demo_loaded(db):
     st.success("The demo tasks are loaded: " + ", ".join(demo_task_names()))
 else:
-    if page_allowed("data") and st.button("Load the demo tasks", type="primary",
+    if may("data.import") and st.button("Load the demo tasks", type="primary",
                                           key="load_demo"):
         with st.spinner("Importing the demo…"):
             load_demo(db)

@@ -90,6 +90,12 @@ def _page_refusal(actor: team.Actor, role: str | None, path: str, title: str) ->
     return f"Refused: {actor.name} is {role}; the page {title} is for the role {who}."
 
 
+def may(capability: str) -> bool:
+    """May the current person use ``capability`` (always, without a login)?"""
+    actor, role = who()
+    return actor is None or team.can(role, capability)
+
+
 def page_allowed(url_path: str) -> bool:
     """May the current person open this page (for links drawn by a page)?"""
     allowed = st.session_state.get(_ALLOWED)

@@ -61,3 +61,22 @@ def test_a_stranger_gets_nothing_and_without_login_everything(db):
     assert any(c.value.startswith("Single-user mode") for c in at.caption)
     at.switch_page("app_pages/team.py").run()
     assert not at.exception and any("single-user tool" in i.value for i in at.info)
+
+
+def test_a_write_the_role_may_not_make_is_refused_on_the_page(db, tmp_path):
+    from tests.helpers import make_runs_task, run
+
+    task = make_runs_task(db, tmp_path)
+    run(db, task, "rocketeval")
+    team.grant(db, "vic", "viewer")
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.user = {"is_logged_in": True, "name": "vic"}
+    at.session_state["task_name"] = task
+    at.run()
+    assert not [b for b in at.button if b.key == "load_demo"]  # Home: no import offered
+    at.switch_page("app_pages/align.py").run()  # read-only analysis: the viewer's page
+    at.text_input(key="al_annotators").input("ann, bob")  # the form's fields, sent together
+    next(b for b in at.button if b.label.startswith("Draw the sample")).click().run()
+    assert any("Refused: vic is viewer" in e.value and "Nothing was written" in e.value
+               for e in at.error), [e.value for e in at.error]
+    assert db.execute("SELECT COUNT(*) FROM annotation_job").fetchone()[0] == 0
