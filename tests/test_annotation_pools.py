@@ -104,7 +104,7 @@ def test_progress_per_person(db, pool):
     now = datetime.now(UTC)
     P.next_item(db, jid, "ann", now=now)
     prog = {r["annotator"]: r for r in P.people_progress(db, jid, now=now)}
-    assert (prog["ann"]["done"], prog["ann"]["held"], prog["ann"]["left"]) == (1, 1, 2)
+    assert (prog["ann"]["done"], prog["ann"]["held"], prog["ann"]["left"]) == (1, 1, 1)
     assert (prog["bob"]["done"], prog["bob"]["held"], prog["bob"]["left"]) == (1, 0, 2)
     n_q = len(J.job_questions(db, jid, i1))
     assert prog["ann"]["agrees with others"] == f"{n_q}/{n_q}"
@@ -185,3 +185,46 @@ def test_judges_answers_stay_hidden_until_submitted_or_always(db, tmp_path):
         else:
             assert (table, runs) == ([], []) and "keeps the judges" in J.blind(
                 db, jid, "ann", item)
+
+
+def test_annotate_and_jobs_pages_run_a_pool(db, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.helpers import APP
+
+    task = make_runs_task(db, tmp_path)
+    # the coordinator creates a pool on the Annotation jobs page
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["task_name"] = task
+    at.run()
+    at.switch_page("app_pages/annotation_jobs.py").run()
+    at.number_input(key="aj_n").set_value(2)
+    at.number_input(key="aj_overlap").set_value(2)
+    at.toggle(key="aj_pool").set_value(True)
+    at.text_input(key="aj_creator").input("cora")
+    next(b for b in at.button if b.label == "Create job").click().run()
+    assert not at.exception, at.exception
+    jid = db.execute("SELECT id FROM annotation_job WHERE mode = 'pool'").fetchone()[0]
+    assert any(f"annotate?job={jid}" in m.value for m in at.markdown)  # the job's link
+    # an annotator follows the link: their next item is open, claimed for them
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params["job"] = str(jid)
+    at.run()
+    at.switch_page("app_pages/annotate.py").run()
+    at.text_input(key="ann_name").input("ann").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="ann_job").value == jid
+    first = db.execute("SELECT item_id FROM annotation_assignment WHERE annotator = 'ann'"
+                       ).fetchone()[0]
+    for r in at.radio:
+        r.set_value("yes")
+    at.run()
+    at.button(key="ann_submit").click().run()
+    assert not at.exception, at.exception
+    # submitted: on to the pool's other item, progress "1 done · 1 held"
+    held = db.execute("SELECT item_id, status FROM annotation_assignment WHERE annotator = "
+                      "'ann' ORDER BY id").fetchall()
+    assert held[0] == (first, "done") and held[1][1] == "todo" and held[1][0] != first
+    assert "ann: 1 done · 1 held · 0 left" in at.get("progress")[0].proto.text
+    at.button(key="ann_release").click().run()  # give it back
+    assert P.next_item(db, jid, "bob") in (first, held[1][0])

@@ -304,7 +304,10 @@ def people_progress(db: sqlite_utils.Database, job_id: int,
         live = [r for r in mine if r["status"] == "todo" and
                 (r["expires_at"] is None or r["expires_at"] > t)]
         if meta["mode"] == "pool":
-            closed = {r["item_id"] for r in mine if r["status"] in ("done", "skipped")}
+            # still open to them: not submitted or skipped by them, not held by them now,
+            # still short of k answers
+            closed = {r["item_id"] for r in mine if r["status"] in ("done", "skipped")} | \
+                {r["item_id"] for r in live}
             left = sum(1 for it in _pool_items(db, job_id) if it not in closed and
                        done_per_item[it] < meta["k"])
             held = len(live)
