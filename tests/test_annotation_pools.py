@@ -228,3 +228,25 @@ def test_annotate_and_jobs_pages_run_a_pool(db, tmp_path):
     assert "ann: 1 done · 1 held · 0 left" in at.get("progress")[0].proto.text
     at.button(key="ann_release").click().run()  # give it back
     assert P.next_item(db, jid, "bob") in (first, held[1][0])
+
+
+def test_the_jobs_page_hands_a_persons_items_on(db, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.helpers import APP
+
+    task = make_runs_task(db, tmp_path)
+    jid = J.create_job(db, task, ["ann", "bob", "cid"], 1, n_items=6, coordinator="cora")
+    mine = {r["item_pk"] for r in J.queue(db, jid, "ann")}
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["task_name"] = task
+    at.run()
+    at.switch_page("app_pages/annotation_jobs.py").run()
+    at.selectbox(key="aj_from").select("ann")
+    at.text_input(key="aj_to").input("cid")
+    at.text_input(key="aj_hand_coord").input("cora")
+    at.button(key="aj_hand").click().run()
+    assert not at.exception, at.exception
+    assert any(f"Moved {len(mine)}, released 0, kept 0" in s.value for s in at.success)
+    assert not J.queue(db, jid, "ann")
+    assert mine <= {r["item_pk"] for r in J.queue(db, jid, "cid")}
