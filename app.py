@@ -7,6 +7,10 @@ from pathlib import Path
 
 import streamlit as st
 
+from checkeval_core import team
+from studio_ui.access import navigation, request_actor
+from studio_ui.frame import page_db
+
 # A bundled favicon: a ":material/…:" page icon is fetched from fonts.gstatic.com.
 st.set_page_config(page_title="CheckEval Studio",
                    page_icon=str(Path(__file__).parent / "studio_ui" / "icon.png"), layout="wide")
@@ -51,9 +55,15 @@ PAGES = {
 }
 
 #: The address parameters each page reads (its deep links); every other page has none.
-PAGE_PARAMS = {"compare": ("a", "b"), "traces": ("runs", "item", "dim")}
+PAGE_PARAMS = {"compare": ("a", "b"), "traces": ("runs", "item", "dim"), "annotate": ("job",)}
 
-page = st.navigation(PAGES)
+TEAM = st.Page("app_pages/team.py", title="Team", icon=":material/badge:")
+
+# With a login every write is checked against the person's role (checkeval_core.team): the
+# core asks this frame who the request's person is. Without one, nothing changes.
+team.set_resolver(request_actor)
+shown, _, _ = navigation(page_db, PAGES, TEAM)
+page = st.navigation(shown)
 # A page's address carries only its own parameters: after a link to Traces and Back, the
 # previous page's address must not keep Traces' ?runs=&item=&dim=. Only on arriving from
 # another page of the session: the address a visitor opens first is theirs.
@@ -63,4 +73,7 @@ if came_from is not None and came_from != page.url_path:
     for name in [k for k in st.query_params if k not in PAGE_PARAMS.get(page.url_path, ())
                  and k not in ("embed", "embed_options")]:
         del st.query_params[name]
-page.run()
+try:
+    page.run()
+except team.Denied as e:  # a write the person's role may not make: refused, nothing written
+    st.error(str(e))

@@ -13,7 +13,12 @@ from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.runs.selection import default_runs
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
-from studio_ui.align_ui import disagreements, question_table, sample_form
+from studio_ui.align_ui import (
+    disagreements,
+    people_beside_judge,
+    question_table,
+    sample_form,
+)
 from studio_ui.frame import page_db
 from studio_ui.widgets import task_picker
 
@@ -53,6 +58,6 @@ sample_form(db, int(run_id), expanded=bool(human["how_to_start"]))
 st.subheader("Per question")
 st.caption(f"{res['split']['which']} groups ({res['split']['n_groups']}). "
            + loo_caption(res))
-event = question_table(align_rows(res))
+event = question_table(people_beside_judge(db, res, align_rows(res)))
 picked = event.selection.rows if event is not None else []
 disagreements(res, int(run_id), picked[0] if picked else None)

@@ -11,6 +11,7 @@ from checkeval_core.checklists.versions import list_versions
 from checkeval_core.tasks import list_tasks
 from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
+from studio_ui.jobs_ui import create_form, people_agreement, people_section
 from studio_ui.tables import show_table, table_config
 from studio_ui.widgets import csv_download, current_user, task_picker
 
@@ -28,35 +29,7 @@ with st.expander("Create a job", expanded=not J.list_jobs(db, task)):
     if not versions:
         st.warning("Freeze a checklist version first (Checklist review page).")
     else:
-        with st.form("aj_new"):
-            c1, c2 = st.columns(2)
-            version = c1.selectbox("Checklist version", [v["version"] for v in versions][::-1],
-                                   key="aj_version")
-            annotators = c2.text_input("Annotators (comma-separated names)", key="aj_annotators")
-            overlap = c1.number_input("Annotators per item (overlap)", 1, 10, 2, key="aj_overlap")
-            n = c2.number_input("Items to sample", 1, info["n_items"], min(10, info["n_items"]),
-                                key="aj_n")
-            strategy = c1.selectbox("Sampling", ["random", "stratified"], key="aj_strategy")
-            dim = c2.selectbox("Stratify by human score of", info["dimensions"] or ["-"],
-                               key="aj_dim")
-            name = c1.text_input("Job name", key="aj_name")
-            with c2:  # recorded with the job and in the review history
-                creator, why_no_creator = current_user("aj_creator", "coordinator")
-            ok = st.form_submit_button("Create job", type="primary")
-        if ok:
-            try:
-                # Submitting the same form twice reuses the job (no second set of assignments).
-                if not creator:
-                    raise ValueError(why_no_creator)
-                jid, created = J.create_job_once(
-                    db, task, annotators.split(","), int(overlap), int(n), version, strategy,
-                    dim if strategy == "stratified" else None, name=name, coordinator=creator)
-                if created:
-                    st.success(f"Job #{jid} created")
-                else:
-                    st.info(f"Job #{jid} already has exactly these settings: not created again.")
-            except ValueError as e:
-                st.error(str(e))
+        create_form(db, task, info, versions)
 
 jobs = J.list_jobs(db, task)
 if not jobs:
@@ -65,13 +38,16 @@ job = st.selectbox("Job", [j["id"] for j in jobs], key="aj_job",
                    format_func=lambda i: next(f"#{j['id']} {j['name']}" for j in jobs
                                               if j["id"] == i))
 meta = next(j for j in jobs if j["id"] == job)
+how = (f"pool, claims hold {meta.get('claim_minutes'):g} min" if meta.get("mode") == "pool"
+       else "fixed assignment")
 st.caption(f"Checklist v{meta['version']} · {meta['params'].get('n_items')} items · "
            f"{meta['params'].get('overlap')} annotators per item · "
-           f"{meta['params'].get('strategy')} sample · created by "
+           f"{meta['params'].get('strategy')} sample · "
+           f"{how} · created by "
            f"{md_escape(meta.get('coordinator') or '(not recorded)')}")
 st.subheader("Progress")
+people_section(db, job, meta)
 prog = pd.DataFrame(J.progress(db, job))
-st.dataframe(prog, hide_index=True)
 d1, d2 = st.columns(2)
 with d1:
     csv_download(prog, f"job{job}-progress.csv", "aj_dl_progress", "Progress (CSV)")
@@ -80,6 +56,8 @@ with d2:
                  "All human answers of this task (CSV)")
 
 st.subheader("Agreement")
+people_agreement(db, job)
+st.markdown("**Every job of this task**")
 view = agreement_view(db, task)
 st.write(view["summary"])
 if view["judges"]:

@@ -4,9 +4,14 @@ import streamlit as st
 
 from checkeval_core.demo import demo_loaded, demo_task_names, load_demo
 from checkeval_core.tasks import list_tasks
+from studio_ui.access import may, mode_line, page_allowed, who
 from studio_ui.frame import page_db
 
 st.title("CheckEval Studio")
+actor, role = who()
+st.caption(mode_line(actor, role))
+if actor is not None and not actor.name and actor.source == "login":
+    st.button("Log in", key="home_login", on_click=st.login)
 st.write(
     "Build, run and audit checklist-based LLM-as-a-judge evaluations. Define what *good* means "
     "as dimensions and Yes/No questions, let an LLM expand and filter them, run judges (an "
@@ -30,7 +35,8 @@ st.caption("SummEval (12 documents × 16 systems) and Topical-Chat (12 contexts 
 if demo_loaded(db):
     st.success("The demo tasks are loaded: " + ", ".join(demo_task_names()))
 else:
-    if st.button("Load the demo tasks", type="primary", key="load_demo"):
+    if may("data.import") and st.button("Load the demo tasks", type="primary",
+                                          key="load_demo"):
         with st.spinner("Importing the demo…"):
             load_demo(db)
         st.rerun()
@@ -67,10 +73,12 @@ for n, (page, label) in enumerate([
         ("app_pages/improve.py", "Improve checklist — drop the questions that carry no signal, "
                              "write new ones, and see the effect on held-out groups"),
 ], 1):
-    st.page_link(page, label=f"{n}. {label}")
+    if page_allowed(page[len("app_pages/"):-3]):
+        st.page_link(page, label=f"{n}. {label}")
 st.caption("Also: **Judges** (the embedded judge, OpenAI or any OpenAI-compatible server) — "
            "and for human annotation, **Annotation jobs** (a coordinator assigns items) then "
            "**Annotate** (each annotator answers the checklist, blind to the judges).")
-st.page_link("app_pages/judges.py", label="Judges")
-st.page_link("app_pages/annotation_jobs.py", label="Annotation jobs")
-st.page_link("app_pages/annotate.py", label="Annotate")
+for page, label in (("judges", "Judges"), ("annotation_jobs", "Annotation jobs"),
+                    ("annotate", "Annotate")):
+    if page_allowed(page):
+        st.page_link(f"app_pages/{page}.py", label=label)

@@ -24,6 +24,7 @@ import sqlite_utils
 from checkeval_core.fields import TEXT_CHARS, check_name
 from checkeval_core.safeio import LIMITS, InputError, check_size, load_json_text, read_bytes
 from checkeval_core.store import dumps, now_iso, transaction
+from checkeval_core.team import guarded
 
 TEXT_FIELDS = ("group_id", "system_id", "source", "context", "fact", "reference", "output")
 ALL_FIELDS = ("id", "input", *TEXT_FIELDS)
@@ -321,6 +322,7 @@ def parse_rows(path: Path, mapping: dict[str, str] | None = None,
     return {"items": items, "scores": scores, "dimensions": dims, "columns": columns}
 
 
+@guarded("data.import")
 def import_file(db: sqlite_utils.Database, path: str | Path, task: str, kind: str | None = None,
                 mapping: dict[str, str] | None = None, data: bytes | None = None,
                 filename: str | None = None) -> dict[str, Any]:

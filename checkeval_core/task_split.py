@@ -28,6 +28,7 @@ import sqlite_utils
 
 from checkeval_core.fields import check_seed
 from checkeval_core.store import NotFound, now_iso, rows, task_id, transaction
+from checkeval_core.team import guarded
 
 PARTS = ("dev", "heldout")
 WHICH = ("dev", "heldout", "all")
@@ -171,6 +172,7 @@ def get_split(db: sqlite_utils.Database, task: str) -> dict[str, Any]:
     return out
 
 
+@guarded("data.import")
 def set_split(db: sqlite_utils.Database, task: str, heldout_share: float = DEFAULT_SHARE,
               seed: int = DEFAULT_SEED, by_system: bool | None = None) -> dict[str, Any]:
     """Split ``task`` and store it; returns :func:`get_split` plus ``"changed"``.
@@ -234,6 +236,7 @@ def _write(db: sqlite_utils.Database, tid: int, seed: int, share: float, by_syst
 EXPLICIT_SEED = -1  # stored as the seed of a split given by name, not drawn from a hash
 
 
+@guarded("data.import")
 def set_explicit_split(db: sqlite_utils.Database, task: str, heldout_groups: Iterable[str],
                        heldout_systems: Iterable[str] | None = None) -> dict[str, Any]:
     """Store a split given by name: ``heldout_groups`` held out and every other group dev; with
@@ -272,6 +275,7 @@ def set_explicit_split(db: sqlite_utils.Database, task: str, heldout_groups: Ite
     return get_split(db, task)
 
 
+@guarded("data.import")
 def clear_split(db: sqlite_utils.Database, task: str) -> bool:
     """Remove the task's split (every figure then reads all groups); True if there was one.
     Nothing else is touched: runs, scores and annotations stay."""

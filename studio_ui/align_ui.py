@@ -10,11 +10,13 @@ import sqlite_utils
 import streamlit as st
 
 from checkeval_core.analysis.align import DEFAULT_SAMPLE, start_sample, version_headlines
+from checkeval_core.annotation.agreement_report import ci_text, stat_text
+from checkeval_core.annotation.pools import people_agreement
 from checkeval_core.textsafe import md_escape
 from studio_ui.tables import show_table
 from studio_ui.widgets import current_user
 
-_NUM = ("agreement", "κ", "yes-rate", "LOO Δ")
+_NUM = ("agreement", "κ", "yes-rate", "LOO Δ", "people κ")
 
 
 def sample_form(db: sqlite_utils.Database, run_id: int, expanded: bool) -> None:
@@ -79,3 +81,30 @@ def people_headlines(db: sqlite_utils.Database, task: str) -> None:
     for h in lines:
         st.markdown(md_escape(f"v{h['version']} · run #{h['run']} {h['judge']} · "
                               f"{h['method']}: {h['text']}"))
+
+
+def people_beside_judge(db: sqlite_utils.Database, res: dict[str, Any],
+                        rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line per annotation job on this version: "people agree with each other on α x;
+    the judge agrees with people on y" — and the newest job's per-question κ among people
+    added to the question rows (``people κ``, with its interval or the reason in ``people
+    κ note``)."""
+    jobs = res["human_answers"]["jobs"]
+    judge = res["headline"]["text"]
+    for i, j in enumerate(jobs):
+        agr = people_agreement(db, j["id"])
+        o = agr["overall"]
+        ci = ci_text(o["ci"], None) if o["ci"] else f"({o['reason']})"
+        st.markdown(md_escape(
+            f"Job #{j['id']} {j['name']}: people agree with each other on α "
+            f"{stat_text(o['alpha'])} {ci}, {o['units']} (item, question) units on "
+            f"{o['groups']} groups; the judge {judge}."))
+        if i == 0:
+            per_q = {r["question_id"]: r for r in agr["per_question"]}
+            for r in rows:
+                q = per_q.get(r.get("question_id"))
+                r["people κ"] = None if q is None else q["fleiss_kappa"]
+                r["people κ note"] = ("no submitted item with two people" if q is None else
+                                      ci_text(q["kappa_ci"], None) if q["kappa_ci"] else
+                                      q["kappa_reason"] or "")
+    return rows

@@ -151,7 +151,10 @@ def test_annotate_page_lists_the_item_questions_and_advances(db, tmp_path):
     assert [r.label for r in at.radio] == GROUP_QS["g0"]  # r0's query only, not all 5
     assert any(s.value == "Item 1 of 4" for s in at.subheader)
     assert "0 of 4 done · 0 skipped · 4 to do" in at.get("progress")[0].proto.text
-    assert any("overall:" in c.value for c in at.caption)  # the dimension's definition
+    # the dimension's definition once, under its name (not repeated per sub-dimension)
+    assert any(m.value == "#### overall" for m in at.markdown)
+    assert [c.value for c in at.caption].count(
+        "Overall quality of the answer to this request") == 1
     for r in at.radio:
         r.set_value("yes")
     at.run()

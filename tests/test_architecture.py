@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("checkeval_core.stats",),                                              # statistics floor
     ("checkeval_core.datasets", "checkeval_core.tasks", "checkeval_core.store",
      "checkeval_core.migrations", "checkeval_core.task_split",
-     "checkeval_core.people"),                                               # the store
+     "checkeval_core.people", "checkeval_core.team"),     # the store, people, roles on writes
     ("checkeval_core.judges",),
     ("checkeval_core.checklists", "checkeval_core.prompts"),
     ("checkeval_core.runs",),

@@ -19,6 +19,7 @@ from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
 from checkeval_core.identity import TRUSTED_HEADER_ENV
 from checkeval_core.store import open_db
+from checkeval_core.team import grant
 from tests.helpers import idle
 
 pytestmark = pytest.mark.browser
@@ -83,6 +84,7 @@ def test_spoofed_user_headers_are_ignored(no_header_trust, app_server, browser, 
 def test_configured_header_is_the_recorded_name(trust_forwarded_user, app_server, browser,
                                                 tmp_path):
     db, jid = prepare(app_server.db_path, tmp_path)
+    grant(db, "mallory", "annotator")  # behind a login a person needs a role
     pg = spoofing_page(browser)
     try:
         pg.goto(app_server.url + "/annotate")

@@ -13,6 +13,7 @@ from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
 from checkeval_core.identity import TRUSTED_HEADER_ENV
+from checkeval_core.team import ADMINS_ENV
 from tests.conftest import APP
 
 
@@ -75,7 +76,8 @@ def test_annotator_name_is_not_reviewer_nor_coordinator(db, tmp_path):
     assert at.text_input(key="rv_annotator").value == ""
 
 
-def test_login_names_every_role(db, tmp_path):
+def test_login_names_every_role(db, tmp_path, monkeypatch):
+    monkeypatch.setenv(ADMINS_ENV, "dana")  # behind a login a person needs a role to act
     _job_with_disagreement(db, tmp_path)
     at = AppTest.from_file(APP, default_timeout=120)
     at.user = {"is_logged_in": True, "name": "dana"}

@@ -13,6 +13,7 @@ import sqlite_utils
 
 from checkeval_core.safeio import LIMITS, InputError, check_size, decode_text, read_bytes
 from checkeval_core.store import now_iso, rows, task_id, transaction
+from checkeval_core.team import guarded
 
 MAX_ERRORS = 20
 MAX_NAME_CHARS = 200
@@ -22,6 +23,7 @@ class MetricFileError(ValueError):
     """A metric file that cannot be imported; the message names the file, line and field."""
 
 
+@guarded("data.import")
 def import_metric(db: sqlite_utils.Database, task: str, path: str | Path,
                   name: str | None = None, data: bytes | None = None) -> dict[str, Any]:
     """Import a metric CSV from ``path`` (or ``data``, an upload's bytes; ``path`` is then only

@@ -29,6 +29,7 @@ from checkeval_core.safeio import (
     read_bytes,
 )
 from checkeval_core.store import now_iso, rows, task_id, transaction
+from checkeval_core.team import guarded
 
 ANSWERS = ("yes", "no", "unsure")
 FIELDS = ("annotator", "item_id", "question", "answer")
@@ -107,6 +108,7 @@ def _field(r: dict[str, Any], f: str, loc: str, errors: list[str]) -> str:
     return str(v)
 
 
+@guarded("data.import")
 def import_annotations(db: sqlite_utils.Database, task: str, path: str | Path,
                        data: bytes | None = None) -> dict[str, Any]:
     """Import answers from ``path`` (or from ``data``, an upload's bytes, ``path`` then being
@@ -192,6 +194,7 @@ def import_annotations(db: sqlite_utils.Database, task: str, path: str | Path,
             "annotators": sorted({k[0] for k in good})}
 
 
+@guarded("answers.export", audit=False)
 def export_annotations(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
     return rows(db, "SELECT a.annotator, i.item_id, q.text AS question, a.question_id, "
                     "a.value AS answer, a.created_at, a.updated_at FROM annotation a "

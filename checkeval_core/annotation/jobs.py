@@ -28,6 +28,7 @@ from checkeval_core.checklists.versions import get_version
 from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
 from checkeval_core.tasks import items
+from checkeval_core.team import guarded
 
 
 def sample_items(db: sqlite_utils.Database, task: str, n: int | None, strategy: str = "random",
@@ -77,6 +78,7 @@ def create_job(db: sqlite_utils.Database, task: str, annotators: list[str], over
                            dimension, seed, name, coordinator)[0]
 
 
+@guarded("job.manage", self_param="coordinator")
 def create_job_once(db: sqlite_utils.Database, task: str, annotators: list[str], overlap: int,
                     n_items: int | None = None, version: int | str = "latest",
                     strategy: str = "random", dimension: str | None = None, seed: int = 0,
@@ -140,7 +142,11 @@ def judge_comparison(db: sqlite_utils.Database, job_id: int, annotator: str, ite
                      questions: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """The annotator's answers beside every *completed* Yes/No judge run on the job's
     checklist version (cancelled or failed runs are left out): rows ``question, you, <run
-    label>…, disagree`` (⚠️ when a judge said the other of yes/no), and the run labels."""
+    label>…, disagree`` (⚠️ when a judge said the other of yes/no), and the run labels.
+    Blind: nothing (no row, no run) until ``annotator`` has submitted the item, nor after when
+    the job hides the judges (``reveal_judges`` false)."""
+    if blind(db, job_id, annotator, item_pk):
+        return [], []
     vid = db.execute("SELECT checklist_version_id FROM annotation_job WHERE id = ?",
                      [job_id]).fetchone()[0]
     per_q = per_question_methods()  # one verdict per question, as the annotator gives
@@ -197,6 +203,7 @@ def dimension_notes(db: sqlite_utils.Database, job_id: int) -> dict[str, dict[st
             for d in _content(db, job_id).get("dimensions", [])}
 
 
+@guarded("annotate", self_param="annotator")
 def submit_item(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int) -> None:
     """Mark the item done once every question of ITS checklist has an answer."""
     qs = job_questions(db, job_id, item_pk)
@@ -234,6 +241,7 @@ def queue(db: sqlite_utils.Database, job_id: int, annotator: str) -> list[dict[s
                 [job_id, annotator])
 
 
+@guarded("annotate", self_param="annotator")
 def save_answer(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int,
                 question_id: int, value: str) -> None:
     """Upsert one answer at once (nothing is lost on refresh or crash)."""
@@ -257,6 +265,7 @@ def answers_of(db: sqlite_utils.Database, job_id: int, annotator: str,
         "item_id = ? AND kind = 'answer'", [job_id, annotator, item_pk])}
 
 
+@guarded("annotate", self_param="annotator")
 def set_status(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int,
                status: str, reason: str = "") -> None:
     if status == "skipped" and not reason.strip():
@@ -292,6 +301,7 @@ def disagreements(db: sqlite_utils.Database, job_id: int) -> list[dict[str, Any]
     return keep
 
 
+@guarded("job.manage", self_param="coordinator")
 def adjudicate(db: sqlite_utils.Database, job_id: int, item_pk: int, question_id: int,
                value: str, coordinator: str, note: str = "") -> None:
     if value not in ("yes", "no"):
@@ -310,3 +320,16 @@ def adjudicate(db: sqlite_utils.Database, job_id: int, item_pk: int, question_id
             record_event(db, tid[0], "coordinator", "settle", actor=coordinator.strip(),
                          reason=note, question_id=question_id, job_id=job_id, now=now,
                          detail={"item": item_pk, "value": value})
+
+
+def blind(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int) -> str:
+    """Why ``annotator`` may not yet see the judges' answers (or anyone else's) on this item:
+    '' once they submitted it in a job that shows them then (the default)."""
+    row = db.execute("SELECT s.status, j.params FROM annotation_assignment s JOIN "
+                     "annotation_job j ON j.id = s.job_id WHERE s.job_id = ? AND "
+                     "s.annotator = ? AND s.item_id = ?", [job_id, annotator, item_pk]).fetchone()
+    if row is None or row[0] != "done":
+        return "Judges' answers are hidden until you submit this item (blind annotation)."
+    if loads(row[1], {}).get("reveal_judges") is False:
+        return "This job keeps the judges' answers hidden from annotators."
+    return ""

@@ -33,6 +33,7 @@ import sqlite_utils
 
 from checkeval_core.annotation.preferences import derived_vote_id
 from checkeval_core.store import NotFound, now_iso, rows, task_id, transaction
+from checkeval_core.team import guarded
 
 APP_SOURCE = "app"
 CHOICES = ("A", "B", "tie")
@@ -122,6 +123,7 @@ def _my_votes(db: sqlite_utils.Database, tid: int, annotator: str
             "task_id = ? AND source = ? AND annotator = ?", [tid, APP_SOURCE, annotator])}
 
 
+@guarded("annotate", self_param="annotator")
 def record_vote(db: sqlite_utils.Database, task: str, annotator: str, shown_a: int,
                 shown_b: int, choice: str) -> dict[str, Any]:
     """Store ``annotator``'s vote on the pair shown as (``shown_a``, ``shown_b``).
@@ -250,6 +252,7 @@ EXPORT_COLUMNS = ["vote_id", "group_id", "item_a", "item_b", "winner", "annotato
                   "shown_first", "created_at"]
 
 
+@guarded("answers.export", audit=False)
 def export_votes(db: sqlite_utils.Database, task: str, source: str | None = None
                  ) -> list[dict[str, Any]]:
     """Every preference of ``task`` (app votes and imported ones, or only ``source``) as rows

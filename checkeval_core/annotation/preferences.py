@@ -51,6 +51,7 @@ from checkeval_core.datasets import MAX_ERRORS, DatasetError, _decode, _read_rec
 from checkeval_core.fields import check_name, check_text
 from checkeval_core.safeio import InputError, check_count, check_size, load_json_text, read_bytes
 from checkeval_core.store import dumps, now_iso, rows, task_id, transaction
+from checkeval_core.team import guarded
 
 WINNERS = {"a": "a", "b": "b", "tie": "tie", "1": "a", "2": "b", "0": "tie", "model_a": "a",
            "model_b": "b", "tie (bothbad)": "tie", "both": "tie", "draw": "tie",
@@ -193,6 +194,7 @@ def group_id_for_input(text: str) -> str:
     return "q" + _short(text.strip())
 
 
+@guarded("data.import")
 def import_preferences(db: sqlite_utils.Database, task: str, path: str | Path | None = None,
                        data: bytes | None = None, filename: str | None = None,
                        annotator: str = "") -> dict[str, Any]:
@@ -424,6 +426,7 @@ def _num(rec: dict[str, Any], key: str, loc: str, errors: list[str],
     return x
 
 
+@guarded("data.import")
 def import_ratings(db: sqlite_utils.Database, task: str, path: str | Path | None = None,
                    data: bytes | None = None, filename: str | None = None,
                    rating_field: str | None = None, source: str | None = None

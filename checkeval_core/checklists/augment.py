@@ -34,6 +34,7 @@ from checkeval_core.prompts import checklist as P
 from checkeval_core.prompts.judge import OUTPUT_LABEL
 from checkeval_core.store import task_id
 from checkeval_core.tasks import get_task
+from checkeval_core.team import guarded
 
 STRATEGIES = {"diversify": "diversification", "elaborate": "elaboration"}
 MODES = ("list", "single")
@@ -79,6 +80,7 @@ def _seeds_by_sub(db: sqlite_utils.Database, task: str, dimension: str) -> dict[
     return out
 
 
+@guarded("checklist.edit")
 def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str, judge: str,
             n: int = 4, judge_obj: Any = None, mode: str | None = None,
             fresh: bool = False) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.store import NotFound, dumps, loads, now_iso, rows, task_id
+from checkeval_core.team import guarded
 
 
 def norm(text: str) -> str:
@@ -14,6 +15,7 @@ def norm(text: str) -> str:
     return " ".join(str(text).split())
 
 
+@guarded("checklist.edit")
 def ensure_dimension(db: sqlite_utils.Database, tid: int, name: str, definition: str = "") -> int:
     r = db.execute("SELECT id, definition FROM dimension WHERE task_id = ? AND name = ?",
                    [tid, name]).fetchone()
@@ -26,6 +28,7 @@ def ensure_dimension(db: sqlite_utils.Database, tid: int, name: str, definition:
                       "VALUES (?, ?, ?, ?)", [tid, name, definition, pos]).lastrowid
 
 
+@guarded("checklist.edit")
 def ensure_sub(db: sqlite_utils.Database, dim_id: int, name: str, description: str = "") -> int:
     r = db.execute("SELECT id FROM sub_dimension WHERE dimension_id = ? AND name = ?",
                    [dim_id, name]).fetchone()
@@ -42,6 +45,7 @@ ORIGINS = ("seed", "diversification", "elaboration", "instance", "edited", "prop
 an edit of another question, or a checklist proposal fitted on evidence."""
 
 
+@guarded("checklist.edit")
 def add_question(db: sqlite_utils.Database, tid: int, dim_id: int | None, sub_id: int | None,
                  text: str, origin: str = "seed", status: str = "proposed",
                  parent_id: int | None = None, author: str = "", model: str = "",
@@ -103,6 +107,7 @@ def questions(db: sqlite_utils.Database, task: str, dimension: str | None = None
     return out
 
 
+@guarded("checklist.edit")
 def update_dimension(db: sqlite_utils.Database, dim_id: int, name: str, definition: str) -> None:
     db.execute("UPDATE dimension SET name = ?, definition = ? WHERE id = ?",
                [name.strip(), definition, dim_id])
@@ -148,6 +153,7 @@ def _refuse_if_used(what: str, work: dict[str, int]) -> None:
                 "Checklist review page to leave them out of the next version instead.")
 
 
+@guarded("checklist.edit")
 def delete_dimension(db: sqlite_utils.Database, dim_id: int) -> None:
     """Delete a dimension with its sub-dimensions and questions — refused (``InUse``, with
     counts) when any human annotation, review decision or settled answer references them."""
@@ -156,21 +162,25 @@ def delete_dimension(db: sqlite_utils.Database, dim_id: int) -> None:
     db.execute("DELETE FROM dimension WHERE id = ?", [dim_id])
 
 
+@guarded("checklist.edit")
 def update_sub(db: sqlite_utils.Database, sub_id: int, name: str, description: str) -> None:
     db.execute("UPDATE sub_dimension SET name = ?, description = ? WHERE id = ?",
                [name.strip(), description, sub_id])
 
 
+@guarded("checklist.edit")
 def set_question_text(db: sqlite_utils.Database, qid: int, text: str) -> None:
     db.execute("UPDATE question SET text = ? WHERE id = ?", [norm(text), qid])
 
 
+@guarded("checklist.edit")
 def delete_question(db: sqlite_utils.Database, qid: int) -> None:
     """Delete a question; refused (``InUse``) when humans answered or reviewed it."""
     _refuse_if_used(f"question #{qid}", human_work(db, "id = ?", [qid]))
     db.execute("DELETE FROM question WHERE id = ?", [qid])
 
 
+@guarded("checklist.edit")
 def add_seed(db: sqlite_utils.Database, tid: int, dim_id: int, sub_id: int, text: str,
              author: str = "") -> tuple[int, bool]:
     """Add a kept seed question unless the sub-dimension already has one with the same
@@ -184,6 +194,7 @@ def add_seed(db: sqlite_utils.Database, tid: int, dim_id: int, sub_id: int, text
                         author=author), True
 
 
+@guarded("checklist.edit")
 def move(db: sqlite_utils.Database, table: str, row_id: int, delta: int) -> None:
     """Reorder a dimension / sub-dimension / question among its siblings by ``delta``."""
     parent = {"dimension": "task_id", "sub_dimension": "dimension_id",

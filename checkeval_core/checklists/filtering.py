@@ -55,6 +55,7 @@ from checkeval_core.prompts import checklist as P
 from checkeval_core.prompts.judge import BINARY_SYSTEM
 from checkeval_core.store import loads, task_id, transaction
 from checkeval_core.tasks import get_task
+from checkeval_core.team import guarded
 
 CRITERIA = ("alignment", "consistency", "redundancy")
 MODES = ("json", "binary")
@@ -190,6 +191,7 @@ def _duration(s: float) -> str:
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.1f} min"
 
 
+@guarded("checklist.edit")
 def filter_dimension(db: sqlite_utils.Database, task: str, dimension: str, judge: str,
                      judge_obj: Any = None, mode: str | None = None,
                      scope: str = "proposed") -> dict[str, Any]:

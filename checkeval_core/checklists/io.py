@@ -45,6 +45,7 @@ from checkeval_core.safeio import (
     too_big,
 )
 from checkeval_core.store import dumps, loads, rows, task_id, transaction
+from checkeval_core.team import guarded
 
 FORMAT = "checkeval-studio/checklist-v1"
 STRATEGIES = ("seed", "diversification", "elaboration")
@@ -326,6 +327,7 @@ def read_checklist(path: str | Path) -> dict[str, Any]:
     return _check_counts(spec, p.name, every_dimension=True)
 
 
+@guarded("checklist.edit")
 def import_checklist(db: sqlite_utils.Database, task: str, path: str | Path,
                      author: str = "import", data: bytes | None = None) -> dict[str, Any]:
     """Import a checklist into ``task`` (atomic). Returns counts per dimension.

@@ -29,6 +29,7 @@ import sqlite_utils
 from checkeval_core.checklists.editing import add_question, norm
 from checkeval_core.stats.agreement import fleiss_from_labels, krippendorff_alpha
 from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
+from checkeval_core.team import guarded
 
 DECISIONS = ("keep", "reject", "edit")
 #: Who acts on questions and jobs: a reviewer on the review page, a coordinator of annotation
@@ -36,6 +37,7 @@ DECISIONS = ("keep", "reject", "edit")
 EVENT_ROLES = ("reviewer", "coordinator", "analysis", "filter")
 
 
+@guarded("checklist.review", self_param="annotator")
 def decide(db: sqlite_utils.Database, question_ids: list[int], annotator: str, decision: str,
            reason: str = "", new_text: str | None = None, role: str = "reviewer") -> list[int]:
     """Record ``decision`` by ``annotator`` (acting as ``role``) on each question and append
@@ -158,6 +160,7 @@ def review_agreement(db: sqlite_utils.Database, task: str) -> dict[str, Any]:
 SENDABLE = ("kept",)
 
 
+@guarded("checklist.edit")
 def send_to_review(db: sqlite_utils.Database, question_ids: list[int],
                    reason: str, actor: str = "",
                    reasons: dict[int, str] | None = None) -> dict[str, Any]:
@@ -194,6 +197,7 @@ def send_to_review(db: sqlite_utils.Database, question_ids: list[int],
     return {"moved": moved, "skipped": skipped, "previous": previous, "reason": why}
 
 
+@guarded("checklist.edit")
 def undo_send_to_review(db: sqlite_utils.Database, sent: dict[str, Any]) -> dict[str, Any]:
     """Restore what :func:`send_to_review` changed (its returned dict), in one transaction.
 
@@ -233,6 +237,7 @@ def _repeats_last(db: sqlite_utils.Database, qid: int, action: str, reason: str)
     return last is not None and (last[0], last[1]) == (action, reason)
 
 
+@guarded("checklist.edit")
 def to_review(db: sqlite_utils.Database, proposal: dict[str, Any],
               actor: str = "") -> dict[str, Any]:
     """Queue a checklist proposal (:func:`checkeval_core.analysis.propose.propose`) for a
@@ -295,6 +300,7 @@ def to_review(db: sqlite_utils.Database, proposal: dict[str, Any],
 
 
 # -- status changes made by the filter and by instance checklists --------------------------------
+@guarded("checklist.edit")
 def mark_filtered(db: sqlite_utils.Database, question: dict[str, Any], why: str,
                   judge: str) -> None:
     """The LLM filter removes ``question`` (a row with ``id``, ``task_id``, ``status``): status
@@ -306,6 +312,7 @@ def mark_filtered(db: sqlite_utils.Database, question: dict[str, Any], why: str,
                                                      "to": "filtered"})
 
 
+@guarded("checklist.edit")
 def retire_query_questions(db: sqlite_utils.Database, tid: int, groups: list[str],
                            why: str) -> int:
     """Mark the live per-query questions of ``groups`` rejected with ``why`` (kept for history
@@ -319,6 +326,7 @@ def retire_query_questions(db: sqlite_utils.Database, tid: int, groups: list[str
     return n
 
 
+@guarded("checklist.edit")
 def restore_filtered(db: sqlite_utils.Database) -> int:
     """Every ``filtered`` question back to ``proposed`` — for a benchmark that runs the filter
     twice on the same pool in a scratch database; returns how many."""

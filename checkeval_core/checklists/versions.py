@@ -18,6 +18,7 @@ import sqlite_utils
 
 from checkeval_core.checklists.editing import dimensions, questions
 from checkeval_core.store import NotFound, dumps, loads, now_iso, rows, task_id, transaction
+from checkeval_core.team import guarded
 
 
 def _key(q: dict[str, Any]) -> tuple:
@@ -50,6 +51,7 @@ def build_content(db: sqlite_utils.Database, task: str, kind: str = "global",
          **({"group_id": q["group_id"]} if q.get("group_id") else {})} for q in kept]}
 
 
+@guarded("checklist.edit")
 def freeze(db: sqlite_utils.Database, task: str, note: str = "",
            kind: str = "global", origins: list[str] | None = None,
            exclude: list[int] | None = None) -> dict[str, Any]:

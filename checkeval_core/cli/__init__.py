@@ -27,6 +27,7 @@ from checkeval_core.cli import (  # noqa: F401
     judge_cmds,
     ranking_cmds,
     run_cmds,
+    team_cmds,
 )
 from checkeval_core.cli.app import app, bench_app, fail
 from checkeval_core.store import NotADatabase

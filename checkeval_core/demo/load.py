@@ -22,6 +22,7 @@ from checkeval_core.datasets import import_file
 from checkeval_core.demo.instruction import TASK, enabled, load_instruction_demo
 from checkeval_core.demo.runs import demo_runs, demo_split, shipped_bundles
 from checkeval_core.demo.runs import enabled as runs_enabled
+from checkeval_core.team import guarded
 
 DEMO_TASKS = [
     # (task name, kind, data file, checklist file)
@@ -42,6 +43,7 @@ def demo_loaded(db: sqlite_utils.Database) -> bool:
     return all(n in names for n in demo_task_names())
 
 
+@guarded("data.import")
 def load_demo(db: sqlite_utils.Database) -> dict[str, Any]:
     """Create the demo tasks that are missing; returns what was done per task."""
     done: dict[str, Any] = {}

@@ -14,10 +14,12 @@ import sqlite_utils
 from checkeval_core.judges.keys import check_key_source
 from checkeval_core.judges.registry import parse_spec
 from checkeval_core.store import now_iso, rows
+from checkeval_core.team import guarded
 
 DEFAULT_SPEC = "embedded"
 
 
+@guarded("judge.save")
 def add_judge(db: sqlite_utils.Database, spec: str, label: str = "", key_env: str = "",
               params: dict[str, Any] | None = None,
               secrets: Mapping[str, Any] | None = None) -> int:
@@ -55,5 +57,6 @@ def list_judges(db: sqlite_utils.Database) -> list[dict[str, Any]]:
     return out
 
 
+@guarded("judge.save")
 def delete_judge(db: sqlite_utils.Database, judge_id: int) -> None:
     db.execute("DELETE FROM judge WHERE id = ? AND spec != ?", [judge_id, DEFAULT_SPEC])

@@ -37,6 +37,7 @@ from checkeval_core.runs.registry import METHODS
 from checkeval_core.runs.score_write import compute_scores
 from checkeval_core.safeio import InputError, decode_text, load_json_text, read_bytes
 from checkeval_core.store import NotFound, dumps, loads, now_iso, rows, task_id, transaction
+from checkeval_core.team import guarded
 
 FORMAT = "checkeval-studio/run-v1"
 
@@ -388,6 +389,7 @@ def _version_plan(db: sqlite_utils.Database, task: str, checklist: dict[str, Any
             "questions": content["questions"]}
 
 
+@guarded("data.import")
 def import_bundle(db: sqlite_utils.Database, bundle: Any, name: str = "",
                   task: str | None = None) -> int:
     """:func:`import_bundle_info`, returning only the run id."""

@@ -40,6 +40,7 @@ from checkeval_core.store import (
     transaction,
 )
 from checkeval_core.tasks import get_task, items
+from checkeval_core.team import guarded
 
 
 def run_params(method: str, version: dict[str, Any],
@@ -54,6 +55,7 @@ def run_params(method: str, version: dict[str, Any],
     return p
 
 
+@guarded("run.start")
 def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: str,
                checklist: str | int = "latest", limit: int | None = None,
                item_ids: list[str] | None = None, params: dict[str, Any] | None = None) -> int:
@@ -120,6 +122,7 @@ class RunBusy(ValueError):
     """The run's worker is still alive: it cannot be resumed twice."""
 
 
+@guarded("run.start")
 def prepare_resume(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
     """Make a run resumable — what the CLI's ``--resume`` and the Run page's *Resume* both do.
 
@@ -171,6 +174,7 @@ def error_share(db: sqlite_utils.Database, run_id: int) -> tuple[int, int]:
     return int(r[0]), int(r[1])
 
 
+@guarded("run.start")
 def cancel_run(db: sqlite_utils.Database, run_id: int) -> None:
     """Ask a run to stop after the current item (the worker checks between items)."""
     db.execute("UPDATE run SET status = 'cancelled' WHERE id = ? AND status IN "

@@ -21,6 +21,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.store import NotFound, now_iso, rows, transaction
+from checkeval_core.team import guarded
 
 
 def item_counts(db: sqlite_utils.Database, run_ids: list[int]) -> dict[int, int]:
@@ -96,6 +97,7 @@ def _run_key(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
     return got[0]
 
 
+@guarded("run.start")
 def pin_reference(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
     """Pin a completed run as the reference of its checklist version × judge × method (the
     previous pin of that key, if any, is replaced). Returns ``{"run", "task", "version",
@@ -119,6 +121,7 @@ def pin_reference(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
             "replaced": None if old is None or old[0] == int(run_id) else int(old[0])}
 
 
+@guarded("run.start")
 def unpin_reference(db: sqlite_utils.Database, run_id: int) -> bool:
     """Remove a run's pin (its key goes back to the run covering the most items); False
     when the run was not pinned."""

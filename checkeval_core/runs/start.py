@@ -20,6 +20,7 @@ from checkeval_core.runs.dedupe import create_run_once
 from checkeval_core.runs.jobs import create_run
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.store import db_path, transaction
+from checkeval_core.team import guarded
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Started:
     errors: list[str] = field(default_factory=list)
 
 
+@guarded("run.start")
 def start_runs(db: sqlite_utils.Database, task: str, judges: list[str], methods: list[str], *,
                checklist: str | int = "latest", limit: int | None = None,
                params: dict[str, Any] | None = None, primary: str | None = None,

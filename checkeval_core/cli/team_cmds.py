@@ -1,0 +1,93 @@
+"""CLI for roles when people log in: ``team add NAME --role ROLE | remove NAME | list [--json]``,
+and ``bench pool-queue`` (many annotators pulling from one pool).
+
+The command line has no login: it acts as the local operator (whoever can open the database
+file), so it may grant the first roles before the app is put behind a login."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from checkeval_core.cli.app import app, bench_app, fail
+from checkeval_core.store import open_db
+
+team_app = typer.Typer(no_args_is_help=True,
+                       help="Who has which role when the app runs behind a login.")
+app.add_typer(team_app, name="team")
+
+
+@team_app.command("add")
+def add_cmd(name: str = typer.Argument(..., help="The person's login name (as the login "
+                                                 "or the proxy header gives it)."),
+            role: str = typer.Option(..., "--role", help="admin, researcher, reviewer, "
+                                                         "coordinator, annotator or viewer")
+            ) -> None:
+    """Give NAME a role (a person has one role; a new one replaces the old, both kept in the
+    history)."""
+    from checkeval_core.team import grant
+
+    try:
+        grant(open_db(), name, role)
+    except ValueError as e:
+        fail(str(e))
+    typer.echo(f"{name.strip()} is now {role}")
+
+
+@team_app.command("remove")
+def remove_cmd(name: str = typer.Argument(...)) -> None:
+    """Take NAME's role away (they then get nothing; the history stays)."""
+    from checkeval_core.team import remove
+
+    try:
+        remove(open_db(), name)
+    except ValueError as e:
+        fail(str(e))
+    typer.echo(f"{name.strip()} has no role now")
+
+
+@team_app.command("list")
+def list_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Everyone with a role: person, role, who granted it and since when (admins named in
+    CHECKEVAL_ADMINS or the secrets file show as 'configuration')."""
+    from checkeval_core.team import members
+
+    people = members(open_db())
+    if as_json:
+        typer.echo(json.dumps(people, indent=2))
+        return
+    if not people:
+        typer.echo("nobody has a role (without a login the app is a single-user tool)")
+    for p in people:
+        how = "configuration" if p["source"] == "configuration" else \
+            f"granted by {p['granted_by']} at {p['since']}"
+        typer.echo(f"{p['person']}\t{p['role']}\t{how}")
+
+
+@bench_app.command("pool-queue")
+def bench_pool_queue_cmd(
+        annotators: int = typer.Option(20, "--annotators", help="annotator processes"),
+        items: int = typer.Option(500, "--items"),
+        questions: int = typer.Option(15, "--questions"),
+        k: int = typer.Option(3, "--k", help="answers per item from different people"),
+        claim_seconds: float = typer.Option(5.0, "--claim-seconds",
+                                            help="how long a claim holds (short: expiry "
+                                                 "happens within the benchmark)"),
+        abandon: float = typer.Option(0.01, "--abandon", help="share of claims walked away "
+                                                              "from (they must expire)"),
+        as_json: bool = typer.Option(False, "--json")) -> None:
+    """Annotator processes pulling from one pool job on one SQLite file: no item answered
+    twice by a person, none beyond k, no lost answer, expired claims re-served; p50 / p99 of
+    next item, saving an answer and submitting."""
+    from checkeval_core.bench.pool_queue import bench_pool_queue
+
+    if min(annotators, items, questions, k) < 1 or claim_seconds <= 0 or not 0 <= abandon < 1:
+        fail("--annotators, --items, --questions and --k are ≥ 1, --claim-seconds > 0, "
+             "--abandon in [0, 1)")
+    try:
+        res = bench_pool_queue(annotators, items, questions, k, claim_seconds, abandon)
+    except ValueError as e:
+        fail(str(e))
+    typer.echo(json.dumps(res) if as_json else
+               "\n".join(f"{key}: {v}" for key, v in res.items()))

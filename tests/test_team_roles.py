@@ -1,0 +1,193 @@
+"""Roles when people log in (issue 35 §2), checked in the core: every guarded write refuses a
+role without the capability and leaves the database file byte-equal; the right role writes
+and the audit log says who did it; without a login nothing is checked."""
+
+import json
+
+import pytest
+
+from checkeval_core import team
+from checkeval_core.annotation import jobs as J
+from checkeval_core.annotation.files import export_annotations, import_annotations
+from checkeval_core.checklists import editing as M
+from checkeval_core.checklists.io import import_checklist
+from checkeval_core.checklists.review import decide
+from checkeval_core.checklists.versions import freeze
+from checkeval_core.datasets import import_file
+from checkeval_core.judges.saved import add_judge
+from checkeval_core.runs.jobs import cancel_run, create_run
+from checkeval_core.runs.start import start_runs
+from checkeval_core.team import Actor, Denied, acting_as
+from tests.helpers import make_runs_task, run_cli
+
+
+@pytest.fixture(autouse=True)
+def _no_config_admins(monkeypatch, tmp_path):
+    monkeypatch.delenv(team.ADMINS_ENV, raising=False)
+    monkeypatch.setenv(team.SECRETS_ENV, str(tmp_path / "no-secrets.toml"))
+
+
+@pytest.fixture
+def study(db, tmp_path):
+    task = make_runs_task(db, tmp_path)
+    for person, role in (("ada", "admin"), ("rita", "researcher"), ("rev", "reviewer"),
+                         ("cora", "coordinator"), ("ann", "annotator"), ("bob", "annotator"),
+                         ("vic", "viewer")):
+        team.grant(db, person, role)
+    jid = J.create_job(db, task, ["ann", "bob"], 2, n_items=2, coordinator="cora")
+    item = J.queue(db, jid, "ann")[0]["item_pk"]
+    qid = J.job_questions(db, jid, item)[0]["id"]
+    J.save_answer(db, jid, "ann", item, qid, "yes")
+    J.save_answer(db, jid, "bob", item, qid, "no")
+    rid = create_run(db, task, "fake", "checkeval")
+    files = tmp_path / "in"
+    files.mkdir()
+    (files / "d.jsonl").write_text(json.dumps({"id": "x", "source": "s", "output": "o"}) + "\n")
+    (files / "c.json").write_text(json.dumps({"q": {"definition": "d", "sub_dimensions": {
+        "S": {"seed": ["Is it new?"]}}}}))
+    (files / "a.csv").write_text("annotator,item_id,question,answer\nzed,d0-s0,"
+                                 f"{M.questions(db, task)[0]['text']},yes\n")
+    return {"task": task, "job": jid, "item": item, "q": qid, "run": rid, "files": files}
+
+
+def _file_bytes(db) -> bytes:
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    path = db.execute("PRAGMA database_list").fetchone()[2]
+    with open(path, "rb") as f:
+        return f.read()
+
+
+# (name, the role that may not, the write)
+WRITES = [
+    ("import a dataset", "annotator",
+     lambda db, s: import_file(db, s["files"] / "d.jsonl", "new", kind="summarization")),
+    ("import a checklist", "reviewer",
+     lambda db, s: import_checklist(db, s["task"], s["files"] / "c.json")),
+    ("add a question", "viewer", lambda db, s: M.add_question(
+        db, 1, None, None, "Is it late?", "human")),
+    ("edit a question", "coordinator", lambda db, s: M.set_question_text(db, s["q"], "Edited?")),
+    ("delete a question", "annotator", lambda db, s: M.delete_question(db, s["q"])),
+    ("review decision", "annotator", lambda db, s: decide(db, [s["q"]], "ann", "reject", "x")),
+    ("freeze a version", "reviewer", lambda db, s: freeze(db, s["task"])),
+    ("save a judge", "viewer", lambda db, s: add_judge(db, "fake", "x")),
+    ("start a run", "annotator", lambda db, s: create_run(db, s["task"], "fake", "rocketeval")),
+    ("start runs", "coordinator", lambda db, s: start_runs(db, s["task"], ["fake"],
+                                                           ["rocketeval"])),
+    ("cancel a run", "reviewer", lambda db, s: cancel_run(db, s["run"])),
+    ("create a job", "annotator", lambda db, s: J.create_job(
+        db, s["task"], ["ann"], 1, n_items=1, name="mine", coordinator="ann")),
+    ("settle", "annotator", lambda db, s: J.adjudicate(db, s["job"], s["item"], s["q"], "yes",
+                                                       "ann")),
+    ("answer", "viewer", lambda db, s: J.save_answer(db, s["job"], "vic", s["item"], s["q"],
+                                                     "no")),
+    ("import people's answers", "coordinator",
+     lambda db, s: import_annotations(db, s["task"], s["files"] / "a.csv")),
+    ("export people's answers", "annotator", lambda db, s: export_annotations(db, s["task"])),
+    ("grant a role", "researcher", lambda db, s: team.grant(db, "eve", "admin")),
+]
+
+
+@pytest.mark.parametrize("name,role,write", WRITES, ids=[w[0] for w in WRITES])
+def test_wrong_role_is_refused_and_nothing_is_written(db, study, name, role, write):
+    person = {"annotator": "ann", "reviewer": "rev", "viewer": "vic", "coordinator": "cora",
+              "researcher": "rita"}[role]
+    before = _file_bytes(db)
+    with acting_as(Actor(person)), pytest.raises(Denied) as e:
+        write(db, study)
+    assert f"{person} is {role}" in str(e.value) and "Nothing was written" in str(e.value)
+    assert _file_bytes(db) == before
+
+
+def test_unknown_and_anonymous_people_get_nothing(db, study):
+    before = _file_bytes(db)
+    with acting_as(Actor("stranger")), pytest.raises(Denied, match="no role"):
+        J.save_answer(db, study["job"], "stranger", study["item"], study["q"], "yes")
+    with acting_as(Actor(None, "header", "No X-User header on this request.")), \
+            pytest.raises(Denied, match="No X-User header"):
+        M.set_question_text(db, study["q"], "Edited?")
+    assert _file_bytes(db) == before
+
+
+def test_nobody_records_work_under_another_name(db, study):
+    before = _file_bytes(db)
+    with acting_as(Actor("ann")), pytest.raises(Denied, match="as 'bob'"):
+        J.save_answer(db, study["job"], "bob", study["item"], study["q"], "yes")
+    with acting_as(Actor("cora")), pytest.raises(Denied, match="as 'ada'"):
+        J.adjudicate(db, study["job"], study["item"], study["q"], "yes", "ada")
+    assert _file_bytes(db) == before
+
+
+def test_the_right_role_writes_and_the_audit_log_says_who(db, study):
+    with acting_as(Actor("ann")):
+        J.save_answer(db, study["job"], "ann", study["item"], study["q"], "no")
+    with acting_as(Actor("cora")):
+        J.adjudicate(db, study["job"], study["item"], study["q"], "yes", "cora", "checked")
+        # create_job calls the guarded create_job_once: checked and logged once
+        J.create_job(db, study["task"], ["ann"], 1, n_items=1, name="second",
+                     coordinator="cora")
+    assert [(a["role"], a["action"]) for a in team.activity(db, "cora")] == [
+        ("coordinator", "create_job_once"), ("coordinator", "adjudicate")]
+    mine = team.activity(db, "ann")
+    assert [a["action"] for a in mine] == ["save_answer"]
+    assert f"job_id={study['job']}" in mine[0]["target"] and "value='no'" in mine[0]["target"]
+
+
+def test_without_a_login_nothing_is_checked_nor_logged(db, study):
+    M.set_question_text(db, study["q"], "Still editable?")  # the local operator
+    team.grant(db, "new", "viewer")
+    assert db.execute("SELECT COUNT(*) FROM audit_log").fetchone()[0] == 0
+
+
+def test_roles_keep_their_history_and_first_admins_come_from_configuration(
+        db, study, monkeypatch, tmp_path):
+    with acting_as(Actor("ada")):
+        team.grant(db, "bob", "coordinator")
+        team.remove(db, "vic")
+    assert team.role_of(db, "bob") == "coordinator" and team.role_of(db, "vic") is None
+    assert [(h["role"], h["granted_by"]) for h in team.history(db, "bob")] == [
+        ("annotator", "(local operator)"), ("coordinator", "ada")]
+    assert [h["role"] for h in team.history(db, "vic")] == ["viewer", ""]
+    with pytest.raises(ValueError, match="Unknown role 'boss'"):
+        team.grant(db, "bob", "boss")
+    # first admins: the environment, else the secrets file
+    assert team.role_of(db, "root") is None
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('checkeval_admins = ["root", "sam"]\n')
+    monkeypatch.setenv(team.SECRETS_ENV, str(secrets))
+    assert team.role_of(db, "root") == "admin" and team.config_admins() == ["root", "sam"]
+    monkeypatch.setenv(team.ADMINS_ENV, " lee , kim ")
+    assert team.config_admins() == ["lee", "kim"] and team.role_of(db, "root") is None
+    with acting_as(Actor("kim")):
+        team.grant(db, "zoe", "viewer")
+    with pytest.raises(ValueError, match="by configuration"):
+        team.remove(db, "lee")
+    assert team.members(db)[0] == {"person": "lee", "role": "admin", "granted_by": "",
+                                   "since": "", "source": "configuration"}
+
+
+def test_pages_follow_the_capability_map():
+    assert team.may_open("annotator", "annotate") and team.may_open("annotator", "home")
+    for page in ("traces", "run", "analysis", "data", "annotation_jobs", "team", "align"):
+        assert not team.may_open("annotator", page), page
+    assert team.may_open("viewer", "traces") and not team.may_open("viewer", "run")
+    assert team.may_open("reviewer", "checklist") and not team.may_open("reviewer", "dimensions")
+    assert team.may_open("coordinator", "annotation_jobs")
+    assert not team.may_open(None, "data") and team.may_open(None, "home")
+    assert all(team.may_open("admin", p) for p in team.PAGES)
+
+
+def test_cli_team_add_list_remove(db_path, monkeypatch):
+    monkeypatch.delenv(team.ADMINS_ENV, raising=False)
+    r = run_cli(["team", "add", "ann", "--role", "annotator"], db=db_path)
+    assert r.returncode == 0 and "ann is now annotator" in r.stdout
+    r = run_cli(["team", "list", "--json"], db=db_path)
+    people = json.loads(r.stdout)
+    assert [(p["person"], p["role"], p["granted_by"]) for p in people] == [
+        ("ann", "annotator", "(local operator)")]
+    r = run_cli(["team", "add", "ann", "--role", "boss"], db=db_path)
+    assert r.returncode == 2 and "Unknown role 'boss'" in r.stderr
+    r = run_cli(["team", "remove", "ann"], db=db_path)
+    assert r.returncode == 0
+    assert json.loads(run_cli(["team", "list", "--json"], db=db_path).stdout) == []
+    r = run_cli(["team", "remove", "ann"], db=db_path)
+    assert r.returncode == 2 and "no role" in r.stderr
