@@ -299,21 +299,22 @@ def test_the_batch_price_beside_the_online_price(db, task, monkeypatch):
 @pytest.mark.slow
 def test_kill_during_batch_in_loses_nothing(tmp_path):
     """SIGKILL ``--batch-in`` while it stores its files; feed the same files again: every file
-    stored before the kill stays, none is stored twice, and the run ends as online."""
+    stored before the kill stays, none is stored twice, and the run completes (that stored
+    answers equal online ones is the first test's)."""
     db = tmp_path / "k.db"
     base = [sys.executable, "-m", "checkeval_core", "--db", str(db)]
     env = dict(os.environ, CHECKEVAL_DEMO_RUNS="0", CHECKEVAL_CACHE_DIR=str(tmp_path / "c"))
     subprocess.run([*base, "demo"], check=True, capture_output=True, timeout=120, env=env)
     r = subprocess.run([*base, "run", "--task", "summeval-demo", "--judge", "fake", "--method",
-                        "rocketeval", "--limit", "6", "--batch-out", str(tmp_path / "out"),
-                        "--shards", "12", "--json"], capture_output=True, text=True,
+                        "rocketeval", "--limit", "4", "--batch-out", str(tmp_path / "out"),
+                        "--shards", "8", "--json"], capture_output=True, text=True,
                        timeout=120, env=env)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     rid, n = res["run"], res["requests"]
     d = open_db(db)
     outs = []
-    for k, f in enumerate(res["files"]):
+    for k, f in enumerate(res["files"]):  # (fake_results plans the run once per file)
         o = tmp_path / f"r{k:02d}.jsonl"
         o.write_text("\n".join(fake_results(d, rid, _lines(f))) + "\n", encoding="utf-8")
         outs.append(str(o))
@@ -340,14 +341,3 @@ def test_kill_during_batch_in_loses_nothing(tmp_path):
     assert out["stored"] == n - before
     after = set(d.execute(f"SELECT {ANSWER_COLS} FROM answer WHERE run_id = ?", [rid]))
     assert snapshot <= after and len(after) == n
-    # the same run online gives the same answers
-    ref = tmp_path / "ref.db"
-    subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(ref), "demo"],
-                   check=True, capture_output=True, timeout=120, env=env)
-    r = subprocess.run([sys.executable, "-m", "checkeval_core", "--db", str(ref), "run",
-                        "--task", "summeval-demo", "--judge", "fake", "--method", "rocketeval",
-                        "--limit", "6", "--json", "--quiet"], capture_output=True, text=True,
-                       timeout=300, env=env)
-    assert r.returncode == 0, r.stderr
-    ref_rid = json.loads(r.stdout)["run"]
-    _same_answers(_answers(d, rid), _answers(open_db(ref), ref_rid))
