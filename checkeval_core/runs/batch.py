@@ -57,7 +57,9 @@ from checkeval_core.judges.spec import endpoint_urls
 from checkeval_core.runs import escalate
 from checkeval_core.runs.estimate import _scratch, record_actual, record_estimate
 from checkeval_core.runs.jobs import RunBusy, _store, execute_run, get_run
+from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.registry import method as method_entry
+from checkeval_core.runs.start import start_runs
 from checkeval_core.store import now_iso, open_db, transaction
 from checkeval_core.tasks import get_task, items
 
@@ -251,8 +253,47 @@ def write_batch_files(db: sqlite_utils.Database, run_id: int, out_dir: str | Pat
         for p, n in files:
             db.execute("INSERT INTO run_batch (run_id, judge_spec, mode, file_name, n_requests,"
                        " status, created_at, updated_at) VALUES (?, ?, 'files', ?, ?, "
-                       "'written', ?, ?)", [run_id, run["judge_spec"], p.name, n, stamp, stamp])
+                       "'written', ?, ?)", [run_id, run["judge_spec"], str(p.resolve()), n,
+                                            stamp, stamp])
     return {"run": run_id, "files": [str(p) for p, _ in files], "requests": len(lines)}
+
+
+def start_batched(db: sqlite_utils.Database, task: str, judges: list[str], methods: list[str],
+                  api: bool, out_dir: str | Path | None = None,
+                  **kw: Any) -> dict[str, Any]:
+    """The Run page's batch starts: runs created as ``start_runs`` creates them (launching
+    none), every judge checked first. ``api``: each run is marked for the provider's Batch
+    API (the caller launches its worker, which submits and polls); else its batch files are
+    written under ``out_dir/run-N``. Returns ``{"started", "errors", "reused", "files"}``."""
+    specs = [j.strip() for j in judges if j and j.strip()]
+    try:
+        for spec in specs:
+            check_batch_spec(spec, dict(kw.get("params") or {}), api)
+    except ValueError as e:
+        return {"started": [], "errors": [str(e)], "reused": [], "files": {}}
+    res = start_runs(db, task, specs, methods, launch=None, **kw)
+    files = {}
+    for rid in res.started:
+        if api:
+            db.execute("UPDATE run SET batch = 'api' WHERE id = ?", [rid])
+        else:
+            files[rid] = write_batch_files(db, rid, Path(out_dir or ".") / f"run-{rid}")
+    return {"started": res.started, "errors": res.errors, "reused": res.reused,
+            "files": files}
+
+
+def batched_runs(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:
+    """A task's runs asked by batch (files or a provider's Batch API), newest first, each
+    with its ``label``, ``status``, ``batch`` mode and ``batches`` (its ``run_batch`` rows)."""
+    cur = db.execute("SELECT r.id FROM run r JOIN task t ON t.id = r.task_id WHERE t.name = ? "
+                     "AND r.batch != '' ORDER BY r.id DESC", [task])
+    out = []
+    for (rid,) in cur.fetchall():
+        run = get_run(db, rid)
+        out.append({"id": rid, "label": run_label(run), "status": run["status"],
+                    "batch": run["batch"], "n_answers": run["n_answers"],
+                    "batches": batch_files_of(db, rid)})
+    return out
 
 
 def batch_files_of(db: sqlite_utils.Database, run_id: int) -> list[dict[str, Any]]:
