@@ -6,9 +6,36 @@ import json
 
 import pytest
 
+from checkeval_core.checklists.io import import_checklist
+from checkeval_core.checklists.versions import freeze
+from checkeval_core.datasets import import_file
 from checkeval_core.runs import get_run, list_runs
 from tests.conftest import open_app_page
-from tests.test_pages_run_controls import chat, launched  # noqa: F401 - fixtures
+
+
+@pytest.fixture
+def chat(db, tmp_path):
+    p = tmp_path / "d.jsonl"
+    p.write_text("".join(json.dumps({"id": f"r{i}", "group_id": f"g{i % 2}", "context": "Hi?",
+                                     "output": f"Fine {i}.", "scores": {"quality": i % 3 + 1}})
+                         + "\n" for i in range(4)))
+    import_file(db, p, "chat", kind="dialogue")
+    c = tmp_path / "c.json"
+    c.write_text(json.dumps({"quality": {"definition": "good reply", "sub_dimensions": {
+        "Basics": {"seed": ["Is the reply polite?", "Does the reply answer?"]}}}}))
+    import_checklist(db, "chat", c)
+    freeze(db, "chat")
+    return "chat"
+
+
+@pytest.fixture
+def launched(monkeypatch):
+    """Runs the page starts, recorded instead of spawning workers."""
+    import checkeval_core.runs as runs
+
+    started: list[int] = []
+    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
+    return started
 
 
 @pytest.fixture(autouse=True)
@@ -27,7 +54,7 @@ def page(task, judge):
     return at
 
 
-def test_start_as_batch_files_writes_them_for_download(db, chat, launched):  # noqa: F811
+def test_start_as_batch_files_writes_them_for_download(db, chat, launched):
     at = page(chat, "fake")
     at.button(key="batch_start_files").click().run()
     assert not at.exception and launched == []  # nothing asked, no worker
@@ -45,7 +72,7 @@ def test_start_as_batch_files_writes_them_for_download(db, chat, launched):  # n
     assert any("answers stored" in c.value for c in at.caption)
 
 
-def test_start_with_the_batch_api_launches_its_worker(db, chat, launched):  # noqa: F811
+def test_start_with_the_batch_api_launches_its_worker(db, chat, launched):
     at = page(chat, "fake")
     at.button(key="batch_start_api").click().run()
     assert any("cannot be batched" in e.value for e in at.error)
@@ -57,7 +84,7 @@ def test_start_with_the_batch_api_launches_its_worker(db, chat, launched):  # no
     assert launched == [run["id"]] and get_run(db, run["id"])["batch"] == "api"
 
 
-def test_the_cost_line_shows_the_batch_price(db, chat):  # noqa: F811
+def test_the_cost_line_shows_the_batch_price(db, chat):
     at = page(chat, "openai:gpt-4o-mini")
     line = at.info[0].value
     assert "online ≈ $" in line and "with the Batch API ≈ $" in line

@@ -19,8 +19,10 @@ import pytest
 from checkeval_core.judges.fake import stable_unit
 from checkeval_core.runs import cancel_run, create_run, execute_run, get_run
 from checkeval_core.store import open_db
+from tests.helpers import batch_answers as _answers
+from tests.helpers import chat_completion as completion
 from tests.helpers import cli
-from tests.test_run_batch_files import _answers, _same_answers, completion
+from tests.helpers import same_batch_answers as _same_answers
 
 MODEL = "judge-m"
 
@@ -43,6 +45,7 @@ class BatchServer:
         self.batches: dict[str, dict] = {}
         self.inputs: list[list[dict]] = []  # the request lines of each batch created
         self.cancelled: list[str] = []
+        self.auth: set[str] = set()  # every Authorization header received
         self.chat = 0
         srv = self
 
@@ -62,6 +65,7 @@ class BatchServer:
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 with srv.lock:
+                    srv.auth.add(self.headers.get("Authorization", ""))
                     if self.path == "/v1/files":
                         return self._send(200, srv.upload(self.headers["Content-Type"], body))
                     if self.path == "/v1/batches":
@@ -80,6 +84,7 @@ class BatchServer:
 
             def do_GET(self):
                 with srv.lock:
+                    srv.auth.add(self.headers.get("Authorization", ""))
                     m = re.fullmatch(r"/v1/batches/([\w-]+)", self.path)
                     if m and m.group(1) in srv.batches:
                         return self._send(200, srv.advance(m.group(1)))
@@ -190,13 +195,17 @@ def _rows(db, rid):
     return cur.fetchall()
 
 
-def test_a_completed_batch_gives_the_online_answers(db, db_path, task, server):
+def test_a_completed_batch_gives_the_online_answers(db, db_path, task, server, monkeypatch):
+    # a key in the backend's default variable, approved for no address: the batch client is
+    # the online backend's, so it is passed over and never sent to this server
+    monkeypatch.setenv("CHECKEVAL_OPENAI_COMPAT_KEY", "sk-never-sent-123")
     r = _batch(db_path, task, server.spec, "--batch", "--json")
     assert r.exit_code == 0, (r.stdout + r.stderr)
     out = json.loads(r.stdout)
     rid = out["run"]
     assert out["status"] == "completed" and out["n_answers"] > 0
     assert server.chat == 0 and len(server.inputs) == 1  # nothing asked online, one batch
+    assert server.auth and not any("sk-never-sent" in a for a in server.auth)
     assert "requests done" in (r.stdout + r.stderr)  # the provider's counts as progress
     n = len(server.inputs[0])
     assert out["n_answers"] == n

@@ -5,7 +5,6 @@ loses nothing; the batch price beside the online one."""
 
 import hashlib
 import json
-import math
 import os
 import signal
 import subprocess
@@ -14,87 +13,22 @@ import time
 
 import pytest
 
-from checkeval_core.judges.fake import FakeJudge
 from checkeval_core.judges.openai_compat import binary_arguments, generate_arguments
 from checkeval_core.runs import create_run, execute_run, get_run
 from checkeval_core.runs.batch import offline_judge, plan_run
 from checkeval_core.runs.estimate import estimate_new_run
 from checkeval_core.store import open_db
+from tests.helpers import BATCH_ANSWER_COLS as ANSWER_COLS
+from tests.helpers import batch_answers as _answers
+from tests.helpers import batch_lines as _lines
 from tests.helpers import cli
-
-ANSWER_COLS = "item_id, question_id, unit, dimension, verdict, p_yes, value, mode, raw, error, " \
-              "tokens_in, tokens_out, judge"
-
-
-def completion(model, text, p_yes=None, tokens_in=0, tokens_out=1):
-    """A chat.completion as an OpenAI-compatible server writes it; with ``p_yes``, the first
-    token's top log-probabilities hold Yes and No."""
-    choice = {"index": 0, "message": {"role": "assistant", "content": text},
-              "finish_reason": "stop", "logprobs": None}
-    if p_yes is not None:
-        top = [{"token": t, "logprob": math.log(p), "bytes": None}
-               for t, p in (("Yes", p_yes), ("No", 1 - p_yes)) if p > 0]
-        choice["logprobs"] = {"content": [{"token": text, "logprob": top[0]["logprob"],
-                                           "bytes": None, "top_logprobs": top}]}
-    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": model,
-            "choices": [choice], "usage": {"prompt_tokens": tokens_in,
-                                           "completion_tokens": tokens_out,
-                                           "total_tokens": tokens_in + tokens_out}}
-
-
-def fake_results(db, run_id, request_lines, model="fake"):
-    """Result lines (OpenAI's batch output format) with the fake judge's answers."""
-    run = get_run(db, run_id)
-    plan = plan_run(db, run, offline_judge(db, run["judge_spec"]))
-    fake = FakeJudge()
-    out = []
-    log = os.environ.pop("CHECKEVAL_FAKE_LOG", None)  # these answers are the test's, not a run's
-    try:
-        out = _fake_lines(fake, plan, request_lines, model)
-    finally:
-        if log is not None:
-            os.environ["CHECKEVAL_FAKE_LOG"] = log
-    return out
-
-
-def _fake_lines(fake, plan, request_lines, model):
-    out = []
-    for i, line in enumerate(request_lines):
-        cid = json.loads(line)["custom_id"]
-        p = plan.pending[cid]
-        if p.kind == "binary":
-            r = fake.binary([p.request])[0]
-            body = completion(model, r.raw, r.p_yes, r.tokens_in, r.tokens_out)
-        else:
-            r = fake.generate([p.request])[0]
-            body = completion(model, r.text, None, r.tokens_in, r.tokens_out)
-        out.append(json.dumps({"id": f"batch_req_{i}", "custom_id": cid,
-                               "response": {"status_code": 200, "request_id": f"req_{i}",
-                                            "body": body}, "error": None}))
-    return out
-
-
-def _lines(path):
-    return [x for x in open(path, encoding="utf-8").read().split("\n") if x]
-
-
-def _answers(db, rid):
-    return sorted(db.execute(f"SELECT {ANSWER_COLS} FROM answer WHERE run_id = ?", [rid]),
-                  key=lambda r: tuple(str(x) for x in r[:4]))
+from tests.helpers import fake_batch_results as fake_results
+from tests.helpers import same_batch_answers as _same_answers
 
 
 def _scores(db, rid):
     return {tuple(r[:3]): r[3] for r in db.execute(
         "SELECT item_id, dimension, aggregation, value FROM score WHERE run_id = ?", [rid])}
-
-
-def _same_answers(a, b):
-    assert len(a) == len(b) > 0
-    for x, y in zip(a, b):
-        assert x[:5] == y[:5] and x[6:] == y[6:]  # all but p(Yes): exactly
-        assert (x[5] is None) == (y[5] is None)
-        if x[5] is not None:
-            assert x[5] == pytest.approx(y[5], abs=1e-9)
 
 
 def _state(path):

@@ -234,6 +234,9 @@ def write_batch_files(db: sqlite_utils.Database, run_id: int, out_dir: str | Pat
     run = get_run(db, run_id)
     if run["status"] == "completed":
         raise ValueError(f"run {run_id} is completed: nothing is pending")
+    if run["status"] == "running" and run["alive"] and run["pid"] != os.getpid():
+        raise RunBusy(f"run {run_id} is running (pid {run['pid']}): its worker asks what is "
+                      "pending; cancel it first")
     lines = batch_requests(db, run_id)
     parts = shard_lines(lines, shards)
     out = Path(out_dir)
