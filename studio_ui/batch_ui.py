@@ -54,6 +54,11 @@ def batch_section(db: Any, task: str, judges: list[str], methods: list[str], ver
 
 
 def _runs(db: Any, task: str) -> None:
+    done = st.session_state.pop("batch_stored", None)  # said after the rerun that shows it
+    if done:
+        st.success(done[0])
+        for e in done[1]:
+            st.caption(md_escape(e))
     found = {r["id"]: r for r in batched_runs(db, task)}
     if not found:
         return
@@ -92,8 +97,8 @@ def _runs(db: Any, task: str) -> None:
         except ValueError as e:  # a refused file: its name and line; nothing stored
             st.error(md_escape(str(e)))
         else:
-            st.success(f"{res['stored']} answer(s) stored, {res['skipped']} already stored, "
-                       f"{res['failed']} failed at the provider, {res['pending']} pending · "
-                       f"run {res['status']}")
-            for e in res["errors"]:
-                st.caption(md_escape(e))
+            st.session_state["batch_stored"] = (
+                f"{res['stored']} answer(s) stored, {res['skipped']} already stored, "
+                f"{res['failed']} failed at the provider, {res['pending']} pending · "
+                f"run {res['status']}", res["errors"])
+            st.rerun()

@@ -99,6 +99,9 @@ def test_batch_files_give_the_online_answers_and_scores(db, db_path, task, tmp_p
     assert out["stored"] == len(lines) and out["failed"] == 0
     assert not log.exists()  # still nothing asked online
     _same_answers(_answers(db, rid), _answers(db, online))
+    cols = ("status", "scoring_mode", "tokens_in", "tokens_out", "n_errors", "progress_done",
+            "progress_total")
+    assert {k: get_run(db, rid)[k] for k in cols} == {k: get_run(db, online)[k] for k in cols}
     a, b = _scores(db, rid), _scores(db, online)
     assert a.keys() == b.keys() and a
     for k in a:

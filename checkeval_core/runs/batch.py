@@ -420,7 +420,7 @@ def store_batch_results(path: str | Path, run_id: int, files: list[tuple[str, by
     record_actual(db, run_id, cj, before, paid="batch", priced=price is not None)
     status = get_run(db, run_id)["status"]
     if finish and not left:
-        status = execute_run(path, run_id, judge=cj)["status"]
+        status = _complete(path, run_id, cj)["status"]
     return {"run": run_id, "stored": stored, "skipped": sum(c.skipped for c in checked),
             "failed": len(failed), "pending": len(left), "status": status,
             "errors": failed[:5]}
@@ -451,5 +451,21 @@ def finish_if_done(path: str | Path, run_id: int,
     left = _settle_cached(db, run, cj, plan_run(db, run, cj, write=True))
     if left:
         return {"pending": len(left), "status": run["status"]}
-    return {"pending": 0, "status": execute_run(path, run_id, judge=cj,
-                                                progress=progress)["status"]}
+    return {"pending": 0, "status": _complete(path, run_id, cj, progress)["status"]}
+
+
+def _complete(path: str | Path, run_id: int, cj: CachedJudge,
+              progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Finish a run whose answers are all stored: ``execute_run`` (it asks nothing, computes
+    the scores, sets the status), then the scoring mode from the stored answers — what an
+    online execution reads from the answers it stores (``logprob``, ``text`` or ``mixed``)."""
+    run = execute_run(path, run_id, judge=cj, progress=progress)
+    if run["status"] == "completed":
+        db = open_db(path)
+        modes = {r[0] for r in db.execute("SELECT DISTINCT mode FROM answer WHERE run_id = ?",
+                                          [run_id])}
+        mode = "logprob" if modes == {"logprob"} else ("text" if modes == {"text"} else
+                                                       "mixed" if modes else "")
+        db.execute("UPDATE run SET scoring_mode = ? WHERE id = ?", [mode, run_id])
+        run = get_run(db, run_id)
+    return run
