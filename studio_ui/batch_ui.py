@@ -14,6 +14,7 @@ import streamlit as st
 import checkeval_core.runs as runs
 from checkeval_core.config import cache_dir
 from checkeval_core.runs.batch import (
+    batch_files_of,
     batched_runs,
     start_batched,
     store_batch_results,
@@ -54,11 +55,6 @@ def batch_section(db: Any, task: str, judges: list[str], methods: list[str], ver
 
 
 def _runs(db: Any, task: str) -> None:
-    done = st.session_state.pop("batch_stored", None)  # said after the rerun that shows it
-    if done:
-        st.success(done[0])
-        for e in done[1]:
-            st.caption(md_escape(e))
     found = {r["id"]: r for r in batched_runs(db, task)}
     if not found:
         return
@@ -67,6 +63,9 @@ def _runs(db: Any, task: str) -> None:
     rid = st.selectbox("Batched run", list(found), key="batch_run",
                        format_func=lambda r: f"{found[r]['label']} · {found[r]['batch']}")
     run = found[rid]
+    if run["batch"] == "files" and run["status"] != "completed":
+        _files(db, rid)
+        run = next(r for r in batched_runs(db, task) if r["id"] == rid)  # after a store
     rows = [{"file or batch": Path(b["file_name"]).name if b["mode"] == "files"
              else b["batch_id"], "requests": b["n_requests"], "status": b["status"],
              "provider's counts": b["counts"] if b["mode"] == "api" else ""}
@@ -74,13 +73,10 @@ def _runs(db: Any, task: str) -> None:
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.caption(f"{run['n_answers']} answers stored · {run['status']}")
-    if run["batch"] != "files" or run["status"] == "completed":
-        return
-    for b in run["batches"]:
-        p = Path(b["file_name"])
-        if b["mode"] == "files" and p.is_file():
-            st.download_button(f"Download {p.name}", p.read_bytes(), file_name=p.name,
-                               mime="application/jsonl", key=f"batch_dl_{b['id']}")
+
+
+def _files(db: Any, rid: int) -> None:
+    """A batch-files run: write what is pending, download it, upload and store results."""
     if st.button("Write the requests still pending", key="batch_rewrite"):
         try:
             out = write_batch_files(db, rid, cache_dir() / "batches" / f"run-{rid}")
@@ -88,7 +84,11 @@ def _runs(db: Any, task: str) -> None:
             st.error(md_escape(str(e)))
         else:
             st.info(f"{out['requests']} request(s) in {len(out['files'])} file(s)")
-            st.rerun()
+    for b in batch_files_of(db, rid):
+        p = Path(b["file_name"])
+        if b["mode"] == "files" and b["status"] == "written" and p.is_file():
+            st.download_button(f"Download {p.name}", p.read_bytes(), file_name=p.name,
+                               mime="application/jsonl", key=f"batch_dl_{b['id']}")
     up = st.file_uploader("Result files (.jsonl, OpenAI's batch output format)",
                           type=["jsonl"], accept_multiple_files=True, key="batch_upload")
     if st.button("Store results", key="batch_store", disabled=not up):
@@ -97,8 +97,8 @@ def _runs(db: Any, task: str) -> None:
         except ValueError as e:  # a refused file: its name and line; nothing stored
             st.error(md_escape(str(e)))
         else:
-            st.session_state["batch_stored"] = (
-                f"{res['stored']} answer(s) stored, {res['skipped']} already stored, "
-                f"{res['failed']} failed at the provider, {res['pending']} pending · "
-                f"run {res['status']}", res["errors"])
-            st.rerun()
+            st.success(f"{res['stored']} answer(s) stored, {res['skipped']} already stored, "
+                       f"{res['failed']} failed at the provider, {res['pending']} pending · "
+                       f"run {res['status']}")
+            for e in res["errors"]:
+                st.caption(md_escape(e))

@@ -253,6 +253,9 @@ def write_batch_files(db: sqlite_utils.Database, run_id: int, out_dir: str | Pat
         files.append((p, len(part)))
     with transaction(db):
         db.execute("UPDATE run SET batch = 'files' WHERE id = ? AND batch = ''", [run_id])
+        # the files written before hold requests answered since: these replace them
+        db.execute("UPDATE run_batch SET status = 'replaced', updated_at = ? WHERE run_id = ? "
+                   "AND mode = 'files' AND status = 'written'", [stamp, run_id])
         for p, n in files:
             db.execute("INSERT INTO run_batch (run_id, judge_spec, mode, file_name, n_requests,"
                        " status, created_at, updated_at) VALUES (?, ?, 'files', ?, ?, "
