@@ -34,8 +34,10 @@ from checkeval_core.runs.batch import (
     batch_requests,
     check_batchable,
     finish_if_done,
+    offline_judge,
     store_batch_results,
 )
+from checkeval_core.runs.estimate import record_estimate
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.store import now_iso, open_db, transaction
 
@@ -106,7 +108,8 @@ def execute_batch(path: str | Path, run_id: int,
     db.execute("UPDATE run SET batch = 'api', status = 'running', pid = ?, error = '', "
                "started_at = COALESCE(started_at, ?), heartbeat_at = ? WHERE id = ?",
                [os.getpid(), stamp, stamp, run_id])
-    try:
+    try:  # the estimate, once, before anything is submitted (as an online run stores it)
+        record_estimate(db, run_id, offline_judge(db, run["judge_spec"]))
         client = (judge or get_judge(run["judge_spec"], db=db)).inner.client
         errors = _drive(db, path, client, run, wait, progress)
         if _status(db, run_id) == "cancelled":

@@ -571,6 +571,8 @@ def estimate_vs_actual(run: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for k in KEYS:
         e, a = est.get(k), (act or {}).get(k)
+        if k == "usd" and (act or {}).get("paid") == "batch" and "usd_batch" in est:
+            e = est["usd_batch"]  # paid at the batch price: compared with its estimate
         ratio = (a / e) if isinstance(e, int | float) and isinstance(a, int | float) and e \
             else None
         out.append({"figure": k, "estimate": e, "actual": a,
