@@ -18,6 +18,7 @@ import pytest
 
 from checkeval_core.judges.fake import stable_unit
 from checkeval_core.runs import cancel_run, create_run, execute_run, get_run
+from checkeval_core.runs.estimate import estimate_vs_actual
 from checkeval_core.store import open_db
 from tests.helpers import batch_answers as _answers
 from tests.helpers import chat_completion as completion
@@ -199,6 +200,8 @@ def test_a_completed_batch_gives_the_online_answers(db, db_path, task, server, m
     # a key in the backend's default variable, approved for no address: the batch client is
     # the online backend's, so it is passed over and never sent to this server
     monkeypatch.setenv("CHECKEVAL_OPENAI_COMPAT_KEY", "sk-never-sent-123")
+    monkeypatch.setenv("CHECKEVAL_PRICES", json.dumps(
+        {MODEL: {"input": 1.0, "output": 2.0, "batch_input": 0.5, "batch_output": 1.0}}))
     r = _batch(db_path, task, server.spec, "--batch", "--json")
     assert r.exit_code == 0, (r.stdout + r.stderr)
     out = json.loads(r.stdout)
@@ -214,7 +217,15 @@ def test_a_completed_batch_gives_the_online_answers(db, db_path, task, server, m
     assert (bid, status, stored, n_req) == ("batch_1", "completed", 1, n)
     assert json.loads(counts) == {"total": n, "completed": n, "failed": 0}
     run = get_run(db, rid)
-    assert run["batch"] == "api" and json.loads(run["actual"])["paid"] == "batch"
+    actual, est = json.loads(run["actual"]), json.loads(run["estimate"])
+    assert run["batch"] == "api" and actual["paid"] == "batch"
+    # paid at the batch price, and compared with the batch estimate on the Run page
+    t_in, t_out = db.execute("SELECT SUM(tokens_in), SUM(tokens_out) FROM answer WHERE "
+                             "run_id = ?", [rid]).fetchone()
+    assert actual["usd"] == pytest.approx((t_in * 0.5 + t_out * 1.0) / 1e6, abs=1e-6)
+    assert est["usd_batch"] == pytest.approx(est["usd"] / 2, abs=1e-6) and est["usd"] > 0
+    usd = {r["figure"]: r for r in estimate_vs_actual(run)}["usd"]
+    assert usd["estimate"] == est["usd_batch"] and usd["actual"] == actual["usd"]
     # the same run online against the same server: the same answers
     db.execute("DELETE FROM llm_cache")
     online = create_run(db, task, server.spec, "rocketeval", limit=3)
