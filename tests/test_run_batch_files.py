@@ -47,7 +47,7 @@ def _batch_out(db_file, task, method, out, *extra):
     return json.loads(r.stdout)
 
 
-@pytest.mark.parametrize("method", ["rocketeval", "checkeval"])
+@pytest.mark.parametrize("method", ["rocketeval", "checkeval", "geval"])
 def test_batch_files_give_the_online_answers_and_scores(db, db_path, task, tmp_path,
                                                         monkeypatch, method):
     log = tmp_path / "calls.log"
