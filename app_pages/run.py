@@ -1,5 +1,4 @@
-"""Run: pick task, checklist version, judges, methods and items; start background runs and
-watch their progress (the page can be refreshed or closed: runs go on in a worker)."""
+"""Run: pick task, version, judges, methods, items; start runs in a worker, watch them."""
 
 import pandas as pd
 import streamlit as st
@@ -18,6 +17,7 @@ from checkeval_core.runs.start import start_runs
 from checkeval_core.store import db_path
 from checkeval_core.tasks import list_tasks
 from checkeval_core.textsafe import md_escape
+from studio_ui.batch_ui import batch_section
 from studio_ui.escalation_ui import escalation_fields
 from studio_ui.frame import page_db
 from studio_ui.widgets import task_picker
@@ -144,7 +144,7 @@ def runs_panel() -> None:
             st.success(f"Run {int(rid)} resumed: only missing answers are asked "
                        f"({r['reasked']} with a judge error asked again)")
 
-
+batch_section(db, task, [*judges, extra], methods, vnum, int(limit), opts)
 st.subheader("Runs")
 runs_panel()
 st.page_link("app_pages/traces.py", label="Read every Yes/No decision on the Traces page")

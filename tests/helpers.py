@@ -31,7 +31,9 @@ from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.config import data_dir
 from checkeval_core.datasets import import_file
-from checkeval_core.runs import create_run, execute_run
+from checkeval_core.judges.fake import FakeJudge
+from checkeval_core.runs import create_run, execute_run, get_run
+from checkeval_core.runs.batch import offline_judge, plan_run
 from checkeval_core.runs.score_read import run_scores
 from checkeval_core.store import db_path, now_iso
 
@@ -875,3 +877,72 @@ def idle(page) -> None:
     page.wait_for_timeout(250)
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for()
     page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
+
+
+# -- batch files (tests/test_run_batch_files.py, tests/test_run_batch_api.py) --------------------
+BATCH_ANSWER_COLS = ("item_id, question_id, unit, dimension, verdict, p_yes, value, mode, raw, "
+                     "error, tokens_in, tokens_out, judge")
+
+
+def chat_completion(model, text, p_yes=None, tokens_in=0, tokens_out=1):
+    """A chat.completion as an OpenAI-compatible server writes it; with ``p_yes``, the first
+    token's top log-probabilities hold Yes and No."""
+    choice = {"index": 0, "message": {"role": "assistant", "content": text},
+              "finish_reason": "stop", "logprobs": None}
+    if p_yes is not None:
+        top = [{"token": t, "logprob": math.log(p), "bytes": None}
+               for t, p in (("Yes", p_yes), ("No", 1 - p_yes)) if p > 0]
+        choice["logprobs"] = {"content": [{"token": text, "logprob": top[0]["logprob"],
+                                           "bytes": None, "top_logprobs": top}]}
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": model,
+            "choices": [choice], "usage": {"prompt_tokens": tokens_in,
+                                           "completion_tokens": tokens_out,
+                                           "total_tokens": tokens_in + tokens_out}}
+
+
+def fake_batch_results(db, run_id, request_lines, model="fake"):
+    """Result lines (OpenAI's batch output format) answering ``request_lines`` (a batch file
+    of run ``run_id``) with the fake judge's answers."""
+    run = get_run(db, run_id)
+    plan = plan_run(db, run, offline_judge(db, run["judge_spec"]))
+    fake = FakeJudge()
+    out = []
+    log = os.environ.pop("CHECKEVAL_FAKE_LOG", None)  # these answers are the test's, not a run's
+    try:
+        for i, line in enumerate(request_lines):
+            cid = json.loads(line)["custom_id"]
+            p = plan.pending[cid]
+            if p.kind == "binary":
+                r = fake.binary([p.request])[0]
+                body = chat_completion(model, r.raw, r.p_yes, r.tokens_in, r.tokens_out)
+            else:
+                r = fake.generate([p.request])[0]
+                body = chat_completion(model, r.text, None, r.tokens_in, r.tokens_out)
+            out.append(json.dumps({"id": f"batch_req_{i}", "custom_id": cid,
+                                   "response": {"status_code": 200, "request_id": f"req_{i}",
+                                                "body": body}, "error": None}))
+    finally:
+        if log is not None:
+            os.environ["CHECKEVAL_FAKE_LOG"] = log
+    return out
+
+
+def batch_lines(path):
+    """The non-blank lines of a JSONL file."""
+    return [x for x in Path(path).read_text(encoding="utf-8").split("\n") if x]
+
+
+def batch_answers(db, rid):
+    """A run's answers (:data:`BATCH_ANSWER_COLS`), in a stable order."""
+    return sorted(db.execute(f"SELECT {BATCH_ANSWER_COLS} FROM answer WHERE run_id = ?", [rid]),
+                  key=lambda r: tuple(str(x) for x in r[:4]))
+
+
+def same_batch_answers(a, b):
+    """Two runs' answers are the same: every column exactly, p(Yes) within 1e-9."""
+    assert len(a) == len(b) > 0
+    for x, y in zip(a, b):
+        assert x[:5] == y[:5] and x[6:] == y[6:]
+        assert (x[5] is None) == (y[5] is None)
+        if x[5] is not None:
+            assert x[5] == pytest.approx(y[5], abs=1e-9)

@@ -45,6 +45,12 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
                 False, "--calibrate-judges", help="fit each judge's p(Yes) to people's labels "
                 "on dev answers (Platt): the first judge's confidence reads through its fit, "
                 "and the scores mix the two judges' answers on one scale"),
+            batch_out: str | None = typer.Option(None, "--batch-out", help="DIR: write the "
+                                                 "pending requests as OpenAI batch files"),
+            shards: int = typer.Option(1, "--shards", help="--batch-out: at least N files"),
+            batch_in: bool = typer.Option(False, "--batch-in", help="store result FILEs"),
+            batch: bool = typer.Option(False, "--batch", help="the provider's Batch API"),
+            files: list[str] | None = typer.Argument(None, metavar="[FILE]..."),
             as_json: bool = typer.Option(False, "--json"),
             quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
             estimate: bool = typer.Option(
@@ -53,9 +59,11 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
                                           "write nothing")) -> None:
     """Run an evaluation headless (or resume one); progress on stderr. Several --judge and
     --method start one run per judge × method (all or none), executed one after the other."""
+    from checkeval_core.cli import run_batch as rb
     from checkeval_core.judges.registry import JudgeSpecError
     from checkeval_core.runs.jobs import execute_run, prepare_resume
 
+    mode = rb.check_flags(batch_out, shards, batch_in, batch, files, resume, estimate)
     db = open_db()
     try:  # openai-compat:@servers.txt#model — a pool's URLs from a file (the CLI only)
         from checkeval_core.judges.pool import expand_pool_file
@@ -80,7 +88,8 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
     try:
         if resume is not None:
             run_ids = [resume]
-            prepare_resume(db, resume)  # re-asks judge errors, keeps unparsable answers
+            if (mode := rb.check_specs(db, mode, judge, {}, resume)) != "in":
+                prepare_resume(db, resume)  # re-asks judge errors, keeps unparsable answers
         else:
             if not task:
                 fail("give --task NAME (or --resume RUN_ID)")
@@ -90,10 +99,13 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
 
             params = {**parse_params(param), **escalation_params(
                 escalate_to, target_agreement, margin, delta, abstain, calibrate_judges)}
+            rb.check_specs(db, mode, judge, params, None)
             run_ids = start_runs(db, task, judge, method, checklist=checklist, limit=limit,
                                  params=params, strict=True).started
     except (NotFound, ValueError, JudgeSpecError) as e:
         fail(str(e))
+    if mode:  # batch files, or the provider's Batch API (cli/run_batch.py)
+        return rb.batch_runs(db, run_ids, mode, batch_out, shards, files, as_json, quiet)
     out, ok = [], True
     for run_id in run_ids:
         run = _execute(db, run_id, quiet, execute_run)

@@ -204,14 +204,12 @@ class OpenAIJudge:
         return [self._binary_one(r) for r in requests]
 
     def _binary_one(self, req: BinaryRequest) -> BinaryResult:
-        messages = ([{"role": "system", "content": req.system}] if req.system else []) + \
-                   [{"role": "user", "content": req.user_text}]
         t0 = time.perf_counter()
-        kw: dict[str, Any] = dict(messages=messages, max_tokens=1, temperature=0, seed=SEED)
+        kw = binary_arguments(req, logprobs=False)
         try:
             try:
                 if self.use_logprobs:
-                    resp = self._call(**kw, logprobs=True, top_logprobs=TOP_LOGPROBS)
+                    resp = self._call(**binary_arguments(req))
                 else:
                     resp = self._call(**kw)
             except self._openai.BadRequestError as e:
@@ -225,54 +223,15 @@ class OpenAIJudge:
                 raise  # ...except a transient one: the wrapper retries it
             return BinaryResult(verdict="invalid", error=self._error(e),
                                 latency_ms=(time.perf_counter() - t0) * 1000)
-        latency = (time.perf_counter() - t0) * 1000
-        usage = getattr(resp, "usage", None)
-        n_in = getattr(usage, "prompt_tokens", 0) or 0
-        n_out = getattr(usage, "completion_tokens", 0) or 0
-        choices = getattr(resp, "choices", None) or []
-        if not choices:
-            return BinaryResult(verdict="invalid", error="the server returned no choices",
-                                latency_ms=latency, tokens_in=n_in, tokens_out=n_out)
-        choice = choices[0]
-        raw = (getattr(choice.message, "content", None) or "") if choice.message else ""
-        top = _first_token_top(choice)
-        if top is not None:
-            p_yes, mass = p_yes_from_logprobs(top)
-            if p_yes is not None:
-                return BinaryResult(verdict="yes" if p_yes >= 0.5 else "no", p_yes=p_yes,
-                                    raw=raw, mode="logprob", tokens_in=n_in, tokens_out=n_out,
-                                    latency_ms=latency, yes_no_mass=mass)
-            # neither yes nor no among the candidates: recorded, verdict from the text
-            return BinaryResult(verdict=parse_verdict(raw), p_yes=None, raw=raw, mode="text",
-                                tokens_in=n_in, tokens_out=n_out, latency_ms=latency,
-                                yes_no_mass=0.0)
-        return BinaryResult(verdict=parse_verdict(raw), raw=raw, mode="text", tokens_in=n_in,
-                            tokens_out=n_out, latency_ms=latency)
+        return binary_result(resp, (time.perf_counter() - t0) * 1000)
 
     def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResult]:
         out = []
         for req in requests:
             t0 = time.perf_counter()
-            kw: dict[str, Any] = dict(
-                messages=[{"role": r, "content": c} for r, c in req.messages],
-                max_tokens=req.max_tokens, temperature=req.temperature,
-                seed=SEED if req.seed is None else req.seed)
-            if req.json_mode:
-                kw["response_format"] = {"type": "json_object"}
-            if req.top_logprobs > 0 and self.use_logprobs:
-                kw.update(logprobs=True, top_logprobs=min(TOP_LOGPROBS, req.top_logprobs))
             try:
-                resp = self._call(**kw)
-                choices = getattr(resp, "choices", None) or []
-                if not choices:
-                    raise ValueError("the server returned no choices")
-                usage = getattr(resp, "usage", None)
-                out.append(GenerateResult(
-                    text=choices[0].message.content or "",
-                    tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
-                    tokens_out=getattr(usage, "completion_tokens", 0) or 0,
-                    latency_ms=(time.perf_counter() - t0) * 1000,
-                    first_token_logprobs=_first_token_top(choices[0])))
+                resp = self._call(**generate_arguments(req, self.use_logprobs))
+                out.append(generate_result(resp, (time.perf_counter() - t0) * 1000))
             except Exception as e:  # noqa: BLE001 - failures are data...
                 if self.should_retry(e) is not None:
                     raise  # ...except a transient one: the wrapper retries it
@@ -313,6 +272,71 @@ def _forget_environment(client: Any, openai: Any) -> None:
         client._custom_headers = _no_ambient_headers(openai)
     if hasattr(client, "_ambient_authorizations"):
         client._ambient_authorizations = frozenset()
+
+
+# -- what is sent and how an answer is read: the online calls above and the batch files of
+# runs/batch.py (judges/batch_format.py) use these same functions ---------------------------
+def binary_arguments(req: BinaryRequest, logprobs: bool = True) -> dict[str, Any]:
+    """The chat-completions arguments (all but ``model``) of a Yes/No question: one token at
+    temperature 0, with the top log-probabilities unless ``logprobs`` is off."""
+    messages = ([{"role": "system", "content": req.system}] if req.system else []) + \
+               [{"role": "user", "content": req.user_text}]
+    kw: dict[str, Any] = dict(messages=messages, max_tokens=1, temperature=0, seed=SEED)
+    if logprobs:
+        kw.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+    return kw
+
+
+def generate_arguments(req: GenerateRequest, logprobs: bool = True) -> dict[str, Any]:
+    """The chat-completions arguments (all but ``model``) of a generation."""
+    kw: dict[str, Any] = dict(
+        messages=[{"role": r, "content": c} for r, c in req.messages],
+        max_tokens=req.max_tokens, temperature=req.temperature,
+        seed=SEED if req.seed is None else req.seed)
+    if req.json_mode:
+        kw["response_format"] = {"type": "json_object"}
+    if req.top_logprobs > 0 and logprobs:
+        kw.update(logprobs=True, top_logprobs=min(TOP_LOGPROBS, req.top_logprobs))
+    return kw
+
+
+def binary_result(resp: Any, latency: float) -> BinaryResult:
+    """A Yes/No answer read from a chat completion: p(Yes) from the first token's candidates
+    when there are log-probabilities, else the verdict parsed from the text."""
+    usage = getattr(resp, "usage", None)
+    n_in = getattr(usage, "prompt_tokens", 0) or 0
+    n_out = getattr(usage, "completion_tokens", 0) or 0
+    choices = getattr(resp, "choices", None) or []
+    if not choices:
+        return BinaryResult(verdict="invalid", error="the server returned no choices",
+                            latency_ms=latency, tokens_in=n_in, tokens_out=n_out)
+    choice = choices[0]
+    raw = (getattr(choice.message, "content", None) or "") if choice.message else ""
+    top = _first_token_top(choice)
+    if top is not None:
+        p_yes, mass = p_yes_from_logprobs(top)
+        if p_yes is not None:
+            return BinaryResult(verdict="yes" if p_yes >= 0.5 else "no", p_yes=p_yes,
+                                raw=raw, mode="logprob", tokens_in=n_in, tokens_out=n_out,
+                                latency_ms=latency, yes_no_mass=mass)
+        # neither yes nor no among the candidates: recorded, verdict from the text
+        return BinaryResult(verdict=parse_verdict(raw), p_yes=None, raw=raw, mode="text",
+                            tokens_in=n_in, tokens_out=n_out, latency_ms=latency,
+                            yes_no_mass=0.0)
+    return BinaryResult(verdict=parse_verdict(raw), raw=raw, mode="text", tokens_in=n_in,
+                        tokens_out=n_out, latency_ms=latency)
+
+
+def generate_result(resp: Any, latency: float) -> GenerateResult:
+    """A generation read from a chat completion; ValueError when it has no choices."""
+    choices = getattr(resp, "choices", None) or []
+    if not choices:
+        raise ValueError("the server returned no choices")
+    usage = getattr(resp, "usage", None)
+    return GenerateResult(text=choices[0].message.content or "",
+                          tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
+                          tokens_out=getattr(usage, "completion_tokens", 0) or 0,
+                          latency_ms=latency, first_token_logprobs=_first_token_top(choices[0]))
 
 
 def _origin_or(request: Any) -> Origin:

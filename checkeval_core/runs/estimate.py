@@ -53,8 +53,9 @@ from checkeval_core.config import cache_dir
 from checkeval_core.judges.base import BinaryRequest, BinaryResult, GenerateRequest, GenerateResult
 from checkeval_core.judges.cached import CachedJudge
 from checkeval_core.judges.keys import needs_key
-from checkeval_core.judges.prices import PriceError, price_of
+from checkeval_core.judges.prices import PriceError, batch_price_of, price_of
 from checkeval_core.judges.registry import get_judge, parse_spec
+from checkeval_core.judges.spec import endpoint_urls
 from checkeval_core.runs.options import check_limit, check_params
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.store import NotFound, dumps, loads, now_iso, rows
@@ -76,29 +77,45 @@ class Estimate:
     seconds: float | None = 0.0
     usd: float | None = 0.0
     notes: list[str] = field(default_factory=list)
+    # a judge with a provider Batch API (``runs/batch.py``): the same work at its batch price
+    # (``judges/prices.py``; None: unknown); ``batchable`` False: there is no batch price
+    batchable: bool = False
+    usd_batch: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Exactly :data:`KEYS` (the CLI's ``--estimate --json``)."""
-        return {"calls": self.calls, "cached": self.cached, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens,
-                "seconds": None if self.seconds is None else round(self.seconds, 1),
-                "usd": None if self.usd is None else round(self.usd, 6)}
+        """Exactly :data:`KEYS` (the CLI's ``--estimate --json``), plus ``usd_batch`` when a
+        judge can be asked through a provider's Batch API."""
+        out = {"calls": self.calls, "cached": self.cached, "prompt_tokens": self.prompt_tokens,
+               "completion_tokens": self.completion_tokens,
+               "seconds": None if self.seconds is None else round(self.seconds, 1),
+               "usd": None if self.usd is None else round(self.usd, 6)}
+        if self.batchable:
+            out["usd_batch"] = None if self.usd_batch is None else round(self.usd_batch, 6)
+        return out
 
     def __add__(self, other: Estimate) -> Estimate:
         def plus(a: float | None, b: float | None) -> float | None:
             return None if a is None or b is None else a + b
 
+        def batch(e: Estimate) -> float | None:  # a judge without a batch API: online
+            return e.usd_batch if e.batchable else e.usd
+
         return Estimate(self.calls + other.calls, self.cached + other.cached,
                         self.prompt_tokens + other.prompt_tokens,
                         self.completion_tokens + other.completion_tokens,
                         plus(self.seconds, other.seconds), plus(self.usd, other.usd),
-                        list(dict.fromkeys(self.notes + other.notes)))
+                        list(dict.fromkeys(self.notes + other.notes)),
+                        self.batchable or other.batchable, plus(batch(self), batch(other)))
 
     def text(self) -> str:
-        """One line for a page or a terminal."""
+        """One line for a page or a terminal (online and batch price side by side when a
+        judge has a provider Batch API)."""
         secs = "time unknown" if self.seconds is None else f"≈ {duration(self.seconds)}"
         usd = "cost unknown" if self.usd is None else (
             "$0 (local)" if self.usd == 0 else f"≈ ${self.usd:.4f}")
+        if self.batchable:
+            usd = (f"online {usd} · with the Batch API " +
+                   ("cost unknown" if self.usd_batch is None else f"≈ ${self.usd_batch:.4f}"))
         return (f"{self.calls} judge calls ({self.cached} already cached) · "
                 f"{self.prompt_tokens:,} prompt + {self.completion_tokens:,} completion tokens"
                 f" · {secs} · {usd}")
@@ -276,7 +293,30 @@ class Simulation:
                                  f"CHECKEVAL_PRICES")
         else:
             est.usd = (est.prompt_tokens * price[0] + est.completion_tokens * price[1]) / 1e6
+        self._batch_price(est)
         return est
+
+    def _batch_price(self, est: Estimate) -> None:
+        """``usd_batch`` for a judge with a provider Batch API (``openai:``, one
+        ``openai-compat:`` address): its batch price, or unknown with a note."""
+        caps = self.capabilities
+        backend = self.spec.split(":", 1)[0]
+        if caps.local or backend not in ("openai", "openai-compat") or \
+                len(endpoint_urls(self.spec)) > 1:
+            return
+        est.batchable = True
+        try:
+            price = batch_price_of(self.spec, caps.model, caps.local)
+        except PriceError:
+            price = None
+        if price is None:
+            est.usd_batch = None if est.calls else 0.0
+            if est.calls:
+                est.notes.append(f"{self.spec}: no batch price for model {caps.model!r} — "
+                                 "set batch_input/batch_output in CHECKEVAL_PRICES")
+        else:
+            est.usd_batch = (est.prompt_tokens * price[0]
+                             + est.completion_tokens * price[1]) / 1e6
 
 
 def estimate_requests(judge: Any, batches: Iterable[tuple[str, Sequence[Any]]],
@@ -484,9 +524,14 @@ def record_estimate(db: sqlite_utils.Database, run_id: int, judge: Any) -> dict[
 
 
 def record_actual(db: sqlite_utils.Database, run_id: int, judge: Any,
-                  before: dict[str, float]) -> None:
+                  before: dict[str, float], paid: str | None = None,
+                  priced: bool | None = None) -> None:
     """Add what this execution of the run cost (judge calls, cache hits, prompt tokens
-    evaluated, completion tokens, wall seconds, dollars) to ``run.actual``."""
+    evaluated, completion tokens, wall seconds, dollars) to ``run.actual``; ``paid`` says
+    which price this execution paid (``"batch"`` for answers from a batch, ``runs/batch.py``;
+    else ``"online"`` when it asked the judge), kept in ``actual.paid`` with the earlier
+    executions' (``"online"``, ``"batch"`` or ``"batch+online"``); ``priced``: whether that
+    price is known (default: whether the judge's online price is)."""
     now = _snapshot(judge)
     if not _has_cost_columns(db):
         return
@@ -496,8 +541,9 @@ def record_actual(db: sqlite_utils.Database, run_id: int, judge: Any,
     old = loads(row[0], {}) or {}
     caps = getattr(judge, "capabilities", None)
     try:
-        priced = caps is None or price_of(getattr(judge, "spec", ""), caps.model,
-                                          caps.local) is not None
+        if priced is None:
+            priced = caps is None or price_of(getattr(judge, "spec", ""), caps.model,
+                                              caps.local) is not None
     except PriceError:
         priced = False
     out: dict[str, Any] = {}
@@ -507,6 +553,10 @@ def record_actual(db: sqlite_utils.Database, run_id: int, judge: Any,
     out["usd"] = round(float(old.get("usd", 0) or 0) + now["usd"] - before["usd"], 6) \
         if priced else None
     out["executions"] = int(old.get("executions", 0) or 0) + 1
+    # which prices were paid over the executions: "online", "batch" or "batch+online"
+    this = paid or ("online" if out["calls"] > int(old.get("calls", 0) or 0) else None)
+    kinds = {k for k in str(old.get("paid") or "").split("+") if k} | ({this} if this else set())
+    out["paid"] = "+".join(sorted(kinds)) or "online"
     db.execute("UPDATE run SET actual = ? WHERE id = ?", [dumps(out), run_id])
 
 
@@ -521,6 +571,8 @@ def estimate_vs_actual(run: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for k in KEYS:
         e, a = est.get(k), (act or {}).get(k)
+        if k == "usd" and (act or {}).get("paid") == "batch" and "usd_batch" in est:
+            e = est["usd_batch"]  # paid at the batch price: compared with its estimate
         ratio = (a / e) if isinstance(e, int | float) and isinstance(a, int | float) and e \
             else None
         out.append({"figure": k, "estimate": e, "actual": a,

@@ -1,0 +1,41 @@
+"""Browser: on the Run page, start a run as batch files, then upload the results (OpenAI's
+batch output format) and see the run complete — the path a person takes with vLLM's
+run_batch or OpenAI's Batch API by hand."""
+
+import pytest
+
+from checkeval_core.store import open_db
+from tests.helpers import batch_lines, fake_batch_results, idle, run_cli
+
+
+@pytest.mark.browser
+def test_batch_files_round_trip_in_browser(app_server, page, tmp_path):
+    page.set_default_timeout(120_000)  # a loaded machine: the first page load can be slow
+    run_cli(["--db", str(app_server.db_path), "demo"], check=True)
+    page.goto(app_server.url + "/run")
+    page.get_by_text("Checklist version").wait_for()
+    page.get_by_label("Another judge spec (optional)").fill("fake")
+    for name in ("Remove embedded:quality", "Remove embedded"):
+        button = page.get_by_role("button", name=name, exact=True)
+        if button.count():
+            button.click()
+    limit = page.get_by_role("spinbutton", name="Items (first N)")
+    limit.fill("2")
+    limit.press("Enter")
+    idle(page)
+    page.get_by_text("Batch: the provider's Batch API, or batch files").click()
+    page.get_by_role("button", name="Start as batch files").click()
+    page.get_by_text("Started run(s) 1 as batch files").wait_for()
+    page.get_by_role("button", name="Download run-1-001-of-001.jsonl").wait_for()
+    db = open_db(app_server.db_path)
+    [(path,)] = db.execute("SELECT file_name FROM run_batch WHERE run_id = 1").fetchall()
+    results = tmp_path / "results.jsonl"
+    results.write_text("\n".join(fake_batch_results(db, 1, batch_lines(path))) + "\n",
+                       encoding="utf-8")
+    page.locator("input[type=file]").set_input_files(str(results))
+    page.get_by_text("results.jsonl").first.wait_for()
+    idle(page)
+    page.get_by_role("button", name="Store results").click()
+    page.get_by_text("0 pending · run completed").wait_for(timeout=60_000)
+    assert db.execute("SELECT status FROM run WHERE id = 1").fetchone()[0] == "completed"
+    page.screenshot(path=str(app_server.db_path.parent / "batch.png"), full_page=True)
