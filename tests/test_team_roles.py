@@ -15,8 +15,10 @@ from checkeval_core.checklists.review import decide
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
 from checkeval_core.judges.saved import add_judge
+from checkeval_core.runs.batch import store_batch_results
 from checkeval_core.runs.jobs import cancel_run, create_run
 from checkeval_core.runs.start import start_runs
+from checkeval_core.store import db_path
 from checkeval_core.team import Actor, Denied, acting_as
 from tests.helpers import make_runs_task, run_cli
 
@@ -74,6 +76,8 @@ WRITES = [
     ("start runs", "coordinator", lambda db, s: start_runs(db, s["task"], ["fake"],
                                                            ["rocketeval"])),
     ("cancel a run", "reviewer", lambda db, s: cancel_run(db, s["run"])),
+    ("store batch results", "annotator", lambda db, s: store_batch_results(
+        db_path(db), s["run"], [("out.jsonl", b"")])),
     ("create a job", "annotator", lambda db, s: J.create_job(
         db, s["task"], ["ann"], 1, n_items=1, name="mine", coordinator="ann")),
     ("settle", "annotator", lambda db, s: J.adjudicate(db, s["job"], s["item"], s["q"], "yes",

@@ -62,6 +62,7 @@ from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.start import start_runs
 from checkeval_core.store import now_iso, open_db, transaction
 from checkeval_core.tasks import get_task, items
+from checkeval_core.team import require
 
 BATCH_BACKENDS = ("openai", "openai-compat", "fake")
 API_BACKENDS = ("openai", "openai-compat")
@@ -380,8 +381,10 @@ def store_batch_results(path: str | Path, run_id: int, files: list[tuple[str, by
     """Store result files (``(name, bytes)``) of run ``run_id``; returns ``{"run", "stored",
     "skipped", "failed", "pending", "status", "errors"}`` (``errors``: the first few results
     the provider could not give). Raises :class:`BatchFileError` / ValueError before storing
-    anything. With ``finish``, a run with nothing pending is completed."""
+    anything. With ``finish``, a run with nothing pending is completed. Behind a login, only a
+    role that may start runs may store their answers (checked before anything is read)."""
     db = open_db(path)
+    require(db, "run.start")
     run = get_run(db, run_id)
     if run["status"] == "completed":
         raise ValueError(f"run {run_id} is completed: nothing is pending")
