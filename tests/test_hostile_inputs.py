@@ -156,6 +156,30 @@ def test_ask_one_question_shows_the_status_never_the_body(env, listener, db):
     assert listener.body_secret not in decision.message
 
 
+def test_the_judges_page_shows_the_status_and_sends_no_server_variable(env, listener, db):
+    """The web attempt: a visitor saves a judge at their own address (or an internal
+    service's) and presses *Ask one question*."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    listener.mode = "404"
+    app = str(Path(__file__).resolve().parent.parent / "app.py")
+    at = AppTest.from_file(app, default_timeout=120).run()
+    at.switch_page("app_pages/judges.py").run()
+    at.selectbox(key="add_backend").select("openai-compat").run()
+    at.text_input(key="add_base_url").input(listener.url).run()
+    at.text_input(key="add_model").input("m").run()
+    at.button(key="add_save").click().run()
+    at.selectbox(key="test_spec").select(listener.spec).run()
+    at.button(key="test_run").click().run()
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error)
+    assert "HTTP 404" in shown and listener.body_secret not in shown, shown
+    assert len(listener.requests) == 1 and sent_canaries(listener) == []
+    assert listener.auths() == {"Bearer not-needed"}
+
+
 def test_the_operator_restricts_judge_addresses(env, listener, db, db_path, tmp_path):
     other = ScriptedServer()
     try:

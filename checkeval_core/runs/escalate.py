@@ -56,7 +56,9 @@ def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
                   params: dict[str, Any], method: str | None = None) -> None:
     """Refuse an escalation that cannot run, before anything is asked (ValueError naming the
     flag): a method without Yes/No answers, B's spec, exactly one of target/margin, their
-    ranges, a split for a fitted threshold."""
+    ranges (δ also with a margin: it is stored), a split and a labelled dev group for a fitted
+    threshold (two with ``calibrate_judges``: half calibrate A, the others fit the
+    threshold)."""
     if not enabled(params):
         stray = [k for k in OPTIONS[1:] if params.get(k) not in (None, False)]
         if stray:
@@ -96,8 +98,8 @@ def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
             raise ValueError("--calibrate-judges: this task's people voted on pairs, which "
                              "label pairs, not answers; a judge's p(Yes) is calibrated on "
                              "answer labels (annotations or expert scores)")
-        if target is not None and len(_labelled_dev_groups(db, task)) < 2:
-            n = len(_labelled_dev_groups(db, task))
+        n = len(_labelled_dev_groups(db, task)) if target is not None else 2
+        if n < 2:
             raise ValueError(f"--calibrate-judges with --target-agreement: task {task!r} has "
                              f"{n} dev group{'' if n == 1 else 's'} with people's labels; the "
                              "first judge's confidence is calibrated on half of them and the "
