@@ -10,8 +10,14 @@ from checkeval_core.analysis.escalation_view import (
     escalating_runs,
     task_escalating_runs,
 )
+from checkeval_core.runs.escalate_estimate import (
+    estimate_calls,
+    expected_coverage,
+    start_cost_line,
+)
 from checkeval_core.runs.jobs import answer_count
 from checkeval_core.store import db_path, open_db
+from checkeval_core.textsafe import md_escape
 
 
 @st.cache_data(ttl=60, show_spinner="Computing the coverage–agreement curve…", max_entries=8)
@@ -47,8 +53,6 @@ def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
     """The Run page's *Escalate* fields: the keyword arguments of
     :func:`checkeval_core.runs.escalate.escalation_params` (empty second judge: none), and the
     expected calls of each judge under them."""
-    from checkeval_core.runs.escalate_estimate import estimate_calls, expected_coverage
-
     with st.expander("Escalate what the judge is unsure of to a second judge"):
         b = st.text_input("Second judge spec (escalate to)", key="run_escalate_to",
                           placeholder="e.g. embedded:quality",
@@ -88,3 +92,13 @@ def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
     return {"escalate_to": b, "target_agreement": target if how == "target" else None,
             "margin": margin if how == "margin" else None, "delta": delta, "abstain": abstain,
             "calibrate_judges": calibrate}
+
+
+def cost_box(db: sqlite_utils.Database, task: str, judges: list[str], methods: list[str],
+             version: int, limit: int, params: dict, esc: dict) -> None:
+    """The Run page's cost before *Start*: every judge's runs and, when *Escalate* names a
+    second judge, its expected share summed in (calls, tokens, time, money)."""
+    line, notes = start_cost_line(db, task, judges, methods, version, limit, params, esc)
+    st.info(line, icon=":material/payments:")
+    if notes:
+        st.caption(md_escape(" · ".join(notes)))
