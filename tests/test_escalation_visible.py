@@ -171,3 +171,21 @@ def test_traces_page_says_by_whom_and_shows_peoples_answers(db, task):
     people = dict(zip(table["question_id"], table["people"]))
     assert people[qid] == "✓ 2 · ✗ 0"
     assert set(people.values()) == {"✓ 2 · ✗ 0", "no one answered"}
+
+
+def test_a_second_judge_without_an_estimate_keeps_the_first_judges(db, task, monkeypatch):
+    import checkeval_core.runs.escalate_estimate as EE
+
+    real = EE.estimate_run
+
+    def no_b(db_, run_id, judge=None):
+        if judge == "fakeb":
+            raise ImportError("fakeb's package is not installed")
+        return real(db_, run_id, judge)
+
+    monkeypatch.setattr(EE, "estimate_run", no_b)
+    est = get_run(db, _escalated_run(db, task))["estimate"]
+    est = est if isinstance(est, dict) else loads(est)
+    assert est["calls"] == 45 and "parts" not in est
+    assert any("fakeb: no estimate of the second judge's share (ImportError" in n
+               for n in est["notes"])

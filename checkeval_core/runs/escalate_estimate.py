@@ -118,7 +118,13 @@ def stored_run_estimate(db: sqlite_utils.Database, run_id: int, judge: Any = Non
     a = found[0]["judge_spec"]
     cov, why = expected_coverage(db, found[0]["task"], a, p.get("margin"),
                                  bool(p.get("calibrate_judges")))
-    part = _share(estimate_run(db, run_id, b), 1.0 - (cov or 0.0), b, a,
+    try:
+        full = estimate_run(db, run_id, b)
+    except Exception as e:  # noqa: BLE001 - B's share is information: A's estimate is kept
+        est.notes.append(f"{b}: no estimate of the second judge's share "
+                         f"({type(e).__name__}: {str(e)[:200]})")
+        return est
+    part = _share(full, 1.0 - (cov or 0.0), b, a,
                   f"({why})" if cov is not None else f"at most ({why}: all of them)")
     part.parts = {b: part.to_json()}
     return est + part
