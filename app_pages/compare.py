@@ -21,7 +21,7 @@ from checkeval_core.stats.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.store import db_path, open_db
 from checkeval_core.task_split import get_split
 from checkeval_core.textsafe import md_escape
-from studio_ui.compare_ui import flipped_section
+from studio_ui.compare_ui import agreement_section, flipped_section
 from studio_ui.frame import page_db
 from studio_ui.widgets import csv_download, task_picker
 
@@ -86,27 +86,7 @@ except CompareError as e:
 ag = res["agreement"]
 head = summary_lines(res)
 st.caption(md_escape(head[1]) + f" · paired bootstrap over groups, {ag['n_boot']} resamples")
-m1, m2, m3 = st.columns(3)
-if ag["reason"]:
-    st.info(f"Agreement with humans: {ag['reason']}.")
-else:
-    ci = ag["ci"]
-    m1.metric(f"A · {coef} with humans", f"{ag['a']:.3f}")
-    m2.metric(f"B · {coef} with humans", f"{ag['b']:.3f}")
-    m3.metric("Δ = B − A", f"{ag['delta']:+.3f}",
-              f"95% CI [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci[0] == ci[0] else ag["ci_reason"],
-              delta_color="off")
-    st.caption(f"{level.replace('_', ' ')} {coef}, mean over {len(ag['dimensions'])} "
-               f"dimension(s), on {ag['n_items']} shared items with a human score in "
-               f"{ag['n_groups']} groups ({ag['n_systems']} systems).")
-    with st.expander("Per dimension (each with its own paired interval)"):
-        st.dataframe(pd.DataFrame([{
-            "dimension": k, "A": v["a"], "B": v["b"], "Δ": v["delta"],
-            "95% CI": v["ci_reason"] or f"[{v['ci'][0]:+.3f}, {v['ci'][1]:+.3f}]",
-            "items": v["n_items"], "groups": v["n_groups"]}
-            for k, v in ag["dimensions"].items()]), hide_index=True, key="cmp_dims",
-            column_config={c: st.column_config.NumberColumn(format="%.3f")
-                           for c in ("A", "B", "Δ")})
+agreement_section(ag, level, coef)
 if res["scale_note"]:
     st.warning(f"Different scales: {res['scale_note']}.")
 

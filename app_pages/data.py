@@ -4,9 +4,23 @@ from pathlib import Path
 
 import streamlit as st
 
-from checkeval_core.datasets import KINDS, DatasetError, file_columns, import_file, parse_rows
+from checkeval_core.datasets import (
+    KINDS,
+    DatasetError,
+    file_columns,
+    import_file,
+    numeric_columns,
+    parse_rows,
+)
 from checkeval_core.tasks import count_items, default_task, groups, items, list_tasks
-from studio_ui.data_ui import column_mapping, export_buttons, items_table, preview_table
+from checkeval_core.textsafe import md_escape
+from studio_ui.data_ui import (
+    column_mapping,
+    export_buttons,
+    import_waits,
+    items_table,
+    preview_table,
+)
 from studio_ui.errors import upload_failed
 from studio_ui.frame import page_db
 
@@ -21,9 +35,11 @@ names = [t["name"] for t in tasks]
 tab_browse, tab_import = st.tabs(["Browse & export", "Import a file"])
 
 with tab_import:
-    st.write("CSV, JSONL or JSON (a list of objects). Fields: `id` and `output` are required; "
-             "optional `group_id`, `system_id`, `input`/`source`, `context`, `fact`, `reference`. "
-             "Human scores: CSV columns `human_<dimension>` or a `scores` object in JSON rows.")
+    st.write("CSV, JSONL or JSON (a list of objects). Fields: `output` is required, `id` too "
+             "unless the file has none (then the row numbers); optional `group_id`, "
+             "`system_id`, `input`/`source`, `context`, `fact`, `reference`. Human scores: "
+             "columns `human_<dimension>`, any numeric column mapped below, or a `scores` "
+             "object in JSON rows.")
     up = st.file_uploader("Dataset file", type=["csv", "jsonl", "json"], key="upload")
     # where the file goes is always the person's choice: nothing is pre-set to the current task
     dest = st.radio("Import into", [NEW, EXISTING] if names else [NEW], index=None,
@@ -47,27 +63,28 @@ with tab_import:
                        f"{info['n_items']} items now); an id it already has is refused.")
     else:
         st.caption("Choose where the file goes: a new task, or added to an existing one.")
-    ready = bool(target.strip()) and not clash and (dest == EXISTING or kind is not None)
     if up is not None:
         try:  # no traceback (with server paths) ever reaches the visitor
             data = up.getvalue()
             columns = file_columns(up.name, data)
-            mapping = column_mapping(columns)
+            mapping = column_mapping(columns, numeric_columns(up.name, data))
             ok = False
             try:
                 preview = parse_rows(Path(up.name), mapping, data=data)
                 ok = True
                 st.write(f"{len(preview['items'])} items, {len(preview['scores'])} human "
                          f"scores (dimensions: {', '.join(preview['dimensions']) or 'none'})")
+                for note in preview["notes"]:  # ids from row numbers, columns left out
+                    st.caption(md_escape(note))
                 preview_table(preview["items"])
             except DatasetError as e:
                 st.error("This file cannot be imported:")
                 st.code("\n".join(e.errors), language=None, wrap_lines=True)
-            if st.button("Import", type="primary", key="do_import",
-                         disabled=not (ok and ready),
-                         help="Fix the problems listed above first" if not ok else None
-                         if ready else "Choose where the file goes (and the new task's name "
-                                       "and kind)"):
+            waits = import_waits(ok, dest, target, kind, clash, NEW)
+            if waits:  # a grey button says what it waits for, not only in a tooltip
+                st.caption(waits)
+            if st.button("Import", type="primary", key="do_import", disabled=bool(waits),
+                         help=waits):
                 try:
                     res = import_file(db, up.name, target, kind=kind, mapping=mapping,
                                       data=data, filename=up.name)

@@ -8,7 +8,7 @@ from checkeval_core.judges.saved import list_judges
 from checkeval_core.runs import cancel_run, start_background
 from checkeval_core.runs.defaults import recommended
 from checkeval_core.runs.escalate import escalation_params
-from checkeval_core.runs.estimate import cost_line, estimate_batch, estimate_vs_actual
+from checkeval_core.runs.estimate import estimate_vs_actual
 from checkeval_core.runs.jobs import get_run, prepare_resume
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.progress import panel
@@ -16,9 +16,8 @@ from checkeval_core.runs.registry import METHODS, all_aggregations
 from checkeval_core.runs.start import start_runs
 from checkeval_core.store import db_path
 from checkeval_core.tasks import list_tasks
-from checkeval_core.textsafe import md_escape
 from studio_ui.batch_ui import batch_section
-from studio_ui.escalation_ui import escalation_fields
+from studio_ui.escalation_ui import cost_box, escalation_fields
 from studio_ui.frame import page_db
 from studio_ui.widgets import task_picker
 
@@ -77,11 +76,7 @@ opts = {k: True for k, on in (("include_definition", inc_def),
                                ("include_reference", inc_ref)) if on}
 if phrasing:
     opts["phrasing"] = int(phrasing)
-line, notes = cost_line(estimate_batch, db, task, [*judges, extra], methods, checklist=vnum,
-                        limit=int(limit), params=opts)
-st.info(line, icon=":material/payments:")  # the cost before the click
-if notes:
-    st.caption(md_escape(" · ".join(notes)))
+cost_box(db, task, [*judges, extra], methods, vnum, int(limit), opts, esc)  # both judges
 if st.button("Start", type="primary", key="run_start"):
     try:
         opts.update(escalation_params(**esc))

@@ -41,6 +41,8 @@ if wanted and st.session_state.get("tr_link") != link:
         st.session_state.pop("tr_task", None)
     for k in STATE:
         st.session_state.pop(k, None)
+    if qp.get("show") == "people":  # Align's link: the questions where people disagree first
+        st.session_state["tr_filter"] = SHOW_FILTERS[2]
 c_task, c_runs, c_dim, c_item = st.columns([2, 4, 2, 3])
 with c_task:
     task = task_picker(db, "tr_task", "No task yet: load the demo on the Home page.")

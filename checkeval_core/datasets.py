@@ -4,7 +4,9 @@ A row becomes an ``item``; its human scores become ``human_score`` rows. Fields 
 name (``id``, ``group_id``, ``system_id``, ``input``/``source``, ``context``, ``fact``,
 ``reference``, ``output``) unless a mapping says otherwise (``{"group_id": "doc_id"}``).
 Human scores come from CSV columns ``human_<dimension>``, from a ``scores`` object in JSON
-rows, or from mapped ``human_<dimension>`` fields. Every other column is kept as metadata.
+rows, or from any numeric column mapped to ``human_<dimension>`` (``human_overall=score``).
+Every other column is kept as metadata and named in the result's ``notes``. A file without
+an ``id`` column gets each row's number as its id (said in ``notes``).
 
 Every problem is reported with the file, the line (CSV/JSONL) or element (JSON) and the
 field; on any problem nothing is written (:class:`DatasetError`). Bytes, rows and JSON nesting
@@ -60,6 +62,11 @@ def parse_mapping(pairs: list[str] | None) -> dict[str, str]:
         if field not in ALL_FIELDS and not field.startswith("human_"):
             raise DatasetError([f"--map {p!r}: unknown field {field!r}; fields are "
                                 f"{', '.join(ALL_FIELDS)} and human_<dimension>"])
+        if field.startswith("human_"):
+            try:
+                check_name(field[len("human_"):], f"--map {p!r}", "dimension name")
+            except InputError as e:
+                raise DatasetError([str(e)]) from None
         out[field] = column
     return out
 
@@ -244,12 +251,33 @@ def file_columns(name: str, data: bytes) -> list[str]:
         return []
 
 
+def numeric_columns(name: str, data: bytes) -> list[str]:
+    """The file's columns whose every non-empty value is a finite number (the columns a page
+    offers as human scores); [] when the file cannot be read (the import then says why)."""
+    path = Path(name)
+    try:
+        records, columns = _read_records(path, _decode(path, data))
+    except DatasetError:
+        return []
+    out = []
+    for c in columns:
+        values = [r.get(c) for _, r in records]
+        errors: list[str] = []
+        nums = [as_number(v, "", c, errors) for v in values]
+        if not errors and any(x is not None for x in nums):
+            out.append(c)
+    return out
+
+
 def parse_rows(path: Path, mapping: dict[str, str] | None = None,
                data: bytes | None = None) -> dict[str, Any]:
     """Read and validate a file without touching the database.
 
     Returns ``{"items": [...], "scores": [(item_id, dim, value)], "dimensions": [...],
-    "columns": [...]}``; raises :class:`DatasetError` listing every problem.
+    "columns": [...], "ids_from_rows", "ignored", "notes"}``; raises :class:`DatasetError`
+    listing every problem. A file without an id column (none mapped) gets each row's number
+    as its id (``ids_from_rows``); ``ignored`` names every column that is neither a field nor
+    a human score (kept as metadata), and ``notes`` says both in words.
     """
     path = Path(path)
     mapping = dict(mapping or {})
@@ -270,21 +298,26 @@ def parse_rows(path: Path, mapping: dict[str, str] | None = None,
             score_cols[c[len("human_"):]] = c
     errors: list[str] = []
     is_csv = path.suffix.lower() == ".csv"
+    # no id column (and none mapped): each row's id is its row number, said in ``notes``
+    row_ids = "id" not in mapping and (col["id"] not in columns if is_csv else not any(
+        _get(r, col["id"]) is not None for _, r in records))
+    required = [f for f in REQUIRED if not (f == "id" and row_ids)]
     if is_csv:
         missing = [f"{f!r}" + (f" (mapped to column {col[f]!r})" if f in mapping else "")
-                   for f in REQUIRED if col[f] not in columns]
+                   for f in required if col[f] not in columns]
         if missing:
             raise DatasetError([f"{path.name}, line 1: missing required column(s) "
                                 f"{', '.join(missing)}; columns are {', '.join(columns)}"])
-    used = set(col.values()) | set(score_cols.values()) | {"scores", "input"}
+    used = set(col.values()) | set(score_cols.values()) | (set() if is_csv else {"scores"})
     items, scores, seen = [], [], {}
     dims: list[str] = []
-    for loc, r in records:
-        for f in REQUIRED:
+    for n, (loc, r) in enumerate(records, 1):
+        for f in required:
             v = _get(r, col[f])
             if v is None or (isinstance(v, str) and not v.strip()):
                 errors.append(f"{loc}, field {col[f]!r}: required value is missing")
-        item = {"item_id": _as_text(_get(r, col["id"]), loc, col["id"], errors).strip()}
+        item = {"item_id": str(n) if row_ids else
+                _as_text(_get(r, col["id"]), loc, col["id"], errors).strip()}
         for f in TEXT_FIELDS:
             item[f] = _as_text(_get(r, col[f]), loc, col[f], errors)
         item["metadata"] = {k: v for k, v in r.items() if k not in used}
@@ -319,7 +352,16 @@ def parse_rows(path: Path, mapping: dict[str, str] | None = None,
             break
     if errors:
         raise DatasetError(errors[:MAX_ERRORS])
-    return {"items": items, "scores": scores, "dimensions": dims, "columns": columns}
+    ignored = [c for c in columns if c not in used]
+    notes = ([f"no {col['id']!r} column: each item's id is its row number (1–{len(items)})"]
+             if row_ids else [])
+    if ignored:
+        notes.append(f"not imported as a field or a human score (kept as item metadata): "
+                     f"{', '.join(ignored)}" + ("" if score_cols else
+                                                " — map a numeric column to a human score "
+                                                "with human_<dimension>=COLUMN"))
+    return {"items": items, "scores": scores, "dimensions": dims, "columns": columns,
+            "ids_from_rows": row_ids, "ignored": ignored, "notes": notes}
 
 
 @guarded("data.import")
@@ -329,7 +371,8 @@ def import_file(db: sqlite_utils.Database, path: str | Path, task: str, kind: st
     """Import ``path`` (or ``data`` bytes named ``filename``) into ``task``, all or nothing.
 
     Creates the task (default kind ``custom``) when missing; appends to an existing one.
-    Returns ``{"task", "n_items", "n_scores", "dimensions"}``.
+    Returns ``{"task", "n_items", "n_scores", "dimensions", "notes"}`` (notes: ids from row
+    numbers, columns not imported).
     """
     p = Path(filename) if filename else Path(path)
     if not task or not task.strip():
@@ -373,4 +416,4 @@ def import_file(db: sqlite_utils.Database, path: str | Path, task: str, kind: st
             "INSERT INTO human_score (item_id, dimension, value, annotator) VALUES (?, ?, ?, '')",
             [(pk[iid], dim, v) for iid, dim, v in parsed["scores"]])
     return {"task": task, "n_items": len(parsed["items"]), "n_scores": len(parsed["scores"]),
-            "dimensions": parsed["dimensions"]}
+            "dimensions": parsed["dimensions"], "notes": parsed["notes"]}

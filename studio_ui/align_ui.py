@@ -67,7 +67,7 @@ def disagreements(res: dict[str, Any], run_id: int, pick: int | None) -> None:
         st.page_link("app_pages/traces.py",
                      label=f"{d['item_id']}: judge {d['judge']}, people {d['human']}",
                      query_params={"runs": str(run_id), "item": str(d["item_pk"]),
-                                   "dim": q["dimension"] or ""})
+                                   "dim": q["dimension"] or "", "show": "people"})
 
 
 def people_headlines(db: sqlite_utils.Database, task: str) -> None:

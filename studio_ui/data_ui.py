@@ -15,9 +15,13 @@ from checkeval_core.tasks import export_rows
 from checkeval_core.textsafe import truncate
 from studio_ui.tables import order, table_config
 
+ROW_NUMBERS = "(row numbers)"
 
-def column_mapping(columns: list[str]) -> dict[str, str]:
-    """Selectors mapping the file's columns to fields; returns the non-identity choices."""
+
+def column_mapping(columns: list[str], numeric: list[str] | None = None) -> dict[str, str]:
+    """Selectors mapping the file's columns to fields, and the numeric columns to human-score
+    dimensions; returns the non-identity choices (``human_<dimension>: column`` for scores).
+    Without an id column the id selector offers the row numbers (the default then)."""
     mapping: dict[str, str] = {}
     if not columns:
         return mapping
@@ -30,10 +34,34 @@ def column_mapping(columns: list[str]) -> dict[str, str]:
         choice = cols[i % 4].selectbox(field, options,
                                        index=options.index(default)
                                        if default in options else 0,
+                                       format_func=lambda c, f=field: c or (
+                                           ROW_NUMBERS if f == "id" else "(none)"),
                                        key=f"map_{field}")
         if choice and choice != field:
             mapping[field] = choice
+    offer = [c for c in (numeric or []) if not c.startswith("human_")]
+    if offer:
+        picked = st.multiselect(
+            "Numeric columns holding human scores", offer, key="map_scores",
+            help="Each becomes a human-score dimension (named below); columns named "
+                 "human_<dimension> are human scores already.")
+        for c in picked:
+            dim = st.text_input(f"Dimension of column {c!r}", c, key=f"map_dim_{c}").strip()
+            mapping[f"human_{dim or c}"] = c
     return mapping
+
+
+def import_waits(ok: bool, dest: str | None, target: str, kind: str | None, clash: bool,
+                 new: str) -> str | None:
+    """What a disabled *Import* button waits for, in words (None: it is enabled)."""
+    wants = [w for w, missing in (
+        ("a file that can be read (see the problems above)", not ok),
+        ("where the file goes (a new or an existing task)", dest is None),
+        ("the new task's name", dest == new and not target.strip()),
+        ("another name (a task with this name exists)", dest == new and clash),
+        ("the new task's kind", dest == new and kind is None),
+        ("the task to add the items to", dest not in (None, new) and not target)) if missing]
+    return "Import waits for: " + "; ".join(wants) + "." if wants else None
 
 
 def preview_table(items: list[dict[str, Any]]) -> None:

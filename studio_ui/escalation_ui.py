@@ -11,9 +11,14 @@ from checkeval_core.analysis.escalation_view import (
     task_escalating_runs,
 )
 from checkeval_core.people import people_stamp
-from checkeval_core.runs.escalate_estimate import estimate_calls, expected_coverage
+from checkeval_core.runs.escalate_estimate import (
+    estimate_calls,
+    expected_coverage,
+    start_cost_line,
+)
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.store import db_path, open_db
+from checkeval_core.textsafe import md_escape
 
 
 @st.cache_data(ttl=60, show_spinner="Computing the coverage–agreement curve…", max_entries=8)
@@ -88,3 +93,13 @@ def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
     return {"escalate_to": b, "target_agreement": target if how == "target" else None,
             "margin": margin if how == "margin" else None, "delta": delta, "abstain": abstain,
             "calibrate_judges": calibrate}
+
+
+def cost_box(db: sqlite_utils.Database, task: str, judges: list[str], methods: list[str],
+             version: int, limit: int, params: dict, esc: dict) -> None:
+    """The Run page's cost before *Start*: every judge's runs and, when *Escalate* names a
+    second judge, its expected share summed in (calls, tokens, time, money)."""
+    line, notes = start_cost_line(db, task, judges, methods, version, limit, params, esc)
+    st.info(line, icon=":material/payments:")
+    if notes:
+        st.caption(md_escape(" · ".join(notes)))

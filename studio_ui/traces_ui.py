@@ -9,8 +9,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from checkeval_core.runs.traces import run_column, score_rows, unit_rows
-from studio_ui.tables import order, table_config
+from checkeval_core.runs.traces import PEOPLE, run_column, score_rows, unit_rows
+from checkeval_core.textsafe import md_escape
+from studio_ui.tables import decision_column, order, table_config
 from studio_ui.widgets import csv_download
 
 
@@ -47,18 +48,26 @@ def decisions_table(rows: list[dict[str, Any]], chosen: list[int],
                     labels: dict[int, str]) -> None:
     """One narrow verdict column per run; a selected row shows its question and raw answers."""
     verdict_cols = [run_column(r) for r in chosen]
+    if any(PEOPLE in r for r in rows):  # people answered this item's questions: beside the runs
+        verdict_cols.append(PEOPLE)
     table = pd.DataFrame(rows, columns=["dimension", "sub-dimension", "question", "question_id",
                                         "unit", *verdict_cols])
+    config = table_config(
+        keys={"dimension": "", "sub-dimension": ""},
+        decisions={**{c: f"Run {labels[r]}: ✓ yes / ✗ no with p(Yes); 'invalid' = no verdict "
+                         "could be read from the answer; an answer a second judge gave says "
+                         "by whom" for c, r in zip(verdict_cols, chosen)},
+                   PEOPLE: "People's answers to the question on this item: how many said yes "
+                           "(✓) and no (✗)"},
+        long={"question": "The checklist question (or SEAL unit). Select the row to read it "
+                          "in full below the table."})
+    for c in verdict_cols[:len(chosen)]:  # a run with escalated answers: room to say by whom
+        if any(" by " in str(row.get(c, "")) for row in rows):
+            config[c] = decision_column(c, config[c]["help"], 330)
     event = st.dataframe(
         table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
         key="tr_dec", column_order=order(["dimension", "sub-dimension"], verdict_cols,
-                                         ["question"]),
-        column_config=table_config(
-            keys={"dimension": "", "sub-dimension": ""},
-            decisions={c: f"Run {labels[r]}: ✓ yes / ✗ no with p(Yes); 'invalid' = no verdict "
-                          "could be read from the answer" for c, r in zip(verdict_cols, chosen)},
-            long={"question": "The checklist question (or SEAL unit). Select the row to read "
-                              "it in full below the table."}))
+                                         ["question"]), column_config=config)
     csv_download(table, "item-decisions.csv", "tr_dl_dec", "Decisions (CSV)")  # formula-safe
     picked = (event or {}).get("selection", {}).get("rows", []) if event else []
     if picked and picked[0] < len(rows):
@@ -68,8 +77,12 @@ def decisions_table(rows: list[dict[str, Any]], chosen: list[int],
         st.text(row["question"])
         for col, r in zip(verdict_cols, chosen):
             if col in row:
-                st.caption(f"{labels[r]} — {row[col]}")
+                st.caption(md_escape(f"{labels[r]} — {row[col]}"))
                 st.text(row["raw"].get(col) or "(no raw answer stored)")
+        if PEOPLE in row:
+            st.caption(md_escape(f"People — {row[PEOPLE]}"
+                                 + (f" ({row['people_detail']})" if row["people_detail"]
+                                    else "")))
 
 
 def units_table(trace: dict[str, Any]) -> None:

@@ -26,7 +26,9 @@ def test_csv_import_with_scores_and_metadata(db, tmp_path):
     p = write(tmp_path, "a.csv", "id,group_id,system_id,source,output,human_fluency,extra\n"
                                  "1,d1,M1,art,sum one,4,x\n2,d1,M2,art,sum two,2.5,y\n")
     res = import_file(db, p, "t", kind="summarization")
-    assert res == {"task": "t", "n_items": 2, "n_scores": 2, "dimensions": ["fluency"]}
+    assert res == {"task": "t", "n_items": 2, "n_scores": 2, "dimensions": ["fluency"],
+                   "notes": ["not imported as a field or a human score (kept as item metadata): "
+                             "extra"]}
     its = items(db, "t")
     assert [i["item_id"] for i in its] == ["1", "2"]
     assert its[1]["scores"] == {"fluency": 2.5}

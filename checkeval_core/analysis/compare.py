@@ -354,6 +354,21 @@ def _part_text(sp: dict[str, Any] | None) -> str:
     return f", read on the {sp['n_groups']} {name} groups of the task's split only"
 
 
+def delta_colour(verdict: str | None) -> str:
+    """How a Δ chip may be coloured: ``"normal"`` (green up / red down, by its sign) only when
+    the verdict says *better* or *worse*; ``"off"`` (grey) otherwise — a Δ whose interval
+    covers 0 says nothing about better."""
+    return "normal" if (verdict or "").startswith(("better", "worse")) else "off"
+
+
+def delta_chip(ag: dict[str, Any]) -> str:
+    """The text under a Δ: its sign first (so an arrow drawn from it follows the sign), then
+    the interval or why there is none: ``-0.010 · 95% CI [-0.050, +0.030]``."""
+    ci = ag["ci"]
+    return f"{ag['delta']:+.3f} · " + (f"95% CI [{ci[0]:+.3f}, {ci[1]:+.3f}]"
+                                       if not isnan(ci[0]) else str(ag["ci_reason"]))
+
+
 def summary_lines(res: dict[str, Any]) -> list[str]:
     """The plain-text summary the CLI prints (and the page's headline)."""
     ag = res["agreement"]

@@ -42,7 +42,8 @@ def import_cmd(
     file: Path = typer.Argument(..., help="CSV, JSONL or JSON file."),
     task: str = typer.Option(..., "--task", help="Task to import into (created if missing)."),
     kind: str | None = typer.Option(None, "--kind", help=" | ".join(KINDS)),
-    mapping: list[str] | None = typer.Option(None, "--map", help="FIELD=COLUMN (repeatable)."),
+    mapping: list[str] | None = typer.Option(None, "--map", help="FIELD=COLUMN (repeatable); FIELD is id, input, output, group_id, … or "
+                 "human_<dimension> for a numeric column of human scores (human_overall=score)."),
 ) -> None:
     """Import a dataset into a task, all or nothing."""
     if not file.exists():
@@ -54,6 +55,8 @@ def import_cmd(
     dims = ", ".join(result["dimensions"]) or "none"
     typer.echo(f"imported {result['n_items']} items and {result['n_scores']} human scores into "
                f"task {result['task']!r} (dimensions: {dims})")
+    for note in result["notes"]:  # ids from row numbers, columns not imported
+        typer.echo(f"  {note}")
 
 
 @app.command("export")

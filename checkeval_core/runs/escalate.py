@@ -39,6 +39,7 @@ from checkeval_core.judges.registry import get_judge, parse_spec
 from checkeval_core.people import answer_labels, people_pair_labels
 from checkeval_core.runs.escalate_calibration import confidence_calibration, judge_calibration
 from checkeval_core.runs.escalate_units import Units, run_units, unit_parts
+from checkeval_core.runs.estimate import record_part_actual, snapshot
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import dumps, now_iso, task_id, transaction
@@ -235,25 +236,36 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
     answered = {(r[0], r[1], r[2]) for r in db.execute(
         "SELECT item_id, question_id, unit FROM answer WHERE run_id = ? AND judge = ?",
         [run["id"], b_spec])}
+    # B's requests planned up front, so that the Run page can say "second judge: k of N"
+    plans = [(it, [w for w in plan(it, ctx)
+                   if any((w.item_pk, q, u) in todo and (w.item_pk, q, u) not in answered
+                          for q, u, _ in w.targets)]) for it in its]
+    progress = {"done": 0, "total": sum(len(works) for _, works in plans)}
+    _b_progress(db, run, progress)
+    before = snapshot(jb)
     b_asked = b_failed = 0  # B's requests in this pass and how many ended in an error
     first_error = ""
-    for it in its:
-        status = db.execute("SELECT status FROM run WHERE id = ?", [run["id"]]).fetchone()[0]
-        if status == "cancelled":
-            return None
-        works = [w for w in plan(it, ctx)
-                 if any((w.item_pk, q, u) in todo and (w.item_pk, q, u) not in answered
-                        for q, u, _ in w.targets)]
-        for kind in ("binary", "generate"):
-            batch = [w for w in works if w.kind == kind]
-            if not batch:
-                continue
-            results = (jb.binary if kind == "binary" else jb.generate)([w.request for w in batch])
-            _store_b(db, run["id"], it["id"], batch, results, todo, b_spec)
-            b_asked += len(results)
-            failed = [r.error for r in results if r.error]
-            b_failed += len(failed)
-            first_error = first_error or (failed[0] if failed else "")
+    try:
+        for it, works in plans:
+            status = db.execute("SELECT status FROM run WHERE id = ?", [run["id"]]).fetchone()[0]
+            if status == "cancelled":
+                return None
+            for kind in ("binary", "generate"):
+                batch = [w for w in works if w.kind == kind]
+                if not batch:
+                    continue
+                results = (jb.binary if kind == "binary" else jb.generate)(
+                    [w.request for w in batch])
+                _store_b(db, run["id"], it["id"], batch, results, todo, b_spec)
+                b_asked += len(results)
+                failed = [r.error for r in results if r.error]
+                b_failed += len(failed)
+                first_error = first_error or (failed[0] if failed else "")
+            if works:
+                progress["done"] += len(works)
+                _b_progress(db, run, progress)
+    finally:  # B's calls, tokens and dollars beside the run's estimate of them
+        record_part_actual(db, run["id"], jb, before)
     units = run_units(db, run)
     _fit_b(db, run, units, state)
     if p.get("calibrate_judges"):
@@ -264,9 +276,19 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
     p["escalation"]["b_spec"] = b_spec
     p["escalation"]["b_errors"] = {"asked": b_asked, "failed": b_failed,
                                    "first": first_error[:300]}
+    p["escalation"]["b_progress"] = progress
     db.execute("UPDATE run SET params = ?, cost = cost + ? WHERE id = ?",
                [dumps(p), float(getattr(jb, "cost", 0.0) or 0.0), run["id"]])
     return p["escalation"]
+
+
+def _b_progress(db: sqlite_utils.Database, run: dict[str, Any], progress: dict[str, int]
+                ) -> None:
+    """B's pass so far (requests sent of those planned) in ``params.escalation.b_progress``,
+    read by the Run page's progress (``runs/progress.py``)."""
+    run["params"]["escalation"]["b_progress"] = dict(progress)
+    db.execute("UPDATE run SET params = ?, heartbeat_at = ? WHERE id = ?",
+               [dumps(run["params"]), now_iso(), run["id"]])
 
 
 def _store_b(db: sqlite_utils.Database, run_id: int, item_pk: int, batch: list,

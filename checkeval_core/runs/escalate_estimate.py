@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.runs.escalate import OPTIONS
-from checkeval_core.runs.estimate import Estimate, estimate_batch
+from checkeval_core.runs.escalate import OPTIONS, escalation_params
+from checkeval_core.runs.estimate import Estimate, cost_line, estimate_batch, estimate_run
 from checkeval_core.stats import escalation as E
-from checkeval_core.store import loads, rows
+from checkeval_core.store import NotFound, loads, rows
 
 
 def estimate_calls(n_requests: int, coverage: float | None) -> dict[str, Any]:
@@ -69,16 +69,83 @@ def second_judge_estimate(db: sqlite_utils.Database, task: str, judges: list[str
     full = estimate_batch(db, task, [b], methods, checklist=checklist, limit=limit,
                           params=base)
     total = Estimate()
-    for j in judges:
+    for j in [j.strip() for j in judges if j and j.strip()]:  # an empty spec field: no judge
         cov, why = expected_coverage(db, task, j, params.get("margin"),
                                      bool(params.get("calibrate_judges")))
-        share = 1.0 - (cov or 0.0)
-        total += Estimate(round(full.calls * share), round(full.cached * share),
-                          round(full.prompt_tokens * share),
-                          round(full.completion_tokens * share),
-                          None if full.seconds is None else full.seconds * share,
-                          None if full.usd is None else full.usd * share, [*full.notes,
-                                           f"{b} asked {share:.0%} of {j}'s requests "
-                                           + (f"({why})" if cov is not None else
-                                              f"at most ({why}: all of them)")])
+        total += _share(full, 1.0 - (cov or 0.0), b, j,
+                        f"({why})" if cov is not None else f"at most ({why}: all of them)")
+    total.parts = {b: total.to_json()}
     return total
+
+
+def _share(full: Estimate, share: float, b: str, a: str, why: str) -> Estimate:
+    """``share`` of B's estimate of all the requests: what B is expected to be asked of A's."""
+    return Estimate(round(full.calls * share), round(full.cached * share),
+                    round(full.prompt_tokens * share), round(full.completion_tokens * share),
+                    None if full.seconds is None else full.seconds * share,
+                    None if full.usd is None else full.usd * share,
+                    [*full.notes, f"{b} asked {share:.0%} of {a}'s requests {why}"])
+
+
+def start_estimate(db: sqlite_utils.Database, task: str, judges: list[str], methods: list[str],
+                   checklist: str | int | None, limit: int | None,
+                   params: dict[str, Any]) -> Estimate:
+    """The cost before a start of runs with ``params`` (the Run page's cost box, ``run
+    --estimate``): every first judge's runs, and with ``escalate_to`` the second judge's
+    expected share (:func:`second_judge_estimate`) — both judges' calls, tokens, time and
+    money in one sum, the second's share in ``parts``."""
+    base = {k: v for k, v in params.items() if k not in OPTIONS}
+    est = estimate_batch(db, task, judges, methods, checklist=checklist, limit=limit,
+                         params=base)
+    if str(params.get("escalate_to") or "").strip():
+        est = est + second_judge_estimate(db, task, judges, methods, checklist, limit, params)
+    return est
+
+
+def stored_run_estimate(db: sqlite_utils.Database, run_id: int, judge: Any = None) -> Estimate:
+    """What a stored run will cost (``estimate.estimate_run``), plus — for an escalating run —
+    its second judge's expected share of the run's requests (stored with the run's estimate
+    under ``parts``, so the estimate-vs-actual table shows both judges)."""
+    est = estimate_run(db, run_id, judge)
+    found = rows(db, "SELECT r.judge_spec, r.params, t.name AS task FROM run r JOIN task t "
+                     "ON t.id = r.task_id WHERE r.id = ?", [run_id])
+    if not found:
+        raise NotFound(f"no run {run_id}")
+    p = loads(found[0]["params"], {}) or {}
+    b = str(p.get("escalate_to") or "").strip()
+    if not b:
+        return est
+    a = found[0]["judge_spec"]
+    cov, why = expected_coverage(db, found[0]["task"], a, p.get("margin"),
+                                 bool(p.get("calibrate_judges")))
+    try:
+        full = estimate_run(db, run_id, b)
+    except Exception as e:  # noqa: BLE001 - B's share is information: A's estimate is kept
+        est.notes.append(f"{b}: no estimate of the second judge's share "
+                         f"({type(e).__name__}: {str(e)[:200]})")
+        return est
+    part = _share(full, 1.0 - (cov or 0.0), b, a,
+                  f"({why})" if cov is not None else f"at most ({why}: all of them)")
+    part.parts = {b: part.to_json()}
+    return est + part
+
+
+def start_cost_line(db: sqlite_utils.Database, task: str, judges: list[str], methods: list[str],
+                    checklist: str | int | None, limit: int | None, params: dict[str, Any],
+                    esc: dict[str, Any]) -> tuple[str, list[str]]:
+    """``(line, notes)`` of the Run page's cost box before *Start*: :func:`start_estimate`
+    with the escalation fields ``esc`` (:func:`~checkeval_core.runs.escalate.escalation_params`'s
+    arguments) — one sum over both judges, then the second judge's share — or why there is
+    no estimate."""
+    parts: dict[str, dict[str, Any]] = {}
+
+    def both(*a: Any) -> Estimate:
+        est = start_estimate(*a, {**params, **escalation_params(**esc)})
+        parts.update(est.parts)
+        return est
+
+    line, notes = cost_line(both, db, task, judges, methods, checklist, limit)
+    for spec, part in parts.items():
+        line += (f" — both judges; of which the second judge {spec}: "
+                 + Estimate(**part).text())
+    return line, notes

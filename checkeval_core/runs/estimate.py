@@ -81,6 +81,9 @@ class Estimate:
     # (``judges/prices.py``; None: unknown); ``batchable`` False: there is no batch price
     batchable: bool = False
     usd_batch: float | None = None
+    #: the share of one named judge in the totals (an escalating run's second judge):
+    #: ``{spec: to_json() of its part}``; stored with a run's estimate, not in ``to_json``
+    parts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """Exactly :data:`KEYS` (the CLI's ``--estimate --json``), plus ``usd_batch`` when a
@@ -105,7 +108,8 @@ class Estimate:
                         self.completion_tokens + other.completion_tokens,
                         plus(self.seconds, other.seconds), plus(self.usd, other.usd),
                         list(dict.fromkeys(self.notes + other.notes)),
-                        self.batchable or other.batchable, plus(batch(self), batch(other)))
+                        self.batchable or other.batchable, plus(batch(self), batch(other)),
+                        {**self.parts, **other.parts})
 
     def text(self) -> str:
         """One line for a page or a terminal (online and batch price side by side when a
@@ -500,23 +504,37 @@ def _snapshot(judge: Any) -> dict[str, float]:
             "usd": getattr(judge, "cost", 0.0), "t": time.perf_counter()}
 
 
+def _priced(judge: Any) -> bool:
+    """Whether a judge's dollars are known (a local judge, or a model with a price)."""
+    caps = getattr(judge, "capabilities", None)
+    try:
+        return caps is None or price_of(getattr(judge, "spec", ""), caps.model,
+                                        caps.local) is not None
+    except PriceError:
+        return False
+
+
 def _has_cost_columns(db: sqlite_utils.Database) -> bool:
     """False on a connection opened on a schema older than migration m0016 (kept open while
     the file was upgraded elsewhere, as a test of old databases does): nothing is stored."""
     return {"estimate", "actual"} <= {r[1] for r in db.execute("PRAGMA table_info(run)")}
 
 
-def record_estimate(db: sqlite_utils.Database, run_id: int, judge: Any) -> dict[str, float]:
+def record_estimate(db: sqlite_utils.Database, run_id: int, judge: Any,
+                    estimate: Callable[..., Estimate] | None = None) -> dict[str, float]:
     """Store the run's estimate (once: a resumed run keeps the first) and return the judge's
     counters now, for :func:`record_actual`. An estimate that cannot be made is stored as
-    its reason; it never stops the run."""
+    its reason; it never stops the run. ``estimate(db, run_id, judge)`` replaces
+    :func:`estimate_run` (an escalating run adds its second judge's expected share, stored
+    under ``parts``)."""
     if not _has_cost_columns(db):
         return _snapshot(judge)
     row = db.execute("SELECT estimate FROM run WHERE id = ?", [run_id]).fetchone()
     if row is not None and row[0] is None:
         try:
-            est = estimate_run(db, run_id, judge)
-            value = {**est.to_json(), "notes": est.notes, "at": now_iso()}
+            est = (estimate or estimate_run)(db, run_id, judge)
+            value = {**est.to_json(), "notes": est.notes, "at": now_iso(),
+                     **({"parts": est.parts} if est.parts else {})}
         except Exception as e:  # noqa: BLE001 - the estimate is information, not a gate
             value = {"error": f"{type(e).__name__}: {e}"[:500], "at": now_iso()}
         db.execute("UPDATE run SET estimate = ? WHERE id = ?", [dumps(value), run_id])
@@ -539,19 +557,15 @@ def record_actual(db: sqlite_utils.Database, run_id: int, judge: Any,
     if row is None:
         return
     old = loads(row[0], {}) or {}
-    caps = getattr(judge, "capabilities", None)
-    try:
-        if priced is None:
-            priced = caps is None or price_of(getattr(judge, "spec", ""), caps.model,
-                                              caps.local) is not None
-    except PriceError:
-        priced = False
-    out: dict[str, Any] = {}
+    if priced is None:
+        priced = _priced(judge)
+    # a second judge's share (record_part_actual) is kept; its counts are in the totals
+    out: dict[str, Any] = {"parts": old["parts"]} if old.get("parts") else {}
     for k in ("calls", "cached", "prompt_tokens", "completion_tokens"):
         out[k] = int(old.get(k, 0) or 0) + int(now[k] - before[k])
     out["seconds"] = round(float(old.get("seconds", 0) or 0) + now["t"] - before["t"], 2)
     out["usd"] = round(float(old.get("usd", 0) or 0) + now["usd"] - before["usd"], 6) \
-        if priced else None
+        if priced and ("usd" not in old or old["usd"] is not None) else None
     out["executions"] = int(old.get("executions", 0) or 0) + 1
     # which prices were paid over the executions: "online", "batch" or "batch+online"
     this = paid or ("online" if out["calls"] > int(old.get("calls", 0) or 0) else None)
@@ -560,8 +574,45 @@ def record_actual(db: sqlite_utils.Database, run_id: int, judge: Any,
     db.execute("UPDATE run SET actual = ? WHERE id = ?", [dumps(out), run_id])
 
 
+def snapshot(judge: Any) -> dict[str, float]:
+    """A judge's counters now (calls, cache hits, tokens, dollars, a clock), for
+    :func:`record_part_actual`."""
+    return _snapshot(judge)
+
+
+def record_part_actual(db: sqlite_utils.Database, run_id: int, judge: Any,
+                       before: dict[str, float]) -> None:
+    """Add what ``judge`` — a run's second judge — cost since ``before`` to ``run.actual``:
+    to its totals (calls, cache hits, tokens, dollars; the wall seconds are the run's own,
+    counted once by :func:`record_actual`) and to ``parts[spec]`` (the seconds of its pass
+    included), beside the estimate's ``parts``."""
+    now = _snapshot(judge)
+    if not _has_cost_columns(db):
+        return
+    row = db.execute("SELECT actual FROM run WHERE id = ?", [run_id]).fetchone()
+    if row is None:
+        return
+    out = loads(row[0], {}) or {}
+    spec = str(getattr(judge, "spec", "second judge"))
+    part = dict((out.get("parts") or {}).get(spec) or {})
+    for k in ("calls", "cached", "prompt_tokens", "completion_tokens"):
+        d = int(now[k] - before[k])
+        out[k] = int(out.get(k, 0) or 0) + d
+        part[k] = int(part.get(k, 0) or 0) + d
+    usd = float(now["usd"] - before["usd"])
+    priced = _priced(judge) and part.get("usd", 0) is not None
+    part["usd"] = round(float(part.get("usd", 0) or 0) + usd, 6) if priced else None
+    out["usd"] = round(float(out.get("usd", 0) or 0) + usd, 6) \
+        if priced and out.get("usd", 0) is not None else None
+    part["seconds"] = round(float(part.get("seconds", 0) or 0) + now["t"] - before["t"], 2)
+    out["parts"] = {**(out.get("parts") or {}), spec: part}
+    db.execute("UPDATE run SET actual = ? WHERE id = ?", [dumps(out), run_id])
+
+
 def estimate_vs_actual(run: dict[str, Any]) -> list[dict[str, Any]]:
-    """Rows figure / estimate / actual / ratio for a run's stored columns (the Run page)."""
+    """Rows figure / estimate / actual / ratio for a run's stored columns (the Run page); an
+    escalating run adds its second judge's share of each figure (``calls · B``, …) below
+    the totals, which include it."""
     est = loads(run.get("estimate"), None) if isinstance(run.get("estimate"), str) \
         else run.get("estimate")
     act = loads(run.get("actual"), None) if isinstance(run.get("actual"), str) \
@@ -577,6 +628,15 @@ def estimate_vs_actual(run: dict[str, Any]) -> list[dict[str, Any]]:
             else None
         out.append({"figure": k, "estimate": e, "actual": a,
                     "actual / estimate": None if ratio is None else round(ratio, 3)})
+    act_parts = (act or {}).get("parts") or {}
+    for spec, part in (est.get("parts") or {}).items():
+        got = act_parts.get(spec) or {}
+        for k in ("calls", "cached", "seconds", "usd"):
+            e, a = part.get(k), got.get(k)
+            ratio = (a / e) if isinstance(e, int | float) and isinstance(a, int | float) \
+                and e else None
+            out.append({"figure": f"{k} · second judge {spec}", "estimate": e, "actual": a,
+                        "actual / estimate": None if ratio is None else round(ratio, 3)})
     return out
 
 

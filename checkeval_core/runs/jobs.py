@@ -24,6 +24,7 @@ from checkeval_core.checklists.versions import get_version, version_by_id
 from checkeval_core.config import cache_dir
 from checkeval_core.judges.registry import get_judge, parse_spec
 from checkeval_core.runs import escalate
+from checkeval_core.runs.escalate_estimate import stored_run_estimate
 from checkeval_core.runs.estimate import record_actual, record_estimate
 from checkeval_core.runs.options import check_limit, check_params, max_error_share
 from checkeval_core.runs.registry import method as method_entry
@@ -248,7 +249,8 @@ def execute_run(path: str | Path, run_id: int,
         db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, pid = NULL "
                    "WHERE id = ?", [f"{type(e).__name__}: {e}"[:1000], now_iso(), run_id])
         raise
-    cost_before = record_estimate(db, run_id, j)  # the estimate, once, before any judge call
+    # the estimate (both judges of an escalating run), once, before any judge call
+    cost_before = record_estimate(db, run_id, j, stored_run_estimate)
     # what a planner may read (see runs/methods.py); params is the run's own dict, so a
     # prepare step that stores a derived option (SEAL's weights) is seen by the planner
     ctx = {"kind": task["kind"], "content": content, "params": run["params"],

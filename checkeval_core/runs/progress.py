@@ -10,8 +10,9 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.runs.jobs import answer_count, list_runs, worker_alive
-from checkeval_core.runs.labels import run_label
+from checkeval_core.runs.labels import escalates_to, run_label
 from checkeval_core.runs.options import options_text
+from checkeval_core.store import loads
 
 
 def eta_seconds(to_last_item_s: float | None, since_last_item_s: float | None,
@@ -115,9 +116,13 @@ def panel(db: sqlite_utils.Database, task: str, now: datetime | None = None) -> 
             left = run_eta(r, now)
             eta = "" if left is None else (f" · about {left:.0f} s left" if left > 0 else
                                            " · finishing the current item")
-            active.append({"run": r["id"], "fraction": r["progress_done"] /
-                           max(1, r["progress_total"]),
-                           "text": f"Run {r['id']} · {r['judge_spec']} · {r['method']} · "
+            fraction = r["progress_done"] / max(1, r["progress_total"])
+            b = second_judge_pass(r)
+            if b:  # the first judge is done: the bar and the text follow the second's pass
+                fraction, eta = b["done"] / max(1, b["total"]), (
+                    f" · second judge {b['judge']}: {b['done']} of {b['total']}")
+            active.append({"run": r["id"], "fraction": fraction,
+                           "text": f"Run {r['id']} · {judge_text(r)} · {r['method']} · "
                                    f"{r['progress_done']}/{r['progress_total']} items · "
                                    f"{r['n_answers']} answers · {r['tokens_in']} tokens in · "
                                    f"{r['n_errors']} errors{eta}",
@@ -129,6 +134,24 @@ def panel(db: sqlite_utils.Database, task: str, now: datetime | None = None) -> 
                              if stopping(r) else r["status"])
                           + (f": {r['error']}" if r["error"] else ""))
     return {"runs": runs, "active": active, "recent": recent, "table": run_table(runs, now)}
+
+
+def second_judge_pass(run: dict[str, Any]) -> dict[str, Any] | None:
+    """An escalating run in its second judge's pass (the first judge has answered every item):
+    ``{"judge", "done", "total"}`` — B's requests sent of those planned — else None."""
+    params = run.get("params")
+    params = loads(params, {}) if isinstance(params, str) else (params or {})
+    b = (params.get("escalation") or {}).get("b_progress") if isinstance(params, dict) else None
+    if not b or run.get("progress_done", 0) < run.get("progress_total", 0):
+        return None
+    return {"judge": escalates_to(run) or "?", "done": int(b.get("done", 0)),
+            "total": int(b.get("total", 0))}
+
+
+def judge_text(run: dict[str, Any]) -> str:
+    """``embedded`` or, for an escalating run, ``embedded → embedded:quality``."""
+    b = escalates_to(run)
+    return f"{run['judge_spec']} → {b}" if b else str(run["judge_spec"])
 
 
 RUN_COLUMNS = {"id": "run", "judge_spec": "judge", "method": "method", "status": "status",

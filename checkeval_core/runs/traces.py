@@ -12,7 +12,7 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.people import people_labels
+from checkeval_core.people import people_answers
 from checkeval_core.runs.labels import run_label  # noqa: F401 - the pages import it from here
 from checkeval_core.runs.never_varying import run_never_varying
 from checkeval_core.runs.registry import primary_aggregation
@@ -23,12 +23,13 @@ from checkeval_core.store import rows
 def item_trace(db: sqlite_utils.Database, item_pk: int, run_ids: list[int]) -> dict[str, Any]:
     """``{"item", "runs", "answers", "scores", "units", "human", "people"}`` (SQL by
     index on (item_id, question_id): cost grows with this item's answers only); ``people``:
-    ``{question id: 'yes' | 'no'}``, the people's labels of the item
-    (:func:`checkeval_core.people.people_labels`: settled, else the majority; no tie)."""
+    ``{question id: 'yes' | 'no'}``, the people's labels of the item (settled, else the
+    majority; no tie), and ``people_votes`` ``{question id: {annotator: their last yes/no}}``,
+    both from the one record (:func:`checkeval_core.people.people_answers`)."""
     item = rows(db, "SELECT * FROM item WHERE id = ?", [item_pk])
     if not item or not run_ids:
         return {"item": item[0] if item else None, "runs": [], "answers": [], "scores": [],
-                "units": [], "human": {}, "people": {}}
+                "units": [], "human": {}, "people": {}, "people_votes": {}}
     marks = ",".join("?" * len(run_ids))
     runs = rows(db, f"SELECT id, judge_spec, method, params FROM run WHERE id IN ({marks}) "
                     "ORDER BY id", run_ids)
@@ -36,7 +37,8 @@ def item_trace(db: sqlite_utils.Database, item_pk: int, run_ids: list[int]) -> d
         r["aggregation"] = primary_aggregation(r)
         del r["params"]
     answers = rows(db, "SELECT a.run_id, a.question_id, a.unit, a.dimension, a.verdict, a.p_yes, "
-                       "a.value, a.raw, a.error, q.text AS question, s.name AS sub_dimension "
+                       "a.value, a.raw, a.error, a.judge, a.a_verdict, a.a_p_yes, "
+                       "q.text AS question, s.name AS sub_dimension "
                        "FROM answer a LEFT JOIN question q ON q.id = a.question_id "
                        "LEFT JOIN sub_dimension s ON s.id = q.sub_dimension_id "
                        f"WHERE a.item_id = ? AND a.run_id IN ({marks}) "
@@ -50,9 +52,11 @@ def item_trace(db: sqlite_utils.Database, item_pk: int, run_ids: list[int]) -> d
     human = {r["dimension"]: r["value"] for r in rows(
         db, "SELECT dimension, value FROM human_score WHERE item_id = ? AND annotator = ''",
         [item_pk])}
-    people = {q: v for (_, q), v in people_labels(db, item[0]["task_id"], [item_pk]).items()}
+    record = people_answers(db, item[0]["task_id"], [item_pk])
+    people = {q: p.label for (_, q), p in record.items() if p.label is not None}
+    votes = {q: dict(p.answers) for (_, q), p in record.items() if p.answers}
     return {"item": item[0], "runs": runs, "answers": answers, "scores": scores, "units": units,
-            "human": human, "people": people}
+            "human": human, "people": people, "people_votes": votes}
 
 
 def disagreements(answers: list[dict[str, Any]], people: dict[int, str] | None = None
@@ -128,6 +132,28 @@ def verdict_cell(verdict: str, p_yes: float | None = None, value: float | None =
     return f"{mark} {p_text(p_yes)}" if p_yes is not None else f"{mark} {verdict}"
 
 
+def answer_cell(answer: dict[str, Any], run_judge: str) -> str:
+    """:func:`verdict_cell` of a stored answer; one a second judge gave (an escalating run)
+    says so and what the run's own judge had said:
+    ``✓ 0.83 by embedded:quality (embedded said ✗ 0.48)``."""
+    cell = verdict_cell(answer["verdict"], answer["p_yes"], answer["value"])
+    by = answer.get("judge")
+    if not by or by == run_judge:
+        return cell
+    first = verdict_cell(answer["a_verdict"] or "", answer.get("a_p_yes")) \
+        if answer.get("a_verdict") else "no answer kept"
+    return f"{cell} by {by} ({run_judge} said {first})"
+
+
+PEOPLE = "people"  # the column of people's answers to a question on this item
+
+
+def people_cell(votes: dict[str, str]) -> str:
+    """``✓ 2 · ✗ 1``: how many people said yes and no."""
+    yes = sum(v == "yes" for v in votes.values())
+    return f"✓ {yes} · ✗ {len(votes) - yes}"
+
+
 def score_text(value: float | None, missing: str = NOT_IN_RUN) -> str:
     """A score for a text cell: 3 significant digits, or why there is none."""
     return missing if value is None else f"{value:.3g}"
@@ -186,7 +212,9 @@ def decision_rows(trace: dict[str, Any], show: str = "all questions",
     :func:`checkeval_core.runs.never_varying.never_varying`).
 
     Row keys: ``dimension``, ``sub-dimension``, ``question``, ``question_id``, ``unit``,
-    ``raw`` (``{run column: the judge's raw answer}``) and the run columns."""
+    ``raw`` (``{run column: the judge's raw answer}``) and the run columns (an escalated
+    answer names the judge that gave it: :func:`answer_cell`); when people answered this
+    item's questions, ``people`` (:func:`people_cell`) and ``people_detail`` (who said what)."""
     if show not in SHOW_FILTERS:
         raise ValueError(f"show must be one of {SHOW_FILTERS}")
     if show == SHOW_FILTERS[3]:
@@ -201,6 +229,8 @@ def decision_rows(trace: dict[str, Any], show: str = "all questions",
         dis = disagreements(trace["answers"], trace["people"]
                             if show == SHOW_FILTERS[2] else None)
     table: dict[tuple, dict[str, Any]] = {}
+    judge_of = {r["id"]: r["judge_spec"] for r in trace["runs"]}
+    people = trace.get("people_votes") or {}
     for a in trace["answers"]:
         unit = a["unit"] or ""
         sub = a["sub_dimension"] or (unit.split("|")[1] if "|" in unit else "")
@@ -209,8 +239,12 @@ def decision_rows(trace: dict[str, Any], show: str = "all questions",
                                      "question": a["question"] or unit,
                                      "question_id": a["question_id"], "unit": unit, "raw": {}})
         col = run_column(a["run_id"])
-        row[col] = verdict_cell(a["verdict"], a["p_yes"], a["value"])
+        row[col] = answer_cell(a, judge_of.get(a["run_id"], ""))
         row["raw"][col] = a["error"] or a["raw"] or ""
+        if people:
+            votes = people.get(a["question_id"], {})
+            row[PEOPLE] = people_cell(votes) if votes else "no one answered"
+            row["people_detail"] = ", ".join(f"{k} {v}" for k, v in sorted(votes.items()))
     cols = [run_column(r["id"]) for r in trace["runs"]]
     for row in table.values():
         for col in cols:
