@@ -10,7 +10,7 @@ from pathlib import Path
 CORE = Path(__file__).resolve().parent.parent / "checkeval_core"
 #: Dependencies that may be imported inside a function (optional, or seconds to import).
 SLOW_OR_OPTIONAL = ("llama_cpp", "vllm", "openai", "httpx", "ppi_py", "rouge_score", "sklearn",
-                    "statsmodels")
+                    "statsmodels", "ray")
 
 
 def local_imports(path: Path) -> list[tuple[int, str]]:
