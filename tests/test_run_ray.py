@@ -16,7 +16,7 @@ import pytest
 import ray
 
 from checkeval_core.runs.jobs import create_run, execute_run
-from checkeval_core.runs.ray_engine import RayEngine, engine_for, worker_env
+from checkeval_core.runs.ray_engine import RayEngine, engine_for, init_ray, worker_env
 from checkeval_core.store import db_path as path_of
 from checkeval_core.store import open_db
 from tests.helpers import make_runs_task, run_cli
@@ -30,15 +30,7 @@ ANSWER = "SELECT i.item_id, a.question_id, a.unit, a.verdict, a.p_yes, a.mode, a
 @pytest.fixture(scope="module")
 def cluster():
     """One local Ray for the module (its start is the slow part); yields its address."""
-    for attempt in range(3):  # on a loaded machine the raylet can miss Ray's fixed 30 s
-        try:
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                     logging_level="WARNING")
-            break
-        except Exception:
-            ray.shutdown()
-            if attempt == 2:
-                raise
+    init_ray(num_cpus=2)  # retried: a loaded machine can miss Ray's fixed 30 s start
     try:
         yield ray.get_runtime_context().gcs_address
     finally:

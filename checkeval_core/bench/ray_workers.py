@@ -19,7 +19,7 @@ from typing import Any
 
 from checkeval_core.bench.pool import _task
 from checkeval_core.runs import create_run, execute_run
-from checkeval_core.runs.ray_engine import RayEngine, import_ray
+from checkeval_core.runs.ray_engine import RayEngine, import_ray, init_ray
 from checkeval_core.store import open_db
 
 
@@ -51,8 +51,7 @@ def bench_ray(workers: int = 2, items: int = 6, threads: int = 1,
     os.environ["CHECKEVAL_EMBEDDED_THREADS"] = str(threads)  # the workers get it
     ray = import_ray()
     load_before = os.getloadavg()
-    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
-             logging_level="WARNING")
+    init_ray(num_cpus=workers)
     try:
         with tempfile.TemporaryDirectory() as t:
             runs = [one_run(Path(t), judge, items, k) for k in range(1, workers + 1)]

@@ -60,6 +60,21 @@ def import_ray() -> Any:
     return ray
 
 
+def init_ray(attempts: int = 3, **kw: Any) -> None:
+    """``ray.init`` without the dashboard or worker logs on the driver's terminal; retried,
+    since a local start on a loaded machine can miss Ray's fixed 30 s wait for its raylet."""
+    ray = import_ray()
+    for attempt in range(attempts):
+        try:
+            ray.init(include_dashboard=False, log_to_driver=False, logging_level="WARNING",
+                     **kw)
+            return
+        except Exception:
+            ray.shutdown()
+            if attempt == attempts - 1:
+                raise
+
+
 def engine_for(name: str | None, address: str | None = None,
                workers: int | None = None) -> RayEngine | None:
     """The engine the options name (None: this process asks the judge), checked before any
@@ -152,8 +167,7 @@ class RayEngine:
         if ray.is_initialized():
             return
         try:
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                     logging_level="WARNING")
+            init_ray(address=self.address)
         except Exception as e:  # noqa: BLE001 - any failure to reach it is said the same way
             where = f"at {self.address}" if self.address else "(a local one)"
             raise EngineError(f"--ray-address: cannot start or join the Ray cluster {where}: "
