@@ -51,6 +51,9 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
                                                    "cluster (default: start a local one)"),
             workers: int | None = typer.Option(None, "--workers", help="Ray workers, one judge "
                                                "each (default: one per CPU, per GPU for vllm:)"),
+            escalate_by: str | None = typer.Option(
+                None, "--escalate-by", help="answer (default) | item: all of an item's "
+                "questions go to the second judge when the first is unsure of its score"),
             as_json: bool = typer.Option(False, "--json"),
             quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
             estimate: bool = typer.Option(
@@ -77,7 +80,7 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             from checkeval_core.runs.escalate import escalation_params
 
             esc = escalation_params(escalate_to, target_agreement, margin, delta, abstain,
-                                    calibrate_judges)
+                                    calibrate_judges, escalate_by)
         except (ValueError, JudgeSpecError) as e:
             fail(str(e))
         _estimate(db, task, judge, method, checklist, limit, resume, param, as_json, esc)
@@ -98,7 +101,8 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             from checkeval_core.runs.start import start_runs
 
             params = {**parse_params(param), **escalation_params(
-                escalate_to, target_agreement, margin, delta, abstain, calibrate_judges)}
+                escalate_to, target_agreement, margin, delta, abstain, calibrate_judges,
+                escalate_by)}
             if eng is not None:  # the cluster reached and big enough before any run exists
                 eng.prepare(judge)
             run_ids = start_runs(db, task, judge, method, checklist=checklist, limit=limit,
