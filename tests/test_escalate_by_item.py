@@ -89,3 +89,24 @@ def test_escalate_by_is_checked(db_path, db, tmp_path):
     assert db.execute("SELECT COUNT(*) FROM run").fetchone()[0] == 0
     assert escalation_params("fakeb", margin=0.1, escalate_by="answer") == {
         "escalate_to": "fakeb", "delta": 0.1, "margin": 0.1}
+
+
+def test_run_page_starts_a_run_escalating_by_item(db, tmp_path, monkeypatch):
+    import checkeval_core.runs as runs
+    from tests.conftest import open_app_page
+
+    task = make_runs_task(db, tmp_path)
+    started: list[int] = []
+    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
+    at = open_app_page("app_pages/run.py")
+    at.selectbox(key="run_task").select(task).run()
+    at.multiselect(key="run_judges").set_value([])
+    at.text_input(key="run_extra").input("fake")
+    at.multiselect(key="run_methods").set_value(["rocketeval"])
+    at.text_input(key="run_escalate_to").input("fakeb").run()
+    at.radio(key="run_esc_how").set_value("margin")
+    at.radio(key="run_esc_by").set_value("item")
+    at.button(key="run_start").click().run()
+    assert not at.exception, at.exception
+    p = get_run(db, started[0])["params"]
+    assert p["escalate_to"] == "fakeb" and p["escalate_by"] == "item" and p["margin"] == 0.2
