@@ -81,6 +81,25 @@ def test_ray_run_equals_local_run(db, tmp_path, engine, method):
                       [again]).fetchone()[0] == 0
 
 
+def test_cancel_stops_submitting_and_keeps_the_units_in_flight(db, tmp_path, engine):
+    from checkeval_core.runs.jobs import cancel_run, prepare_resume
+
+    task = make_runs_task(db, tmp_path)
+    rid = create_run(db, task, "fake", "rocketeval")
+
+    def progress(done, total):
+        if done == 1:
+            cancel_run(db, rid)
+
+    r = execute_run(path_of(db), rid, progress=progress, engine=engine)
+    # the first item, then at most the 2 units per worker already in flight (5 questions each)
+    assert r["status"] == "cancelled" and 5 < r["n_answers"] <= 5 * (1 + 2 * 2)
+    assert r["progress_done"] == r["n_answers"] // 5
+    prepare_resume(db, rid)
+    r = execute_run(path_of(db), rid, engine=engine)
+    assert r["status"] == "completed" and r["n_answers"] == 45
+
+
 def test_a_worker_killed_mid_run_is_restarted_and_nothing_is_stored_twice(
         db, tmp_path, engine, monkeypatch):
     engine.release()  # the cluster's 2 CPUs for this test's own workers
