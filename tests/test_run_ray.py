@@ -187,7 +187,7 @@ def test_options_are_checked_before_any_run(db, tmp_path, cluster, monkeypatch):
         assert r.returncode == 2 and msg in r.stderr, (extra, r.stderr)
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     r = run_cli([*cmd, "--engine", "ray"], db=path_of(db))
-    assert r.returncode == 2 and "pip install 'checkeval-studio[scale]'" in r.stderr
+    assert r.returncode == 2 and "pip install -e '.[scale]'" in r.stderr
     assert db.execute("SELECT COUNT(*) FROM run").fetchone()[0] == 0 and not log.exists()
 
 

@@ -17,7 +17,7 @@ those units. A worker that dies is restarted by Ray and its units are re-run
 (``max_restarts`` / ``max_task_retries``, :data:`MAX_RESTARTS`); the driver receives each
 unit's answers once, so nothing is stored twice.
 
-Ray is an optional extra (``pip install 'checkeval-studio[scale]'``), imported only here and
+Ray is an optional extra (``pip install -e '.[scale]'``), imported only here and
 only when the engine is asked for.
 """
 
@@ -39,7 +39,8 @@ from checkeval_core.judges.registry import get_judge, parse_spec
 from checkeval_core.runs.registry import METHODS  # noqa: F401
 
 ENGINES = ("local", "ray")
-INSTALL = "pip install 'checkeval-studio[scale]'  (or: pip install 'ray[default]>=2.40')"
+INSTALL = ("pip install -e '.[scale]' in the project folder "
+           "(or: pip install 'ray[default]>=2.40')")
 MAX_RESTARTS = 3  # a worker that dies is restarted this often, its units re-run as often
 UNITS_PER_WORKER = 2  # one answered, one waiting: a worker never waits on the driver
 MAX_WORKERS = 10_000
