@@ -80,6 +80,13 @@ def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
                  "agree with its answer, and an item scored from both judges' answers reads "
                  "one scale; needs a dev / held-out split and answer labels (not pairwise "
                  "votes).")
+        by = c1.radio("Escalate by", ["answer", "item"], horizontal=True, key="run_esc_by",
+                      format_func={"answer": "answer (each unsure question)",
+                                   "item": "item (all its questions when its score is "
+                                           "unsure)"}.get,
+                      help="By item, the second judge reads each escalated item once and no "
+                           "other item: an item goes whole when the mean confidence of its "
+                           "answers is below the threshold.")
         if b.strip():
             judge_a = next((j for j in judges if j), "")
             cov, why = expected_coverage(db, task, judge_a, margin if how == "margin"
@@ -92,7 +99,7 @@ def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
         return {"escalate_to": ""}
     return {"escalate_to": b, "target_agreement": target if how == "target" else None,
             "margin": margin if how == "margin" else None, "delta": delta, "abstain": abstain,
-            "calibrate_judges": calibrate}
+            "calibrate_judges": calibrate, "escalate_by": by}
 
 
 def cost_box(db: sqlite_utils.Database, task: str, judges: list[str], methods: list[str],

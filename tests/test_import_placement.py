@@ -16,7 +16,7 @@ FACES = (ROOT / "app_pages", ROOT / "studio_ui")
 LAUNCHER = (Path("studio_ui") / "serve.py", "streamlit")
 #: Dependencies that may be imported inside a function (optional, or seconds to import).
 SLOW_OR_OPTIONAL = ("llama_cpp", "vllm", "openai", "httpx", "ppi_py", "rouge_score", "sklearn",
-                    "statsmodels")
+                    "statsmodels", "ray")
 
 
 def local_imports(path: Path) -> list[tuple[int, str]]:

@@ -51,6 +51,15 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             batch_in: bool = typer.Option(False, "--batch-in", help="store result FILEs"),
             batch: bool = typer.Option(False, "--batch", help="the provider's Batch API"),
             files: list[str] | None = typer.Argument(None, metavar="[FILE]..."),
+            engine: str = typer.Option("local", "--engine", help="local | ray: the items "
+                                       "answered by judge workers on a Ray cluster"),
+            ray_address: str | None = typer.Option(None, "--ray-address", help="the Ray "
+                                                   "cluster (default: start a local one)"),
+            workers: int | None = typer.Option(None, "--workers", help="Ray workers, one judge "
+                                               "each (default: one per CPU, per GPU for vllm:)"),
+            escalate_by: str | None = typer.Option(
+                None, "--escalate-by", help="answer (default) | item: all of an item's "
+                "questions go to the second judge when the first is unsure of its score"),
             as_json: bool = typer.Option(False, "--json"),
             quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
             estimate: bool = typer.Option(
@@ -69,7 +78,13 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         from checkeval_core.judges.pool import expand_pool_file
 
         judge = [expand_pool_file(j) for j in judge]
-    except JudgeSpecError as e:
+        from checkeval_core.runs.ray_engine import engine_for
+
+        eng = engine_for(engine, ray_address, workers)  # Ray installed? before any judge call
+        if mode and eng is not None:
+            raise ValueError("--engine ray: not with --batch-out / --batch-in / --batch (batch "
+                             "files go to the engine that reads them; see docs/scaling.md)")
+    except (JudgeSpecError, ValueError) as e:
         fail(str(e))
     try:  # the second judge's pool file too, read now like the first's
         escalate_to = expand_pool_file(escalate_to) if escalate_to else escalate_to
@@ -80,7 +95,7 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             from checkeval_core.runs.escalate import escalation_params
 
             esc = escalation_params(escalate_to, target_agreement, margin, delta, abstain,
-                                    calibrate_judges)
+                                    calibrate_judges, escalate_by)
         except (ValueError, JudgeSpecError) as e:
             fail(str(e))
         _estimate(db, task, judge, method, checklist, limit, resume, param, as_json, esc)
@@ -89,6 +104,10 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         if resume is not None:
             run_ids = [resume]
             if (mode := rb.check_specs(db, mode, judge, {}, resume)) != "in":
+                if eng is not None:
+                    from checkeval_core.runs.jobs import get_run
+
+                    eng.prepare([get_run(db, resume)["judge_spec"]])
                 prepare_resume(db, resume)  # re-asks judge errors, keeps unparsable answers
         else:
             if not task:
@@ -98,17 +117,33 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             from checkeval_core.runs.start import start_runs
 
             params = {**parse_params(param), **escalation_params(
-                escalate_to, target_agreement, margin, delta, abstain, calibrate_judges)}
+                escalate_to, target_agreement, margin, delta, abstain, calibrate_judges,
+                escalate_by)}
             rb.check_specs(db, mode, judge, params, None)
+            if eng is not None:  # the cluster reached and big enough before any run exists
+                eng.prepare(judge)
             run_ids = start_runs(db, task, judge, method, checklist=checklist, limit=limit,
                                  params=params, strict=True).started
     except (NotFound, ValueError, JudgeSpecError) as e:
         fail(str(e))
     if mode:  # batch files, or the provider's Batch API (cli/run_batch.py)
         return rb.batch_runs(db, run_ids, mode, batch_out, shards, files, as_json, quiet)
+    try:
+        out, ok = _execute_all(db, run_ids, quiet, as_json, execute_run, eng)
+    finally:
+        if eng is not None:
+            eng.shutdown()
+    if as_json:  # one run: its object, as before; several: a list of them
+        typer.echo(json.dumps(clean_json(out[0] if len(out) == 1 else out), allow_nan=False))
+    if not ok:
+        raise typer.Exit(1)
+
+
+def _execute_all(db: Any, run_ids: list[int], quiet: bool, as_json: bool, execute_run: Any,
+                 eng: Any) -> tuple[list[dict[str, Any]], bool]:
     out, ok = [], True
     for run_id in run_ids:
-        run = _execute(db, run_id, quiet, execute_run)
+        run = _execute(db, run_id, quiet, execute_run, eng)
         out.append({"run": run_id, "status": run["status"], "n_answers": run["n_answers"]})
         esc = run["params"].get("escalation")
         if esc:
@@ -123,10 +158,7 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
             ok = False
             if run.get("error"):
                 typer.echo(f"run {run_id} {run['status']}: {run['error']}", err=True)
-    if as_json:  # one run: its object, as before; several: a list of them
-        typer.echo(json.dumps(clean_json(out[0] if len(out) == 1 else out), allow_nan=False))
-    if not ok:
-        raise typer.Exit(1)
+    return out, ok
 
 
 def _estimate(db: Any, task: str | None, judge: list[str], method: list[str], checklist: str,
@@ -204,7 +236,8 @@ def bench_rate_cmd(judge: str = typer.Option("embedded", "--judge"),
                f"(stored in {rates_path()})")
 
 
-def _execute(db: Any, run_id: int, quiet: bool, execute_run: Any) -> dict[str, Any]:
+def _execute(db: Any, run_id: int, quiet: bool, execute_run: Any,
+             engine: Any = None) -> dict[str, Any]:
     """Execute one run with a progress bar on stderr; exit with a resume hint on a crash."""
     typer.echo(f"run {run_id} started", err=True)
     bar = {"last": -1}
@@ -220,7 +253,7 @@ def _execute(db: Any, run_id: int, quiet: bool, execute_run: Any) -> dict[str, A
             bar["last"] = fill
 
     try:
-        return execute_run(db_path(db), run_id, progress=progress)
+        return execute_run(db_path(db), run_id, progress=progress, engine=engine)
     except ImportError as e:
         fail(str(e), code=1)
     except Exception as e:  # noqa: BLE001 - answers so far are kept; say how to resume
@@ -311,6 +344,24 @@ def bench_scale_cmd(answers: int = typer.Option(1_000_000, "--answers"),
         fail(str(e))
     res = bench_task_pages(task_items) if task_items else bench_scale(answers)
     typer.echo(json.dumps(res) if as_json else "\n".join(f"{k}: {v}" for k, v in res.items()))
+
+
+@bench_app.command("ray")
+def bench_ray_cmd(workers: int = typer.Option(2, "--workers", help="up to N local workers"),
+                  items: int = typer.Option(6, "--items", help="first N SummEval demo items"),
+                  threads: int = typer.Option(1, "--threads", help="llama.cpp threads each"),
+                  judge: str = typer.Option("embedded", "--judge"),
+                  as_json: bool = typer.Option(False, "--json")) -> None:
+    """Items per second of one run on 1 … N local Ray workers (--engine ray), in one go."""
+    from checkeval_core.bench.ray_workers import bench_ray, format_ray
+
+    if min(workers, items, threads) < 1:
+        fail("--workers, --items and --threads must be ≥ 1")
+    try:
+        res = bench_ray(workers, items, threads, judge)
+    except ValueError as e:
+        fail(str(e))
+    typer.echo(json.dumps(res) if as_json else format_ray(res))
 
 
 bundle_app = typer.Typer(no_args_is_help=True, help="Completed runs as portable JSON files.")

@@ -145,8 +145,13 @@ class CachedJudge:
             return out
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _run(self, requests: Sequence[Any], kind: str, call: Callable[[list[Any]], list[Any]],
-             make: Callable[..., Any]) -> list[Any]:
+    def split_cached(self, kind: str, requests: Sequence[Any]
+                     ) -> tuple[list[str], list[Any], list[int]]:
+        """The requests' deterministic ids, their results so far (cache hits, marked
+        ``cached``; None elsewhere) and the positions of the misses. A driver that has the
+        misses answered elsewhere (``runs/ray_engine.py``) hands each answer back through
+        :meth:`record`, so it is cached and counted exactly as if asked here."""
+        make = BinaryResult if kind == "binary" else GenerateResult
         keys = [self._key(kind, r.cache_payload()) for r in requests]
         hits = self._lookup(keys)
         results: list[Any] = [None] * len(requests)
@@ -159,6 +164,15 @@ class CachedJudge:
                 self.n_cache_hits += 1
             else:
                 misses.append(i)
+        return keys, results, misses
+
+    def record(self, kind: str, key: str, res: Any) -> None:
+        """Count and cache an answer to the request ``key`` obtained outside :meth:`_run`."""
+        self._account(kind, key, res)
+
+    def _run(self, requests: Sequence[Any], kind: str, call: Callable[[list[Any]], list[Any]],
+             make: Callable[..., Any]) -> list[Any]:
+        keys, results, misses = self.split_cached(kind, requests)
         if not misses:
             return results
         # the backend's preferred order (prefix reuse: requests sharing an article together)

@@ -38,6 +38,7 @@ import sqlite_utils
 from checkeval_core.judges.registry import get_judge, parse_spec
 from checkeval_core.people import answer_labels, people_pair_labels
 from checkeval_core.runs.escalate_calibration import confidence_calibration, judge_calibration
+from checkeval_core.runs.escalate_items import by_item, check_escalate_by, escalated_items
 from checkeval_core.runs.escalate_units import Units, run_units, unit_parts
 from checkeval_core.runs.estimate import record_part_actual, snapshot
 from checkeval_core.runs.registry import method as method_entry
@@ -46,7 +47,7 @@ from checkeval_core.store import dumps, now_iso, task_id, transaction
 from checkeval_core.task_split import members
 
 OPTIONS = ("escalate_to", "target_agreement", "margin", "delta", "abstain",
-           "calibrate_judges")
+           "calibrate_judges", "escalate_by")
 
 
 def enabled(params: dict[str, Any]) -> bool:
@@ -69,6 +70,7 @@ def check_options(db: sqlite_utils.Database, task: str, judge_spec: str,
         raise ValueError(f"--escalate-to: method {method} gives no Yes/No answers, so an answer "
                          "has no confidence to escalate on; use a Yes/No method (e.g. "
                          "rocketeval)")
+    check_escalate_by(params.get("escalate_by"))  # by answer or by item (escalate_items.py)
     b = parse_spec(str(params["escalate_to"])).spec
     if b == parse_spec(judge_spec).spec:
         raise ValueError(f"--escalate-to {b}: the second judge must differ from --judge")
@@ -138,7 +140,8 @@ def calibrated_units(db: sqlite_utils.Database, run: dict[str, Any], units: Unit
     if not p.get("calibrate_judges") or units.kind != "answer":
         return units, {}
     cal = confidence_calibration(db, run, fitted_threshold=p.get("margin") is None)
-    return (run_units(db, run, conf_fit=cal["fit"]) if "slope" in cal["fit"] else units), cal
+    return (by_item(run_units(db, run, conf_fit=cal["fit"]), p) if "slope" in cal["fit"]
+            else units), cal
 
 
 def fit(db: sqlite_utils.Database, run: dict[str, Any], units: Units,
@@ -220,7 +223,8 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
     the run was cancelled meanwhile. ``judge_b`` overrides B (tests)."""
     p = run["params"]
     b_spec = str(p["escalate_to"])
-    units = run_units(db, run)  # a resumed run: through its stored calibration, if any
+    # a resumed run: through its stored calibration, if any; by item: each item's mean
+    units = by_item(run_units(db, run), p)
     state = p.get("escalation")
     if not state:
         units, cal = calibrated_units(db, run, units)
@@ -266,7 +270,7 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
                 _b_progress(db, run, progress)
     finally:  # B's calls, tokens and dollars beside the run's estimate of them
         record_part_actual(db, run["id"], jb, before)
-    units = run_units(db, run)
+    units = by_item(run_units(db, run), p)
     _fit_b(db, run, units, state)
     if p.get("calibrate_judges"):
         state["calibration"] = judge_calibration(db, run)
@@ -277,6 +281,8 @@ def escalate(db: sqlite_utils.Database, run: dict[str, Any], ctx: dict[str, Any]
     p["escalation"]["b_errors"] = {"asked": b_asked, "failed": b_failed,
                                    "first": first_error[:300]}
     p["escalation"]["b_progress"] = progress
+    p["escalation"]["escalate_by"] = check_escalate_by(p.get("escalate_by"))
+    p["escalation"]["n_items_escalated"] = escalated_items(units, t)
     db.execute("UPDATE run SET params = ?, cost = cost + ? WHERE id = ?",
                [dumps(p), float(getattr(jb, "cost", 0.0) or 0.0), run["id"]])
     return p["escalation"]
@@ -338,13 +344,15 @@ def b_error_problem(esc: dict[str, Any], limit: float, run_id: int) -> str | Non
 
 def escalation_params(escalate_to: str | None, target_agreement: float | None = None,
                       margin: float | None = None, delta: float = E.DEFAULT_DELTA,
-                      abstain: bool = False, calibrate_judges: bool = False) -> dict[str, Any]:
+                      abstain: bool = False, calibrate_judges: bool = False,
+                      escalate_by: str | None = None) -> dict[str, Any]:
     """The run options of the CLI's / Run page's escalation fields (B's spec canonical);
     a ValueError for a threshold given without a second judge."""
     if not (escalate_to or "").strip():
-        if target_agreement is not None or margin is not None or abstain or calibrate_judges:
-            raise ValueError("--target-agreement / --margin / --abstain / --calibrate-judges: "
-                             "need --escalate-to JUDGE (the second judge)")
+        if target_agreement is not None or margin is not None or abstain or \
+                calibrate_judges or escalate_by is not None:
+            raise ValueError("--target-agreement / --margin / --abstain / --calibrate-judges / "
+                             "--escalate-by: need --escalate-to JUDGE (the second judge)")
         return {}
     try:
         b = parse_spec(escalate_to).spec
@@ -359,11 +367,19 @@ def escalation_params(escalate_to: str | None, target_agreement: float | None = 
         out["abstain"] = True
     if calibrate_judges:
         out["calibrate_judges"] = True
+    if escalate_by is not None and check_escalate_by(escalate_by) == "item":
+        out["escalate_by"] = "item"
     return out
 
 
 def _pct(x: Any) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.0%}"
+
+
+def _items(esc: dict[str, Any]) -> str:
+    if esc.get("escalate_by") != "item":
+        return ""
+    return f" ({esc.get('n_items_escalated')} items, all their questions: by item)"
 
 
 def summary_text(esc: dict[str, Any]) -> str:
@@ -375,7 +391,7 @@ def summary_text(esc: dict[str, Any]) -> str:
     lines = [f"escalation: threshold {'none passed (all escalated)' if t is None else f'{t:.4g}'}"
              f" ({how}); the first judge kept {_pct(esc.get('coverage'))} of "
              f"{esc.get('n_units')} {esc.get('unit')}s, {esc.get('n_escalated')} went to the "
-             f"second judge; decided {_pct(esc.get('decided'))}"]
+             f"second judge{_items(esc)}; decided {_pct(esc.get('decided'))}"]
     if esc.get("fit", {}).get("reason"):
         lines.append("  " + esc["fit"]["reason"])
     cc = esc.get("confidence_calibration")

@@ -229,10 +229,44 @@ def _store(db: sqlite_utils.Database, run_id: int, item_pk: int, answers: list[d
     return n
 
 
+def _todo(db: sqlite_utils.Database, run_id: int, it: dict[str, Any], plan: Any,
+          ctx: dict[str, Any]) -> list[Any]:
+    """The work of item ``it`` whose answers are not stored yet."""
+    have = {(r[0], r[1]) for r in db.execute(
+        "SELECT question_id, unit FROM answer WHERE run_id = ? AND item_id = ?",
+        [run_id, it["id"]])}
+    return [w for w in plan(it, ctx) if not all((q, u) in have for q, u, _ in w.targets)]
+
+
+def _save(db: sqlite_utils.Database, run: dict[str, Any], batch: list[Any], results: list[Any],
+          modes: set[str]) -> None:
+    """Parse and store the answers to ``batch`` and count them on the run, in one
+    transaction (the one store path of every engine)."""
+    with transaction(db):
+        n_err = 0
+        for w, res in zip(batch, results):
+            answers = w.parse(res)
+            modes.update(a["mode"] for a in answers)
+            n_err += bool(res.error)
+            _store(db, run["id"], w.item_pk, answers, res.cached, res, run["judge_spec"])
+        db.execute("UPDATE run SET n_errors = n_errors + ?, tokens_in = tokens_in + ?,"
+                   " tokens_out = tokens_out + ?, heartbeat_at = ? WHERE id = ?",
+                   [n_err, sum(r.tokens_in for r in results if not r.cached),
+                    sum(r.tokens_out for r in results if not r.cached), now_iso(), run["id"]])
+
+
+def _cancelled(db: sqlite_utils.Database, run_id: int) -> bool:
+    return db.execute("SELECT status FROM run WHERE id = ?", [run_id]).fetchone()[0] == \
+        "cancelled"
+
+
 def execute_run(path: str | Path, run_id: int,
-                progress: Any = None, judge: Any = None) -> dict[str, Any]:
+                progress: Any = None, judge: Any = None, engine: Any = None) -> dict[str, Any]:
     """Execute (or resume) a run to the end; blocking. ``progress(done, total)`` is called
-    after each item. Returns the final run row."""
+    after each item. ``engine`` (``runs/ray_engine.RayEngine``) has the items answered by
+    workers elsewhere, stored here as they arrive (its owner shuts it down); None: this
+    process asks the judge.
+    Returns the final run row."""
     db = open_db(path)
     run = get_run(db, run_id)
     if run["status"] == "completed":
@@ -244,7 +278,8 @@ def execute_run(path: str | Path, run_id: int,
                " heartbeat_at = ?, error = '' WHERE id = ?", [os.getpid(), now_iso(), now_iso(),
                                                               run_id])
     try:  # a judge that cannot be built (a refused key source) fails the run, said on it
-        j = judge or get_judge(run["judge_spec"], db=db)
+        j = judge or (engine.judge(run["judge_spec"], db) if engine is not None
+                      else get_judge(run["judge_spec"], db=db))
     except Exception as e:
         db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, pid = NULL "
                    "WHERE id = ?", [f"{type(e).__name__}: {e}"[:1000], now_iso(), run_id])
@@ -260,56 +295,46 @@ def execute_run(path: str | Path, run_id: int,
     its.sort(key=lambda i: (i["group_id"], i["position"]))
     done = 0
     modes: set[str] = set()
+
+    def stopped() -> dict[str, Any]:
+        db.execute("UPDATE run SET finished_at = ?, pid = NULL WHERE id = ?",
+                   [now_iso(), run_id])
+        return get_run(db, run_id)
+
+    def item_done(n: int) -> None:
+        stamp = now_iso()
+        db.execute("UPDATE run SET progress_done = ?, heartbeat_at = ?, progress_at = ?, "
+                   "cost = ? WHERE id = ?", [n, stamp, stamp, getattr(j, "cost", 0.0), run_id])
+        if progress:
+            progress(n, len(its))
+
     try:
         if m.prepare:
             m.prepare(ctx)
+        if engine is not None and not engine.drive(
+                j, its, lambda it: _todo(db, run_id, it, m.plan, ctx),
+                lambda batch, results: _save(db, run, batch, results, modes),
+                lambda: _cancelled(db, run_id), item_done):
+            return stopped()
         # a pool of servers takes several items per call (each item's questions to one server)
         step = max(1, int(getattr(j.capabilities, "items_at_once", 1) or 1))
-        for start in range(0, len(its), step):
+        for start in range(0, len(its) if engine is None else 0, step):
             window = its[start:start + step]
-            status = db.execute("SELECT status FROM run WHERE id = ?", [run_id]).fetchone()[0]
-            if status == "cancelled":
-                db.execute("UPDATE run SET finished_at = ?, pid = NULL WHERE id = ?",
-                           [now_iso(), run_id])
-                return get_run(db, run_id)
-            todo = []
-            for it in window:
-                have = {(r[0], r[1]) for r in db.execute(
-                    "SELECT question_id, unit FROM answer WHERE run_id = ? AND item_id = ?",
-                    [run_id, it["id"]])}
-                todo += [w for w in m.plan(it, ctx)
-                         if not all((q, u) in have for q, u, _ in w.targets)]
+            if _cancelled(db, run_id):
+                return stopped()
+            todo = [w for it in window for w in _todo(db, run_id, it, m.plan, ctx)]
             for kind in ("binary", "generate"):
                 batch = [w for w in todo if w.kind == kind]
-                if not batch:
-                    continue
-                results = (j.binary if kind == "binary" else j.generate)([w.request for w in batch])
-                with transaction(db):
-                    n_err = 0
-                    for w, res in zip(batch, results):
-                        answers = w.parse(res)
-                        modes.update(a["mode"] for a in answers)
-                        n_err += bool(res.error)
-                        _store(db, run_id, w.item_pk, answers, res.cached, res, run["judge_spec"])
-                    db.execute("UPDATE run SET n_errors = n_errors + ?, tokens_in = tokens_in + ?,"
-                               " tokens_out = tokens_out + ?, heartbeat_at = ? WHERE id = ?",
-                               [n_err, sum(r.tokens_in for r in results if not r.cached),
-                                sum(r.tokens_out for r in results if not r.cached), now_iso(),
-                                run_id])
+                if batch:
+                    _save(db, run, batch, (j.binary if kind == "binary" else j.generate)(
+                        [w.request for w in batch]), modes)
             done += len(window)
-            stamp = now_iso()
-            db.execute("UPDATE run SET progress_done = ?, heartbeat_at = ?, progress_at = ?, "
-                       "cost = ? WHERE id = ?", [done, stamp, stamp, getattr(j, "cost", 0.0),
-                                                 run_id])
-            if progress:
-                progress(done, len(its))
+            item_done(done)
         limit = max_error_share(run["params"])
         if escalate.enabled(run["params"]):
             esc = escalate.escalate(db, run, ctx, its, m.plan)
             if esc is None:  # cancelled meanwhile
-                db.execute("UPDATE run SET finished_at = ?, pid = NULL WHERE id = ?",
-                           [now_iso(), run_id])
-                return get_run(db, run_id)
+                return stopped()
             b_problem = escalate.b_error_problem(esc, limit, run_id)
             if b_problem:  # the second judge's errors fail the run as an ordinary run's do
                 db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, "
