@@ -14,7 +14,7 @@ from checkeval_core.textsafe import md_escape
 from studio_ui.tables import show_table
 from studio_ui.widgets import current_user
 
-_NUM = ("agreement", "κ", "yes-rate", "LOO Δ")
+_NUM = ("agreement", "κ", "φ", "FPR", "FNR", "κ–φ gap", "yes-rate", "LOO Δ")
 
 
 def sample_form(db: sqlite_utils.Database, run_id: int, expanded: bool) -> None:

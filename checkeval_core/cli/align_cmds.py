@@ -93,7 +93,8 @@ def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
                   bootstrap: int = typer.Option(200, "--bootstrap", help="resamples of groups "
                                                 "for the intervals"),
                   as_json: bool = typer.Option(False, "--json")) -> None:
-    """Per question: agreement and κ with people's answers, confusion, yes-rate, system pairs
+    """Per question: agreement, κ, φ, false-positive / false-negative rates and the κ–φ gap
+    against people's answers (each with its interval or reason), confusion, yes-rate, system pairs
     separated, leave-one-out effect on the version's agreement with people's totals."""
     from checkeval_core.analysis.align import question_agreement
     from checkeval_core.runs.options import check_bootstrap
@@ -128,7 +129,8 @@ def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
         kappa = "–" if q["kappa"] is None else f"{q['kappa']:.2f}"
         sat = f" ({q['saturated']})" if q["saturated"] else ""
         typer.echo(f"#{q['question_id']:<5} {q['dimension'] or '':>12} n={q['n']:<4} "
-                   f"agree={agree} κ={kappa} yes={_n(q['yes_rate'])}{sat} "
+                   f"agree={agree} κ={kappa} φ={_n(q['phi'])} FPR={_n(q['fpr'])} "
+                   f"FNR={_n(q['fnr'])} yes={_n(q['yes_rate'])}{sat} "
                    f"separates {q['separates']}/{q['n_pairs']} LOO Δ={_n(q['loo_delta'], 3)}  "
                    f"{q['text'][:60]}")
 
