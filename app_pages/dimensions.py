@@ -9,7 +9,7 @@ from checkeval_core.checklists.seeds import save_seeds, seed_questions
 from checkeval_core.runs import estimate as E
 from checkeval_core.store import task_id
 from checkeval_core.textsafe import md_escape
-from studio_ui.dimensions_ui import filter_block, presets_and_files
+from studio_ui.dimensions_ui import evidence_block, filter_block, presets_and_files
 from studio_ui.frame import page_db
 from studio_ui.question_results import show_augment_result
 from studio_ui.widgets import confirm_step, known_user, task_picker
@@ -131,5 +131,6 @@ try:
             res = A.augment(db, task, dim["name"], strategy, judge.strip(), n=int(n), fresh=again)
         show_augment_result(res)
     filter_block(db, task, dim["name"], judge.strip())  # scope and cost said before it runs
+    evidence_block(db, task, dim["name"], judge.strip())  # each proposal tested on dev items
 except (ValueError, ImportError) as e:
     st.error(str(e))

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.checklists.augment import augment_summary
+from checkeval_core.checklists.evidence import evidence_text
 from checkeval_core.checklists.filtering import filter_summary
 from checkeval_core.textsafe import md_escape
 from studio_ui.tables import show_table
@@ -44,3 +45,16 @@ def show_filter_result(res: dict[str, Any]) -> None:
                                  "origin", "duplicate_of"])
     for p in res["problems"]:
         st.warning(p)
+
+
+def show_evidence_result(res: dict[str, Any]) -> None:
+    """The outcome of :func:`checkeval_core.checklists.evidence.question_evidence`."""
+    flagged = sum(bool(q["flag"]) for q in res["questions"])
+    st.success(f"{len(res['questions'])} question(s) tested on dev items, {flagged} flagged "
+               f"({res['requests']} requests, {res['from_cache']} from the cache). The evidence "
+               "is shown beside each question on the Checklist review page.")
+    if res["questions"]:
+        show_table(pd.DataFrame([{"id": q["question_id"], "question": q["text"],
+                                  "evidence": evidence_text({**q, "judge": res["judge"]})}
+                                 for q in res["questions"]]), None, None, hide_index=True,
+                   width="stretch")

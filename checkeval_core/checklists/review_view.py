@@ -15,6 +15,7 @@ import pandas as pd
 import sqlite_utils
 
 from checkeval_core.checklists import instance as inst
+from checkeval_core.checklists.evidence import evidence_text
 from checkeval_core.checklists.filtering import is_flagged, similar_pairs
 
 #: The statuses the review filter offers; "flagged" is a person's question the filter would remove.
@@ -62,12 +63,17 @@ def _filled(v: Any) -> bool:
     return v is not None and v == v and str(v) != ""
 
 
-def review_table(shown: list[dict[str, Any]], flagged: set[int]) -> pd.DataFrame:
-    """One row per shown question (a flagged one's status carries ⚑); a column empty for
-    every row is left out so it takes no width, except id, status and question."""
+def review_table(shown: list[dict[str, Any]], flagged: set[int],
+                 evidence: dict[int, dict[str, Any]] | None = None) -> pd.DataFrame:
+    """One row per shown question (a flagged one's status carries ⚑), with its latest
+    ``evidence`` on dev items (:func:`checkeval_core.checklists.evidence.latest_evidence`)
+    beside its text; a column empty for every row is left out so it takes no width, except
+    id, status and question."""
+    evidence = evidence or {}
     table = pd.DataFrame([{
         "id": q["id"], "status": q["status"] + (" ⚑" if q["id"] in flagged else ""),
         "dimension": q["dimension"], "sub-dimension": q["sub_dimension"], "question": q["text"],
+        "evidence on dev items": evidence_text(evidence.get(q["id"])),
         "origin": ", ".join(q["origins"]), "parent": q["parent_id"],
         "flags": ", ".join(q["flags"]), "filter": q["filter_verdict"],
         "criterion": q["filter_criterion"], "filter reason": q["filter_reason"],

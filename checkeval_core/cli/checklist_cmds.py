@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from checkeval_core.cli.app import app, fail
+from checkeval_core.cli.app import app, clean_json, fail
 from checkeval_core.store import NotFound, open_db
 
 checklist_app = typer.Typer(no_args_is_help=True, help="Build, review and freeze checklists.")
@@ -142,6 +142,43 @@ def filter_cmd(task: str = typer.Option(..., "--task"),
     for p in res["problems"]:
         typer.echo(f"! {p}", err=True)
     typer.echo(filter_summary(res))
+
+
+@checklist_app.command("evidence")
+def evidence_cmd(task: str = typer.Option(..., "--task"),
+                 status: str = typer.Option("proposed", "--status",
+                                            help="proposed | kept | all (proposed and kept)"),
+                 judge: str = typer.Option("embedded", "--judge"),
+                 items: int = typer.Option(24, "--items", help="dev items per dimension "
+                                           "(stratified by group and people's score)"),
+                 dimension: str | None = typer.Option(None, "--dimension",
+                                                      help="one dimension only"),
+                 as_json: bool = typer.Option(False, "--json")) -> None:
+    """Test questions before review: the judge answers each on a small stratified sample of dev
+    items; per question its yes-rate, how well it separates people's high from low items (with
+    an interval or the reason), redundancy with kept questions, cost per item and the dev-only
+    flag. Stored for the Checklist review page; nothing is deleted."""
+    from checkeval_core.checklists.evidence import check_options, question_evidence
+    from checkeval_core.judges.spec import JudgeSpecError, parse_spec
+
+    db = open_db()
+    try:
+        check_options(status, items)
+        parse_spec(judge)
+        res = question_evidence(db, task, judge, status=status, n_items=items,
+                                dimension=dimension)
+    except (NotFound, JudgeSpecError, ValueError, ImportError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(clean_json(res), ensure_ascii=False))
+        return
+    from checkeval_core.checklists.evidence import evidence_text
+
+    for q in res["questions"]:
+        typer.echo(f"#{q['question_id']} {q['text']}\n    "
+                   + evidence_text({**q, "judge": judge}))
+    typer.echo(f"{len(res['questions'])} questions tested on dev items "
+               f"({res['requests']} requests, {res['from_cache']} from the cache)")
 
 
 @checklist_app.command("freeze")

@@ -47,6 +47,7 @@ import sqlite_utils
 from scipy.optimize import nnls
 
 from checkeval_core.checklists.augment import augment
+from checkeval_core.checklists.evidence import question_evidence
 from checkeval_core.checklists.filtering import filter_dimension
 from checkeval_core.checklists.versions import get_version, version_by_id
 from checkeval_core.config import cache_dir
@@ -448,6 +449,15 @@ def estimate_filter(db: sqlite_utils.Database, task: str, dimension: str,
     spec = judge.strip() or "embedded"
     return estimate_calls(spec, lambda j: filter_dimension(db, task, dimension, spec,
                                                            judge_obj=j, mode=mode), db)
+
+
+def estimate_evidence(db: sqlite_utils.Database, task: str, judge: str, status: str = "proposed",
+                      n_items: int = 24, dimension: str | None = None) -> Estimate:
+    """What testing questions on dev items (``checklists.evidence.question_evidence``) will
+    cost."""
+    spec = judge.strip() or "embedded"
+    return estimate_calls(spec, lambda j: question_evidence(
+        db, task, spec, status=status, n_items=n_items, dimension=dimension, judge_obj=j), db)
 
 
 # -- stored beside the run ------------------------------------------------------------------------
