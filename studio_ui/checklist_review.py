@@ -16,6 +16,7 @@ import sqlite_utils
 import streamlit as st
 
 from checkeval_core.checklists.augment import default_mode, generation_judge
+from checkeval_core.checklists.editing import provenance_of
 from checkeval_core.checklists.evidence import latest_evidence
 from checkeval_core.checklists.review import question_history
 from checkeval_core.checklists.review_view import history_rows, review_table
@@ -24,7 +25,7 @@ from studio_ui.tables import key_column, order, table_config
 #: The review table's column order (columns missing from the table are skipped by Streamlit).
 COLUMN_ORDER = order(["id", "query", "status", "filter", "criterion", "flags", "question",
                       "evidence on dev items", "dimension", "sub-dimension"],
-                     ["filter reason", "reason", "origin", "parent", "item"])
+                     ["filter reason", "reason", "origin", "provenance", "parent", "item"])
 
 
 def column_config() -> dict[str, Any]:
@@ -49,6 +50,7 @@ def column_config() -> dict[str, Any]:
                                        "with its interval, a kept question answering alike, "
                                        "cost per item; ⚑ = the dev-only rule's flag (nothing "
                                        "is removed)",
+              "provenance": "What a contrastive or inductive question was written from",
               "filter reason": "The filter's reason", "reason": "A reviewer's reason"},
         long_width="medium", widths={"question": 520}) | {
         "id": key_column("id", None, 56),
@@ -57,9 +59,12 @@ def column_config() -> dict[str, Any]:
 
 def show_review_table(db: sqlite_utils.Database, task: str, shown: list[dict[str, Any]],
                       flagged: set[int]) -> None:
-    """The review table: each shown question with its latest evidence on dev items."""
-    st.dataframe(review_table(shown, flagged, latest_evidence(db, task)), hide_index=True,
-                 width="stretch", column_order=COLUMN_ORDER, column_config=column_config())
+    """The review table: each shown question with its latest evidence on dev items and, for a
+    question written from examples, what it was written from."""
+    prov = provenance_of(db, [q["id"] for q in shown])
+    st.dataframe(review_table(shown, flagged, latest_evidence(db, task), prov),
+                 hide_index=True, width="stretch", column_order=COLUMN_ORDER,
+                 column_config=column_config())
 
 
 _MODES = {"single": "one question per generation (small local judges)",

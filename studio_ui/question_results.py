@@ -12,6 +12,7 @@ import streamlit as st
 from checkeval_core.checklists.augment import augment_summary
 from checkeval_core.checklists.evidence import evidence_text
 from checkeval_core.checklists.filtering import filter_summary
+from checkeval_core.checklists.review_view import provenance_text
 from checkeval_core.textsafe import md_escape
 from studio_ui.tables import show_table
 
@@ -22,8 +23,10 @@ def show_augment_result(res: dict[str, Any]) -> None:
     st.success(summary)
     if cache_note:
         st.info(cache_note)
-    if res["added"]:
-        show_table(pd.DataFrame(res["added"]), {"parent_id": st.column_config.Column(
+    if res["added"]:  # a grounded question's provenance in words (which pair, which notes)
+        added = [{**a, "provenance": provenance_text(a["provenance"])} if "provenance" in a
+                 else a for a in res["added"]]
+        show_table(pd.DataFrame(added), {"parent_id": st.column_config.Column(
             "from seed", help="The seed question an elaborated question was written from")},
             {"parent_id": "written from all the sub-dimension's seeds (diversify), not from "
                           "one seed"}, hide_index=True, width="stretch")

@@ -75,21 +75,27 @@ def export_cmd(task: str = typer.Option(..., "--task"),
 @checklist_app.command("augment")
 def augment_cmd(task: str = typer.Option(..., "--task"),
                 dimension: str = typer.Option(..., "--dimension"),
-                strategy: str = typer.Option(..., "--strategy", help="diversify|elaborate"),
+                strategy: str = typer.Option(..., "--strategy", help="diversify | elaborate "
+                                             "(from the seeds) | contrastive (from pairs of "
+                                             "dev outputs people scored apart) | inductive "
+                                             "(from people's notes)"),
                 judge: str = typer.Option("embedded", "--judge"),
                 n: int = typer.Option(4, "--n", help="questions asked per sub-dimension "
-                                                      "(diversify) or per seed (elaborate)"),
+                                                      "(diversify), per seed (elaborate), "
+                                                      "from the notes (inductive); pairs "
+                                                      "(contrastive)"),
                 mode: str | None = typer.Option(
                     None, "--mode", help="list (one prompt, a numbered list) or single (one "
                                          "question per generation; default for embedded)"),
                 fresh: bool = typer.Option(False, "--fresh",
                                            help="ask afresh (new seeds) instead of the cache"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
-    """Generate questions from the seeds (proposed; review them before freezing)."""
-    from checkeval_core.checklists.augment import augment
+    """Generate questions from the seeds or from people's examples (proposed, each with its
+    provenance; review them before freezing)."""
+    from checkeval_core.checklists.grounded import generate
 
     try:
-        res = augment(open_db(), task, dimension, strategy, judge, n=n, mode=mode, fresh=fresh)
+        res = generate(open_db(), task, dimension, strategy, judge, n=n, mode=mode, fresh=fresh)
     except (NotFound, ValueError, ImportError) as e:
         fail(str(e))
     if as_json:
@@ -353,7 +359,6 @@ def propose_cmd(run: list[int] = typer.Option(..., "--run", help="a completed ru
     from checkeval_core.analysis.proposal.evidence import ProposalError
     from checkeval_core.analysis.propose import propose
     from checkeval_core.checklists.review import to_review as queue
-    from checkeval_core.cli.app import clean_json
     from checkeval_core.runs.options import (
         check_bootstrap,
         check_count,
