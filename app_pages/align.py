@@ -12,7 +12,7 @@ from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.runs.selection import default_runs
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
-from studio_ui.align_ui import disagreements, question_table, sample_form
+from studio_ui.align_ui import disagreements, question_table, reword_form, sample_form
 from studio_ui.frame import page_db
 from studio_ui.widgets import task_picker
 
@@ -55,3 +55,4 @@ st.caption(f"{res['split']['which']} groups ({res['split']['n_groups']}). "
 event = question_table(align_rows(res))
 picked = event.selection.rows if event is not None else []
 disagreements(res, int(run_id), picked[0] if picked else None)
+reword_form(db, res, int(run_id), picked[0] if picked else None)  # from its disagreements

@@ -207,7 +207,8 @@ def grounded(db: sqlite_utils.Database, task: str, dimension: str, strategy: str
         topic = f"{dimension} {json_key(t['provenance'])}"
         if mode == "list":
             k = PER_PAIR if strategy == "contrastive" else n
-            req = _request(strategy, base, t["material"], noun, f"up to {k}", [], None,
+            req = _request(strategy, base, t["material"], noun,
+                           f"up to {k} yes/no questions, one per line", [], None,
                            {**sampling, "seed": base_seed} if fresh else {},
                            {"topic": topic, "noun": noun, "n": k})
             asked.append((t, j.generate([req])[0]))
@@ -216,7 +217,8 @@ def grounded(db: sqlite_utils.Database, task: str, dimension: str, strategy: str
         for i in range(1 if strategy == "contrastive" else n):
             opening = P.QUESTION_OPENINGS[(base_seed + i + len(asked)) % len(
                 P.QUESTION_OPENINGS)].format(noun=noun)
-            req = _request(strategy, base, t["material"], noun, "ONE", written, opening,
+            req = _request(strategy, base, t["material"], noun, "ONE yes/no question", written,
+                           opening,
                            {**sampling, "seed": base_seed + i + 1} if fresh else {},
                            {"sub_dimension": topic, "noun": noun, "i": base_seed + i})
             res = j.generate([req])[0]

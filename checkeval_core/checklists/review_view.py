@@ -105,7 +105,8 @@ def question_labels(shown: list[dict[str, Any]]) -> dict[int, str]:
 _ACTIONS = {"keep": "kept", "reject": "rejected", "edit": "edited",
             "send_to_review": "sent back to review", "undo_send_to_review": "sending undone",
             "filter": "filter", "settle": "settled an answer", "create_job": "created a job",
-            "proposal_drop": "proposed for dropping", "proposal_new": "added by a proposal"}
+            "proposal_drop": "proposed for dropping", "proposal_new": "added by a proposal",
+            "propose_rewording": "rewording proposed (Align)"}
 
 
 def history_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

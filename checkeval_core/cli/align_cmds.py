@@ -135,5 +135,37 @@ def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
                    f"{q['text'][:60]}")
 
 
+@app.command("reword")
+def reword_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
+               question: int = typer.Option(..., "--question", help="QUESTION_ID"),
+               judge: str = typer.Option("embedded", "--judge", help="writes the rewording "
+                                         "and answers both wordings"),
+               bootstrap: int = typer.Option(200, "--bootstrap"),
+               as_json: bool = typer.Option(False, "--json")) -> None:
+    """Propose a rewording of a question from its false positives and false negatives on dev
+    items (people's answers vs the run's); both wordings answered by the judge on every item
+    people labelled; agreement on dev, Δ on held-out with its verdict; queued for review as an
+    edit (the old question stays)."""
+    from checkeval_core.analysis.reword import propose_rewording
+    from checkeval_core.judges.spec import JudgeSpecError, parse_spec
+    from checkeval_core.runs.options import check_bootstrap
+    from checkeval_core.store import open_db
+
+    try:
+        check_bootstrap(bootstrap)
+        parse_spec(judge)
+        r = clean_json(propose_rewording(open_db(), run, question, judge, n_boot=bootstrap))
+    except (NotFound, JudgeSpecError, ValueError, ImportError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(r, ensure_ascii=False))
+        return
+    h = r["heldout"]
+    typer.echo(f"#{r['new_question']} proposed for review: {r['new_text']}\n"
+               f"dev agreement {_n(r['dev']['old']['value'])} → {_n(r['dev']['new']['value'])}; "
+               f"held-out {_n(h['old'])} → {_n(h['new'])} ({h['n_items']} items, "
+               f"{h['n_groups']} groups): {h['verdict']}")
+
+
 def _n(x: float | None, digits: int = 2) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
