@@ -101,3 +101,13 @@ def test_cli_augment_contrastive_json_and_refusals(db_path):
     none = cli(db_path, "checklist", "augment", "--task", "ev", "--dimension", "coherence",
                "--strategy", "inductive", "--judge", "fake")
     assert none.exit_code == 2 and "no people's notes" in (none.stdout + none.stderr)
+
+
+def test_diversify_reports_an_exact_copy_instead_of_skipping_it(db):
+    evidence_task(db)
+    first = generate(db, "ev", "coherence", "diversify", "fake", n=2, judge_obj=FakeJudge())
+    assert first["added"]
+    again = generate(db, "ev", "coherence", "diversify", "fake", n=2, judge_obj=FakeJudge())
+    assert not again["added"]
+    said = [p for p in again["problems"] if "copies an existing question, not added" in p]
+    assert {a["text"] for a in first["added"]} <= {p.rsplit(": ", 1)[1] for p in said}
