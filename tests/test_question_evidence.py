@@ -114,7 +114,8 @@ def test_cli_evidence_contract_and_refusals(db_path):
         assert {"question_id", "yes_rate", "separation", "separation_ci", "redundant_with",
                 "flag", "reason"} <= set(e)
     for args, msg in ((["--status", "gone"], "--status 'gone'"), (["--items", "2"], "--items 2"),
-                      (["--judge", "nosuch:x"], "nosuch")):
+                      (["--judge", "nosuch:x"], "nosuch"),
+                      (["--dimension", "fluency"], "no dimension 'fluency'")):
         bad = cli(db_path, "checklist", "evidence", "--task", "ev", "--judge", "fake", *args)
         assert bad.exit_code == 2 and msg in (bad.stdout + bad.stderr), bad.stderr
     db = open_db(db_path)

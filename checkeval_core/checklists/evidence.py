@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.checklists.editing import questions
+from checkeval_core.checklists.editing import dimension_id, questions
 from checkeval_core.judges.prices import PriceError, price_of
 from checkeval_core.judges.registry import get_judge
 from checkeval_core.prompts.judge import binary_request_for_item
@@ -155,6 +155,8 @@ def question_evidence(db: sqlite_utils.Database, task: str, judge: str,
     "n_pairs", "n_groups", "redundant_with", "cost", "flag", "reason"}]}``; ``reason`` is the
     flag's reason, else why separation has no value or interval, else None."""
     check_options(status, n_items)
+    if dimension is not None:
+        dimension_id(db, task, dimension)  # an unknown dimension is refused, not tested empty
     test, kept = _targets(db, task, status, dimension)
     kind = get_task(db, task)["kind"]
     samples = {d: dev_sample(db, task, d, n_items, seed) for d in test}
