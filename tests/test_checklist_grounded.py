@@ -111,3 +111,16 @@ def test_diversify_reports_an_exact_copy_instead_of_skipping_it(db):
     assert not again["added"]
     said = [p for p in again["problems"] if "copies an existing question, not added" in p]
     assert {a["text"] for a in first["added"]} <= {p.rsplit(": ", 1)[1] for p in said}
+
+
+@pytest.mark.embedded
+@pytest.mark.slow
+def test_embedded_contrastive_question_from_one_pair(db):
+    """The real 0.5B model writes one question from the dev pair people scored furthest apart
+    (single mode, under the question grammar), with that pair as its provenance."""
+    evidence_task(db)
+    res = generate(db, "ev", "coherence", "contrastive", "embedded", n=1)
+    assert res["mode"] == "single" and res["requests"] == 1
+    got = res["added"] + res["copies"]
+    assert len(got) == 1 and got[0]["text"].endswith("?"), res["problems"]
+    assert got[0]["provenance"]["pairs"][0]["group"] == "g0"
