@@ -52,7 +52,7 @@ def column_config() -> dict[str, Any]:
                                        "is removed)",
               "provenance": "What a contrastive or inductive question was written from",
               "filter reason": "The filter's reason", "reason": "A reviewer's reason"},
-        long_width="medium", widths={"question": 520}) | {
+        long_width="medium", widths={"question": 460, "evidence on dev items": 320}) | {
         "id": key_column("id", None, 56),
         "query": key_column("query", "The query (group) of a per-query question", 80)}
 

@@ -254,17 +254,18 @@ def _num(x: Any) -> bool:
 
 
 def evidence_text(ev: dict[str, Any] | None) -> str:
-    """One line for the review table: yes-rate, separation [interval] (pairs, groups),
-    redundancy, cost, and the flag with its reason."""
+    """One line for the review table: the flag (if any), separation [interval] (pairs,
+    groups), yes-rate, redundancy, cost, then the flag's reason."""
     if not ev:
         return ""
-    parts = [f"yes {100 * ev['yes_rate']:.0f} % of {ev['n_answers']}"
-             if _num(ev.get("yes_rate")) else "no valid answer"]
+    parts = []  # separation first: the figure a reviewer decides on
     if _num(ev.get("separation")):
         ci = ev.get("separation_ci") or [None, None]
         parts.append(f"separates {ev['separation']:.2f}"
                      + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if _num(ci[0]) else " (no interval)")
                      + f" on {ev['n_pairs']} pairs / {ev['n_groups']} groups")
+    parts.append(f"yes {100 * ev['yes_rate']:.0f} % of {ev['n_answers']}"
+                 if _num(ev.get("yes_rate")) else "no valid answer")
     if ev.get("redundant_with"):
         r = ev["redundant_with"][0]
         parts.append(f"answers like kept #{r['question_id']} on {100 * r['agreement']:.0f} %")
@@ -275,7 +276,7 @@ def evidence_text(ev: dict[str, Any] | None) -> str:
                         else ""))
     line = " · ".join(parts)
     if ev.get("flag"):
-        line = f"⚑ {ev['flag']}: {ev['reason']} — " + line
+        line = f"⚑ {ev['flag']} · " + line + f" — {ev['reason']}"
     elif ev.get("reason"):
         line += f" ({ev['reason']})"
     return line + f" [{ev.get('judge', '')}, dev]"
