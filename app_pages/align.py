@@ -17,6 +17,7 @@ from studio_ui.align_ui import (
     disagreements,
     people_beside_judge,
     question_table,
+    reword_form,
     sample_form,
 )
 from studio_ui.frame import page_db
@@ -61,3 +62,4 @@ st.caption(f"{res['split']['which']} groups ({res['split']['n_groups']}). "
 event = question_table(people_beside_judge(db, res, align_rows(res)))
 picked = event.selection.rows if event is not None else []
 disagreements(res, int(run_id), picked[0] if picked else None)
+reword_form(db, res, int(run_id), picked[0] if picked else None)  # from its disagreements

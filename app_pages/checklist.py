@@ -11,7 +11,7 @@ from checkeval_core.checklists.io import export_checklist
 from checkeval_core.checklists.review import decide, review_agreement
 from checkeval_core.checklists.versions import diff_versions, freeze, list_versions
 from checkeval_core.textsafe import md_escape
-from studio_ui.checklist_review import COLUMN_ORDER, column_config, per_query_form, show_history
+from studio_ui.checklist_review import per_query_form, show_history, show_review_table
 from studio_ui.frame import page_db
 from studio_ui.widgets import current_user, task_picker
 
@@ -57,8 +57,7 @@ dims = c3.multiselect("Dimension", opts["dimensions"], key="rv_dim")
 subs = c4.multiselect("Sub-dimension", opts["sub_dimensions"], key="rv_sub")
 shown = RV.shown_questions(qs, opts["flagged"], statuses, origins, dims, subs)
 st.caption(f"{len(shown)} of {len(qs)} questions")
-st.dataframe(RV.review_table(shown, opts["flagged"]), hide_index=True, width="stretch",
-             column_order=COLUMN_ORDER, column_config=column_config())
+show_review_table(db, task, shown, opts["flagged"])  # with each question's evidence
 labels = RV.question_labels(shown)
 st.session_state["rv_selected"] = [i for i in st.session_state.get("rv_selected", [])
                                    if i in labels]

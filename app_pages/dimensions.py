@@ -5,11 +5,12 @@ import streamlit as st
 
 from checkeval_core.checklists import augment as A
 from checkeval_core.checklists import editing as M
+from checkeval_core.checklists import grounded as G
 from checkeval_core.checklists.seeds import save_seeds, seed_questions
 from checkeval_core.runs import estimate as E
 from checkeval_core.store import task_id
 from checkeval_core.textsafe import md_escape
-from studio_ui.dimensions_ui import filter_block, presets_and_files
+from studio_ui.dimensions_ui import evidence_block, filter_block, presets_and_files
 from studio_ui.frame import page_db
 from studio_ui.question_results import show_augment_result
 from studio_ui.widgets import confirm_step, known_user, task_picker
@@ -102,7 +103,9 @@ with st.form("add_sub", clear_on_submit=True):
         st.rerun()
 
 st.subheader("Generate and filter with a judge")
-st.caption("Diversification and elaboration both start from the seeds (never from each other). "
+st.caption("Diversification and elaboration start from the seeds (never from each other); "
+           "contrastive and inductive from people's examples (dev pairs they scored apart, "
+           "their notes). "
            "Generated questions are *proposed*: review them on the Checklist review page. "
            "The embedded judge works offline but a stronger one writes better questions. The "
            "filter only flags questions you wrote or imported (a published checklist), and "
@@ -111,14 +114,13 @@ c1, c2, c3 = st.columns([2, 1, 1])
 judge = c1.text_input("Judge spec", A.generation_judge(), key="gen_judge",
                       help="embedded:quality (the 1.5B model) is preselected when installed")
 n = c2.number_input("Questions asked per sub-dimension / seed", 1, 10, 4, key="gen_n",
-                    help="per sub-dimension (diversify) or per seed question (elaborate)")
-strategy = c3.selectbox("Strategy", ["diversify", "elaborate"], key="gen_strategy")
+                    help="per sub-dimension (diversify), per seed question (elaborate), "
+                         "from the notes (inductive); pairs of outputs (contrastive)")
+strategy = c3.selectbox("Strategy", G.STRATEGIES, key="gen_strategy", help=G.HELP)
 gen_mode = A.default_mode(judge.strip() or "embedded")
 st.caption(f"Mode for this judge: **{gen_mode}** — "
            "`single` asks one question per generation (small local judges), `list` a "
-           "numbered list. " + A.questions_asked_text(
-               A.request_count(db, task, dim["name"], strategy, int(n), gen_mode),
-               strategy, int(n), gen_mode))
+           "numbered list. " + G.asked_text(db, task, dim["name"], strategy, int(n), gen_mode))
 line, notes = E.cost_line(E.estimate_generate, db, task, dim["name"], strategy, judge, int(n))
 st.caption("**Generate** — " + md_escape(line + (f" ({'; '.join(notes)})" if notes else "")))
 b1, b3, _ = st.columns(3)
@@ -128,8 +130,10 @@ again = b3.button("Generate again (new samples)", key="gen_again",
 try:
     if b1.button("Generate questions", type="primary", key="gen_run") or again:
         with st.spinner("Asking the judge…"):
-            res = A.augment(db, task, dim["name"], strategy, judge.strip(), n=int(n), fresh=again)
+            res = G.generate(db, task, dim["name"], strategy, judge.strip(), n=int(n),
+                             fresh=again)
         show_augment_result(res)
     filter_block(db, task, dim["name"], judge.strip())  # scope and cost said before it runs
+    evidence_block(db, task, dim["name"], judge.strip())  # each proposal tested on dev items
 except (ValueError, ImportError) as e:
     st.error(str(e))

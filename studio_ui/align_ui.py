@@ -10,13 +10,15 @@ import sqlite_utils
 import streamlit as st
 
 from checkeval_core.analysis.align import DEFAULT_SAMPLE, start_sample, version_headlines
+from checkeval_core.analysis.reword import propose_rewording
 from checkeval_core.annotation.agreement_report import ci_text, stat_text
 from checkeval_core.annotation.pools import people_agreement
+from checkeval_core.checklists.augment import generation_judge
 from checkeval_core.textsafe import md_escape
 from studio_ui.tables import show_table
 from studio_ui.widgets import current_user
 
-_NUM = ("agreement", "κ", "yes-rate", "LOO Δ", "people κ")
+_NUM = ("agreement", "κ", "φ", "FPR", "FNR", "κ–φ gap", "yes-rate", "LOO Δ", "people κ")
 
 
 def sample_form(db: sqlite_utils.Database, run_id: int, expanded: bool) -> None:
@@ -108,3 +110,41 @@ def people_beside_judge(db: sqlite_utils.Database, res: dict[str, Any],
                                       ci_text(q["kappa_ci"], None) if q["kappa_ci"] else
                                       q["kappa_reason"] or "")
     return rows
+
+
+def reword_form(db: sqlite_utils.Database, res: dict[str, Any], run_id: int,
+                pick: int | None) -> None:
+    """*Propose a rewording* of the selected question from its dev disagreements: written by a
+    judge, answered on dev, reported on held-out, queued on Checklist review as an edit."""
+    if pick is None or not res["questions"][pick]["disagreements"]:
+        return
+    q = res["questions"][pick]
+    with st.expander("Propose a rewording of this question"):
+        st.caption("A judge rewrites the question from its false positives and false negatives "
+                   "on dev items; the old and the new wording are then answered by the same "
+                   "judge on every item people labelled — agreement on dev, and on held-out the "
+                   "change with its interval, the smallest change it could detect and a "
+                   f"verdict. Asks 1 generation and 2 × {q['n']}+ Yes/No questions (held-out "
+                   "items included). The rewording goes to Checklist review as a proposed "
+                   "edit; the old question stays.")
+        judge = st.text_input("Judge spec", generation_judge(), key="al_reword_judge")
+        who = current_user("al_reword_user", "reviewer")[0] or ""  # recorded in the history
+        if not st.button("Propose a rewording", key="al_reword"):
+            return
+        try:
+            with st.spinner("Rewording and measuring…"):
+                r = propose_rewording(db, run_id, q["question_id"], judge.strip(), actor=who)
+        except ValueError as e:
+            st.error(md_escape(str(e)))
+            return
+        h = r["heldout"]
+        st.success(md_escape(f"#{r['new_question']} proposed for review: {r['new_text']}"
+                             + ("" if r["created"] else " (already proposed)")))
+        st.markdown(md_escape(f"Dev agreement {_p(r['dev']['old']['value'])} → "
+                              f"{_p(r['dev']['new']['value'])}; held-out {_p(h['old'])} → "
+                              f"{_p(h['new'])} on {h['n_items']} items / {h['n_groups']} "
+                              f"groups — {h['verdict']}"))
+
+
+def _p(x: Any) -> str:
+    return "—" if x is None or x != x else f"{100 * x:.0f} %"

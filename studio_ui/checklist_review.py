@@ -16,14 +16,16 @@ import sqlite_utils
 import streamlit as st
 
 from checkeval_core.checklists.augment import default_mode, generation_judge
+from checkeval_core.checklists.editing import provenance_of
+from checkeval_core.checklists.evidence import latest_evidence
 from checkeval_core.checklists.review import question_history
-from checkeval_core.checklists.review_view import history_rows
+from checkeval_core.checklists.review_view import history_rows, review_table
 from studio_ui.tables import key_column, order, table_config
 
 #: The review table's column order (columns missing from the table are skipped by Streamlit).
 COLUMN_ORDER = order(["id", "query", "status", "filter", "criterion", "flags", "question",
-                      "dimension", "sub-dimension"],
-                     ["filter reason", "reason", "origin", "parent", "item"])
+                      "evidence on dev items", "dimension", "sub-dimension"],
+                     ["filter reason", "reason", "origin", "provenance", "parent", "item"])
 
 
 def column_config() -> dict[str, Any]:
@@ -34,17 +36,35 @@ def column_config() -> dict[str, Any]:
               "query": "The query (group) of a per-query question"},
         decisions={"status": "proposed / kept / filtered / rejected; ⚑ flagged: the "
                              "filter would remove a question a person wrote",
-                   "filter": "The LLM filter's verdict: keep or remove",
+                   "filter": "The LLM filter's verdict on the wording (keep or remove): a "
+                             "model's opinion, not a test on items — see the evidence",
                    "criterion": "The criterion a removed question failed",
                    "flags": "not_yes_no: not a Yes/No question; negative: a Yes "
                             "would mean worse"},
         counts={"parent": "The question this one was generated or edited from",
                 "item": "The item of a per-item question"},
         long={"question": "The question; select it below to act on it",
+              "evidence on dev items": "The judge's answers on a stratified sample of dev "
+                                       "items: yes-rate, how well it orders the outputs "
+                                       "people scored (share of pairs, 0.5 = not at all) "
+                                       "with its interval, a kept question answering alike, "
+                                       "cost per item; ⚑ = the dev-only rule's flag (nothing "
+                                       "is removed)",
+              "provenance": "What a contrastive or inductive question was written from",
               "filter reason": "The filter's reason", "reason": "A reviewer's reason"},
-        long_width="medium", widths={"question": 520}) | {
+        long_width="medium", widths={"question": 460, "evidence on dev items": 320}) | {
         "id": key_column("id", None, 56),
         "query": key_column("query", "The query (group) of a per-query question", 80)}
+
+
+def show_review_table(db: sqlite_utils.Database, task: str, shown: list[dict[str, Any]],
+                      flagged: set[int]) -> None:
+    """The review table: each shown question with its latest evidence on dev items and, for a
+    question written from examples, what it was written from."""
+    prov = provenance_of(db, [q["id"] for q in shown])
+    st.dataframe(review_table(shown, flagged, latest_evidence(db, task), prov),
+                 hide_index=True, width="stretch", column_order=COLUMN_ORDER,
+                 column_config=column_config())
 
 
 _MODES = {"single": "one question per generation (small local judges)",

@@ -1,6 +1,7 @@
 """Rendering helpers of the Dimensions page: the presets and checklist import / export box,
-and the filter's scope, cost and button (Streamlit calls only; adding, importing, exporting
-and filtering are ``checkeval_core.checklists``)."""
+the filter's scope, cost and button, and the test of proposed questions on dev items
+(Streamlit calls only; adding, importing, exporting, filtering and testing are
+``checkeval_core.checklists``)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import sqlite_utils
 import streamlit as st
 
 from checkeval_core.checklists import io as checklist_io
+from checkeval_core.checklists.evidence import DEFAULT_ITEMS, MAX_ITEMS, question_evidence
 from checkeval_core.checklists.filtering import filter_dimension, filter_plan
 from checkeval_core.checklists.seeds import PRESETS, add_preset_seeds
+from checkeval_core.runs.estimate import cost_line, estimate_evidence
 from checkeval_core.textsafe import md_escape
 from studio_ui.errors import upload_failed
-from studio_ui.question_results import show_filter_result
+from studio_ui.question_results import show_evidence_result, show_filter_result
 
 _SCOPES = {"proposed": "New proposals only (kept questions are context for redundancy)",
            "all": "Every proposed and kept question"}
@@ -62,3 +65,18 @@ def filter_block(db: sqlite_utils.Database, task: str, dimension: str, judge: st
             res = filter_dimension(db, task, dimension, judge, scope=scope)
         show_filter_result(res)
 
+
+
+def evidence_block(db: sqlite_utils.Database, task: str, dimension: str, judge: str) -> None:
+    """*Test proposed questions on dev items*: the sample size, the cost said before the
+    button, the button, and each question's evidence (also shown on Checklist review)."""
+    st.markdown("**Test the proposed questions on dev items** — the judge answers each on a "
+                "stratified sample of dev items; review then shows how well it separates the "
+                "outputs people scored high from those they scored low.")
+    n = int(st.number_input("Dev items", 4, MAX_ITEMS, DEFAULT_ITEMS, key="ev_items"))
+    line, notes = cost_line(estimate_evidence, db, task, judge, "proposed", n, dimension)
+    st.caption(md_escape(line + (f" ({'; '.join(notes)})" if notes else "")))
+    if st.button("Test proposed questions", key="ev_run"):
+        with st.spinner("The judge answers the questions on dev items…"):
+            res = question_evidence(db, task, judge, "proposed", n, dimension=dimension)
+        show_evidence_result(res)

@@ -10,7 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.checklists.augment import augment_summary
+from checkeval_core.checklists.evidence import evidence_text
 from checkeval_core.checklists.filtering import filter_summary
+from checkeval_core.checklists.review_view import provenance_text
 from checkeval_core.textsafe import md_escape
 from studio_ui.tables import show_table
 
@@ -21,8 +23,10 @@ def show_augment_result(res: dict[str, Any]) -> None:
     st.success(summary)
     if cache_note:
         st.info(cache_note)
-    if res["added"]:
-        show_table(pd.DataFrame(res["added"]), {"parent_id": st.column_config.Column(
+    if res["added"]:  # a grounded question's provenance in words (which pair, which notes)
+        added = [{**a, "provenance": provenance_text(a["provenance"])} if "provenance" in a
+                 else a for a in res["added"]]
+        show_table(pd.DataFrame(added), {"parent_id": st.column_config.Column(
             "from seed", help="The seed question an elaborated question was written from")},
             {"parent_id": "written from all the sub-dimension's seeds (diversify), not from "
                           "one seed"}, hide_index=True, width="stretch")
@@ -44,3 +48,16 @@ def show_filter_result(res: dict[str, Any]) -> None:
                                  "origin", "duplicate_of"])
     for p in res["problems"]:
         st.warning(p)
+
+
+def show_evidence_result(res: dict[str, Any]) -> None:
+    """The outcome of :func:`checkeval_core.checklists.evidence.question_evidence`."""
+    flagged = sum(bool(q["flag"]) for q in res["questions"])
+    st.success(f"{len(res['questions'])} question(s) tested on dev items, {flagged} flagged "
+               f"({res['requests']} requests, {res['from_cache']} from the cache). The evidence "
+               "is shown beside each question on the Checklist review page.")
+    if res["questions"]:
+        show_table(pd.DataFrame([{"id": q["question_id"], "question": q["text"],
+                                  "evidence": evidence_text({**q, "judge": res["judge"]})}
+                                 for q in res["questions"]]), None, None, hide_index=True,
+                   width="stretch")

@@ -946,3 +946,42 @@ def same_batch_answers(a, b):
         assert (x[5] is None) == (y[5] is None)
         if x[5] is not None:
             assert x[5] == pytest.approx(y[5], abs=1e-9)
+
+
+# -- questions tested on dev items, and written from examples (test_question_evidence.py,
+# test_checklist_grounded.py) -------------------------------------------------------------------
+EV_GROUPS = [f"g{i}" for i in range(8)]  # g6, g7 held out
+EV_HUMAN = {g: PROPOSE_PERMS[i] for i, g in enumerate(EV_GROUPS)}
+# The fake judge says Yes when every content word of the question is in the item's text and No
+# when none is: the good and the kept question follow people (high-scored outputs name the
+# council decision), the reversed one follows the low-scored outputs, the constant one never
+# finds its word. Held-out outputs carry the fake judge's invalid marker: read, they would show.
+EV_HIGH = "The council decision is named here."
+EV_LOW = "It mentions cats and parks."
+EV_TEXTS = {"good": "Does the summary name the council decision?",
+            "kept": "Is the council decision named?",
+            "reversed": "Does the summary mention cats and parks?",
+            "constant": "Is the summary good?"}
+
+
+def evidence_task(db, name: str = "ev") -> dict[str, int]:
+    """Task ``name``: 8 documents × 4 systems with human coherence (g6, g7 held out), the
+    question ``kept`` kept and the three others proposed; returns ``{name: question id}``."""
+    from checkeval_core.checklists.editing import add_question, ensure_dimension, ensure_sub
+    from checkeval_core.judges.fake import INVALID_MARKER
+    from checkeval_core.store import task_id
+    from checkeval_core.task_split import set_explicit_split
+
+    recs = [{"id": f"{g}-{k}", "group_id": g, "system_id": PROPOSE_SYSTEMS[k],
+             "source": f"doc {g}", "human_coherence": h,
+             "output": (EV_HIGH if h >= 3 else EV_LOW)
+             + (f" {INVALID_MARKER}" if g in ("g6", "g7") else "")}
+            for g, hs in EV_HUMAN.items() for k, h in enumerate(hs)]
+    import_file(db, None, name, kind="summarization", filename="items.jsonl",
+                data="\n".join(json.dumps(r) for r in recs).encode())
+    set_explicit_split(db, name, ["g6", "g7"])
+    tid = task_id(db, name)
+    d = ensure_dimension(db, tid, "coherence", "how well the summary hangs together")
+    s = ensure_sub(db, d, "structure")
+    return {n: add_question(db, tid, d, s, t, status="kept" if n == "kept" else "proposed")
+            for n, t in EV_TEXTS.items()}

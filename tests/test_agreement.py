@@ -10,10 +10,16 @@ from checkeval_core.stats.agreement import (
     binary_alpha_ci,
     binary_group_sums,
     cohen_kappa,
+    confusion_figures,
     fleiss_from_labels,
     fleiss_kappa,
+    fnr_from_counts,
+    fpr_from_counts,
+    kappa_from_counts,
+    kappa_phi_gap,
     krippendorff_alpha,
     percent_agreement,
+    phi_from_counts,
 )
 
 # Fleiss (1971) example as in Wikipedia: 10 subjects, 14 raters, 5 categories -> kappa 0.210
@@ -73,3 +79,49 @@ def test_binary_group_sums_by_hand_and_from_labels():
         np.array([2, 0, 1] * 4), np.array([3, 2, 2] * 4),
         [f"{g}-{k}" for k in range(4) for g in ("g1", "g1", "g2")]))
     assert binary_group_sums(np.array([], int), np.array([], int), []).shape == (0, 3)
+
+
+def test_phi_fpr_fnr_and_the_gap_by_hand_and_against_sklearn():
+    from sklearn.metrics import cohen_kappa_score, matthews_corrcoef
+
+    # judge/people yy 20, yn 5, ny 10, nn 15: φ = (300 − 50) / √(25·25·30·20) = 250 / 612.37
+    c = [20, 5, 10, 15]
+    judge = ["yes"] * 25 + ["no"] * 25
+    people = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
+    assert float(phi_from_counts(c)) == pytest.approx(250 / math.sqrt(25 * 25 * 30 * 20))
+    assert float(phi_from_counts(c)) == pytest.approx(matthews_corrcoef(judge, people))
+    assert float(fpr_from_counts(c)) == pytest.approx(5 / 20)   # people No, judge Yes
+    assert float(fnr_from_counts(c)) == pytest.approx(10 / 30)  # people Yes, judge No
+    assert float(kappa_phi_gap(c)) == pytest.approx(
+        matthews_corrcoef(judge, people) - cohen_kappa_score(judge, people))
+    # equal Yes rates: κ = φ, no gap; a judge saying Yes far more often: a positive gap
+    assert float(kappa_phi_gap([20, 5, 5, 20])) == pytest.approx(0.0)
+    assert float(kappa_phi_gap([20, 25, 0, 5])) > 0.1
+    assert float(kappa_from_counts([20, 25, 0, 5])) < float(phi_from_counts([20, 25, 0, 5]))
+    # one side constant: φ undefined; people never No: no FPR; never Yes: no FNR
+    assert math.isnan(float(phi_from_counts([10, 5, 0, 0])))
+    assert math.isnan(float(fpr_from_counts([10, 0, 5, 0])))
+    assert math.isnan(float(fnr_from_counts([0, 3, 0, 7])))
+    # vectorised over resamples
+    assert phi_from_counts(np.array([c, [20, 5, 5, 20]])).shape == (2,)
+
+
+def test_confusion_figures_intervals_and_reasons():
+    per_group = np.array([[2, 1, 1, 1], [2, 0, 1, 2], [1, 1, 0, 3], [3, 0, 1, 1], [2, 1, 2, 0],
+                          [1, 0, 1, 3], [3, 1, 0, 1], [2, 0, 2, 1]], float)
+    f = confusion_figures(per_group, n_boot=300, seed=1)
+    tot = per_group.sum(0)
+    assert set(f) == {"phi", "fpr", "fnr", "kappa_phi_gap"}
+    for k, fn in (("phi", phi_from_counts), ("fpr", fpr_from_counts),
+                  ("fnr", fnr_from_counts), ("kappa_phi_gap", kappa_phi_gap)):
+        assert f[k]["value"] == pytest.approx(float(fn(tot)))
+        lo, hi = f[k]["ci"]
+        assert lo <= f[k]["value"] <= hi and lo < hi and f[k]["reason"] is None
+    few = confusion_figures(per_group[:3], n_boot=300)
+    assert math.isnan(few["phi"]["ci"][0]) and "needs ≥ 6 groups" in few["phi"]["reason"]
+    assert not math.isnan(few["phi"]["value"])
+    flat = confusion_figures(np.array([[3, 0, 0, 0]] * 8), n_boot=50)
+    assert math.isnan(flat["phi"]["value"]) and "one answer only" in flat["phi"]["reason"]
+    assert "never answered No" in flat["fpr"]["reason"]
+    empty = confusion_figures(np.zeros((0, 4)), n_boot=50)
+    assert "no decision" in empty["phi"]["reason"]

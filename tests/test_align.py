@@ -46,8 +46,13 @@ def test_agreement_figures_intervals_and_reasons():
     assert f["agreement"] == pytest.approx(0.7) and f["kappa"] == pytest.approx(0.4)
     assert f["confusion"] == {"yes/yes": 20, "yes/no": 5, "no/yes": 10, "no/no": 15}
     assert f["ci"][0] < 0.7 < f["ci"][1] and f["kappa_ci"][0] < 0.4 < f["kappa_ci"][1]
+    assert f["phi"] == pytest.approx(250 / math.sqrt(25 * 25 * 30 * 20))
+    assert f["fpr"] == pytest.approx(0.25) and f["fnr"] == pytest.approx(1 / 3)
+    assert f["kappa_phi_gap"] == pytest.approx(f["phi"] - 0.4)
+    assert f["phi_ci"][0] < f["phi"] < f["phi_ci"][1] and f["phi_reason"] is None
     one = agreement_figures(pairs.assign(group="g0"))
     assert math.isnan(one["ci"][0]) and "needs ≥ 6 groups" in one["ci_reason"]
+    assert math.isnan(one["phi_ci"][0]) and "needs ≥ 6 groups" in one["phi_reason"]
     none = agreement_figures(pairs.iloc[:0])
     assert none["n"] == 0 and "no decision" in none["reason"]
 
@@ -168,7 +173,9 @@ def test_cli_questions_contract(aligned):
     assert out["split"]["which"] == "dev" and out["questions"]
     for q in out["questions"]:
         assert {"question_id", "text", "n", "agreement", "kappa", "ci", "confusion",
-                "yes_rate", "separates", "loo_delta", "loo_ci"} <= set(q)
+                "yes_rate", "separates", "loo_delta", "loo_ci", "phi", "fpr", "fnr",
+                "phi_ci", "fpr_ci", "fnr_ci", "kappa_phi_gap", "kappa_phi_gap_ci",
+                "phi_reason", "fpr_reason", "fnr_reason"} <= set(q)
     bad = CliRunner().invoke(app, ["questions", "--run", str(rid), "--split", "train"])
     assert bad.exit_code == 2 and "--split 'train'" in bad.output
     assert CliRunner().invoke(app, ["questions", "--run", "999"]).exit_code == 2
@@ -188,7 +195,8 @@ def test_align_page_opens_with_the_empty_panel_and_the_figures(aligned):
     assert at.selectbox(key="al_run").value == rid
     assert any("No one has answered" in i.value for i in at.info)
     table = at.dataframe(key="al_table").value
-    assert {"question", "agreement", "κ", "yes-rate", "separates", "LOO Δ"} <= set(table.columns)
+    assert {"question", "agreement", "κ", "φ", "FPR", "FNR", "κ–φ gap", "yes-rate", "separates",
+            "LOO Δ"} <= set(table.columns)
     assert len(table) == len(question_agreement(db, rid, "dev", n_boot=0)["questions"])
     at.switch_page("app_pages/versions.py").run()
     assert not at.exception, at.exception

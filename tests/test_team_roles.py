@@ -7,9 +7,12 @@ import json
 import pytest
 
 from checkeval_core import team
+from checkeval_core.analysis.reword import propose_rewording
 from checkeval_core.annotation import jobs as J
 from checkeval_core.annotation.files import export_annotations, import_annotations
 from checkeval_core.checklists import editing as M
+from checkeval_core.checklists.evidence import question_evidence
+from checkeval_core.checklists.grounded import generate as generate_grounded
 from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.review import decide
 from checkeval_core.checklists.versions import freeze
@@ -87,6 +90,12 @@ WRITES = [
     ("import people's answers", "coordinator",
      lambda db, s: import_annotations(db, s["task"], s["files"] / "a.csv")),
     ("export people's answers", "annotator", lambda db, s: export_annotations(db, s["task"])),
+    ("test questions on dev items", "viewer",
+     lambda db, s: question_evidence(db, s["task"], "fake")),
+    ("grounded generation", "reviewer",
+     lambda db, s: generate_grounded(db, s["task"], "q", "contrastive", "fake")),
+    ("propose a rewording", "annotator",
+     lambda db, s: propose_rewording(db, s["run"], s["q"], "fake")),
     ("grant a role", "researcher", lambda db, s: team.grant(db, "eve", "admin")),
 ]
 

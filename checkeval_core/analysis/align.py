@@ -9,6 +9,10 @@ drawn by :func:`align_sample`, stratified by group and system). Per question thi
   annotators' majority; unsettled ties and ``unsure`` left out), ``kappa`` — Cohen's κ
   of the same pairs, each with a 95 % percentile interval resampling groups (or the reason
   there is none), the ``confusion`` counts (judge / people) and the disagreeing items;
+* ``phi`` (Matthews), ``fpr`` / ``fnr`` (the judge's false-positive and false-negative rates
+  against people) and ``kappa_phi_gap`` (φ − κ: how much of κ's shortfall is the judge saying
+  Yes more or less often than people), each with ``_ci`` and ``_reason``, from the statistics
+  floor (:func:`checkeval_core.stats.agreement.confusion_figures`) on the same resamples;
 * the same agreement on *consensus* items (≥ 2 annotators, all gave the same answer) and on
   *split* items (annotators disagreed; the settled answer or a majority decides);
 * ``yes_rate`` — the judge's share of Yes on the part's items, ``saturated`` when ≥ 0.95 or
@@ -43,6 +47,11 @@ from checkeval_core.analysis.versions import version_runs
 from checkeval_core.annotation.jobs import create_job_once
 from checkeval_core.people import people_answers
 from checkeval_core.runs.jobs import get_run
+from checkeval_core.stats.agreement import (
+    agreement_from_counts,
+    confusion_figures,
+    kappa_from_counts,
+)
 from checkeval_core.stats.bootstrap import interval_reason, resample_index
 from checkeval_core.stats.draws import sampling_rng, shuffled
 from checkeval_core.store import NotFound, rows
@@ -53,6 +62,8 @@ N_BOOT = 200
 DEFAULT_SAMPLE = 50
 SATURATED = 0.95
 LOO_PARTS = ("dev", "heldout", "all")
+#: φ, false-positive / false-negative rates and the κ–φ gap (each with ``_ci``, ``_reason``).
+CONFUSION_KEYS = ("phi", "fpr", "fnr", "kappa_phi_gap")
 
 
 def _isnan(x: Any) -> bool:
@@ -69,42 +80,25 @@ def resample_groups(n_groups: int, n_boot: int, seed: int) -> tuple[np.ndarray |
 
 
 # -- pure statistics ---------------------------------------------------------------------------
-def kappa_from_counts(c: np.ndarray) -> np.ndarray:
-    """Cohen's κ from confusion counts ``[..., (yy, yn, ny, nn)]`` (judge, people); NaN when
-    chance agreement is 1 (every decision the same)."""
-    c = np.asarray(c, float)
-    yy, yn, ny, nn = c[..., 0], c[..., 1], c[..., 2], c[..., 3]
-    n = yy + yn + ny + nn
-    with np.errstate(invalid="ignore", divide="ignore"):
-        po = (yy + nn) / n
-        pe = ((yy + yn) * (yy + ny) + (ny + nn) * (yn + nn)) / (n * n)
-        k = (po - pe) / (1 - pe)
-    return np.where(np.isclose(pe, 1.0) | (n == 0), NAN, k)
-
-
-def agreement_from_counts(c: np.ndarray) -> np.ndarray:
-    c = np.asarray(c, float)
-    n = c.sum(-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, (c[..., 0] + c[..., 3]) / np.where(n > 0, n, 1), NAN)
-
-
 def agreement_figures(pairs: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0
                       ) -> dict[str, Any]:
     """Agreement and κ of ``pairs`` (columns ``group``, ``judge``, ``human``: "yes"/"no"), with
     intervals resampling groups: ``{"n", "n_groups", "agreement", "ci", "kappa", "kappa_ci",
-    "confusion", "reason", "ci_reason"}``."""
+    "confusion", "reason", "ci_reason"}`` and :data:`CONFUSION_KEYS` (each with ``_ci`` and
+    ``_reason``)."""
     out: dict[str, Any] = {"n": int(len(pairs)), "n_groups": 0, "agreement": NAN,
                            "ci": [NAN, NAN], "kappa": NAN, "kappa_ci": [NAN, NAN],
                            "confusion": {"yes/yes": 0, "yes/no": 0, "no/yes": 0, "no/no": 0},
                            "reason": None, "ci_reason": None}
     if pairs.empty:
         out["reason"] = out["ci_reason"] = "no decision answered by both the judge and people"
+        out.update(_confusion_fields(confusion_figures(np.zeros((0, 4)), n_boot, seed)))
         return out
     code = (pairs["judge"].eq("no").astype(int) * 2 + pairs["human"].eq("no").astype(int))
     per = pd.crosstab(pairs["group"], code).reindex(columns=range(4), fill_value=0)
     C = per.to_numpy(float)
     tot = C.sum(0)
+    out.update(_confusion_fields(confusion_figures(C, n_boot, seed)))
     out["n_groups"] = int(len(C))
     out["confusion"] = dict(zip(("yes/yes", "yes/no", "no/yes", "no/no"), map(int, tot)))
     out["agreement"] = float(agreement_from_counts(tot))
@@ -121,6 +115,14 @@ def agreement_figures(pairs: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0
     out["kappa_ci"] = percentile_ci(kappa_from_counts(drawn))
     if _isnan(out["kappa_ci"][0]) and not _isnan(out["kappa"]):
         out["ci_reason"] = "no κ interval: fewer than 2 resamples had both answers"
+    return out
+
+
+def _confusion_fields(conf: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``phi``, ``fpr``, ``fnr``, ``kappa_phi_gap``, each with ``_ci`` and ``_reason``."""
+    out: dict[str, Any] = {}
+    for k, f in conf.items():
+        out[k], out[f"{k}_ci"], out[f"{k}_reason"] = f["value"], f["ci"], f["reason"]
     return out
 
 
@@ -279,6 +281,7 @@ def question_agreement(db: sqlite_utils.Database, run_id: int, split: str = "dev
             "dimension": qinfo[qid]["dimension"], "n": fig["n"],
             "agreement": fig["agreement"], "kappa": fig["kappa"], "ci": fig["ci"],
             "kappa_ci": fig["kappa_ci"], "confusion": fig["confusion"],
+            **{k: fig[k] for k in fig if k.startswith(CONFUSION_KEYS)},
             "reason": fig["reason"], "ci_reason": fig["ci_reason"], "n_groups": fig["n_groups"],
             "agreement_consensus": _share(cons), "n_consensus": int(len(cons)),
             "agreement_split": _share(spl), "n_split": int(len(spl)),
@@ -383,15 +386,18 @@ def align_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for q in res["questions"]:
         c = q["confusion"]
-        why = "; ".join(x for x in (q["reason"] if q["n"] else None,
-                                    q["ci_reason"] if q["n"] else None,
-                                    q["loo_reason"]) if x)
+        why = "; ".join(dict.fromkeys(x for x in (
+            q["reason"] if q["n"] else None, q["ci_reason"] if q["n"] else None,
+            *(q[f"{k}_reason"] for k in CONFUSION_KEYS if q["n"]), q["loo_reason"]) if x))
         out.append({  # the decisions first, their intervals and counts after
             "question": q["text"], "dimension": q["dimension"], "answers": q["n"],
-            "agreement": q["agreement"], "κ": q["kappa"], "yes-rate": q["yes_rate"],
+            "agreement": q["agreement"], "κ": q["kappa"], "φ": q["phi"], "FPR": q["fpr"],
+            "FNR": q["fnr"], "κ–φ gap": q["kappa_phi_gap"], "yes-rate": q["yes_rate"],
             "saturated": q["saturated"] or "",
             "separates": f"{q['separates']} of {q['n_pairs']}", "LOO Δ": q["loo_delta"],
             "agreement CI": _pct_ci(q["ci"]), "κ CI": _pct_ci(q["kappa_ci"]),
+            "φ CI": _pct_ci(q["phi_ci"]), "FPR CI": _pct_ci(q["fpr_ci"]),
+            "FNR CI": _pct_ci(q["fnr_ci"]), "κ–φ gap CI": _pct_ci(q["kappa_phi_gap_ci"]),
             "LOO CI": _pct_ci(q["loo_ci"]),
             "judge/people yes·yes yes·no no·yes no·no":
                 f"{c['yes/yes']} · {c['yes/no']} · {c['no/yes']} · {c['no/no']}",

@@ -157,7 +157,8 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
             qs = qs[:1]
         for text in qs:
             text = norm(text)
-            if text in existing:
+            if text in existing:  # said, never dropped silently
+                problems.append(f"{where}: copies an existing question, not added: {text}")
                 continue
             if mode == "single" and near_copy(text, existing | example):
                 problems.append(f"{where}: repeats an existing question: {text}")

@@ -40,9 +40,12 @@ def ensure_sub(db: sqlite_utils.Database, dim_id: int, name: str, description: s
                       "VALUES (?, ?, ?, ?)", [dim_id, name, description, pos]).lastrowid
 
 
-ORIGINS = ("seed", "diversification", "elaboration", "instance", "edited", "proposal")
+ORIGINS = ("seed", "diversification", "elaboration", "instance", "edited", "proposal",
+           "contrastive", "inductive")
 """Where a question can come from: a person, the two augmentation steps, a per-query list,
-an edit of another question, or a checklist proposal fitted on evidence."""
+an edit of another question, a checklist proposal fitted on evidence, or a question written
+from examples — pairs of outputs people scored differently (contrastive) or people's own
+notes (inductive)."""
 
 
 @guarded("checklist.edit")
@@ -50,17 +53,36 @@ def add_question(db: sqlite_utils.Database, tid: int, dim_id: int | None, sub_id
                  text: str, origin: str = "seed", status: str = "proposed",
                  parent_id: int | None = None, author: str = "", model: str = "",
                  prompt_version: str = "", flags: list[str] | None = None,
-                 item_id: int | None = None, reason: str = "", group_id: str = "") -> int:
+                 item_id: int | None = None, reason: str = "", group_id: str = "",
+                 provenance: dict[str, Any] | None = None) -> int:
+    """A new question; ``provenance`` says what a question written from examples was written
+    from (stored as JSON; ``{}`` for the others)."""
     if origin not in ORIGINS:
         raise ValueError(f"Unknown question origin {origin!r}. Available: {', '.join(ORIGINS)}")
     pos = db.execute("SELECT COUNT(*) FROM question WHERE task_id = ?", [tid]).fetchone()[0]
-    return db.execute(
+    qid = db.execute(
         "INSERT INTO question (task_id, dimension_id, sub_dimension_id, item_id, text, origin, "
         "origins, parent_id, status, reason, author, model, prompt_version, flags, position, "
         "created_at, group_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         [tid, dim_id, sub_id, item_id, norm(text), origin, dumps([origin]), parent_id, status,
          reason, author, model, prompt_version, dumps(flags or []), pos, now_iso(),
          group_id]).lastrowid
+    if provenance:
+        db.execute("INSERT INTO question_provenance (question_id, provenance) VALUES (?, ?)",
+                   [qid, dumps(provenance)])
+    return qid
+
+
+def provenance_of(db: sqlite_utils.Database, question_ids: list[int]) -> dict[int, dict]:
+    """``{id: provenance}`` of the questions written from examples among ``question_ids``."""
+    out: dict[int, dict] = {}
+    ids = list(question_ids)
+    for i in range(0, len(ids), 900):  # SQLite's bound-parameter limit
+        chunk = ids[i:i + 900]
+        for qid, p in db.execute("SELECT question_id, provenance FROM question_provenance "
+                                 f"WHERE question_id IN ({','.join('?' * len(chunk))})", chunk):
+            out[qid] = loads(p, {})
+    return out
 
 
 def dimensions(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ import pandas as pd
 import sqlite_utils
 
 from checkeval_core.checklists import instance as inst
+from checkeval_core.checklists.evidence import evidence_text
 from checkeval_core.checklists.filtering import is_flagged, similar_pairs
 
 #: The statuses the review filter offers; "flagged" is a person's question the filter would remove.
@@ -62,18 +63,38 @@ def _filled(v: Any) -> bool:
     return v is not None and v == v and str(v) != ""
 
 
-def review_table(shown: list[dict[str, Any]], flagged: set[int]) -> pd.DataFrame:
-    """One row per shown question (a flagged one's status carries ⚑); a column empty for
-    every row is left out so it takes no width, except id, status and question."""
+def review_table(shown: list[dict[str, Any]], flagged: set[int],
+                 evidence: dict[int, dict[str, Any]] | None = None,
+                 provenance: dict[int, dict[str, Any]] | None = None) -> pd.DataFrame:
+    """One row per shown question (a flagged one's status carries ⚑), with its latest
+    ``evidence`` on dev items (:func:`checkeval_core.checklists.evidence.latest_evidence`)
+    beside its text and, for a question written from examples, its ``provenance``
+    (:func:`checkeval_core.checklists.editing.provenance_of`); a column empty for every row is
+    left out so it takes no width, except id, status and question."""
+    evidence, provenance = evidence or {}, provenance or {}
     table = pd.DataFrame([{
         "id": q["id"], "status": q["status"] + (" ⚑" if q["id"] in flagged else ""),
         "dimension": q["dimension"], "sub-dimension": q["sub_dimension"], "question": q["text"],
+        "evidence on dev items": evidence_text(evidence.get(q["id"])),
+        "provenance": provenance_text(provenance.get(q["id"])),
         "origin": ", ".join(q["origins"]), "parent": q["parent_id"],
         "flags": ", ".join(q["flags"]), "filter": q["filter_verdict"],
         "criterion": q["filter_criterion"], "filter reason": q["filter_reason"],
         "reason": q["reason"], "item": q["item_id"], "query": q["group_id"]} for q in shown])
     keep = set(ALWAYS_SHOWN) | {c for c in table.columns if table[c].map(_filled).any()}
     return table[[c for c in table.columns if c in keep]]
+
+
+def provenance_text(prov: dict[str, Any] | None) -> str:
+    """What a question grounded in examples was written from, in words ('' for others)."""
+    p = prov or {}
+    if p.get("pairs"):
+        return "; ".join(f"{x['better_item']} (people {x['better_score']:g}) over "
+                         f"{x['worse_item']} ({x['worse_score']:g}) on {x['group']}"
+                         for x in p["pairs"])
+    if p.get("notes"):
+        return "; ".join(f"{n['kind']} on {n['where']}: {n['text']}" for n in p["notes"])
+    return ""
 
 
 def question_labels(shown: list[dict[str, Any]]) -> dict[int, str]:
@@ -84,7 +105,8 @@ def question_labels(shown: list[dict[str, Any]]) -> dict[int, str]:
 _ACTIONS = {"keep": "kept", "reject": "rejected", "edit": "edited",
             "send_to_review": "sent back to review", "undo_send_to_review": "sending undone",
             "filter": "filter", "settle": "settled an answer", "create_job": "created a job",
-            "proposal_drop": "proposed for dropping", "proposal_new": "added by a proposal"}
+            "proposal_drop": "proposed for dropping", "proposal_new": "added by a proposal",
+            "propose_rewording": "rewording proposed (Align)"}
 
 
 def history_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

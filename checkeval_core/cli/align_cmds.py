@@ -99,7 +99,8 @@ def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
                   bootstrap: int = typer.Option(200, "--bootstrap", help="resamples of groups "
                                                 "for the intervals"),
                   as_json: bool = typer.Option(False, "--json")) -> None:
-    """Per question: agreement and κ with people's answers, confusion, yes-rate, system pairs
+    """Per question: agreement, κ, φ, false-positive / false-negative rates and the κ–φ gap
+    against people's answers (each with its interval or reason), confusion, yes-rate, system pairs
     separated, leave-one-out effect on the version's agreement with people's totals."""
     from checkeval_core.analysis.align import question_agreement
     from checkeval_core.runs.options import check_bootstrap
@@ -135,7 +136,8 @@ def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
         kappa = "–" if q["kappa"] is None else f"{q['kappa']:.2f}"
         sat = f" ({q['saturated']})" if q["saturated"] else ""
         typer.echo(f"#{q['question_id']:<5} {q['dimension'] or '':>12} n={q['n']:<4} "
-                   f"agree={agree} κ={kappa} yes={_n(q['yes_rate'])}{sat} "
+                   f"agree={agree} κ={kappa} φ={_n(q['phi'])} FPR={_n(q['fpr'])} "
+                   f"FNR={_n(q['fnr'])} yes={_n(q['yes_rate'])}{sat} "
                    f"separates {q['separates']}/{q['n_pairs']} LOO Δ={_n(q['loo_delta'], 3)}  "
                    f"{q['text'][:60]}")
 
@@ -153,6 +155,38 @@ def _check_question_run(db: object, run: int) -> None:
     if not r["n_answers"]:
         raise ValueError(f"--run {run} is {r['status']} and has no answer yet; run it first "
                          f"(checkeval run --resume {run})")
+
+
+@app.command("reword")
+def reword_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
+               question: int = typer.Option(..., "--question", help="QUESTION_ID"),
+               judge: str = typer.Option("embedded", "--judge", help="writes the rewording "
+                                         "and answers both wordings"),
+               bootstrap: int = typer.Option(200, "--bootstrap"),
+               as_json: bool = typer.Option(False, "--json")) -> None:
+    """Propose a rewording of a question from its false positives and false negatives on dev
+    items (people's answers vs the run's); both wordings answered by the judge on every item
+    people labelled; agreement on dev, Δ on held-out with its verdict; queued for review as an
+    edit (the old question stays)."""
+    from checkeval_core.analysis.reword import propose_rewording
+    from checkeval_core.judges.spec import JudgeSpecError, parse_spec
+    from checkeval_core.runs.options import check_bootstrap
+    from checkeval_core.store import open_db
+
+    try:
+        check_bootstrap(bootstrap)
+        parse_spec(judge)
+        r = clean_json(propose_rewording(open_db(), run, question, judge, n_boot=bootstrap))
+    except (NotFound, JudgeSpecError, ValueError, ImportError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(r, ensure_ascii=False))
+        return
+    h = r["heldout"]
+    typer.echo(f"#{r['new_question']} proposed for review: {r['new_text']}\n"
+               f"dev agreement {_n(r['dev']['old']['value'])} → {_n(r['dev']['new']['value'])}; "
+               f"held-out {_n(h['old'])} → {_n(h['new'])} ({h['n_items']} items, "
+               f"{h['n_groups']} groups): {h['verdict']}")
 
 
 def _n(x: float | None, digits: int = 2) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from checkeval_core.cli.app import app, fail
+from checkeval_core.cli.app import app, bench_app, clean_json, fail
 from checkeval_core.store import NotFound, open_db
 
 checklist_app = typer.Typer(no_args_is_help=True, help="Build, review and freeze checklists.")
@@ -75,21 +75,27 @@ def export_cmd(task: str = typer.Option(..., "--task"),
 @checklist_app.command("augment")
 def augment_cmd(task: str = typer.Option(..., "--task"),
                 dimension: str = typer.Option(..., "--dimension"),
-                strategy: str = typer.Option(..., "--strategy", help="diversify|elaborate"),
+                strategy: str = typer.Option(..., "--strategy", help="diversify | elaborate "
+                                             "(from the seeds) | contrastive (from pairs of "
+                                             "dev outputs people scored apart) | inductive "
+                                             "(from people's notes)"),
                 judge: str = typer.Option("embedded", "--judge"),
                 n: int = typer.Option(4, "--n", help="questions asked per sub-dimension "
-                                                      "(diversify) or per seed (elaborate)"),
+                                                      "(diversify), per seed (elaborate), "
+                                                      "from the notes (inductive); pairs "
+                                                      "(contrastive)"),
                 mode: str | None = typer.Option(
                     None, "--mode", help="list (one prompt, a numbered list) or single (one "
                                          "question per generation; default for embedded)"),
                 fresh: bool = typer.Option(False, "--fresh",
                                            help="ask afresh (new seeds) instead of the cache"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
-    """Generate questions from the seeds (proposed; review them before freezing)."""
-    from checkeval_core.checklists.augment import augment
+    """Generate questions from the seeds or from people's examples (proposed, each with its
+    provenance; review them before freezing)."""
+    from checkeval_core.checklists.grounded import generate
 
     try:
-        res = augment(open_db(), task, dimension, strategy, judge, n=n, mode=mode, fresh=fresh)
+        res = generate(open_db(), task, dimension, strategy, judge, n=n, mode=mode, fresh=fresh)
     except (NotFound, ValueError, ImportError) as e:
         fail(str(e))
     if as_json:
@@ -142,6 +148,78 @@ def filter_cmd(task: str = typer.Option(..., "--task"),
     for p in res["problems"]:
         typer.echo(f"! {p}", err=True)
     typer.echo(filter_summary(res))
+
+
+@checklist_app.command("evidence")
+def evidence_cmd(task: str = typer.Option(..., "--task"),
+                 status: str = typer.Option("proposed", "--status",
+                                            help="proposed | kept | all (proposed and kept)"),
+                 judge: str = typer.Option("embedded", "--judge"),
+                 items: int = typer.Option(24, "--items", help="dev items per dimension "
+                                           "(stratified by group and people's score)"),
+                 dimension: str | None = typer.Option(None, "--dimension",
+                                                      help="one dimension only"),
+                 as_json: bool = typer.Option(False, "--json")) -> None:
+    """Test questions before review: the judge answers each on a small stratified sample of dev
+    items; per question its yes-rate, how well it separates people's high from low items (with
+    an interval or the reason), redundancy with kept questions, cost per item and the dev-only
+    flag. Stored for the Checklist review page; nothing is deleted."""
+    from checkeval_core.checklists.evidence import check_options, question_evidence
+    from checkeval_core.judges.spec import JudgeSpecError, parse_spec
+
+    db = open_db()
+    try:
+        check_options(status, items)
+        parse_spec(judge)
+        res = question_evidence(db, task, judge, status=status, n_items=items,
+                                dimension=dimension)
+    except (NotFound, JudgeSpecError, ValueError, ImportError) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(clean_json(res), ensure_ascii=False))
+        return
+    from checkeval_core.checklists.evidence import evidence_text
+
+    for q in res["questions"]:
+        typer.echo(f"#{q['question_id']} {q['text']}\n    "
+                   + evidence_text({**q, "judge": judge}))
+    typer.echo(f"{len(res['questions'])} questions tested on dev items "
+               f"({res['requests']} requests, {res['from_cache']} from the cache)")
+
+
+@bench_app.command("grounded")
+def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="benchmark folder "
+                                                        "(summeval.jsonl, checklists/)"),
+                       generator: str = typer.Option("embedded:quality", "--generator"),
+                       judge: str = typer.Option("embedded", "--judge"),
+                       docs: int = typer.Option(32, "--docs", help="first N documents: half "
+                                                "dev, half held out"),
+                       items: int = typer.Option(24, "--items", help="dev items per dimension "
+                                                 "for the evidence rule"),
+                       n: int = typer.Option(4, "--n", help="questions per sub-dimension / "
+                                             "seed; pairs (contrastive)"),
+                       db: Path | None = typer.Option(None, "--db", help="bench database"),
+                       bootstrap: int = typer.Option(200, "--bootstrap"),
+                       as_json: bool = typer.Option(False, "--json")) -> None:
+    """SummEval: (a) the seeds, (b) the published checklist, (c) the seeds plus diversified,
+    elaborated and contrastive questions kept by the dev-only evidence rule with no person;
+    held-out agreement with the experts of (c) against (a) and (b). A long CPU run."""
+    from checkeval_core.bench.grounded import bench_grounded
+    from checkeval_core.checklists.evidence import check_options
+    from checkeval_core.judges.spec import JudgeSpecError, parse_spec
+    from checkeval_core.runs.options import check_bootstrap, check_count
+
+    try:
+        check_count(docs, "--docs", "documents")
+        check_options("proposed", items)
+        check_bootstrap(bootstrap)
+        parse_spec(generator)
+        parse_spec(judge)
+        res = clean_json(bench_grounded(data, generator, judge, docs, items, n, db, bootstrap,
+                                        progress=not as_json))
+    except (NotFound, JudgeSpecError, ValueError, ImportError) as e:
+        fail(str(e))
+    typer.echo(json.dumps(res, ensure_ascii=False, indent=None if as_json else 1))
 
 
 @checklist_app.command("freeze")
@@ -316,7 +394,6 @@ def propose_cmd(run: list[int] = typer.Option(..., "--run", help="a completed ru
     from checkeval_core.analysis.proposal.evidence import ProposalError
     from checkeval_core.analysis.propose import propose
     from checkeval_core.checklists.review import to_review as queue
-    from checkeval_core.cli.app import clean_json
     from checkeval_core.runs.options import (
         check_bootstrap,
         check_count,

@@ -186,3 +186,77 @@ FILTER_CONSISTENCY = ('Candidate question: "{question}"\nIs this question about 
 
 FILTER_REDUNDANT = ('Question A: "{a}"\nQuestion B: "{b}"\nDo questions A and B check the same '
                     "thing, so that one of them is unnecessary?")
+
+# -- questions grounded in examples: contrastive (pairs people scored) and inductive (their notes)
+# Our own wording of the two generators AutoChecklist calls Contrastive and Inductive. The pair
+# is shown as "better" and "worse" because people said so; the question must name neither, so
+# that it can be asked of any single text. ``{n_ask}`` is "ONE yes/no question" (one per generation,
+# small local judges, held to a question's shape by a grammar) or "up to N yes/no questions"
+# (a numbered list).
+GROUNDED_PROMPT_VERSION = "grounded-v1"
+
+GROUNDED_SYSTEM = (
+    "You write evaluation questions about a {noun}. Each question can be answered with Yes or "
+    "No by reading one {noun} alone, and 'Yes' means the {noun} is better. Write the "
+    "question(s) only: no answer, no explanation, no mention of examples or notes."
+)
+
+CONTRASTIVE = """Quality dimension of the {noun}: {dimension}
+Definition: {definition}
+
+Two candidates, each a {noun} written from the same source. People who rated them judged the
+FIRST one clearly better on {dimension} than the second.
+{source}
+Better {noun}:
+{better}
+
+Worse {noun}:
+{worse}
+
+What does the better {noun} do that the worse one does not? Write {n_ask} about that
+difference, worded so it can be asked of any {noun} (do not mention "first",
+"second", "better" or "worse"; "Yes" = the {noun} does what the better one does).
+{written}{lead}"""
+
+CONTRASTIVE_SOURCE = "\nSource (shortened):\n{source}\n"
+
+INDUCTIVE = """Quality dimension of the {noun}: {dimension}
+Definition: {definition}
+
+People who judged each {noun} on {dimension} wrote these notes about what they saw:
+{notes}
+
+What did these people look for, or object to? Write {n_ask} that check such a point in
+any {noun}, phrased so that "Yes" means the {noun} is better (do not quote the
+notes or mention the people).
+{written}{lead}"""
+
+GROUNDED_WRITTEN = "Already written (check something else):\n{questions}\n"
+GROUNDED_LEAD_ONE = "Question:"
+GROUNDED_LEAD_LIST = "Numbered list of questions:"
+
+# -- a rewording of a question from the outputs on which the judge and people disagreed (Align) --
+# Our own wording of AutoRubric's rewrite from false-positive and false-negative exemplars. The
+# examples come from dev items only; the rewording is then measured on held-out items.
+REWORD_PROMPT_VERSION = "reword-v1"
+
+REWORD_SYSTEM = (
+    "You improve one evaluation question about a {noun}. The question is answered Yes or No "
+    "by reading one {noun}; 'Yes' means the {noun} is better. Write the improved question only."
+)
+
+REWORD = """Question: "{question}"
+Quality dimension: {dimension}
+
+A grader answered this question about several texts, and people who read the same texts
+disagreed with the grader.
+{false_positives}{false_negatives}
+Rewrite the question so that its wording makes the right answer clear for texts like these:
+keep what it checks, make it more concrete and observable, ask one thing only, and keep "Yes"
+meaning the {noun} is better. Do not mention these examples.
+Improved question:"""
+
+REWORD_FP = ("\nThe grader answered Yes, but people answered No, for these texts:\n"
+             "{examples}\n")
+REWORD_FN = ("\nThe grader answered No, but people answered Yes, for these texts:\n"
+             "{examples}\n")

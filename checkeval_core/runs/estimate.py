@@ -46,8 +46,9 @@ import numpy as np
 import sqlite_utils
 from scipy.optimize import nnls
 
-from checkeval_core.checklists.augment import augment
+from checkeval_core.checklists.evidence import question_evidence
 from checkeval_core.checklists.filtering import filter_dimension
+from checkeval_core.checklists.grounded import generate
 from checkeval_core.checklists.versions import get_version, version_by_id
 from checkeval_core.config import cache_dir
 from checkeval_core.judges.base import BinaryRequest, BinaryResult, GenerateRequest, GenerateResult
@@ -480,10 +481,11 @@ def estimate_batch(db: sqlite_utils.Database, task: str, judges: list[str], meth
 def estimate_generate(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
                       judge: str, n: int = 4, fresh: bool = False,
                       mode: str | None = None) -> Estimate:
-    """What *Generate* (``checklists.augment.augment``) with these arguments will cost."""
+    """What *Generate* (``checklists.grounded.generate``: any strategy) with these arguments
+    will cost."""
     spec = judge.strip() or "embedded"
-    return estimate_calls(spec, lambda j: augment(db, task, dimension, strategy, spec, n=n,
-                                                  judge_obj=j, fresh=fresh, mode=mode), db)
+    return estimate_calls(spec, lambda j: generate(db, task, dimension, strategy, spec, n=n,
+                                                   judge_obj=j, fresh=fresh, mode=mode), db)
 
 
 def estimate_filter(db: sqlite_utils.Database, task: str, dimension: str,
@@ -492,6 +494,15 @@ def estimate_filter(db: sqlite_utils.Database, task: str, dimension: str,
     spec = judge.strip() or "embedded"
     return estimate_calls(spec, lambda j: filter_dimension(db, task, dimension, spec,
                                                            judge_obj=j, mode=mode), db)
+
+
+def estimate_evidence(db: sqlite_utils.Database, task: str, judge: str, status: str = "proposed",
+                      n_items: int = 24, dimension: str | None = None) -> Estimate:
+    """What testing questions on dev items (``checklists.evidence.question_evidence``) will
+    cost."""
+    spec = judge.strip() or "embedded"
+    return estimate_calls(spec, lambda j: question_evidence(
+        db, task, spec, status=status, n_items=n_items, dimension=dimension, judge_obj=j), db)
 
 
 # -- stored beside the run ------------------------------------------------------------------------

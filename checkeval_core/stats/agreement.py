@@ -4,6 +4,11 @@
   the interval level in closed form, :func:`interval_alpha`).
 * :func:`fleiss_kappa` — a units × categories count table (statsmodels).
 * :func:`cohen_kappa` — two label sequences (scikit-learn).
+* A judge's Yes/No against people's, from confusion counts ``[yy, yn, ny, nn]`` (judge /
+  people): :func:`kappa_from_counts`, :func:`agreement_from_counts`, φ (:func:`phi_from_counts`,
+  Matthews), the false-positive and false-negative rates (:func:`fpr_from_counts`,
+  :func:`fnr_from_counts`) and the κ–φ gap (:func:`kappa_phi_gap`); all of them with
+  group-resampled intervals by :func:`confusion_figures`.
 
 Edge cases never raise; they return NaN: no units, fewer than two coders, or no variation at
 all (every label identical — chance agreement is 1, so κ and α are undefined). Fleiss' κ
@@ -21,7 +26,7 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from checkeval_core.stats.bootstrap import group_bootstrap, weighted_sums
+from checkeval_core.stats.bootstrap import group_bootstrap, resample_counts, weighted_sums
 
 NAN = float("nan")
 
@@ -208,3 +213,97 @@ def binary_alpha_ci(sums: np.ndarray, n_boot: int = AGREEMENT_BOOT, seed: int = 
         return {"ci": [math.nan, math.nan],
                 "reason": "no interval: fewer than 2 resamples had both answers"}
     return {"ci": boot.ci(), "reason": None}
+
+
+# -- a judge's Yes/No against people's: confusion counts [yy, yn, ny, nn] (judge / people) -------
+def _cells(c: Sequence[float] | np.ndarray) -> tuple[np.ndarray, ...]:
+    a = np.asarray(c, float)
+    return a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), NAN)
+
+
+def kappa_from_counts(c: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Cohen's κ from confusion counts ``[..., (yy, yn, ny, nn)]`` (judge, people); NaN when
+    chance agreement is 1 (every decision the same)."""
+    yy, yn, ny, nn = _cells(c)
+    n = yy + yn + ny + nn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        po = (yy + nn) / n
+        pe = ((yy + yn) * (yy + ny) + (ny + nn) * (yn + nn)) / (n * n)
+        k = (po - pe) / (1 - pe)
+    return np.where(np.isclose(pe, 1.0) | (n == 0), NAN, k)
+
+
+def agreement_from_counts(c: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Share of decisions where the judge and people agree; NaN without any."""
+    yy, yn, ny, nn = _cells(c)
+    return _ratio(yy + nn, yy + yn + ny + nn)
+
+
+def phi_from_counts(c: Sequence[float] | np.ndarray) -> np.ndarray:
+    """φ (Matthews correlation) of the judge's and people's Yes/No:
+    (yy·nn − yn·ny) / √((yy+yn)(ny+nn)(yy+ny)(yn+nn)). NaN when either side gives one answer
+    only (a zero margin): a constant cannot correlate."""
+    yy, yn, ny, nn = _cells(c)
+    den = (yy + yn) * (ny + nn) * (yy + ny) * (yn + nn)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (yy * nn - yn * ny) / np.sqrt(np.where(den > 0, den, 1)), NAN)
+
+
+def fpr_from_counts(c: Sequence[float] | np.ndarray) -> np.ndarray:
+    """False-positive rate: of the decisions people answered No, the share the judge answered
+    Yes (yn / (yn + nn)); NaN when people never said No."""
+    _, yn, _, nn = _cells(c)
+    return _ratio(yn, yn + nn)
+
+
+def fnr_from_counts(c: Sequence[float] | np.ndarray) -> np.ndarray:
+    """False-negative rate: of the decisions people answered Yes, the share the judge answered
+    No (ny / (yy + ny)); NaN when people never said Yes."""
+    yy, _, ny, _ = _cells(c)
+    return _ratio(ny, yy + ny)
+
+
+def kappa_phi_gap(c: Sequence[float] | np.ndarray) -> np.ndarray:
+    """φ − κ. κ is φ shrunk by the difference between the two sides' Yes rates (with equal
+    Yes rates κ = φ), so the gap grows when the judge says Yes more (or less) often than people
+    do although it orders the decisions alike: a drift of its positive rate that a prompt
+    or threshold change can fix, not a disagreement about which outputs are good. NaN when
+    either is."""
+    return phi_from_counts(c) - kappa_from_counts(c)
+
+
+#: The per-question figures of :func:`confusion_figures`, each a function of the counts.
+CONFUSION_STATS = {"phi": phi_from_counts, "fpr": fpr_from_counts, "fnr": fnr_from_counts,
+                   "kappa_phi_gap": kappa_phi_gap}
+
+_UNDEFINED = {"phi": "φ undefined: the judge or people gave one answer only",
+              "fpr": "no false-positive rate: people never answered No",
+              "fnr": "no false-negative rate: people never answered Yes",
+              "kappa_phi_gap": "κ–φ gap undefined: κ or φ is"}
+
+
+def confusion_figures(per_group: Sequence[Sequence[float]] | np.ndarray, n_boot: int,
+                      seed: int = 0) -> dict[str, dict[str, Any]]:
+    """φ, FPR, FNR and the κ–φ gap of a judge against people from each group's confusion
+    counts (groups × ``[yy, yn, ny, nn]``), each ``{"value", "ci", "reason"}``: the value on
+    the summed counts, a percentile interval resampling groups (the floor's draw rule, so with
+    the same seed the same resamples as agreement and κ), and why a value or interval is
+    missing (below :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS` groups there is none)."""
+    C = np.asarray(per_group, float).reshape(-1, 4)
+    tot = C.sum(0)
+    out: dict[str, dict[str, Any]] = {}
+    boots = {k: group_bootstrap(len(C), lambda idx, f=f: f(resample_counts(idx, len(C)) @ C),
+                                n_boot, seed) for k, f in CONFUSION_STATS.items()}
+    for k, f in CONFUSION_STATS.items():
+        value = float(f(tot)) if tot.sum() > 0 else NAN
+        b = boots[k]
+        reason = (("no decision answered by both the judge and people" if tot.sum() <= 0
+                   else _UNDEFINED[k]) if math.isnan(value) else b.ci_reason)
+        out[k] = {"value": value, "ci": [NAN, NAN] if math.isnan(value) else b.ci(),
+                  "reason": reason}
+    return out

@@ -1,6 +1,8 @@
 """Ranking statistics as pure functions (RocketEval's setting): Bradley–Terry / Elo fits,
 rank correlations of system scores with a reference rating, list-level bootstrap over queries,
-agreement of judge outcomes with human pairwise preferences. The store-reading reports built on
+agreement of judge outcomes with human pairwise preferences, and how well one Yes/No answer
+orders the pairs people ranked (:func:`pairs_ordered`, :func:`separation`). The store-reading
+reports built on
 them are :mod:`checkeval_core.analysis.rankings` (whose docstring states the definitions).
 """
 
@@ -21,6 +23,7 @@ from checkeval_core.stats.bootstrap import (
     nanmean_rows,
     percentile_ci,
     resample_index,
+    share_ci,
 )
 from checkeval_core.stats.correlation import is_constant
 
@@ -307,3 +310,52 @@ def pair_agreement(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Any]:
         out["reasons"]["three_way"] = ("no pairs" if n == 0 else
                                        "the gold has no ties (two-way accuracy applies)")
     return out
+
+
+# -- how well one question's answers order the outputs people ranked -------------------------------
+def pairs_ordered(groups: Sequence[Any], human: Sequence[float], answer: Sequence[float]
+                  ) -> tuple[list[Any], np.ndarray]:
+    """Per group (in order of first appearance), over the pairs of its items whose human scores
+    differ, ``[ordered, reversed, tied, pairs]``: ``ordered`` when the item people scored
+    higher has the higher answer (Yes = 1, No = 0, or a p(Yes)), ``reversed`` when the lower
+    one has, ``tied`` when both answers are equal. Items whose answer is NaN (invalid) are left
+    out. Pairs are formed within a group only: two outputs on the same source."""
+    by: dict[Any, list[tuple[float, float]]] = {}
+    for g, h, a in zip(groups, human, answer):
+        if not (math.isnan(float(h)) or math.isnan(float(a))):
+            by.setdefault(g, []).append((float(h), float(a)))
+        else:
+            by.setdefault(g, [])
+    keys = list(by)
+    out = np.zeros((len(keys), 4))
+    for k, g in enumerate(keys):
+        its = by[g]
+        for i in range(len(its)):
+            for j in range(i + 1, len(its)):
+                (h1, a1), (h2, a2) = its[i], its[j]
+                if h1 == h2:
+                    continue
+                hi, lo = (a1, a2) if h1 > h2 else (a2, a1)
+                out[k, 0 if hi > lo else 1 if hi < lo else 2] += 1
+                out[k, 3] += 1
+    return keys, out
+
+
+def separation(per_group: np.ndarray, n_boot: int, seed: int = 0) -> dict[str, Any]:
+    """The share of pairs ordered (a within-group AUC: ties count one half; 0.5 = the answer
+    says nothing about which output people preferred, 1 = it always picks the one people
+    scored higher, below 0.5 = it picks the worse one) from :func:`pairs_ordered`'s sums, with
+    the floor's group-resampled interval (:func:`~checkeval_core.stats.bootstrap.share_ci`;
+    none below ``MIN_GROUPS`` groups with pairs). ``{"value", "ci", "reason", "n_groups",
+    "n_pairs", "ordered", "reversed", "tied"}``."""
+    c = np.asarray(per_group, float).reshape(-1, 4)
+    c = c[c[:, 3] > 0]  # a group without a ranked pair says nothing
+    tot = c.sum(0)
+    base = {"n_groups": int(len(c)), "n_pairs": int(tot[3]), "ordered": int(tot[0]),
+            "reversed": int(tot[1]), "tied": int(tot[2])}
+    if not len(c):
+        return {**base, "value": NAN, "ci": [NAN, NAN],
+                "reason": "no pair of outputs on one source that people scored differently"}
+    sh = share_ci(c[:, 0] + 0.5 * c[:, 2], c[:, 3], n_boot, seed,
+                  unit="groups with a pair people scored differently")
+    return {**base, "value": sh["value"], "ci": sh["ci"], "reason": sh["reason"]}
