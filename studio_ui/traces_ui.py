@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from checkeval_core.runs.traces import run_column, score_rows, unit_rows
+from checkeval_core.runs.traces import coin_flip_line, run_column, score_rows, unit_rows
 from studio_ui.tables import order, table_config
 from studio_ui.widgets import csv_download
 
@@ -55,10 +55,14 @@ def decisions_table(rows: list[dict[str, Any]], chosen: list[int],
                                          ["question"]),
         column_config=table_config(
             keys={"dimension": "", "sub-dimension": ""},
-            decisions={c: f"Run {labels[r]}: ✓ yes / ✗ no with p(Yes); 'invalid' = no verdict "
-                          "could be read from the answer" for c, r in zip(verdict_cols, chosen)},
+            decisions={c: f"Run {labels[r]}: ✓ yes / ✗ no with p(Yes); ≈ = a coin flip "
+                          "(p(Yes) within 0.05 of 0.5: a rerun can flip it); 'invalid' = no "
+                          "verdict could be read from the answer"
+                       for c, r in zip(verdict_cols, chosen)},
             long={"question": "The checklist question (or SEAL unit). Select the row to read "
                               "it in full below the table."}))
+    if flips := coin_flip_line(rows, verdict_cols):
+        st.caption(flips)
     csv_download(table, "item-decisions.csv", "tr_dl_dec", "Decisions (CSV)")  # formula-safe
     picked = (event or {}).get("selection", {}).get("rows", []) if event else []
     if picked and picked[0] < len(rows):
