@@ -69,15 +69,34 @@ def resample_groups(n_groups: int, n_boot: int, seed: int) -> tuple[np.ndarray |
 # -- pure statistics ---------------------------------------------------------------------------
 def kappa_from_counts(c: np.ndarray) -> np.ndarray:
     """Cohen's κ from confusion counts ``[..., (yy, yn, ny, nn)]`` (judge, people); NaN when
-    chance agreement is 1 (every decision the same)."""
+    one side gave one answer only (the judge, or people, always Yes or always No): κ is then
+    0 whatever the other side does (po = pe), a number that says nothing about agreement.
+    Chance agreement 1 (every decision the same) is a case of it."""
     c = np.asarray(c, float)
     yy, yn, ny, nn = c[..., 0], c[..., 1], c[..., 2], c[..., 3]
     n = yy + yn + ny + nn
+    constant = ((yy + yn) == 0) | ((ny + nn) == 0) | ((yy + ny) == 0) | ((yn + nn) == 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         po = (yy + nn) / n
         pe = ((yy + yn) * (yy + ny) + (ny + nn) * (yn + nn)) / (n * n)
         k = (po - pe) / (1 - pe)
-    return np.where(np.isclose(pe, 1.0) | (n == 0), NAN, k)
+    return np.where(constant | (n == 0), NAN, k)
+
+
+def constant_side(confusion: dict[str, int]) -> str | None:
+    """Why κ is undefined for these counts (``yes/yes``, ``yes/no``, ``no/yes``, ``no/no``:
+    judge / people), or None."""
+    judge = {"yes": confusion["yes/yes"] + confusion["yes/no"],
+             "no": confusion["no/yes"] + confusion["no/no"]}
+    people = {"yes": confusion["yes/yes"] + confusion["no/yes"],
+              "no": confusion["yes/no"] + confusion["no/no"]}
+    sides = [f"{who} answered {a!r} on all {sum(c.values())} decisions"
+             for who, c in (("the judge", judge), ("people", people))
+             for a, b in (("yes", "no"), ("no", "yes")) if c[b] == 0 and c[a]]
+    if not sides:
+        return None
+    return ("κ undefined: " + " and ".join(sides) + " — with one side constant κ is 0 "
+            "whatever the other does (observed = chance agreement)")
 
 
 def agreement_from_counts(c: np.ndarray) -> np.ndarray:
@@ -108,8 +127,7 @@ def agreement_figures(pairs: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0
     out["agreement"] = float(agreement_from_counts(tot))
     out["kappa"] = float(kappa_from_counts(tot))
     if _isnan(out["kappa"]):
-        out["reason"] = ("κ undefined: every decision (judge and people) is the same answer, "
-                         "so chance agreement is 1")
+        out["reason"] = constant_side(out["confusion"])
     idx, why = resample_groups(len(C), n_boot, seed)
     if idx is None:
         out["ci_reason"] = why
@@ -118,7 +136,8 @@ def agreement_figures(pairs: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0
     out["ci"] = percentile_ci(agreement_from_counts(drawn))
     out["kappa_ci"] = percentile_ci(kappa_from_counts(drawn))
     if _isnan(out["kappa_ci"][0]) and not _isnan(out["kappa"]):
-        out["ci_reason"] = "no κ interval: fewer than 2 resamples had both answers"
+        out["ci_reason"] = ("no κ interval: fewer than 2 resamples had both answers on both "
+                            "sides")
     return out
 
 
@@ -276,6 +295,7 @@ def question_agreement(db: sqlite_utils.Database, run_id: int, split: str = "dev
         d = decided[decided["question_id"] == qid]
         fig = agreement_figures(pd.DataFrame({"group": d["group"], "judge": d["verdict"],
                                               "human": d["human"]}), n_boot, seed)
+        tied = int(((merged["question_id"] == qid) & merged["human"].isna()).sum())
         cons = d[d["consensus"]]
         spl = d[(d["n_annotators"] >= 2) & ~d["consensus"]]
         dis = d[d["verdict"] != d["human"]].head(max_items)
@@ -286,7 +306,7 @@ def question_agreement(db: sqlite_utils.Database, run_id: int, split: str = "dev
             "kappa_ci": fig["kappa_ci"], "confusion": fig["confusion"],
             "reason": fig["reason"], "ci_reason": fig["ci_reason"], "n_groups": fig["n_groups"],
             "agreement_consensus": _share(cons), "n_consensus": int(len(cons)),
-            "agreement_split": _share(spl), "n_split": int(len(spl)),
+            "agreement_split": _share(spl), "n_split": int(len(spl)), "n_no_majority": tied,
             "disagreements": [{"item_pk": int(r.item_pk), "item_id": r.item_id,
                                "judge": r.verdict, "human": r.human}
                               for r in dis.itertuples()],
@@ -331,14 +351,15 @@ def _human_summary(db: sqlite_utils.Database, run: dict[str, Any], merged: pd.Da
     jobs = rows(db, "SELECT j.id, j.name FROM annotation_job j WHERE j.task_id = ? AND "
                     "j.checklist_version_id = ? ORDER BY j.id DESC",
                 [run["task_id"], run["checklist_version_id"]])
-    n = int(len(merged))
+    n = int(len(merged))  # (item, question) decisions people answered
     how = None if n else (
         "No one has answered this run's questions yet. Draw a sample on the Align page (stratified by "
         f"group and system, default {DEFAULT_SAMPLE} items) and assign it to annotators; they "
         "answer on the Annotate page, and per-question agreement appears here as answers "
         "arrive. Until then, the figures below rest on the judge's answers (and the task's "
         "human scores, ratings or votes, where it has them) only.")
-    return {"n_answers": n, "n_items": int(merged["item_pk"].nunique()) if n else 0,
+    return {"n_answers": int(merged["n_annotators"].sum()) if n else 0, "n_decisions": n,
+            "n_items": int(merged["item_pk"].nunique()) if n else 0,
             "jobs": jobs, "how_to_start": how}
 
 
@@ -388,7 +409,11 @@ def align_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for q in res["questions"]:
         c = q["confusion"]
-        why = "; ".join(x for x in (q["reason"] if q["n"] else None,
+        tied = q.get("n_no_majority", 0)
+        no_majority = (f"no majority: the annotators disagreed on every item ({tied})"
+                       if tied and not q["n"] else
+                       f"{tied} item(s) without a majority left out" if tied else None)
+        why = "; ".join(x for x in (no_majority, q["reason"] if q["n"] else None,
                                     q["ci_reason"] if q["n"] else None,
                                     q["loo_reason"]) if x)
         out.append({  # the decisions first, their intervals and counts after
@@ -396,6 +421,7 @@ def align_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
             "agreement": q["agreement"], "κ": q["kappa"], "yes-rate": q["yes_rate"],
             "saturated": q["saturated"] or "",
             "separates": f"{q['separates']} of {q['n_pairs']}", "LOO Δ": q["loo_delta"],
+            "why": why,  # before the intervals and counts: on screen at 1440 px
             "agreement CI": _pct_ci(q["ci"]), "κ CI": _pct_ci(q["kappa_ci"]),
             "LOO CI": _pct_ci(q["loo_ci"]),
             "judge/people yes·yes yes·no no·yes no·no":
@@ -404,7 +430,7 @@ def align_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
                                 if q["n_consensus"] else "—"),
             "split items": (f"{q['agreement_split']:.2f} (n={q['n_split']})"
                             if q["n_split"] else "—"),
-            "why": why, "question_id": q["question_id"]})
+            "question_id": q["question_id"]})
     return out
 
 
