@@ -39,7 +39,8 @@ def test_vote_one_pair_by_keyboard(app_server, browser, tmp_path):
     assert not [s for s in systems if s in body]  # blind: no system named before the vote
     if SHOTS:
         pg.screenshot(path=os.path.join(SHOTS, "pairwise_before.png"))
-    pg.get_by_text("Pair 1 of 20").click()  # focus off the name field: keys are shortcuts
+    # no click elsewhere first: after Enter the name is text, no field keeps the keys
+    pg.keyboard.press("Escape")
     pg.keyboard.press("b")
     pg.get_by_text("you chose B").wait_for()
     pg.get_by_text("1 of 20 pairs voted").wait_for()
@@ -52,9 +53,11 @@ def test_vote_one_pair_by_keyboard(app_server, browser, tmp_path):
     assert db.execute("SELECT COUNT(*), MIN(source), MIN(annotator) FROM preference"
                       ).fetchone() == (1, PW.APP_SOURCE, "dana")
     assert pg.get_by_text(f"B was {v['system_b_shown']}").count() == 1
+    assert box.count() == 0 and pg.get_by_text("Annotator: dana").count() == 1
     # typing in the name field does not vote: the shortcuts act outside text fields only
+    pg.get_by_role("button", name="Change name").click()
+    box.wait_for()
     box.click()
-    box.press("End")
     box.type("t")
     pg.wait_for_timeout(1500)
     assert db.execute("SELECT COUNT(*) FROM preference").fetchone()[0] == 1
