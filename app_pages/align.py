@@ -53,13 +53,16 @@ human = res["human_answers"]
 if human["how_to_start"]:
     st.info(human["how_to_start"])
 else:
-    st.caption(f"{human['n_answers']} people's answers on {human['n_items']} items, from "
+    st.caption(f"{human['n_answers']} answers by people to {human['n_decisions']} "
+               f"question × item decisions on {human['n_items']} items, from "
                f"{len(human['jobs'])} job(s) on this version.")
 sample_form(db, int(run_id), expanded=bool(human["how_to_start"]))
 st.subheader("Per question")
 st.caption(f"{res['split']['which']} groups ({res['split']['n_groups']}). "
            + loo_caption(res))
-event = question_table(people_beside_judge(db, res, align_rows(res)))
+rows = people_beside_judge(db, res, align_rows(res))
+event = question_table(rows)
 picked = event.selection.rows if event is not None else []
-disagreements(res, int(run_id), picked[0] if picked else None)
+disagreements(res, int(run_id), picked[0] if picked else None,
+              rows[picked[0]]["why"] if picked else "")
 reword_form(db, res, int(run_id), picked[0] if picked else None)  # from its disagreements

@@ -89,9 +89,9 @@ args = (task, tuple(chosen), tuple(chosen_metrics), agg, use_ensemble, ens_mode,
         f"{scores_stamp(db)}|{people_stamp(db, task)}")  # diagnostics read people's answers
 health_slot = st.empty()  # above every chart it undermines; filled once the first is drawn
 st.subheader("Correlation with human scores")
-chart_slot = st.empty()
+chart_slot, first_slot = st.empty(), st.empty()  # the full chart; the points drawn first
 if st.session_state.get("an_drawn") != args:  # a new selection: its point values at once
-    correlation_chart(chart_slot, first_chart(db, task, chosen, chosen_metrics, agg, level,
+    correlation_chart(first_slot, first_chart(db, task, chosen, chosen_metrics, agg, level,
                                               coef, use_ensemble, shared))
 report = cached_page_data(db_path(db), *args)  # the intervals and the rest: they replace it
 st.session_state["an_drawn"] = args
@@ -101,6 +101,7 @@ cols, per_run, dims = view["columns"], view["report"]["runs"], view["dimensions"
 with health_slot.container():
     health_box(db, chosen, "analysis", agg, labels=labels)
 event = correlation_chart(chart_slot, view, key="an_bars")
+first_slot.empty()  # cleared, not replaced: a replaced container kept the first chart below
 table(view["table"], cols["correlation"])
 downloads(view, task)
 for line in view["ensemble_notes"]:

@@ -96,12 +96,14 @@ dis = J.disagreements(db, job)
 if not dis:
     st.caption("No (item, question) where annotators gave both Yes and No.")
 else:
-    st.dataframe(pd.DataFrame(dis), hide_index=True, width="stretch")
+    show_table(pd.DataFrame(dis), None, {"settled": "not settled yet"}, hide_index=True,
+               width="stretch")
     csv_download(dis, f"job{job}-disagreements.csv", "aj_dl_dis", "Disagreements (CSV)")
     labels = {(d["item_pk"], d["question_id"]): f"{d['item_id']} · {d['question']}" for d in dis}
     pick = st.selectbox("Settle", list(labels), format_func=labels.get, key="aj_pick")
     c1, c2, c3 = st.columns(3)
-    value = c1.radio("Settled answer", ["yes", "no"], horizontal=True, key="aj_value")
+    value = c1.radio("Settled answer", ["yes", "no"], horizontal=True, key="aj_value",
+                     index=None)  # no answer preselected: the coordinator chooses one
     with c2:  # login, else the configured proxy header, else a typed name
         coord, why_not = current_user("aj_coord", "coordinator")
     note = c3.text_input("Note", key="aj_note")
@@ -109,6 +111,8 @@ else:
         try:
             if not coord:
                 raise ValueError(why_not)
+            if value is None:
+                raise ValueError("Choose the settled answer (yes or no) first.")
             J.adjudicate(db, job, pick[0], pick[1], value, coord, note)
             st.success("Saved")
         except ValueError as e:

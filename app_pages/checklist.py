@@ -8,10 +8,10 @@ import streamlit as st
 from checkeval_core.checklists import review_view as RV
 from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.io import export_checklist
-from checkeval_core.checklists.review import decide, review_agreement
+from checkeval_core.checklists.review import decide
 from checkeval_core.checklists.versions import diff_versions, freeze, list_versions
 from checkeval_core.textsafe import md_escape
-from studio_ui.checklist_review import per_query_form, show_history, show_review_table
+from studio_ui import checklist_review as UI
 from studio_ui.frame import page_db
 from studio_ui.widgets import current_user, task_picker
 
@@ -26,7 +26,7 @@ if not annotator:
     st.caption(why_not)
 
 with st.expander("Per-query checklists (RocketEval: one list per query, shared by its answers)"):
-    req = per_query_form()
+    req = UI.per_query_form()
     if req:
         try:
             with st.spinner("The judge is writing one checklist per query…"
@@ -55,9 +55,12 @@ statuses = c1.multiselect("Status", RV.STATUSES, opts["statuses"], key="rv_statu
 origins = c2.multiselect("Origin", opts["origins"], key="rv_origin")
 dims = c3.multiselect("Dimension", opts["dimensions"], key="rv_dim")
 subs = c4.multiselect("Sub-dimension", opts["sub_dimensions"], key="rv_sub")
-shown = RV.shown_questions(qs, opts["flagged"], statuses, origins, dims, subs)
+if st.session_state.get("rv_filter_seen") != (filt := (statuses, origins, dims, subs)):
+    st.session_state.update(rv_filter_seen=filt, rv_recent=[])  # a new filter: its own list
+shown = RV.shown_questions(qs, opts["flagged"], statuses, origins, dims, subs,
+                           st.session_state["rv_recent"])
 st.caption(f"{len(shown)} of {len(qs)} questions")
-show_review_table(db, task, shown, opts["flagged"])  # with each question's evidence
+UI.show_review_table(db, task, shown, opts["flagged"])  # with each question's evidence
 labels = RV.question_labels(shown)
 st.session_state["rv_selected"] = [i for i in st.session_state.get("rv_selected", [])
                                    if i in labels]
@@ -85,6 +88,7 @@ def _act(decision: str, ids: list[int], who: str) -> None:
         return
     st.session_state[reason_key] = st.session_state[text_key] = ""
     st.session_state["rv_flash"] = RV.DECISION_FLASH[decision].format(n=len(ids))
+    st.session_state["rv_recent"] = [*st.session_state.get("rv_recent", []), *ids]
 
 
 st.text_input("Reason (required to reject)", key=reason_key)  # recorded with rejections only
@@ -98,7 +102,7 @@ b3.button("Save edit", key="rv_edit", disabled=len(selected) != 1, on_click=_act
           args=("edit", list(selected), annotator))
 if "rv_error" in st.session_state:
     st.error(st.session_state.pop("rv_error"))
-show_history(db, list(selected))  # every decision appended: who, role, when, what, why
+UI.show_history(db, list(selected))  # every decision appended: who, role, when, what, why
 
 with st.expander("Near-duplicates (lexical similarity)"):
     pairs = RV.near_duplicates(qs, threshold=0.75)
@@ -107,13 +111,7 @@ with st.expander("Near-duplicates (lexical similarity)"):
     else:
         st.caption("No pair above 0.75 similarity.")
 
-with st.expander("Agreement between reviewers"):
-    ag = review_agreement(db, task)
-    if line := RV.agreement_line(ag):
-        st.write(line)
-        st.dataframe(pd.DataFrame(ag["per_question"]), hide_index=True)
-    else:
-        st.caption("Agreement appears once two reviewers have decided on the same questions.")
+UI.agreement_expander(db, task)
 
 st.subheader("Versions")
 note = st.text_input("Note for the new version", key="rv_note")

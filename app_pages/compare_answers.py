@@ -7,7 +7,7 @@ import streamlit as st
 from checkeval_core.annotation import pairwise as PW
 from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
-from studio_ui.widgets import current_user
+from studio_ui.widgets import settled_user
 
 st.title("Pairwise votes")
 st.caption("Two answers to the same query, side by side: which is better? Which system wrote "
@@ -16,7 +16,7 @@ st.caption("Two answers to the same query, side by side: which is better? Which 
 db = page_db()
 c0, c1, c2 = st.columns([2, 3, 1])
 with c0:
-    who, why_not = current_user("pw_name", "annotator")
+    who, why_not = settled_user("pw_name", "annotator")  # no name field left to type A/B/T in
 if not who:
     st.info(why_not or "Enter your name to start voting.")
     st.stop()

@@ -72,6 +72,8 @@ for n, (page, label) in enumerate([
                              "moved and the Yes/No decisions that flipped"),
         ("app_pages/improve.py", "Improve checklist — drop the questions that carry no signal, "
                              "write new ones, and see the effect on held-out groups"),
+        ("app_pages/align.py", "Align — which questions the judge answers as people do: people "
+                           "answer a sample, each question gets its agreement with them"),
 ], 1):
     if page_allowed(page[len("app_pages/"):-3]):
         st.page_link(page, label=f"{n}. {label}")

@@ -85,8 +85,8 @@ if view["dropped"]:
                  key="im_dropped", column_config={
                      "question": st.column_config.TextColumn(width="medium"),
                      "reason": st.column_config.TextColumn(width="large")})
-else:
-    st.info("Nothing to drop: every question varies, is answered and helps on dev.")
+elif view["nothing_dropped"]:
+    st.info(view["nothing_dropped"])
 with st.expander(f"Kept questions ({len(view['kept'])})"):
     st.dataframe(pd.DataFrame(view["kept"]), hide_index=True, width="stretch")
     if prop["weights"] is None:

@@ -10,14 +10,22 @@ from checkeval_core.analysis.ranking_charts import score_vs_reference
 from checkeval_core.analysis.rankings_view import pair_view, rankings_page
 from checkeval_core.annotation.preferences import human_data_stamp, rating_sources
 from checkeval_core.runs import list_runs
+from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.score_read import aggregations
+from checkeval_core.runs.selection import default_reference
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
 from studio_ui.calibrate_ui import calibrated_section
 from studio_ui.frame import page_db
 from studio_ui.health import health_box
-from studio_ui.rankings_ui import import_expander, pair_picker, show_pair, show_position_bias
-from studio_ui.tables import show_table, table_config
+from studio_ui.rankings_ui import (
+    import_expander,
+    opening_margin,
+    pair_picker,
+    show_pair,
+    show_position_bias,
+)
+from studio_ui.tables import dash_missing, show_table, table_config
 from studio_ui.widgets import csv_download, task_picker
 
 st.title("Rankings")
@@ -33,15 +41,20 @@ if not runs:
     st.info("No completed run for this task yet: start one on the Run page (for rankings, "
             "a per-query checklist with the rocketeval method).")
     st.stop()
-labels = {r["id"]: f"#{r['id']} {r['judge_spec']} · {r['method']}" for r in runs}
+labels = {r["id"]: run_label(r) for r in runs}
+ref = default_reference(db, task, list(labels))  # the reference run, not the newest small one
 c1, c2, c3, c4 = st.columns([3, 2, 1, 2])
-run_id = c1.selectbox("Run", list(labels), format_func=labels.get, key="rk_run")
+run_id = c1.selectbox("Run", list(labels), format_func=labels.get, key="rk_run",
+                      index=list(labels).index(ref) if ref in labels else 0)
 aggs = aggregations(db, run_id)
 agg = c2.selectbox("Aggregation", aggs, key="rk_agg",
                    index=aggs.index("mean_p_yes") if "mean_p_yes" in aggs else 0)
-tie = c3.number_input("Tie margin", 0.0, 1.0, 0.1, 0.01, key="rk_tie", format="%.4f",
-                      help="Two answers whose scores differ by less than this are a tie "
-                           "(RocketEval: 0.1).")
+if st.session_state.get("rk_tie_for") != (run_id, agg):  # a run's own spread sets the margin
+    st.session_state.update(rk_tie_for=(run_id, agg), rk_tie=opening_margin(db, run_id, agg))
+tie = c3.number_input("Tie margin", 0.0, 1.0, step=0.01, key="rk_tie", format="%.4f",
+                      help="Two answers whose scores differ by less than this are a tie. Opens "
+                           "on the margin derived from this run's score spread (0.2 × IQR; "
+                           "RocketEval's 0.1 ties most matches of a judge with close scores).")
 sources = rating_sources(db, task)
 ref_src = c4.selectbox("Reference rating", sources or ["(none imported)"], key="rk_ref")
 
@@ -70,7 +83,10 @@ board_cfg = {**table_config(long={"system": "The system (model)"}, widths={"syst
                  ("CI low", "95% interval (queries resampled)"),
                  ("CI high", "95% interval (queries resampled)"))},
              "judge Elo": st.column_config.NumberColumn("judge Elo", format="%.0f")}
-sel_board = st.dataframe(board, hide_index=True, on_select="rerun", key="rk_board",
+no_ref, no_ci = "no reference rating for this system", "no interval: see the caption above"
+shown, board_cfg = dash_missing(board, board_cfg, {  # a dash with why, never "None"
+    "reference": no_ref, "reference rank": no_ref, "CI low": no_ci, "CI high": no_ci})
+sel_board = st.dataframe(shown, hide_index=True, on_select="rerun", key="rk_board",
                          selection_mode="single-row", column_config=board_cfg)
 csv_download(board, f"rankings_run{run_id}.csv", "rk_board_csv")
 if view["correlation_line"] is None:

@@ -19,7 +19,7 @@ from checkeval_core.tasks import list_tasks
 from studio_ui.batch_ui import batch_section
 from studio_ui.escalation_ui import cost_box, escalation_fields
 from studio_ui.frame import page_db
-from studio_ui.widgets import task_picker
+from studio_ui.widgets import cost_table, task_picker
 
 st.title("Run")
 db = page_db()
@@ -121,7 +121,7 @@ def runs_panel() -> None:
                             "cancelled, failed or killed one.")
     cost = estimate_vs_actual(get_run(db, int(rid)))
     if cost:  # the estimate stored when the run started, beside what it really cost
-        st.dataframe(pd.DataFrame(cost), hide_index=True)
+        cost_table(cost)
     can = runs[rid]["actions"]
     if c2.button("Cancel", key="run_cancel", disabled=not can["cancel"]):
         cancel_run(db, int(rid))

@@ -49,7 +49,8 @@ if rep["reason"]:
     st.info(rep["reason"])
     st.stop()
 c1, c2, c3 = st.columns(3)
-part = c1.radio("Read on", rep["parts"], horizontal=True, key="vs_part",
+part = c1.radio("Read on", rep["parts"], horizontal=True, key="vs_part",  # report on held-out
+                index=rep["parts"].index("heldout") if "heldout" in rep["parts"] else 0,
                 format_func={"dev": "dev", "heldout": "held-out", "all": "all groups"}.get)
 kinds = [k for k in rep["evidence"] if any(r["evidence"] == k for r in rep["rows"])]
 evidence = c2.selectbox("Evidence", kinds, format_func=EVIDENCE_NAMES.get, key="vs_ev")
@@ -101,7 +102,8 @@ dr = [r for r in delta_rows(d, part) if r["evidence"] == EVIDENCE_NAMES[evidence
       and r["dimension"] == dim]
 if dr:
     show_table(pd.DataFrame(dr).drop(columns=["evidence", "dimension"]),
-               {"Δ": st.column_config.NumberColumn(format="%+.3f")}, hide_index=True,
+               {"Δ": st.column_config.NumberColumn(format="%+.3f", width=70),
+                "verdict": st.column_config.TextColumn(width="large")}, hide_index=True,
                width="stretch")
 else:
     st.info(md_escape(d["reason"] or f"No {EVIDENCE_NAMES[evidence]} figure for {dim} on "

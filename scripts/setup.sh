@@ -21,16 +21,17 @@ fi
 
 REQ=requirements.txt
 [[ $TEST == 1 ]] && REQ=requirements-dev.txt
-# llama-cpp-python builds llama.cpp from source once (~6-10 min on 2 cores), for the
+# llama-cpp-python builds llama.cpp from source (~17-20 min on a busy 2-core machine), for the
 # instruction sets this CPU reports (AVX-512, VNNI, BF16 …) but never AMX, which crashed the
 # first decode on virtual machines that report it: see scripts/llama_cmake_flags.sh. If the
 # build cannot run the model here (llama_works below), it is rebuilt portably (AVX2/FMA/F16C).
 # CMAKE_ARGS, when set, replaces the detected flags for the first build.
 # LLAVA_BUILD=OFF skips the multimodal library we do not use (about a third of the build).
-# --no-cache-dir: pip's wheel cache is keyed by the source, not by these flags, so a wheel
-# built earlier on this machine with other flags would otherwise be reused.
+# The built wheel is kept outside the checkout, keyed by these flags, the llama-cpp-python
+# version and the Python (scripts/llama_wheel.sh), so the next checkout on this machine installs
+# it in seconds. (pip's own wheel cache is keyed by the source, not by the flags.)
 # To rebuild an existing .venv for this CPU: .venv/bin/pip uninstall -y llama-cpp-python, then
-# run this script again.
+# run this script again; to rebuild the wheel too, delete its folder the build names.
 LLAMA_FLAGS="${CMAKE_ARGS:-$(bash scripts/llama_cmake_flags.sh)}"
 PORTABLE_FLAGS="$(bash scripts/llama_cmake_flags.sh --portable)"
 LLAMA_REQ="$(grep -E '^llama-cpp-python' requirements.txt | cut -d'#' -f1 | tr -d ' ')"
@@ -42,13 +43,13 @@ m = llama_cpp.Llama(model_path=str(model_path()), n_ctx=256, n_threads=2, verbos
 m("Is the sky blue? Answer:", max_tokens=1)
 PY
 }
-build_llama() {  # CMAKE_FLAGS [extra pip options...]: build llama-cpp-python from source
-  local flags=$1; shift
-  CMAKE_ARGS="$flags" .venv/bin/python -m pip install -q --no-cache-dir \
-    "$@" "$LLAMA_REQ" 2>&1 | grep -v -E "is ignored: it is neither a file nor a directory" || true
+build_llama() {  # CMAKE_FLAGS [extra pip options...]: the cached wheel for these flags, built if new
+  local flags=$1 whl; shift
+  whl="$(LLAMA_WHEEL_PYTHON=.venv/bin/python bash scripts/llama_wheel.sh "$flags" "$LLAMA_REQ")"
+  .venv/bin/python -m pip install -q "$@" "$whl" 2>&1 \
+    | grep -v -E "is ignored: it is neither a file nor a directory" || true
 }
 if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
-  echo "setup: building llama.cpp for this CPU (several minutes, once): $LLAMA_FLAGS"
   build_llama "$LLAMA_FLAGS"
 fi
 echo "setup: installing $REQ"

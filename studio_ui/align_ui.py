@@ -49,6 +49,7 @@ def question_table(rows: list[dict[str, Any]]) -> Any:
     df = pd.DataFrame(rows)
     # undefined figures are a dash with the reason on hover, never "None"
     return show_table(df, {"question": st.column_config.TextColumn(width="medium"),
+                           "why": st.column_config.TextColumn(width="large"),
                            **{c: st.column_config.NumberColumn(c, format="%.2f")
                               for c in _NUM if c in df.columns}},
                       hide_index=True, key="al_table", on_select="rerun", width="stretch",
@@ -56,15 +57,18 @@ def question_table(rows: list[dict[str, Any]]) -> Any:
                       column_order=[c for c in df.columns if c != "question_id"])
 
 
-def disagreements(res: dict[str, Any], run_id: int, pick: int | None) -> None:
-    """The disagreeing items of the selected question, each linked to its trace."""
+def disagreements(res: dict[str, Any], run_id: int, pick: int | None, why: str = "") -> None:
+    """The disagreeing items of the selected question, each linked to its trace; its *why*
+    in full (a table cell cuts a long one)."""
     if pick is None:
         st.caption("Select a question above to list the items where the judge and people "
-                   "disagree.")
+                   "disagree, and read its *why* in full.")
         return
     q = res["questions"][pick]
     st.markdown(f"**{md_escape(q['text'])}** — {len(q['disagreements'])} disagreeing "
                 "item(s) shown")
+    if why:
+        st.caption(md_escape(f"Why: {why}"))
     for d in q["disagreements"]:
         st.page_link("app_pages/traces.py",
                      label=f"{d['item_id']}: judge {d['judge']}, people {d['human']}",

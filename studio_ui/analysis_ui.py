@@ -54,9 +54,10 @@ def cached_judge_agreement(db_file: str, task: str, stamp: str) -> dict[str, Any
 def correlation_chart(slot: Any, view: dict[str, Any], key: str | None = None) -> Any:
     """The correlation chart in ``slot`` (``st.empty``) with what it is read with: the
     coverage note, why there is no chart, how many bars lack an interval — or, for the point
-    figures drawn first (``analysis_view.first_chart``), what is still being computed. Drawn
-    again with the full view, it replaces the first; ``key``: a clickable chart, whose
-    selection event is returned."""
+    figures drawn first (``analysis_view.first_chart``), what is still being computed. The
+    page draws those in a slot of their own and empties it once the full view is drawn (drawn
+    into the same slot, the first chart stayed under the full one in a browser); ``key``: a
+    clickable chart, whose selection event is returned."""
     with slot.container():
         if view["coverage_note"]:  # runs over different items: said before anything is read
             (st.warning if view["comparable"] else st.error)(view["coverage_note"])

@@ -8,9 +8,10 @@ import pandas as pd
 import sqlite_utils
 import streamlit as st
 
-from checkeval_core.analysis.calibrate import calibrated_view, run_calibrated
+from checkeval_core.analysis.calibrate import SHOWN_COLUMNS, calibrated_view, run_calibrated
 from checkeval_core.store import NotFound
 from studio_ui.tables import show_table
+from studio_ui.widgets import csv_download
 
 _NUM = ("raw judge", "judge alone (biased)", "judge width", "humans alone", "humans width",
         "calibrated", "calibrated width", "width vs humans", "λ")
@@ -36,8 +37,13 @@ def calibrated_section(db: sqlite_utils.Database, run_ids: list[int], labels: di
         st.info(view["note"] + " — import human scores on the Data page (or annotate a "
                 "sample) to calibrate the judge's scores.")
         return
+    st.markdown(view["summary"])
     st.caption(view["caption"])
-    # an undefined figure is a dash with the row's reason on hover, never "None"
-    show_table(pd.DataFrame(view["rows"]),
-               {c: st.column_config.NumberColumn(c, format="%.2f") for c in _NUM},
-               hide_index=True, key=f"{key}_table")
+    # an undefined figure is a dash with the row's reason on hover, never "None"; the
+    # estimate, its width against humans alone and why first (the rest in the CSV)
+    table = pd.DataFrame(view["rows"])
+    show_table(table, {**{c: st.column_config.NumberColumn(c, format="%.2f") for c in _NUM},
+                       "why": st.column_config.TextColumn(width="large")},
+               hide_index=True, key=f"{key}_table", width="stretch",
+               column_order=[c for c in SHOWN_COLUMNS if c in table.columns])
+    csv_download(table, f"calibrated-{key}.csv", f"{key}_csv", "Every column (CSV)")

@@ -18,8 +18,8 @@ import streamlit as st
 from checkeval_core.checklists.augment import default_mode, generation_judge
 from checkeval_core.checklists.editing import provenance_of
 from checkeval_core.checklists.evidence import latest_evidence
-from checkeval_core.checklists.review import question_history
-from checkeval_core.checklists.review_view import history_rows, review_table
+from checkeval_core.checklists.review import question_history, review_agreement
+from checkeval_core.checklists.review_view import agreement_line, history_rows, review_table
 from studio_ui.tables import key_column, order, table_config
 
 #: The review table's column order (columns missing from the table are skipped by Streamlit).
@@ -106,6 +106,18 @@ _HISTORY_COLUMNS = {
     "note": st.column_config.TextColumn("note", width="large",
                                         help="What the decision led to (an edit's new "
                                              "question, a status change)")}
+
+
+def agreement_expander(db: sqlite_utils.Database, task: str) -> None:
+    """Agreement between reviewers who decided on the same questions."""
+    with st.expander("Agreement between reviewers"):
+        ag = review_agreement(db, task)
+        if line := agreement_line(ag):
+            st.write(line)
+            st.dataframe(pd.DataFrame(ag["per_question"]), hide_index=True)
+        else:
+            st.caption("Agreement appears once two reviewers have decided on the same "
+                       "questions.")
 
 
 def show_history(db: sqlite_utils.Database, question_ids: list[int]) -> None:

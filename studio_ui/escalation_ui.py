@@ -46,7 +46,7 @@ def escalation_section(db: sqlite_utils.Database, run_ids: list[int] | None = No
         st.plotly_chart(page["figure"], width="stretch", key=f"{key}_chart")
         st.caption(page["caption"])
     if page["reason"]:
-        st.info(page["reason"])
+        st.info(page["reason"] + (f"\n\n{page['how_to']}" if page.get("how_to") else ""))
 
 
 def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],

@@ -30,6 +30,13 @@ def show_augment_result(res: dict[str, Any]) -> None:
             "from seed", help="The seed question an elaborated question was written from")},
             {"parent_id": "written from all the sub-dimension's seeds (diversify), not from "
                           "one seed"}, hide_index=True, width="stretch")
+    if res.get("dropped"):
+        st.caption("Dropped — the judge wrote a question the dimension already has:")
+        show_table(pd.DataFrame(res["dropped"]), {
+            "text": st.column_config.TextColumn("written by the judge", width="large"),
+            "copy_of": st.column_config.TextColumn("copy of", width="large")},
+            hide_index=True, width="stretch", column_order=["text", "copy_of", "why",
+                                                            "sub_dimension"])
     if res["problems"]:
         st.warning("Parts of the answer that were not used:")
         st.code("\n".join(res["problems"]), language=None)

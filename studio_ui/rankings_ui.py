@@ -9,13 +9,26 @@ import pandas as pd
 import sqlite_utils
 import streamlit as st
 
+from checkeval_core.analysis.health import opening_tie_margin
 from checkeval_core.analysis.rankings_view import systems_of
+from checkeval_core.analysis.report import scores_stamp
 from checkeval_core.annotation.preferences import (
     PreferenceError,
     import_preferences,
     import_ratings,
 )
+from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+
+
+@st.cache_data(ttl=60, max_entries=16, show_spinner=False)
+def _opening_margin(path: str, run_id: int, aggregation: str, stamp: str) -> float:
+    return opening_tie_margin(open_db(path), run_id, aggregation)
+
+
+def opening_margin(db: sqlite_utils.Database, run_id: int, aggregation: str) -> float:
+    """The tie margin the page opens on for a run (``analysis.health.opening_tie_margin``)."""
+    return _opening_margin(db_path(db), int(run_id), aggregation, scores_stamp(db))
 
 
 def import_expander(db: sqlite_utils.Database, task: str) -> None:

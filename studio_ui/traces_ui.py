@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from checkeval_core.runs.traces import PEOPLE, run_column, score_rows, unit_rows
+from checkeval_core.runs.traces import PEOPLE, coin_flip_line, run_column, score_rows, unit_rows
 from checkeval_core.textsafe import md_escape
 from studio_ui.tables import decision_column, order, table_config
 from studio_ui.widgets import csv_download
@@ -54,9 +54,10 @@ def decisions_table(rows: list[dict[str, Any]], chosen: list[int],
                                         "unit", *verdict_cols])
     config = table_config(
         keys={"dimension": "", "sub-dimension": ""},
-        decisions={**{c: f"Run {labels[r]}: ✓ yes / ✗ no with p(Yes); 'invalid' = no verdict "
-                         "could be read from the answer; an answer a second judge gave says "
-                         "by whom" for c, r in zip(verdict_cols, chosen)},
+        decisions={**{c: f"Run {labels[r]}: ✓ yes / ✗ no with p(Yes); ≈ = a coin flip "
+                         "(p(Yes) within 0.05 of 0.5: a rerun can flip it); 'invalid' = no "
+                         "verdict could be read from the answer; an answer a second judge "
+                         "gave says by whom" for c, r in zip(verdict_cols, chosen)},
                    PEOPLE: "People's answers to the question on this item: how many said yes "
                            "(✓) and no (✗)"},
         long={"question": "The checklist question (or SEAL unit). Select the row to read it "
@@ -68,6 +69,8 @@ def decisions_table(rows: list[dict[str, Any]], chosen: list[int],
         table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
         key="tr_dec", column_order=order(["dimension", "sub-dimension"], verdict_cols,
                                          ["question"]), column_config=config)
+    if flips := coin_flip_line(rows, verdict_cols[:len(chosen)]):
+        st.caption(flips)
     csv_download(table, "item-decisions.csv", "tr_dl_dec", "Decisions (CSV)")  # formula-safe
     picked = (event or {}).get("selection", {}).get("rows", []) if event else []
     if picked and picked[0] < len(rows):

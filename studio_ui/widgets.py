@@ -15,6 +15,7 @@ from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.selection import comparability
 from checkeval_core.tasks import default_task, list_tasks
 from checkeval_core.textsafe import md_escape
+from studio_ui.tables import show_table
 
 
 def task_picker(db: sqlite_utils.Database, key: str,
@@ -105,6 +106,44 @@ def current_user(key: str, role: str, label: str | None = None) -> tuple[str | N
     elif source == "login" and configured:
         st.button("Log in", key=f"{key}_login", on_click=st.login)
     return name, message
+
+
+def settled_user(key: str, role: str) -> tuple[str | None, str]:
+    """:func:`current_user` for a page driven by keyboard shortcuts (Pairwise votes): a typed
+    name, once given, is shown as text with a *Change name* button instead of staying in a
+    field. A Streamlit text field keeps the focus after Enter and Esc does not leave it, so
+    the A / B / T pressed next were typed into the name; with no field left there is nothing
+    to type into. A login or a trusted header names the person as in :func:`current_user`."""
+    settled = f"{key}|settled"
+    typed_mode = identity_mode(login_state()[0]) == "typed"
+    name = st.session_state.get(settled) if typed_mode else None
+    if name:
+        st.markdown(f"{role.capitalize()}: **{md_escape(name)}**")
+
+        def change() -> None:  # the field comes back empty: a new name is typed and settled
+            st.session_state.pop(settled, None)
+            st.session_state.pop(_role_key(role), None)
+
+        st.button("Change name", key=f"{key}_change", on_click=change)
+        return name, ""
+    who, why = current_user(key, role)
+    if who and typed_mode:
+        st.session_state[settled] = who
+        st.rerun()  # drawn again without the field, which had the focus
+    return who, why
+
+
+#: Why a cell of the Run page's estimate-vs-actual table is empty, per column.
+COST_REASONS = {"estimate": "not estimated when the run started (no measured rate or no price "
+                            "for this judge)",
+                "actual": "not measured (a remote judge without a price has no dollar figure)",
+                "actual / estimate": "needs both figures, the estimate above 0"}
+
+
+def cost_table(rows: list[dict[str, Any]]) -> None:
+    """The estimate stored when a run started beside what it cost; an empty cell is a dash
+    with its reason on hover, never "None"."""
+    show_table(pd.DataFrame(rows), None, COST_REASONS, hide_index=True)
 
 
 def table_csv(data: pd.DataFrame | Iterable[dict[str, Any]]) -> str:

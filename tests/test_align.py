@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from checkeval_core.analysis.align import (
     agreement_figures,
+    align_rows,
     kappa_from_counts,
     question_agreement,
     run_answers,
@@ -125,7 +126,10 @@ def test_per_question_agreement_with_simulated_annotators(aligned):
         pe = ((c[0] + c[1]) * (c[0] + c[2]) + (c[2] + c[3]) * (c[1] + c[3])) / c.sum() ** 2
         assert by[q]["n"] == c.sum()
         assert by[q]["agreement"] == pytest.approx(po)
-        if pe < 1:
+        one_sided = min(c[0] + c[1], c[2] + c[3], c[0] + c[2], c[1] + c[3]) == 0
+        if one_sided:  # one side gave one answer only: κ is undefined, with the reason
+            assert math.isnan(by[q]["kappa"]) and "κ undefined" in by[q]["reason"]
+        else:
             assert by[q]["kappa"] == pytest.approx((po - pe) / (1 - pe))
         assert list(by[q]["confusion"].values()) == c.astype(int).tolist()
     assert by[q_same]["agreement"] == 1.0 and by[q_same]["n_consensus"] == by[q_same]["n"]
@@ -201,3 +205,52 @@ def test_align_page_opens_with_the_empty_panel_and_the_figures(aligned):
     at.switch_page("app_pages/versions.py").run()
     assert not at.exception, at.exception
     assert any("Align page" in i.value for i in at.info)
+
+
+def test_kappa_of_a_constant_side_is_undefined_with_the_reason():
+    """Judge always Yes, people mixed: κ would be 0.00 [0.00, 0.00] (observed = chance), a
+    number that says nothing; it is undefined and says which side is constant."""
+    assert math.isnan(float(kappa_from_counts([6, 4, 0, 0])))  # the judge always yes
+    assert math.isnan(float(kappa_from_counts([0, 3, 0, 7])))  # people always no
+    pairs = pd.DataFrame({"group": [f"g{i}" for i in range(10)], "judge": ["yes"] * 10,
+                          "human": ["yes"] * 6 + ["no"] * 4})
+    f = agreement_figures(pairs, n_boot=100)
+    assert f["agreement"] == pytest.approx(0.6)
+    assert math.isnan(f["kappa"]) and all(math.isnan(x) for x in f["kappa_ci"])
+    assert "κ undefined" in f["reason"] and "the judge answered 'yes' on all 10" in f["reason"]
+    row = align_rows({"questions": [{
+        "text": "q", "dimension": "d", "n": 10, "agreement": 0.6, "kappa": f["kappa"],
+        "yes_rate": 1.0, "saturated": "always yes", "separates": 0, "n_pairs": 1,
+        "loo_delta": 0.0, "ci": f["ci"], "kappa_ci": f["kappa_ci"], "loo_ci": [0.0, 0.0],
+        "confusion": f["confusion"], "n_consensus": 0, "n_split": 0, "reason": f["reason"],
+        "ci_reason": f["ci_reason"], "loo_reason": None, "question_id": 1}]})[0]
+    assert "κ undefined" in row["why"] and row["κ CI"] == "—"
+
+
+def test_a_question_people_split_on_says_so_and_answers_are_counted(aligned):
+    """Two annotators who disagree on every item of a question: no majority anywhere, said in
+    *why* (not 0 answers and a blank); the caption counts people's answers, not decisions."""
+    db, rid, jid = aligned
+    ans = run_answers(db, rid)
+    sample = [r[0] for r in db.execute("SELECT DISTINCT item_id FROM annotation_assignment "
+                                       "WHERE job_id = ?", [jid])]
+    sub = ans[ans["item_pk"].isin(sample)]
+    q_tied, q_ok = sorted(set(sub["question_id"]))[:2]
+    n_items = 0
+    for r in sub[sub["question_id"] == q_tied].itertuples():
+        save_answer(db, jid, "ann1", int(r.item_pk), int(q_tied), "yes")
+        save_answer(db, jid, "ann2", int(r.item_pk), int(q_tied), "no")
+        n_items += 1
+    for r in sub[sub["question_id"] == q_ok].itertuples():
+        for who in ("ann1", "ann2", "ann3"):
+            save_answer(db, jid, who, int(r.item_pk), int(q_ok), r.verdict)
+    res = question_agreement(db, rid, "all", n_boot=20)
+    rows = {r["question_id"]: r for r in align_rows(res)}
+    assert rows[q_tied]["answers"] == 0
+    assert rows[q_tied]["why"].startswith(
+        f"no majority: the annotators disagreed on every item ({n_items})")
+    assert "no majority" not in rows[q_ok]["why"]
+    n_ok = int((sub["question_id"] == q_ok).sum())
+    human = res["human_answers"]
+    assert human["n_decisions"] == n_items + n_ok
+    assert human["n_answers"] == 2 * n_items + 3 * n_ok

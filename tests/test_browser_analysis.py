@@ -74,3 +74,30 @@ def test_analysis_at_1440_shows_what_figures_rest_on(app_server, browser):
     idle(page)
     page.screenshot(path="/tmp/h-analysis-diagnostics-1440.png")
     ctx.close()
+
+
+@pytest.mark.browser
+def test_the_correlation_chart_is_drawn_once(app_server, browser, monkeypatch):
+    """The demo's two 192-item runs: a new selection draws its point values first, then the
+    full chart. Once the full one is there (its downloads follow it) the first is gone — it
+    stayed under the full one, the same chart twice, while the rest of the page computed."""
+    from checkeval_core.demo import load_demo
+    from checkeval_core.store import open_db
+
+    monkeypatch.setenv("CHECKEVAL_DEMO_RUNS", "1")  # the shipped runs, as the tour has them
+    db = open_db(app_server.db_path)
+    load_demo(db)
+    db.close()
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = ctx.new_page()
+    page.set_default_timeout(150_000)  # a loaded 2-core machine's first start is slow
+    page.goto(app_server.url + "/analysis")
+    page.get_by_text("Correlation with human scores").wait_for()
+    page.get_by_role("button", name="Figure (HTML)").wait_for()  # drawn after the full chart
+    charts = page.locator(".js-plotly-plot").filter(
+        has=page.locator(".ytitle", has_text="spearman (sample level)"))
+    n_now = charts.count()
+    idle(page)
+    page.screenshot(path="/tmp/tour-analysis-once.png")
+    assert n_now == 1 and charts.count() == 1, n_now
+    ctx.close()

@@ -39,7 +39,7 @@ def test_vote_one_pair_by_keyboard(app_server, browser, tmp_path):
     assert not [s for s in systems if s in body]  # blind: no system named before the vote
     if SHOTS:
         pg.screenshot(path=os.path.join(SHOTS, "pairwise_before.png"))
-    pg.get_by_text("Pair 1 of 20").click()  # focus off the name field: keys are shortcuts
+    pg.get_by_text("Pair 1 of 20").click()  # focus off the task picker: keys are shortcuts
     pg.keyboard.press("b")
     pg.get_by_text("you chose B").wait_for()
     pg.get_by_text("1 of 20 pairs voted").wait_for()
@@ -52,10 +52,23 @@ def test_vote_one_pair_by_keyboard(app_server, browser, tmp_path):
     assert db.execute("SELECT COUNT(*), MIN(source), MIN(annotator) FROM preference"
                       ).fetchone() == (1, PW.APP_SOURCE, "dana")
     assert pg.get_by_text(f"B was {v['system_b_shown']}").count() == 1
+    assert box.count() == 0 and pg.get_by_text("Annotator: dana").count() == 1
     # typing in the name field does not vote: the shortcuts act outside text fields only
+    pg.get_by_role("button", name="Change name").click()
+    box.wait_for()
     box.click()
-    box.press("End")
     box.type("t")
     pg.wait_for_timeout(1500)
     assert db.execute("SELECT COUNT(*) FROM preference").fetchone()[0] == 1
+    # a name given with Enter leaves no field behind: the key pressed next votes (Esc did not
+    # leave the field, and A / B / T went into the name)
+    box.fill("dana")
+    box.press("Enter")
+    pg.get_by_text("Annotator: dana").wait_for()
+    idle(pg)
+    pg.keyboard.press("Escape")
+    pg.keyboard.press("t")
+    pg.get_by_text("you chose tie").wait_for()
+    assert db.execute("SELECT COUNT(*), MIN(annotator), MAX(annotator) FROM preference"
+                      ).fetchone() == (2, "dana", "dana")
     ctx.close()

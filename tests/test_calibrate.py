@@ -16,6 +16,8 @@ from typer.testing import CliRunner
 from checkeval_core.analysis.calibrate import (
     METHOD,
     calibrated,
+    calibrated_summary,
+    calibrated_view,
     draw_labelled,
     human_scale,
     ppi_mean,
@@ -236,3 +238,32 @@ def test_bench_calibrate_cli_on_one_run_and_on_an_ensemble(demo_db):
     assert [r["n_intervals"] + round(r["no_interval"] * 48) for r in ens["rows"]] == [48] * 4
     bad = CliRunner().invoke(app, ["bench", "calibrate", "--run", str(a)])
     assert bad.exit_code == 2 and "--db and --run go together" in bad.output
+
+
+def test_judge_alone_beyond_the_human_scale_is_explained_and_the_table_summarised():
+    """The judge rates C far above A and B: mapped onto the humans' 1–5 by mean and spread,
+    C's "judge alone" lands above 5 (the tour showed 5.06); the row says why. The table opens
+    with one line: how many intervals the judge narrowed and the median width ratio."""
+    judge = {"A": [0.0, 0.0, 0.0, 0.0], "B": [0.1, 0.1, 0.1, 0.1], "C": [1.0, 1.0, 1.0, 1.0]}
+    human = {"A": [1, 1, 1, 2], "B": [4, 5, 4, 5], "C": [5, 5, 5, 5]}
+    df = pd.DataFrame([{"item_pk": 10 * k + i, "system": s, "dimension": "d", "group": f"g{i}",
+                        "metric": judge[s][i], "human": float(human[s][i])}
+                       for k, s in enumerate("ABC") for i in range(4)])
+    out = calibrated(df, set(df["item_pk"]))
+    c = out["C"]["d"]
+    assert c["judge_only"] > 5
+    assert f"judge alone {c['judge_only']:.2f} lies above the highest labelled human score (5)" \
+        in c["reason"]
+    assert "lies above" not in (out["B"]["d"]["reason"] or "")
+    view = calibrated_view({"systems": out, "n_labelled_per_system": None, "method": METHOD,
+                            "labelled_from": "dev groups", "note": None})
+    ratios = [r["width vs humans"] for r in view["rows"] if r["width vs humans"] ==
+              r["width vs humans"]]
+    narrowed = sum(x < 1 - 1e-9 for x in ratios)
+    assert view["summary"].startswith(f"The judge narrowed {narrowed} of {len(ratios)} "
+                                      "intervals")
+    assert f"median width ratio {float(np.median(ratios)):.2f}" in view["summary"]
+    rows = [{"width vs humans": 0.8}, {"width vs humans": 1.0}, {"width vs humans": float("nan")}]
+    assert calibrated_summary(rows) == (
+        "The judge narrowed 1 of 2 intervals (calibrated narrower than humans alone); median "
+        "width ratio 0.90 (1.00 = no gain); 1 of 3 rows without one (see *why*).")

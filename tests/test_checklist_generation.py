@@ -123,3 +123,45 @@ def test_instance_checklists(db, tmp_path):
     # issue 14: per query (items without a group are each their own query)
     assert all(q["origin"] == "instance" and q["group_id"] in ("a", "b") for q in qs)
     assert generate_instance_checklists(db, "inst", "fake")["items"] == 0  # already done
+
+
+def test_copies_of_seed_questions_are_dropped_and_said(db, tmp_path):
+    """A small model often writes back a seed: the copy is dropped, and the result says what
+    was dropped and of which question (it said only "1 proposed from 3 requests")."""
+    from checkeval_core.checklists.augment import augment_summary
+
+    t = new_task(db, tmp_path)
+    import_checklist_seeds(db, t)
+    seeds = [q["text"] for q in questions(db, t, dimension="relevance")]
+    subs = {q["sub_dimension"] for q in questions(db, t, dimension="relevance")}
+    near = seeds[0].rstrip("?") + "s?"  # one letter more: a near-copy
+    texts = [seeds[0], near, "Does the summary name the main event of the article?"]
+    res = augment(db, t, "relevance", "diversify", "x", n=3, mode="single",
+                  judge_obj=Scripted(texts * 3 * len(subs)))
+    why = {d["text"]: d for d in res["dropped"]}
+    assert why[seeds[0]]["why"] == "the same as an existing question"
+    assert why[seeds[0]]["copy_of"] == seeds[0]
+    assert why[near]["why"].startswith("a near-copy") and why[near]["copy_of"] == seeds[0]
+    assert [a["text"] for a in res["added"]] == [texts[2]]
+    summary, _ = augment_summary(res)
+    assert f"1 questions proposed (0 flagged) from {res['requests']} request(s); " \
+           f"{len(res['dropped'])} dropped as copies of questions already there" in summary
+    assert "near-copies" in summary
+
+
+def test_dimensions_page_lists_what_generate_dropped(db, tmp_path):
+    from tests.conftest import open_app_page
+
+    t = new_task(db, tmp_path)
+    import_checklist_seeds(db, t)
+    at = open_app_page("app_pages/dimensions.py")
+    at.text_input(key="gen_judge").input("fake").run()
+    at.button(key="gen_run").click().run()
+    assert not at.exception, at.exception
+    first = [s.value for s in at.success if "questions proposed" in s.value]
+    assert first and "dropped" not in first[0]
+    at.button(key="gen_run").click().run()  # the same answers again: all already there
+    again = [s.value for s in at.success if "questions proposed" in s.value]
+    assert again and again[0].startswith("0 questions proposed") and "dropped as copies" in again[0]
+    assert any(c.value.startswith("Dropped") for c in at.caption)
+    assert any("copy_of" in d.value.columns or "text" in d.value.columns for d in at.dataframe)

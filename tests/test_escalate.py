@@ -817,7 +817,8 @@ def test_run_estimate_counts_the_second_judges_expected_calls(db, db_path, known
     assert r.returncode == 2 and "must differ" in r.stderr  # checked as a real start
     text = cli(db_path, "run", "--task", known_task, "--judge", "pa", "--escalate-to", "pb",
                "--margin", "0.3", "--estimate").stdout
-    assert f"pb asked {1 - kept / 16:.0%} of pa's requests (share of run" in text
+    assert f"pb asked {1 - kept / 16:.0%} of pa's requests (as many as run" in text
+    assert "with confidence below 0.3" in text  # the number beside it is below, not ≥
 
 
 def test_expected_coverage_reads_a_stored_calibration(db, tmp_path):
@@ -848,3 +849,23 @@ def test_expected_coverage_says_which_earlier_run_is_missing(db, known_task):
     execute_run(path_of(db), create_run(db, known_task, "pa", "rocketeval"))
     assert expected_coverage(db, known_task, "pa", None) == (
         None, "no earlier escalating run of this judge on the task")
+
+
+def test_a_tour_sized_run_says_what_to_run_for_a_curve(db, known_task):
+    """Four items are the two dev documents only: no held-out unit has a label, so no curve.
+    The page says how many first items reach the labelled held-out groups and the command."""
+    from checkeval_core.analysis.escalation_view import curve_page
+    from tests.conftest import open_app_page
+
+    rid = create_run(db, known_task, "pa", "rocketeval", limit=4,
+                     params=escalation_params("pb", margin=0.3))
+    execute_run(path_of(db), rid)
+    page = curve_page(db, rid, n_boot=0)
+    assert page["figure"] is None and page["reason"].startswith("no heldout")
+    assert "The first 7 items reach 2 of them (an interval needs ≥ 6)" in page["how_to"]
+    assert "*Items (first N)* = 7" in page["how_to"]
+    assert (f"checkeval run --task {known_task} --judge pa --method rocketeval --checklist 1 "
+            "--escalate-to pb --margin 0.3 --limit 7") in page["how_to"]
+    at = open_app_page("app_pages/versions.py")
+    assert not at.exception, at.exception
+    assert any("--limit 7" in i.value for i in at.info)

@@ -176,8 +176,12 @@ def test_run_page_shows_the_cost_before_start_and_beside_the_run(db, task, monke
     at.run()
     frames = [f.value for f in at.dataframe if "figure" in f.value.columns]
     assert frames and list(frames[0]["figure"]) == list(KEYS)
-    calls = frames[0].set_index("figure").loc["calls"]
-    assert calls["estimate"] == calls["actual"] == want.calls
+    table = frames[0].set_index("figure")
+    assert str(table.loc["calls", "estimate"]) == str(want.calls)
+    assert int(table.loc["calls", "actual"]) == want.calls
+    # no rate here yet: the time estimate is a dash (its reason on hover), never "None"
+    assert table.loc["seconds", "estimate"] == "—"
+    assert not table.astype(str).isin(["None", "nan"]).any().any()
 
 
 @pytest.mark.parametrize("mode", ["list", "single"])
@@ -286,3 +290,36 @@ def test_a_tokenizer_that_cannot_load_falls_back_to_characters(db, task, monkeyp
     assert est.calls == 5 and est.prompt_tokens > 0
     assert any("tokenizer cannot be loaded" in n for n in est.notes)
     assert any("≈ characters / 4" in n for n in est.notes)
+
+
+def test_time_comes_from_the_runs_of_the_judge_already_done(db, task, monkeypatch, tmp_path):
+    """No `bench rate` measured: after one run of the judge on this store, Run's and
+    Generate's estimates give a time at that run's rate, and say where it comes from."""
+    from checkeval_core.runs.estimate import estimate_generate, rate_from_runs
+    from checkeval_core.store import transaction
+
+    monkeypatch.setenv("CHECKEVAL_CACHE_DIR", str(tmp_path / "cache"))  # no measured rate
+    assert estimate_new_run(db, task, "fake", "rocketeval", limit=4).seconds is None
+    assert rate_from_runs(db, "fake") is None
+    rid = create_run(db, task, "fake", "rocketeval", limit=2)
+    _execute_counting(db, rid)
+    act = json.loads(get_run(db, rid)["actual"])
+    # a known duration, so the time can be checked (a fake run takes milliseconds)
+    with transaction(db):
+        db.execute("UPDATE run SET actual = ? WHERE id = ?",
+                   [json.dumps({**act, "seconds": 20.0}), rid])
+    rate = rate_from_runs(db, "fake")
+    assert rate["runs"] == 1 and rate["calls"] == act["calls"]
+    est = estimate_new_run(db, task, "fake", "rocketeval", limit=4)
+    assert est.calls > 0 and est.seconds is not None and est.seconds > 0
+    toks = act["prompt_tokens"] + act["completion_tokens"]
+    want = (est.prompt_tokens + est.completion_tokens) * 20.0 / toks if toks \
+        else est.calls * 20.0 / act["calls"]
+    assert est.seconds == pytest.approx(want)
+    assert any("1 earlier run(s) of this judge here" in n for n in est.notes)
+    assert "time unknown" not in est.text()
+    gen = estimate_generate(db, task, "coherence", "diversify", "fake", n=2)
+    assert gen.calls == 0 or gen.seconds is not None
+    # another judge has no run here: still unknown, and the note says how to get a time
+    other = estimate_new_run(db, task, "openai:gpt-4o-mini", "rocketeval", limit=2)
+    assert other.seconds is None and any("run a few items first" in n for n in other.notes)

@@ -249,3 +249,27 @@ def test_undefined_numbers_say_why(db):
     assert h["reasons"]["strong_span"] == "needs ≥ 4 scored systems (n=0)"
     assert h["ties"]["reason"] == "no group holds answers of ≥ 2 systems: no matches"
     assert h["warnings"] == []
+
+
+def test_coin_flips_are_counted_and_warned_whatever_the_groups(db, tmp_path):
+    """Answers with p(Yes) within 0.05 of 0.5 flip across builds: health counts them and
+    warns above 5 % even on a tour-sized run (a fact about the answers, not an estimate)."""
+    from checkeval_core.runs import create_run, execute_run
+    from checkeval_core.store import db_path, transaction
+    from tests.helpers import make_runs_task
+
+    task = make_runs_task(db, tmp_path)
+    rid = create_run(db, task, "fake", "rocketeval", limit=2)
+    execute_run(db_path(db), rid)
+    ids = [r[0] for r in db.execute("SELECT id FROM answer WHERE run_id = ? AND verdict IN "
+                                    "('yes', 'no') ORDER BY id", [rid])]
+    with transaction(db):
+        db.execute("UPDATE answer SET p_yes = 0.9, verdict = 'yes' WHERE run_id = ?", [rid])
+        for p, v, i in zip((0.52, 0.47, 0.549), ("yes", "no", "yes"), ids):
+            db.execute("UPDATE answer SET p_yes = ?, verdict = ? WHERE id = ?", [p, v, i])
+    h = H.run_health(db, rid)
+    assert h["coin_flips"]["n"] == 3 and h["coin_flips"]["n_with_p"] == len(ids)
+    assert h["n_groups"] < 6  # below the floor's minimum: the warning is raised all the same
+    msgs = H.health_warnings({str(rid): h}, "analysis")
+    assert any(m.startswith(f"3 of {len(ids)} Yes/No answers") and "within 0.05 of 0.5" in m
+               for m in msgs), msgs

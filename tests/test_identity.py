@@ -124,6 +124,7 @@ def test_coordinator_name_follows_login(db, tmp_path, monkeypatch):
     at.switch_page("app_pages/annotation_jobs.py").run()
     at.selectbox(key="aj_task").select("chat").run()
     assert not [t for t in at.text_input if t.key == "aj_coord"]
+    at.radio(key="aj_value").set_value("yes").run()  # nothing is preselected
     at.button(key="aj_settle").click().run()
     assert not at.exception
     row = db.execute("SELECT coordinator FROM adjudication").fetchall()

@@ -21,6 +21,8 @@ def test_analysis_shows_the_calibrated_estimate_beside_the_judge(demo_db):
             "labelled", "unlabelled"} <= set(df.columns)
     assert (df["labelled"] + df["unlabelled"] == 6).all()
     assert any("PPI++" in c.value for c in at.caption)
+    assert any(m.value.startswith("The judge narrowed ") and "median width ratio" in m.value
+               for m in at.markdown)
     at.number_input(key="an_cal_n").set_value(2).run()
     assert not at.exception
     assert (_calibrated(at)["labelled"] <= 2).all()

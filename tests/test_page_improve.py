@@ -86,6 +86,8 @@ def test_improve_send_needs_as_many_dev_documents_as_send_flagged(db):
     assert len(sp["dev"]) < MIN_FLAG_GROUPS
     at = open_app_page("app_pages/improve.py")
     assert any("no proposal" in c.value and "fewer than" in c.value for c in at.caption)
+    # said once: not also "Nothing to drop: every question … helps on dev"
+    assert not any("Nothing to drop" in i.value for i in at.info)
     assert at.button(key="im_send").disabled
     assert any(f"needs ≥ {MIN_FLAG_GROUPS}" in w.value for w in at.warning)
     assert db.execute("SELECT COUNT(*) FROM question WHERE status = 'proposed'"

@@ -55,6 +55,8 @@ def test_vote_is_blind_stored_and_revealed(db):
     assert any("Your votes on this task (1): A 0, B 1, tie 0" in c.value for c in at.caption)
     assert "Pair 2 of 18" in " ".join(h.value for h in at.subheader)
     # the next person on this browser does not see alice's vote
+    at.button(key="pw_name_change").click().run()
+    assert at.text_input(key="pw_name").value == ""
     at.text_input(key="pw_name").input("bob").run()
     assert not at.success and "0 of 18 pairs voted" in at.get("progress")[0].proto.text
     # a second click of the same choice on the same pair (as a delayed double click would
@@ -72,3 +74,15 @@ def test_all_voted_says_so(db):
     assert not at.exception
     assert any("Every pair assigned to you has your vote" in i.value for i in at.info)
     assert "6 of 6 pairs voted" in at.get("progress")[0].proto.text
+
+
+def test_a_given_name_leaves_no_field_for_the_vote_keys(db):
+    """Esc does not leave a Streamlit text field, so A / B / T pressed after the name went
+    into it: once given, the name is text with a *Change name* button, not a field."""
+    small_task(db)
+    at = _page()
+    at.text_input(key="pw_name").input("alice").run()
+    assert not at.exception, at.exception
+    assert not [t for t in at.text_input if t.key == "pw_name"]
+    assert any("Annotator: **alice**" in m.value for m in at.markdown)
+    assert "0 of 18 pairs voted" in at.get("progress")[0].proto.text

@@ -100,3 +100,42 @@ def test_rankings_page_warns_of_a_position_bias(db):
     assert list(bias["left chosen"]) == [9, 1, 10] and list(bias["ties"]) == [0, 1, 1]
     assert list(bias["note"])[0] == "follows position"
     assert {m.label: m.value for m in at.metric}["Pairs"] == "13"
+
+
+@pytest.mark.usefixtures("few_groups_allowed")
+def test_rankings_opens_on_the_reference_run_with_the_one_run_label(db):
+    """A small run made after the full one (the tour's 3 items) is newest; the page and its
+    calibration picker still open on the full run, labelled with version and items."""
+    from checkeval_core.runs import create_run, execute_run
+    from checkeval_core.runs.labels import run_labels
+    from checkeval_core.store import db_path
+
+    full = build_ranking_task(db)
+    small = create_run(db, "rank-demo", "fake", "rocketeval", limit=3)
+    execute_run(db_path(db), small)
+    at = _open()
+    pick = at.selectbox(key="rk_run")
+    assert pick.value == full
+    want = run_labels(db, [full, small])
+    assert pick.options == [want[small], want[full]]
+    assert " · v1 · " in want[full] and want[full].endswith("12 items")
+    assert want[small].endswith("3 items")
+    cal = at.selectbox(key="rk_cal_run")
+    assert cal.value == full and cal.options == [want[full]]
+
+
+@pytest.mark.usefixtures("few_groups_allowed")
+def test_rankings_opens_on_the_margin_its_health_box_recommends(db):
+    """RocketEval's 0.1 tied 88–99 % of a narrow-scored judge's matches while the health box
+    recommended the margin derived from the score spread: the page opens on that one."""
+    from checkeval_core.analysis.health import DEFAULT_TIE_MARGIN, opening_tie_margin
+
+    rid = build_ranking_task(db)
+    want = opening_tie_margin(db, rid, "mean_p_yes")
+    assert want != DEFAULT_TIE_MARGIN
+    at = _open()
+    assert at.number_input(key="rk_tie").value == pytest.approx(want)
+    assert at.button(key="rk_tie_derive").disabled  # already the derived margin
+    at.number_input(key="rk_tie").set_value(0.3).run()  # a person's choice stays
+    at.run()
+    assert at.number_input(key="rk_tie").value == pytest.approx(0.3)

@@ -37,7 +37,7 @@ def test_home_shows_no_server_path_and_every_step(db_path):
     assert str(db_path) not in text and str(db_path.parent) not in text
     assert "Database:" not in text
     links = " ".join(e.proto.label for e in at.get("page_link"))
-    for page in ("Versions", "Compare runs", "Improve checklist"):
+    for page in ("Versions", "Compare runs", "Improve checklist", "Align"):
         assert re.search(rf"\d+\. {page} —", links), (page, links)
 
 

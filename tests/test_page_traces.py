@@ -45,7 +45,7 @@ def test_traces_page_verdict_columns_and_detail(db):
     dec = next(d for d in at.dataframe if "question" in d.value.columns
                and "sub-dimension" in d.value.columns)
     for r in runs:
-        assert dec.value[f"#{r}"].str.match(r"^(✓|✗) (\d\.\d{2,6}|yes|no)$|^invalid$").all()
+        assert dec.value[f"#{r}"].str.match(r"^(✓|✗) (\d\.\d{2,6}( ≈)?|yes|no)$|^invalid$").all()
     assert any(f"#{runs[1]}" in c.value and "checkeval" in c.value for c in at.caption)
     # the item's output is shown above the decisions, as plain text
     pk = at.selectbox(key="tr_item").value
@@ -107,10 +107,11 @@ def test_table_config_keeps_decision_columns_narrow():
 def test_p_yes_near_one_half_shows_which_side():
     from checkeval_core.runs.traces import p_text
 
-    assert verdict_cell("no", 0.4987) == "✗ 0.499"
-    assert verdict_cell("no", 0.49996) == "✗ 0.49996"
-    assert verdict_cell("yes", 0.503) == "✓ 0.503"
-    assert verdict_cell("yes", 0.5) == "✓ 0.50"
+    # (each is also a coin flip: p(Yes) within 0.05 of 0.5, marked ≈)
+    assert verdict_cell("no", 0.4987) == "✗ 0.499 ≈"
+    assert verdict_cell("no", 0.49996) == "✗ 0.49996 ≈"
+    assert verdict_cell("yes", 0.503) == "✓ 0.503 ≈"
+    assert verdict_cell("yes", 0.5) == "✓ 0.50 ≈"
     assert p_text(0.49999999) != "0.50" and p_text(0.82) == "0.82"
 
 
@@ -184,3 +185,17 @@ def test_link_dimension_filters_the_questions(db):
     at.selectbox(key="tr_qdim").set_value("all dimensions").run()
     dec = next(d.value for d in at.dataframe if "sub-dimension" in d.value.columns)
     assert len(set(dec["dimension"])) > 1
+
+
+def test_coin_flips_are_marked_and_counted():
+    """The same judge, version and items on another build moved p(Yes) by up to 0.044 and
+    flipped 4 of 39 answers: a p(Yes) within 0.05 of 0.5 is marked ≈, and the decisions
+    shown say how many rest on such a coin flip."""
+    from checkeval_core.runs.traces import coin_flip_line
+
+    assert verdict_cell("yes", 0.546) == "✓ 0.55 ≈" and verdict_cell("no", 0.451) == "✗ 0.45 ≈"
+    assert verdict_cell("yes", 0.551) == "✓ 0.55" and verdict_cell("no", 0.449) == "✗ 0.45"
+    rows = [{"#1": verdict_cell("yes", 0.52), "#2": verdict_cell("yes", 0.9)},
+            {"#1": verdict_cell("no", 0.1), "#2": "invalid"}]
+    assert coin_flip_line(rows, ["#1", "#2"]).startswith("1 of 3 decisions shown are coin flips")
+    assert coin_flip_line(rows[1:], ["#1", "#2"]) == ""

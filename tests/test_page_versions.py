@@ -79,3 +79,17 @@ def test_empty_states_say_why(db):
                 data=b'{"id": "a", "output": "x", "group_id": "g", "human_coherence": 3}')
     at = open_app_page("app_pages/versions.py")
     assert any("no completed run of a frozen checklist version" in i.value for i in at.info)
+
+
+@pytest.mark.usefixtures("few_groups_allowed")
+def test_versions_opens_on_heldout_with_the_verdict_beside_delta(db):
+    """Choose on dev, report on held-out: with a split the page opens on held-out groups, and
+    the Δ table's verdict comes right after Δ (at 1440 px the last columns are off-screen)."""
+    build(db)
+    S.set_split(db, "vt", 0.5, seed=0)
+    at = open_app_page("app_pages/versions.py")
+    assert not at.exception, at.exception
+    assert at.radio(key="vs_part").value == "heldout"
+    delta = _table(at, "Δ")
+    cols = list(delta.columns)
+    assert cols.index("verdict") == cols.index("Δ") + 1, cols

@@ -73,6 +73,14 @@ def test_jobs_page_create_and_settle(db, tmp_path):
     J.save_answer(db, 1, "b", item, qid, "no")
     at.run()
     at.text_input(key="aj_coord").input("coord").run()
+    # not settled yet: a dash with why, never "None"; no answer preselected
+    dis = next(d.value for d in at.dataframe if "settled" in d.value.columns)
+    assert list(dis["settled"]) == ["—"]
+    assert at.radio(key="aj_value").value is None
+    at.button(key="aj_settle").click().run()
+    assert any("Choose the settled answer" in e.value for e in at.error)
+    assert J.disagreements(db, 1)[0]["settled"] is None
+    at.radio(key="aj_value").set_value("yes").run()
     at.button(key="aj_settle").click().run()
     assert any(s.value == "Saved" for s in at.success)
     assert J.disagreements(db, 1)[0]["settled"] == "yes"

@@ -58,3 +58,25 @@ def test_generate_twice_says_cache_and_generate_again_asks_anew(db):
     at.button(key="gen_again").click().run()
     assert not at.exception
     assert not any("from the cache" in i.value for i in at.info)
+
+
+def test_a_decided_question_stays_in_the_list_until_the_filter_changes(db):
+    """Rejecting (or keeping) a question under a status filter made it vanish from the table
+    and the picker under the click; it stays, with its new status, until the filter changes."""
+    load_demo_copy(db)
+    at = open_page("app_pages/checklist.py")
+    at.text_input(key="rv_annotator").input("alice").run()
+    first = at.multiselect(key="rv_selected").options[0]
+    qid = int(first.split("]")[0].split("#")[1].split()[0])
+    assert "[rejected]" not in first
+    at.multiselect(key="rv_selected").select(qid).run()
+    at.text_input(key="rv_reason").input("too vague").run()
+    at.button(key="rv_reject").click().run()
+    assert not at.exception, at.exception
+    assert f"#{qid} [rejected]" in " ".join(at.multiselect(key="rv_selected").options)
+    assert qid in set(at.dataframe[0].value["id"]) or any(
+        qid in set(d.value["id"]) for d in at.dataframe if "id" in d.value.columns)
+    at.multiselect(key="rv_dim").set_value(["coherence"]).run()  # a new filter: its own list
+    statuses = at.multiselect(key="rv_status").value
+    if "rejected" not in statuses:
+        assert not any(o.startswith(f"#{qid} ") for o in at.multiselect(key="rv_selected").options)

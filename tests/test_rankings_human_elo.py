@@ -81,3 +81,16 @@ def test_cli_leaves_out_position_biased_votes(db, db_path, four_queries_flag):
                for s in out["human_elo"]["systems"])
     bad = run_cli(["analyze", "--run", str(rid), "--exclude-position-biased"], db=db_path)
     assert bad.returncode == 2 and "--rankings or --pairs" in bad.stderr
+
+
+def test_no_rho_against_human_elo_when_every_elo_is_hidden(db):
+    """4 votes: every human Elo is hidden as too few votes, so no ρ against them is printed
+    (it said "ρ = 1.00" from those same ratings)."""
+    rid = build_ranking_task(db)
+    cap = rankings_page(db, rid, "mean_p_yes", 0.1, None, n_boot=50)["elo"]["human_caption"]
+    assert "ρ =" not in cap
+    assert f"no ρ — every human Elo above is hidden (no system has ≥ {MIN_SYSTEM_VOTES} votes)" \
+        in cap
+    _vote_everything(db)
+    cap = rankings_page(db, rid, "mean_p_yes", 0.1, None, n_boot=50)["elo"]["human_caption"]
+    assert "Judge score vs human Elo ρ = " in cap and "too few votes" not in cap

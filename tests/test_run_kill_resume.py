@@ -104,3 +104,30 @@ def test_kill_remote_run_with_slow_request_then_resume(tmp_path):
         assert len(server.requests) - sent == 1  # only the request that never came back
     finally:
         server.close()
+
+
+def test_a_finished_background_worker_is_reaped(db, task, tmp_path, monkeypatch):
+    """The app starts runs in worker processes; one that finished stayed a zombie of the
+    server (never waited for) for as long as the server ran."""
+    from checkeval_core.runs import create_run, get_run, start_background
+    from checkeval_core.store import db_path
+
+    monkeypatch.setenv("CHECKEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    rid = create_run(db, task, "fake", "rocketeval", limit=1)
+    pid = start_background(db_path(db), rid)
+    deadline = time.time() + 120
+    while get_run(db, rid)["status"] != "completed" and time.time() < deadline:
+        time.sleep(0.5)
+    assert get_run(db, rid)["status"] == "completed"
+
+    def state() -> str | None:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().split(") ")[-1][:1]
+        except OSError:
+            return None  # gone: reaped
+
+    while state() not in (None, "Z") and time.time() < deadline:
+        time.sleep(0.2)  # the worker writes its status, then exits
+    time.sleep(1.0)
+    assert state() is None, f"worker {pid} left as state {state()}"

@@ -19,3 +19,10 @@ def test_launcher_turns_fast_reruns_off_before_the_users_flags(monkeypatch):
     assert argv[-2:] == ["--server.port", "9999"]  # the user's flags come last and win
     shipped = tomllib.loads((serve.ROOT / ".streamlit" / "config.toml").read_text())
     assert shipped["runner"]["fastReruns"] is False
+
+
+def test_the_server_watches_no_files():
+    """With Streamlit's "auto" watcher the server watched the whole checkout for changes,
+    .venv's 3,600 folders included; the shipped config turns the watcher off."""
+    shipped = tomllib.loads((serve.ROOT / ".streamlit" / "config.toml").read_text())
+    assert shipped["server"]["fileWatcherType"] == "none"

@@ -63,6 +63,7 @@ def test_annotator_name_is_not_reviewer_nor_coordinator(db, tmp_path):
     at.selectbox(key="aj_task").select("chat").run()
     box = at.text_input(key="aj_coord")
     assert box.value == "" and "coordinator" in box.label
+    at.radio(key="aj_value").set_value("yes").run()  # nothing is preselected
     at.button(key="aj_settle").click().run()
     assert db.execute("SELECT COUNT(*) FROM adjudication").fetchone()[0] == 0
 

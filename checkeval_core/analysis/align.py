@@ -80,6 +80,22 @@ def resample_groups(n_groups: int, n_boot: int, seed: int) -> tuple[np.ndarray |
 
 
 # -- pure statistics ---------------------------------------------------------------------------
+def constant_side(confusion: dict[str, int]) -> str | None:
+    """Why κ is undefined for these counts (``yes/yes``, ``yes/no``, ``no/yes``, ``no/no``:
+    judge / people), or None."""
+    judge = {"yes": confusion["yes/yes"] + confusion["yes/no"],
+             "no": confusion["no/yes"] + confusion["no/no"]}
+    people = {"yes": confusion["yes/yes"] + confusion["no/yes"],
+              "no": confusion["yes/no"] + confusion["no/no"]}
+    sides = [f"{who} answered {a!r} on all {sum(c.values())} decisions"
+             for who, c in (("the judge", judge), ("people", people))
+             for a, b in (("yes", "no"), ("no", "yes")) if c[b] == 0 and c[a]]
+    if not sides:
+        return None
+    return ("κ undefined: " + " and ".join(sides) + " — with one side constant κ is 0 "
+            "whatever the other does (observed = chance agreement)")
+
+
 def agreement_figures(pairs: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0
                       ) -> dict[str, Any]:
     """Agreement and κ of ``pairs`` (columns ``group``, ``judge``, ``human``: "yes"/"no"), with
@@ -104,8 +120,7 @@ def agreement_figures(pairs: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0
     out["agreement"] = float(agreement_from_counts(tot))
     out["kappa"] = float(kappa_from_counts(tot))
     if _isnan(out["kappa"]):
-        out["reason"] = ("κ undefined: every decision (judge and people) is the same answer, "
-                         "so chance agreement is 1")
+        out["reason"] = constant_side(out["confusion"])
     idx, why = resample_groups(len(C), n_boot, seed)
     if idx is None:
         out["ci_reason"] = why
@@ -114,7 +129,8 @@ def agreement_figures(pairs: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0
     out["ci"] = percentile_ci(agreement_from_counts(drawn))
     out["kappa_ci"] = percentile_ci(kappa_from_counts(drawn))
     if _isnan(out["kappa_ci"][0]) and not _isnan(out["kappa"]):
-        out["ci_reason"] = "no κ interval: fewer than 2 resamples had both answers"
+        out["ci_reason"] = ("no κ interval: fewer than 2 resamples had both answers on both "
+                            "sides")
     return out
 
 
@@ -273,6 +289,7 @@ def question_agreement(db: sqlite_utils.Database, run_id: int, split: str = "dev
         d = decided[decided["question_id"] == qid]
         fig = agreement_figures(pd.DataFrame({"group": d["group"], "judge": d["verdict"],
                                               "human": d["human"]}), n_boot, seed)
+        tied = int(((merged["question_id"] == qid) & merged["human"].isna()).sum())
         cons = d[d["consensus"]]
         spl = d[(d["n_annotators"] >= 2) & ~d["consensus"]]
         dis = d[d["verdict"] != d["human"]].head(max_items)
@@ -284,7 +301,7 @@ def question_agreement(db: sqlite_utils.Database, run_id: int, split: str = "dev
             **{k: fig[k] for k in fig if k.startswith(CONFUSION_KEYS)},
             "reason": fig["reason"], "ci_reason": fig["ci_reason"], "n_groups": fig["n_groups"],
             "agreement_consensus": _share(cons), "n_consensus": int(len(cons)),
-            "agreement_split": _share(spl), "n_split": int(len(spl)),
+            "agreement_split": _share(spl), "n_split": int(len(spl)), "n_no_majority": tied,
             "disagreements": [{"item_pk": int(r.item_pk), "item_id": r.item_id,
                                "judge": r.verdict, "human": r.human}
                               for r in dis.itertuples()],
@@ -329,14 +346,15 @@ def _human_summary(db: sqlite_utils.Database, run: dict[str, Any], merged: pd.Da
     jobs = rows(db, "SELECT j.id, j.name FROM annotation_job j WHERE j.task_id = ? AND "
                     "j.checklist_version_id = ? ORDER BY j.id DESC",
                 [run["task_id"], run["checklist_version_id"]])
-    n = int(len(merged))
+    n = int(len(merged))  # (item, question) decisions people answered
     how = None if n else (
         "No one has answered this run's questions yet. Draw a sample on the Align page (stratified by "
         f"group and system, default {DEFAULT_SAMPLE} items) and assign it to annotators; they "
         "answer on the Annotate page, and per-question agreement appears here as answers "
         "arrive. Until then, the figures below rest on the judge's answers (and the task's "
         "human scores, ratings or votes, where it has them) only.")
-    return {"n_answers": n, "n_items": int(merged["item_pk"].nunique()) if n else 0,
+    return {"n_answers": int(merged["n_annotators"].sum()) if n else 0, "n_decisions": n,
+            "n_items": int(merged["item_pk"].nunique()) if n else 0,
             "jobs": jobs, "how_to_start": how}
 
 
@@ -386,8 +404,12 @@ def align_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for q in res["questions"]:
         c = q["confusion"]
+        tied = q.get("n_no_majority", 0)
+        no_majority = (f"no majority: the annotators disagreed on every item ({tied})"
+                       if tied and not q["n"] else
+                       f"{tied} item(s) without a majority left out" if tied else None)
         why = "; ".join(dict.fromkeys(x for x in (
-            q["reason"] if q["n"] else None, q["ci_reason"] if q["n"] else None,
+            no_majority, q["reason"] if q["n"] else None, q["ci_reason"] if q["n"] else None,
             *(q[f"{k}_reason"] for k in CONFUSION_KEYS if q["n"]), q["loo_reason"]) if x))
         out.append({  # the decisions first, their intervals and counts after
             "question": q["text"], "dimension": q["dimension"], "answers": q["n"],
@@ -395,6 +417,7 @@ def align_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
             "FNR": q["fnr"], "κ–φ gap": q["kappa_phi_gap"], "yes-rate": q["yes_rate"],
             "saturated": q["saturated"] or "",
             "separates": f"{q['separates']} of {q['n_pairs']}", "LOO Δ": q["loo_delta"],
+            "why": why,  # before the intervals and counts: on screen at 1440 px
             "agreement CI": _pct_ci(q["ci"]), "κ CI": _pct_ci(q["kappa_ci"]),
             "φ CI": _pct_ci(q["phi_ci"]), "FPR CI": _pct_ci(q["fpr_ci"]),
             "FNR CI": _pct_ci(q["fnr_ci"]), "κ–φ gap CI": _pct_ci(q["kappa_phi_gap_ci"]),
@@ -405,7 +428,7 @@ def align_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
                                 if q["n_consensus"] else "—"),
             "split items": (f"{q['agreement_split']:.2f} (n={q['n_split']})"
                             if q["n_split"] else "—"),
-            "why": why, "question_id": q["question_id"]})
+            "question_id": q["question_id"]})
     return out
 
 

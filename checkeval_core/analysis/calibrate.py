@@ -265,6 +265,8 @@ def calibrated(df: pd.DataFrame, labelled: Collection[Any], alpha: float = ALPHA
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for dim, part in d.groupby("dimension", sort=True):
         scale = human_scale(part["metric"], part.loc[part["is_lab"], "human"])
+        labelled_h = part.loc[part["is_lab"], "human"]
+        bounds = (float(labelled_h.min()), float(labelled_h.max())) if len(labelled_h) else None
         systems = [(str(s), sp[sp["is_lab"]], sp[~sp["is_lab"]], sp)
                    for s, sp in part.groupby("system", sort=True)]
         fits = {s: _unlabelled_fit(*m) for s, lp, up, _ in systems
@@ -273,7 +275,7 @@ def calibrated(df: pd.DataFrame, labelled: Collection[Any], alpha: float = ALPHA
         for s, lp, up, sp in systems:
             fin = (_unlabelled_interval(fits[s], alpha, pooled) if s in fits
                    else {"ci": [NAN, NAN], "ci_human_only": [NAN, NAN], "moderated": False})
-            out.setdefault(s, {})[str(dim)] = _entry(lp, up, sp, scale, alpha, fin)
+            out.setdefault(s, {})[str(dim)] = _entry(lp, up, sp, scale, alpha, fin, bounds)
     return out
 
 
@@ -301,8 +303,8 @@ def _pooled(fits: dict[str, _UnlabelledFit]) -> dict[str, float] | None:
 
 
 def _entry(lp: pd.DataFrame, up: pd.DataFrame, sp: pd.DataFrame,
-           scale: tuple[float, float] | None, alpha: float, fin: dict[str, Any]
-           ) -> dict[str, Any]:
+           scale: tuple[float, float] | None, alpha: float, fin: dict[str, Any],
+           bounds: tuple[float, float] | None = None) -> dict[str, Any]:
     base = {"n_labelled": int(len(lp)), "n_unlabelled": int(len(up)),
             "raw_judge": float(sp["metric"].mean()), "method": METHOD}
     y = lp["human"].to_numpy(float)
@@ -319,6 +321,14 @@ def _entry(lp: pd.DataFrame, up: pd.DataFrame, sp: pd.DataFrame,
         mapped = a + b * sp["metric"].to_numpy(float)
         judge_only = float(mapped.mean())
         ci_judge = _z_ci(mapped, alpha) if len(mapped) >= 2 else [NAN, NAN]
+    if bounds is not None and not math.isnan(judge_only) and not \
+            bounds[0] <= judge_only <= bounds[1]:
+        side, edge = ("above", "highest") if judge_only > bounds[1] else ("below", "lowest")
+        off = (f"judge alone {judge_only:.2f} lies {side} the {edge} labelled human score "
+               f"({bounds[1] if side == 'above' else bounds[0]:g}): the map onto the human "
+               "scale (mean and spread matched over every system) extrapolates for a system "
+               f"the judge rates {side} the others; read it as a rank, not a score")
+        r["reason"] = f"{r['reason']}; {off}" if r["reason"] else off
     if r["reason"] is None and 0 < len(lp) < FEW_LABELLED:
         r["reason"] = (f"only {len(lp)} labelled items: the intervals (humans alone too) are "
                        f"approximate and tend to be too narrow below {FEW_LABELLED}")
@@ -395,4 +405,29 @@ def calibrated_view(rep: dict[str, Any]) -> dict[str, Any]:
                "human scores, if any, are not used). The judge alone is mapped onto the human "
                "scale (mean and spread matched) and is biased by whatever it gets wrong; its "
                "interval counts sampling noise only.")
-    return {"rows": out_rows, "caption": caption, "note": rep["note"]}
+    return {"rows": out_rows, "caption": caption, "note": rep["note"],
+            "summary": calibrated_summary(out_rows)}
+
+
+#: The columns a page shows of :func:`calibrated_view`'s rows, the estimate and its width
+#: against humans alone first (the others stay in the rows and the CSV).
+SHOWN_COLUMNS = ["system", "dimension", "calibrated", "calibrated CI", "width vs humans",
+                 "humans alone", "humans CI", "judge alone (biased)", "labelled", "why"]
+
+
+def calibrated_summary(out_rows: list[dict[str, Any]]) -> str:
+    """One line over :func:`calibrated_view`'s rows: how many intervals the judge narrowed
+    (calibrated narrower than humans alone) and the median width ratio."""
+    ratios = [r["width vs humans"] for r in out_rows if not _isnan(r["width vs humans"])]
+    if not ratios:
+        return (f"No interval to compare in {len(out_rows)} rows (system × dimension): see "
+                "*why*.")
+    narrowed = sum(x < 1 - 1e-9 for x in ratios)
+    return (f"The judge narrowed {narrowed} of {len(ratios)} intervals (calibrated narrower "
+            f"than humans alone); median width ratio {float(np.median(ratios)):.2f} (1.00 = no "
+            "gain)" + (f"; {len(out_rows) - len(ratios)} of {len(out_rows)} rows without "
+                       "one (see *why*)" if len(ratios) < len(out_rows) else "") + ".")
+
+
+def _isnan(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))

@@ -21,6 +21,7 @@ from checkeval_core.runs.escalate import summary_text
 from checkeval_core.runs.escalate_units import Units, run_units
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats import escalation as E
+from checkeval_core.stats.bootstrap import minimum
 from checkeval_core.store import loads, rows
 from checkeval_core.task_split import check_which, members, task_of_run
 
@@ -117,6 +118,57 @@ def escalation_curve(db: sqlite_utils.Database, run_id: int, which: str = "heldo
     return out
 
 
+def items_reaching(db: sqlite_utils.Database, task: str, which: str,
+                   n_groups: int | None = None) -> tuple[int, int] | None:
+    """``(N, k)``: the first N items of ``task`` (the order of the Run page's *Items (first N)*
+    and ``run --limit``) reach ``k`` (≤ ``n_groups``) ``which`` groups holding an item with a
+    human score or a person's answer; None when no such group exists. Read row by row in SQL,
+    stopping at the ``n_groups``-th group (default: the floor's minimum for an interval)."""
+    n_groups = minimum(n_groups)
+    m = members(db, task)
+    if m is None:
+        return None
+    tid = db.execute("SELECT id FROM task WHERE name = ?", [task]).fetchone()
+    if tid is None:
+        return None
+    seen: set[str] = set()
+    last = 0
+    for n, (group, labelled) in enumerate(db.execute(
+            "SELECT i.group_id, EXISTS (SELECT 1 FROM human_score h WHERE h.item_id = i.id) OR "
+            "EXISTS (SELECT 1 FROM annotation a WHERE a.item_id = i.id) FROM item i WHERE "
+            "i.task_id = ? ORDER BY i.position, i.id", [tid[0]]), start=1):
+        if labelled and m[0].get(str(group)) == which and str(group) not in seen:
+            seen.add(str(group))
+            last = n
+            if len(seen) >= n_groups:
+                break
+    return (last, len(seen)) if seen else None
+
+
+def how_to_get_a_curve(db: sqlite_utils.Database, run_id: int, which: str) -> str:
+    """What to run when an escalating run's items hold no labelled ``which`` unit (a
+    tour-sized run covers the first few documents, all of them dev): how many first items
+    reach labelled ``which`` groups, on the Run page and on the command line."""
+    run = get_run(db, run_id)
+    reach = items_reaching(db, run["task"], which)
+    if reach is None:
+        return (f"This task has no {WHICH_NAMES[which]} group with human labels: import human "
+                "scores or have people answer a sample (Align) to draw the curve.")
+    n, k = reach
+    p = run["params"]
+    how = (f" --margin {p['margin']:g}" if p.get("margin") is not None else
+           f" --target-agreement {p['target_agreement']:g}"
+           if p.get("target_agreement") is not None else "")
+    version = ("" if run["checklist_version"] is None
+               else f" --checklist {run['checklist_version']}")
+    return (f"This run's {len(run['item_ids'])} items lie outside the labelled "
+            f"{WHICH_NAMES[which]} groups. The first {n} items reach {k} of them"
+            + ("" if k >= minimum() else f" (an interval needs ≥ {minimum()})")
+            + f": run the escalation on them — on the Run page *Items (first N)* = {n}, or "
+            f"`checkeval run --task {run['task']} --judge {run['judge_spec']} --method "
+            f"{run['method']}{version} --escalate-to {p.get('escalate_to')}{how} --limit {n}`.")
+
+
 def task_escalating_runs(db: sqlite_utils.Database, task: str) -> list[int]:
     """The task's completed escalating runs, newest first."""
     ids = [int(r[0]) for r in db.execute(
@@ -142,7 +194,9 @@ def curve_page(db: sqlite_utils.Database, run_id: int, n_boot: int = 200) -> dic
                         f"{view['label_source'] or 'none'}; intervals: 95 % over resampled "
                         "groups" + (f"; the second judge alone from run {view['b_run']}"
                                     if view["b_run"] else "")),
-            "reason": view["reason"]}
+            "reason": view["reason"],
+            "how_to": how_to_get_a_curve(db, run_id, which)
+            if view["reason"].startswith(f"no {which} ") else ""}
 
 
 def _ok(x: Any) -> bool:

@@ -21,6 +21,9 @@ Metrics (per run, and per dimension where it applies):
 * **system spread** — the span (max − min) of the systems' mean scores, and of the strongest
   half of the systems beside their median standard error over groups (a span below
   :data:`STRONG_SPAN_SE_FACTOR` standard errors leaves their order to chance);
+* **coin flips** — Yes/No answers whose p(Yes) lies within ``COIN_FLIP_BAND`` of 0.5: the
+  same judge, version and items rerun on another llama.cpp build or CPU moved p(Yes) by up to
+  0.044 and flipped such answers, so a figure resting on many of them is partly chance;
 * **ties** (when groups hold ≥ 2 systems) — the share of per-group matches (every two systems'
   scores in one group, as the Elo fit and pair accuracy use them) that are ties at the margin
   used, and at the margin derived from the spread (:data:`TIE_MARGIN_IQR_FRACTION` × IQR of
@@ -37,6 +40,7 @@ import sqlite_utils
 
 from checkeval_core.analysis.report import run_frame
 from checkeval_core.runs.never_varying import NEVER_VARY_MIN_ANSWERS
+from checkeval_core.runs.traces import COIN_FLIP_BAND
 from checkeval_core.stats.bootstrap import enough_groups, minimum
 from checkeval_core.stats.correlation import corr
 from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN
@@ -62,6 +66,8 @@ TIE_WARN_SHARE = 0.5
 #: RocketEval's 0.1 was set on scores that fill the 0–1 range (IQR about 0.5); 0.2 × IQR keeps
 #: that ratio when a judge's scores crowd into a narrow band.
 TIE_MARGIN_IQR_FRACTION = 0.2
+#: Warn when more than this share of Yes/No answers are coin flips (``COIN_FLIP_BAND``).
+COIN_FLIP_WARN_SHARE = 0.05
 #: Minimum systems for the "strong systems" span (the top half of the systems by score).
 STRONG_MIN_SYSTEMS = 4
 #: Warn when the strong systems' span is below this many times their median standard error
@@ -74,11 +80,13 @@ THRESHOLDS = {"invalid_share": INVALID_WARN_SHARE, "yes_share": YES_WARN_SHARE,
               "constant_group_share": CONSTANT_GROUP_WARN_SHARE,
               "length_rho": LENGTH_WARN_RHO, "tie_share": TIE_WARN_SHARE,
               "strong_span_se_factor": STRONG_SPAN_SE_FACTOR,
-              "tie_margin_iqr_fraction": TIE_MARGIN_IQR_FRACTION}
+              "tie_margin_iqr_fraction": TIE_MARGIN_IQR_FRACTION,
+              "coin_flip_band": COIN_FLIP_BAND, "coin_flip_share": COIN_FLIP_WARN_SHARE}
 #: Which warnings matter for which view (the page shows only those), most undermining first.
 CONTEXTS = {"analysis": ("yes_share", "invalid", "constant_groups", "length", "strong_span",
-                         "never_varying"),
-            "rankings": ("ties", "strong_span", "yes_share", "invalid", "never_varying")}
+                         "never_varying", "coin_flips"),
+            "rankings": ("ties", "strong_span", "yes_share", "invalid", "never_varying",
+                         "coin_flips")}
 
 
 def _pct(x: float) -> str:
@@ -137,6 +145,18 @@ def derived_tie_margin(scores: pd.Series) -> tuple[float, float]:
     return TIE_MARGIN_IQR_FRACTION * iqr, iqr
 
 
+def opening_tie_margin(db: sqlite_utils.Database, run_id: int,
+                       aggregation: str | None = None) -> float:
+    """The tie margin the Rankings page opens on: the one derived from the run's score spread
+    (what the health box recommends), else RocketEval's
+    :data:`DEFAULT_TIE_MARGIN`. RocketEval's 0.1 tied 88–99 % of the demo's matches of a
+    judge whose scores crowd into a narrow band, while the box recommended 0.02."""
+    df, _ = run_frame(db, run_id, aggregation)
+    items = df.dropna(subset=["metric"]).groupby("item_pk")["metric"].mean()
+    derived, _ = derived_tie_margin(items)
+    return float(derived) if not isnan(derived) and derived > 0 else DEFAULT_TIE_MARGIN
+
+
 def run_health(db: sqlite_utils.Database, run_id: int, aggregation: str | None = None,
                tie_margin: float | None = None) -> dict[str, Any]:
     """The health of one run: metrics per run and per dimension, tie shares, the
@@ -150,6 +170,10 @@ def run_health(db: sqlite_utils.Database, run_id: int, aggregation: str | None =
         db, "SELECT i.id, i.output FROM item i WHERE i.id IN (SELECT DISTINCT item_id FROM "
             "score WHERE run_id = ?)", [run_id])}
     ans, nv, n_questions = _answer_stats(db, run_id)
+    flips, n_p = db.execute(
+        "SELECT COALESCE(SUM(ABS(p_yes - 0.5) < ?), 0), COUNT(*) FROM answer WHERE run_id = ? "
+        "AND verdict IN ('yes', 'no') AND value IS NULL AND p_yes IS NOT NULL",
+        [COIN_FLIP_BAND, run_id]).fetchone()
     qtext = {}
     if nv:
         qtext = {r["id"]: r for r in rows(
@@ -171,6 +195,8 @@ def run_health(db: sqlite_utils.Database, run_id: int, aggregation: str | None =
                            "dimension": (qtext.get(q) or {}).get("dimension") or "",
                            "question": (qtext.get(q) or {}).get("text") or ""}
                           for q, v in sorted(nv.items())]},
+        "coin_flips": {"n": int(flips), "n_with_p": int(n_p), "band": COIN_FLIP_BAND,
+                       "share": _share(int(flips), int(n_p))},
         "dimensions": {}, "thresholds": THRESHOLDS}
     for dim in sorted(set(df["dimension"]) | set(ans)):
         part = df[df["dimension"] == dim]
@@ -286,7 +312,7 @@ def _ties(df: pd.DataFrame, margin: float | None, default: float) -> dict[str, A
 
 #: Warnings raised whatever the number of groups: a count of the run's own unreadable answers
 #: is a fact about those answers, not an estimate about the judge.
-ALWAYS = ("invalid",)
+ALWAYS = ("invalid", "coin_flips")
 
 
 def withheld_reason(n_groups: int) -> str | None:
@@ -353,6 +379,13 @@ def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
                    f"ρ = {hc['spearman']:.2f} with the human scores")
             warn("length", f"{dim}: the score follows output length (ρ = {lc['spearman']:.2f}, "
                            f"n = {lc['n']} items) more than the humans ({hum})", dim)
+    cf = h.get("coin_flips") or {"share": NAN}
+    if not isnan(cf["share"]) and cf["share"] > COIN_FLIP_WARN_SHARE:
+        warn("coin_flips", f"{cf['n']} of {cf['n_with_p']} Yes/No answers "
+                           f"({_pct(cf['share'])}) have p(Yes) within {cf['band']:g} of 0.5: "
+                           "a rerun on another build or CPU can flip them (Traces marks them "
+                           f"≈); the figures below rest on them (threshold "
+                           f"{_pct(COIN_FLIP_WARN_SHARE)})")
     t = h["ties"]
     if not isnan(t["share"]) and t["share"] > TIE_WARN_SHARE:
         alt = (f"; the margin derived from the score spread ({t['rule']}, "

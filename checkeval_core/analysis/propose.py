@@ -170,8 +170,9 @@ _num = fmt
 
 def display_rows(proposal: dict[str, Any]) -> dict[str, Any]:
     """The proposal as table rows: ``figures`` (dev and held-out before → after, each with N
-    and interval or why none), ``dropped`` (question, rule, reason), ``kept`` and ``cost``
-    (a sentence on the new questions, or None)."""
+    and interval or why none), ``dropped`` (question, rule, reason), ``kept``, ``cost``
+    (a sentence on the new questions, or None) and ``nothing_dropped`` (the sentence for an
+    empty drop list, None when the notes already say why nothing is dropped)."""
     figs = []
     for part, name in (("dev", "dev (chosen here)"), ("heldout", "held-out (reported only)")):
         f = proposal[part]
@@ -205,4 +206,9 @@ def display_rows(proposal: dict[str, Any]) -> dict[str, Any]:
                      for q in proposal["kept"]],
             "new": [{"question": q["text"], "dimension": q["dimension"],
                      "problem": q["problem"] or ""} for q in (nq or {}).get("questions", [])],
-            "cost": cost, "rerun": rerun}
+            "cost": cost, "rerun": rerun,
+            # said once: when no proposal may be made, its note already says every question
+            # is kept, and "every question … helps on dev" would not be true
+            "nothing_dropped": None if proposal["dropped"] or any(
+                n.startswith("no proposal") for n in proposal["notes"]) else
+            "Nothing to drop: every question varies, is answered and helps on dev."}

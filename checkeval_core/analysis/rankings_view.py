@@ -108,9 +108,13 @@ def _elo(rep: dict[str, Any]) -> dict[str, Any]:
                  + (f" ({few} system(s) have too few)" if few else "")
                  + (f"; votes of {', '.join(hum['excluded_annotators'])} left out"
                     if hum.get("excluded_annotators") else "")
-                 + f". Judge score vs human Elo ρ = {rho} (n = {jh['n']} systems; no "
-                 "interval: a point estimate)" + (f" — {jh['reason']}" if jh.get("reason")
-                                                  else "") + ".")
+                 + (f". Judge score vs human Elo: no ρ — every human Elo above is hidden "
+                    f"(no system has ≥ {MIN_SYSTEM_VOTES} votes), and a ρ over them would "
+                    "rest on the ratings judged too uncertain to show." if few == len(h) else
+                    f". Judge score vs human Elo ρ = {rho} (n = {jh['n']} systems; no "
+                    "interval: a point estimate" + (f"; {few} of them with too few votes for "
+                                                   "their Elo to be shown" if few else "")
+                    + ")" + (f" — {jh['reason']}" if jh.get("reason") else "") + "."))
     else:
         human = hum["reason"]
     return {"rows": table, "caption": caption, "human_caption": human}

@@ -593,7 +593,8 @@ def paired_ratio_ci(ha: pd.DataFrame, hb: pd.DataFrame, n_boot: int,
 
 def delta_rows(diff: dict[str, Any], part: str) -> list[dict[str, Any]]:
     """Display rows of :func:`version_diff`'s Δ agreement on one part: both values with their
-    N, Δ, and Δ on the shared items with its paired interval (or why it has none)."""
+    N, Δ, its verdict (beside Δ, where a 1440 px screen shows it), and Δ on the shared items
+    with its paired interval (or why it has none)."""
 
     def val(f: dict[str, Any]) -> str:
         if isnan(f["value"]):
@@ -612,8 +613,9 @@ def delta_rows(diff: dict[str, Any], part: str) -> list[dict[str, Any]]:
         out.append({"judge · method · aggregation": x["series"],
                     "evidence": EVIDENCE_NAMES[x["evidence"]], "dimension": x["dimension"],
                     f"v{diff['a']}": val(x["a"]), f"v{diff['b']}": val(x["b"]),
-                    "Δ": x["delta"], "Δ on shared items (paired)": paired or x["ci_reason"]
-                    or "", "verdict": x.get("verdict") or "", "note": x["reason"] or ""})
+                    "Δ": x["delta"], "verdict": x.get("verdict") or "",
+                    "Δ on shared items (paired)": paired or x["ci_reason"] or "",
+                    "note": x["reason"] or ""})
     return out
 
 

@@ -86,10 +86,12 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
             fresh: bool = False) -> dict[str, Any]:
     """Run ``diversify`` or ``elaborate`` for every sub-dimension (or seed) of ``dimension``.
 
-    Returns ``{"added": [...], "problems": [...], "flagged": n, "mode", "requests",
-    "from_cache", "seed"}``: ``from_cache`` counts the answers served by the request cache
-    (asking again without ``fresh`` returns them); nothing already present in the dimension is
-    added twice.
+    Returns ``{"added": [...], "dropped": [...], "problems": [...], "flagged": n, "mode",
+    "requests", "from_cache", "seed"}``: ``from_cache`` counts the answers served by the
+    request cache (asking again without ``fresh`` returns them); nothing already present in
+    the dimension is added twice — each question read but not added is in ``dropped``
+    (``{"sub_dimension", "text", "why", "copy_of"}``: a copy, or in ``single`` mode a
+    near-copy, of a seed or a question already there or written in this run).
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"--strategy {strategy!r}: use diversify or elaborate")
@@ -143,7 +145,7 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
     # the prompt's worked example, which a small model likes to copy
     example = {P.ELABORATE_EXAMPLE_BROAD.format(noun=noun),
                P.ELABORATE_EXAMPLE_SPECIFIC.format(noun=noun)} if mode == "single" else set()
-    added, problems, flagged = [], [], 0
+    added, dropped, problems, flagged = [], [], [], 0
     for (sub_id, parent, _), res in zip(jobs, results):
         where = subs[sub_id] + (f" / seed #{parent}" if parent else "")
         if res.error:
@@ -157,11 +159,17 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
             qs = qs[:1]
         for text in qs:
             text = norm(text)
-            if text in existing:  # said, never dropped silently
-                problems.append(f"{where}: copies an existing question, not added: {text}")
-                continue
-            if mode == "single" and near_copy(text, existing | example):
-                problems.append(f"{where}: repeats an existing question: {text}")
+            like = text if text in existing else (
+                closest_copy(text, existing | example) if mode == "single" else None)
+            if like is not None:  # said, never dropped silently
+                dropped.append({"sub_dimension": where, "text": text, "copy_of": like,
+                                "why": "the same as an existing question" if like == text
+                                else "a near-copy (≥ 90 % the same characters) of "
+                                     + ("the prompt's example" if like in example
+                                        else "an existing question")})
+                problems.append(f"{where}: copies an existing question, not added: {text}"
+                                if like == text else
+                                f"{where}: repeats an existing question: {text}")
                 continue
             flags = question_flags(text)
             flagged += bool(flags)
@@ -173,7 +181,8 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
             added.append({"id": qid, "text": text, "sub_dimension": subs[sub_id],
                           "parent_id": parent, "flags": flags,
                           "usable": usable(text, noun)})
-    return {"added": added, "problems": problems, "flagged": flagged, "mode": mode,
+    return {"added": added, "dropped": dropped, "problems": problems, "flagged": flagged,
+            "mode": mode,
             "requests": len(jobs), "from_cache": sum(bool(r.cached) for r in results),
             "seed": base_seed}
 
@@ -204,8 +213,19 @@ def questions_asked_text(count: dict[str, int], strategy: str, n: int, mode: str
 
 def near_copy(text: str, existing: set[str], threshold: float = 0.9) -> bool:
     """True when ``text`` is an almost verbatim copy of a question already there."""
+    return closest_copy(text, existing, threshold) is not None
+
+
+def closest_copy(text: str, existing: set[str], threshold: float = 0.9) -> str | None:
+    """The question of ``existing`` that ``text`` is an almost verbatim copy of (the most
+    similar at ≥ ``threshold``), or None."""
     low = text.lower()
-    return any(SequenceMatcher(None, low, e.lower()).ratio() >= threshold for e in existing)
+    best, score = None, threshold
+    for e in sorted(existing):
+        r = SequenceMatcher(None, low, e.lower()).ratio()
+        if r >= score:
+            best, score = e, r
+    return best
 
 
 def _single_generate(j: Any, strategy: str, seeds: list[dict], sub_name: str,
@@ -286,6 +306,11 @@ def augment_summary(res: dict[str, Any]) -> tuple[str, str]:
     every answer was new) says why nothing new may appear and how to ask afresh."""
     summary = (f"{len(res['added'])} questions proposed ({res['flagged']} flagged) from "
                f"{res['requests']} request(s)")
+    dropped = res.get("dropped") or []
+    if dropped:
+        near = sum(d["copy_of"] != d["text"] for d in dropped)
+        summary += (f"; {len(dropped)} dropped as copies of questions already there"
+                    + (f" ({near} near-copies)" if near else "") + ": listed below")
     note = (f"{res['from_cache']} of {res['requests']} answers came from the cache (the same "
             "request was asked before), so nothing new may appear: press *Generate again (new "
             "samples)* to ask afresh." if res["from_cache"] else "")

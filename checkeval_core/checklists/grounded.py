@@ -22,7 +22,6 @@ its flags and reported. Nothing is dropped without a word.
 from __future__ import annotations
 
 import random
-from difflib import SequenceMatcher
 from typing import Any
 
 import sqlite_utils
@@ -61,16 +60,10 @@ NEAR_COPY = 0.9
 def copied_from(text: str, existing: dict[str, int], threshold: float = NEAR_COPY
                 ) -> tuple[int, str] | None:
     """``(id, text)`` of the existing question ``text`` copies — the same text, else the most
-    similar one at a lexical similarity ≥ ``threshold`` — or None."""
-    low = text.lower()
-    best, hit = threshold, None
-    for e, qid in existing.items():
-        r = 1.0 if e.lower() == low else SequenceMatcher(None, low, e.lower()).ratio()
-        if r == 1.0:
-            return qid, e
-        if r >= best:
-            best, hit = r, (qid, e)
-    return hit
+    similar one at a lexical similarity ≥ ``threshold`` (:func:`augment.closest_copy`) — or
+    None."""
+    like = text if text in existing else A.closest_copy(text, set(existing), threshold)
+    return None if like is None else (existing[like], like)
 
 
 def _dimension(db: sqlite_utils.Database, task: str, dimension: str) -> tuple[int, str]:

@@ -46,13 +46,17 @@ def review_filters(qs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def shown_questions(qs: list[dict[str, Any]], flagged: set[int], statuses: Iterable[str] = (),
                     origins: Iterable[str] = (), dimensions: Iterable[str] = (),
-                    sub_dimensions: Iterable[str] = ()) -> list[dict[str, Any]]:
+                    sub_dimensions: Iterable[str] = (),
+                    just_decided: Iterable[int] = ()) -> list[dict[str, Any]]:
     """The questions that pass the filter; an empty choice lets everything through, and
-    "flagged" lets the flagged questions through whatever their status."""
+    "flagged" lets the flagged questions through whatever their status. ``just_decided``
+    (the questions a person decided since choosing the filter) pass the status filter: a kept
+    question stays in the list with its new status instead of vanishing under the click."""
     statuses, origins = list(statuses), list(origins)
     dimensions, sub_dimensions = list(dimensions), list(sub_dimensions)
+    recent = set(just_decided)
     return [q for q in qs
-            if (not statuses or q["status"] in statuses
+            if (not statuses or q["status"] in statuses or q["id"] in recent
                 or ("flagged" in statuses and q["id"] in flagged))
             and (not origins or q["origin"] in origins)
             and (not dimensions or q["dimension"] in dimensions)

@@ -104,11 +104,15 @@ def augment_cmd(task: str = typer.Option(..., "--task"),
     for q in res["added"]:
         typer.echo(f"+ #{q['id']} [{q['sub_dimension']}] {q['text']}"
                    + (f"  (flags: {', '.join(q['flags'])})" if q["flags"] else ""))
+    for d in res["dropped"]:
+        typer.echo(f"- [{d['sub_dimension']}] {d['text']}  (dropped: {d['why']}: "
+                   f"{d['copy_of']})")
     for p in res["problems"]:
         typer.echo(f"! {p}", err=True)
     cache = (f"; {res['from_cache']} of {res['requests']} answers from the cache "
              "(--fresh asks anew)" if res["from_cache"] else "")
-    typer.echo(f"{len(res['added'])} questions proposed, {res['flagged']} flagged{cache}")
+    drop = f", {len(res['dropped'])} dropped as copies" if res["dropped"] else ""
+    typer.echo(f"{len(res['added'])} questions proposed, {res['flagged']} flagged{drop}{cache}")
 
 
 @checklist_app.command("filter")

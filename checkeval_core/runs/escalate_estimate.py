@@ -51,7 +51,9 @@ def expected_coverage(db: sqlite_utils.Database, task: str, judge_a: str,
                              "FROM answer WHERE run_id = ?", [r["id"]]).fetchall()
             if got:
                 share = float(np.mean([E.confidence(p, v, fit) >= margin for p, v in got]))
-                return share, (f"share of run {r['id']}'s answers with confidence ≥ "
+                # said of what is sent on: the number it stands beside is the second
+                # judge's (the answers below the margin), not the share kept
+                return share, (f"as many as run {r['id']}'s answers with confidence below "
                                f"{margin:g}{fit_note}")
     if found:  # runs of the judge, none escalating: a fitted threshold's coverage is unknown
         return None, "no earlier escalating run of this judge on the task"

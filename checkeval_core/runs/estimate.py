@@ -15,9 +15,10 @@ One function family computes every estimate the app and the CLI show before a cl
 * **completion_tokens** — 1 per Yes/No question; a generation's ``max_tokens`` (an upper
   bound, said in ``notes``).
 * **seconds** — from this machine's measured rate for the judge (:func:`measure_rate`,
-  ``checkeval bench rate``; stored in ``<cache dir>/judge_rates.json``):
+  ``checkeval bench rate``; stored in ``<cache dir>/judge_rates.json``), else from the runs of
+  that judge already done in this store (:func:`rate_from_runs`):
   ``calls·per_call + prompt_tokens·per_prompt_token + completion_tokens·per_completion_token``.
-  ``None`` when no rate was measured for that judge here.
+  ``None`` when neither exists for that judge here.
 * **usd** — prompt and completion tokens × the judge's price (``judges/prices.py``,
   ``CHECKEVAL_PRICES``); 0 for a local judge, ``None`` for a remote one without a price.
 
@@ -163,6 +164,48 @@ def save_rate(spec: str, rate: dict[str, Any]) -> None:
     tmp.replace(p)
 
 
+RUNS_FOR_RATE = 20  # the latest runs of a judge a rate is taken from
+
+
+def rate_from_runs(db: sqlite_utils.Database | None, spec: str) -> dict[str, Any] | None:
+    """A rate for ``spec`` taken from the runs of that judge already done in ``db`` (this
+    machine's store; the latest :data:`RUNS_FOR_RATE` whose ``actual`` asked it afresh, an
+    escalating run left out: its seconds include a second judge), or None when there is none.
+
+    Seconds per token (prompt tokens evaluated + completion tokens) over those runs, with no
+    per-call term: a run's calls and tokens move together, so more cannot be told apart from
+    a few runs. Model loading counts in (it is part of what a run costs); a generation's
+    tokens are decoded, slower than a Yes/No prompt's, so for *Generate* it is a lower bound.
+    When the backend counts no tokens, seconds per call."""
+    if db is None:
+        return None
+    try:
+        found = db.execute(
+            "SELECT actual, params FROM run WHERE judge_spec = ? AND status = 'completed' AND "
+            "actual IS NOT NULL ORDER BY id DESC LIMIT ?", [spec, 4 * RUNS_FOR_RATE]).fetchall()
+    except Exception:  # noqa: BLE001 - a schema older than the cost columns: no rate
+        return None
+    runs = []
+    for actual, params in found:
+        a, p = loads(actual, {}) or {}, loads(params, {}) or {}
+        if p.get("escalate_to") or not int(a.get("calls") or 0) or not a.get("seconds"):
+            continue
+        runs.append(a)
+        if len(runs) == RUNS_FOR_RATE:
+            break
+    if not runs:
+        return None
+    secs = sum(float(a["seconds"]) for a in runs)
+    calls = sum(int(a["calls"]) for a in runs)
+    tokens = sum(int(a.get("prompt_tokens") or 0) + int(a.get("completion_tokens") or 0)
+                 for a in runs)
+    per_token = secs / tokens if tokens else 0.0
+    return {"per_call": 0.0 if tokens else secs / calls, "per_prompt_token": per_token,
+            "per_completion_token": per_token, "runs": len(runs), "calls": calls,
+            "seconds": secs, "source": f"from {len(runs)} earlier run(s) of this judge here "
+                                      f"({calls} calls in {duration(secs)})"}
+
+
 # -- replaying work against the cache and the judge's prefix cache --------------------------------
 class Simulation:
     """A stand-in for a judge that records what would be asked and answers nothing new.
@@ -274,17 +317,24 @@ class Simulation:
             est.notes.append("completion tokens of generations: their max_tokens (an upper "
                              "bound)")
         rate = rate_for(self.spec)
+        from_runs = rate is None and est.calls > 0
+        if from_runs:
+            rate = rate_from_runs(self.cj.db, self.spec)
         if rate is None:
             est.seconds = None if est.calls else 0.0
             if est.calls:
-                est.notes.append(f"{self.spec}: no measured rate on this machine — "
-                                 f"`checkeval bench rate --judge {self.spec}`")
+                est.notes.append(f"{self.spec}: no measured rate on this machine and no "
+                                 f"earlier run of this judge — `checkeval bench rate --judge "
+                                 f"{self.spec}`, or run a few items first")
         else:
             est.seconds = (est.calls * rate["per_call"]
                            + est.prompt_tokens * rate["per_prompt_token"]
                            + est.completion_tokens * rate["per_completion_token"])
-            est.notes.append(f"{self.spec}: time from the rate measured {rate.get('source', '')}"
-                             f" on {rate.get('measured_at', '?')[:16]}")
+            est.notes.append(
+                f"{self.spec}: time at the rate {rate['source']}; `checkeval bench rate` "
+                "measures it more exactly" if from_runs else
+                f"{self.spec}: time from the rate measured {rate.get('source', '')}"
+                f" on {rate.get('measured_at', '?')[:16]}")
         caps = self.capabilities
         try:
             price = price_of(self.spec, caps.model, caps.local)

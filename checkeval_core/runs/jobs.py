@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -205,6 +206,9 @@ def start_background(path: str | Path, run_id: int) -> int:
         proc = subprocess.Popen([sys.executable, "-m", "checkeval_core", "--db", str(path),
                                  "run", "--resume", str(run_id), "--quiet"], stdout=log,
                                 stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+    # reaped when it ends: unwaited, a finished worker stayed a zombie of the app server for
+    # as long as the server ran (one process-table entry per run)
+    threading.Thread(target=proc.wait, name=f"reap-run-{run_id}", daemon=True).start()
     db = open_db(path)
     try:  # the worker writes its pid too; not over a run it has already finished
         db.execute("UPDATE run SET pid = ? WHERE id = ? AND status IN ('pending', 'running')",

@@ -122,14 +122,41 @@ def p_text(p: float) -> str:
     return f"{p:.6f}"
 
 
+#: A Yes/No answer whose p(Yes) is within this of 0.5 is a coin flip: the same judge, version
+#: and items rerun on another llama.cpp build moved p(Yes) by up to 0.044 and flipped 4 of 39
+#: such answers (issue 34). Marked ``≈`` in Traces; counted by judge health.
+COIN_FLIP_BAND = 0.05
+COIN_FLIP_MARK = "≈"
+
+
+def coin_flip(verdict: str, p_yes: float | None) -> bool:
+    """True for a Yes/No answer whose p(Yes) lies within :data:`COIN_FLIP_BAND` of 0.5."""
+    return verdict in VERDICT_MARKS and p_yes is not None and abs(p_yes - 0.5) < COIN_FLIP_BAND
+
+
 def verdict_cell(verdict: str, p_yes: float | None = None, value: float | None = None) -> str:
-    """A compact cell: ``✓ 0.82`` / ``✗ 0.10`` / ``invalid``; a Likert answer shows its value."""
+    """A compact cell: ``✓ 0.82`` / ``✗ 0.10`` / ``invalid``; a Likert answer shows its value;
+    a coin flip (:func:`coin_flip`) ends in ``≈``: ``✓ 0.52 ≈``."""
     if value is not None:
         return f"{value:g}" + (f" ({p_text(p_yes)})" if p_yes is not None else "")
     if verdict not in VERDICT_MARKS:
         return "invalid"
     mark = VERDICT_MARKS[verdict]
-    return f"{mark} {p_text(p_yes)}" if p_yes is not None else f"{mark} {verdict}"
+    if p_yes is None:
+        return f"{mark} {verdict}"
+    return f"{mark} {p_text(p_yes)}" + (f" {COIN_FLIP_MARK}" if coin_flip(verdict, p_yes)
+                                         else "")
+
+
+def coin_flip_line(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """How many of the decision cells shown are coin flips, or '' when none."""
+    cells = [str(r.get(c, "")) for r in rows for c in columns]
+    n = sum(c.endswith(COIN_FLIP_MARK) for c in cells)
+    decided = sum(c[:1] in VERDICT_MARKS.values() for c in cells)
+    if not n:
+        return ""
+    return (f"{n} of {decided} decisions shown are coin flips ({COIN_FLIP_MARK}: p(Yes) within "
+            f"{COIN_FLIP_BAND:g} of 0.5) — a rerun on another build or CPU can flip them.")
 
 
 def answer_cell(answer: dict[str, Any], run_judge: str) -> str:

@@ -228,14 +228,17 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 def kappa_from_counts(c: Sequence[float] | np.ndarray) -> np.ndarray:
     """Cohen's κ from confusion counts ``[..., (yy, yn, ny, nn)]`` (judge, people); NaN when
-    chance agreement is 1 (every decision the same)."""
+    one side gave one answer only (the judge, or people, always Yes or always No): κ is then
+    0 whatever the other side does (observed = chance agreement), a number that says nothing
+    about agreement. Chance agreement 1 (every decision the same) is a case of it."""
     yy, yn, ny, nn = _cells(c)
     n = yy + yn + ny + nn
+    constant = ((yy + yn) == 0) | ((ny + nn) == 0) | ((yy + ny) == 0) | ((yn + nn) == 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         po = (yy + nn) / n
         pe = ((yy + yn) * (yy + ny) + (ny + nn) * (yn + nn)) / (n * n)
         k = (po - pe) / (1 - pe)
-    return np.where(np.isclose(pe, 1.0) | (n == 0), NAN, k)
+    return np.where(constant | (n == 0), NAN, k)
 
 
 def agreement_from_counts(c: Sequence[float] | np.ndarray) -> np.ndarray:
