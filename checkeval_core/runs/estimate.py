@@ -602,6 +602,15 @@ def record_estimate(db: sqlite_utils.Database, run_id: int, judge: Any,
     return _snapshot(judge)
 
 
+def _stored_actual(db: sqlite_utils.Database, run_id: int) -> dict[str, Any] | None:
+    """The run's ``actual`` so far ({} before its first execution); None where nothing can be
+    stored (no such run, or a schema older than the cost columns)."""
+    if not _has_cost_columns(db):
+        return None
+    row = db.execute("SELECT actual FROM run WHERE id = ?", [run_id]).fetchone()
+    return None if row is None else (loads(row[0], {}) or {})
+
+
 def record_actual(db: sqlite_utils.Database, run_id: int, judge: Any,
                   before: dict[str, float], paid: str | None = None,
                   priced: bool | None = None) -> None:
@@ -612,12 +621,9 @@ def record_actual(db: sqlite_utils.Database, run_id: int, judge: Any,
     executions' (``"online"``, ``"batch"`` or ``"batch+online"``); ``priced``: whether that
     price is known (default: whether the judge's online price is)."""
     now = _snapshot(judge)
-    if not _has_cost_columns(db):
+    old = _stored_actual(db, run_id)
+    if old is None:
         return
-    row = db.execute("SELECT actual FROM run WHERE id = ?", [run_id]).fetchone()
-    if row is None:
-        return
-    old = loads(row[0], {}) or {}
     if priced is None:
         priced = _priced(judge)
     # a second judge's share (record_part_actual) is kept; its counts are in the totals
@@ -648,12 +654,9 @@ def record_part_actual(db: sqlite_utils.Database, run_id: int, judge: Any,
     counted once by :func:`record_actual`) and to ``parts[spec]`` (the seconds of its pass
     included), beside the estimate's ``parts``."""
     now = _snapshot(judge)
-    if not _has_cost_columns(db):
+    out = _stored_actual(db, run_id)
+    if out is None:
         return
-    row = db.execute("SELECT actual FROM run WHERE id = ?", [run_id]).fetchone()
-    if row is None:
-        return
-    out = loads(row[0], {}) or {}
     spec = str(getattr(judge, "spec", "second judge"))
     part = dict((out.get("parts") or {}).get(spec) or {})
     for k in ("calls", "cached", "prompt_tokens", "completion_tokens"):
