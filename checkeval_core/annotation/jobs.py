@@ -203,15 +203,21 @@ def dimension_notes(db: sqlite_utils.Database, job_id: int) -> dict[str, dict[st
             for d in _content(db, job_id).get("dimensions", [])}
 
 
-@guarded("annotate", self_param="annotator")
-def submit_item(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int) -> None:
-    """Mark the item done once every question of ITS checklist has an answer."""
+def check_all_answered(db: sqlite_utils.Database, job_id: int, annotator: str,
+                       item_pk: int) -> None:
+    """ValueError unless every question of the item's checklist has this person's answer."""
     qs = job_questions(db, job_id, item_pk)
     mine = answers_of(db, job_id, annotator, item_pk)
     missing = [q for q in qs if q["id"] not in mine]
     if missing:
         raise ValueError(f"{len(missing)} of {len(qs)} questions of this item have no answer "
                          f"yet (first: {missing[0]['text'][:80]!r})")
+
+
+@guarded("annotate", self_param="annotator")
+def submit_item(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int) -> None:
+    """Mark the item done once every question of ITS checklist has an answer."""
+    check_all_answered(db, job_id, annotator, item_pk)
     set_status(db, job_id, annotator, item_pk, "done")
 
 

@@ -32,8 +32,7 @@ import sqlite_utils
 
 from checkeval_core.annotation.agreement_report import group_interval
 from checkeval_core.annotation.jobs import (
-    answers_of,
-    job_questions,
+    check_all_answered,
     sample_items,
     set_status,
 )
@@ -191,12 +190,7 @@ def submit(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int,
     """Submit a pool item (every question of its checklist answered). On an expired claim
     only while nobody else holds it and it still needs answers; else refused, nothing
     changed."""
-    qs = job_questions(db, job_id, item_pk)
-    mine = answers_of(db, job_id, annotator, item_pk)
-    missing = [q for q in qs if q["id"] not in mine]
-    if missing:
-        raise ValueError(f"{len(missing)} of {len(qs)} questions of this item have no answer "
-                         f"yet (first: {missing[0]['text'][:80]!r})")
+    check_all_answered(db, job_id, annotator, item_pk)
     k = job_meta(db, job_id)["k"]
     with transaction(db):
         # read under the write lock (see next_item): a claim that expired while this call
