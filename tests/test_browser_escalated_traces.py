@@ -34,11 +34,14 @@ def test_escalated_answer_and_peoples_answers_on_traces_at_1440(app_server, scre
         rid = create_run(db, task, "fake", "rocketeval",
                          params=escalation_params("fakeb", margin=0.2))
         assert execute_run(app_server.db_path, rid)["status"] == "completed"
-        pk, qid = db.execute("SELECT item_id, question_id FROM answer WHERE run_id = ? AND "
-                             "judge = 'fakeb' LIMIT 1", [rid]).fetchone()
-        job = create_job(db, task, ["ann", "bob"], overlap=2)
-        save_answer(db, job, "ann", pk, qid, "yes")
-        save_answer(db, job, "bob", pk, qid, "no")
+        pk, qid, said = db.execute("SELECT item_id, question_id, verdict FROM answer WHERE "
+                                   "run_id = ? AND judge = 'fakeb' LIMIT 1", [rid]).fetchone()
+        # people's majority (2 of 3) against the second judge's answer: a disagreement with
+        # people (a 1-1 tie would be no label, so no disagreement, and the filter hides it)
+        other = {"yes": "no", "no": "yes"}[said]
+        job = create_job(db, task, ["ann", "bob", "cy"], overlap=3)
+        for who, value in (("ann", other), ("bob", other), ("cy", said)):
+            save_answer(db, job, who, pk, qid, value)
         db.close()
     finally:
         BACKENDS.pop("fakeb", None)
@@ -53,7 +56,7 @@ def test_escalated_answer_and_peoples_answers_on_traces_at_1440(app_server, scre
     screen.screenshot(path="/tmp/g-traces-escalated-1440.png")
     cells = grid.locator('[role="gridcell"]').all_inner_texts()
     assert any("by fakeb (fake said" in c for c in cells)
-    assert "✓ 1 · ✗ 1" in cells
+    assert ("✓ 1 · ✗ 2" if other == "no" else "✓ 2 · ✗ 1") in cells
 
 
 @pytest.mark.browser
