@@ -165,6 +165,7 @@ def test_annotate_shows_the_submitted_item_beside_the_judges_first_then_all_done
     box.press("Enter")
     screen.get_by_text("Item 1 of 2", exact=True).wait_for()
     first = screen.get_by_text("· status:").first.inner_text().split(" · ")[0].strip()
+    first = first.removeprefix("Item ")  # "Item r0 · status: …" → the item's id
     _answer_item(screen, "yes")
     screen.get_by_role("button", name="Submit item").click()
     screen.get_by_text("Item 2 of 2", exact=True).wait_for()
