@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from checkeval_core.analysis.align import (
+    CONFUSION_KEYS,
     agreement_figures,
     align_rows,
     kappa_from_counts,
@@ -223,7 +224,9 @@ def test_kappa_of_a_constant_side_is_undefined_with_the_reason():
         "yes_rate": 1.0, "saturated": "always yes", "separates": 0, "n_pairs": 1,
         "loo_delta": 0.0, "ci": f["ci"], "kappa_ci": f["kappa_ci"], "loo_ci": [0.0, 0.0],
         "confusion": f["confusion"], "n_consensus": 0, "n_split": 0, "reason": f["reason"],
-        "ci_reason": f["ci_reason"], "loo_reason": None, "question_id": 1}]})[0]
+        "ci_reason": f["ci_reason"], "loo_reason": None, "question_id": 1,
+        **{f"{k}{s}": f.get(f"{k}{s}", math.nan if s == "" else None)
+           for k in CONFUSION_KEYS for s in ("", "_ci", "_reason")}}]})[0]
     assert "κ undefined" in row["why"] and row["κ CI"] == "—"
 
 

@@ -24,7 +24,7 @@ from checkeval_core.runs.export import run_rows
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.runs.labels import run_label, run_labels
 from checkeval_core.runs.progress import panel
-from checkeval_core.runs.traces import decision_rows, item_trace
+from checkeval_core.runs.traces import decision_rows, item_trace, verdict_cell
 from checkeval_core.store import db_path, loads, open_db
 from tests.conftest import open_app_page
 
@@ -131,13 +131,15 @@ def test_labels_traces_and_export_say_who_answered(db, task, tmp_path):
     row = next(r for r in list_runs(db, task) if r["id"] == rid)
     assert run_label(row) == f"#{rid} · v1 · fake → fakeb · rocketeval · 9 items"
     assert run_labels(db, [rid])[rid] == run_label(row)
-    a = db.execute("SELECT item_id, question_id, p_yes, a_verdict, a_p_yes FROM answer WHERE "
-                   "run_id = ? AND judge = 'fakeb' LIMIT 1", [rid]).fetchone()
+    a = db.execute("SELECT item_id, question_id, p_yes, a_verdict, a_p_yes, verdict FROM answer "
+                   "WHERE run_id = ? AND judge = 'fakeb' LIMIT 1", [rid]).fetchone()
     rows = decision_rows(item_trace(db, a[0], [rid]))
     cell = next(r for r in rows if r["question_id"] == a[1])[f"#{rid}"]
     mark = "✓" if a[2] >= 0.5 else "✗"
     first = "✓" if a[3] == "yes" else "✗"
-    assert cell == f"{mark} {a[2]:.2f} by fakeb (fake said {first} {a[4]:.2f})"
+    assert cell == f"{verdict_cell(a[5], a[2])} by fakeb (fake said {verdict_cell(a[3], a[4])})"
+    # the cell's own words: ✓/✗ and p(Yes) of each judge (≈ where p(Yes) is a coin flip)
+    assert cell.startswith(f"{mark} {a[2]:.2f}") and f"(fake said {first} {a[4]:.2f}" in cell
     kept = [r[f"#{rid}"] for r in rows if "by fakeb" not in r[f"#{rid}"]]
     assert kept and all(" by " not in c for c in kept)
     # export: who answered, and the first judge's answer where it was replaced

@@ -410,7 +410,7 @@ def align_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
                        f"{tied} item(s) without a majority left out" if tied else None)
         why = "; ".join(dict.fromkeys(x for x in (
             no_majority, q["reason"] if q["n"] else None, q["ci_reason"] if q["n"] else None,
-            *(q[f"{k}_reason"] for k in CONFUSION_KEYS if q["n"]), q["loo_reason"]) if x))
+            *(q.get(f"{k}_reason") for k in CONFUSION_KEYS if q["n"]), q["loo_reason"]) if x))
         out.append({  # the decisions first, their intervals and counts after
             "question": q["text"], "dimension": q["dimension"], "answers": q["n"],
             "agreement": q["agreement"], "κ": q["kappa"], "φ": q["phi"], "FPR": q["fpr"],

@@ -17,6 +17,7 @@ import numpy as np
 import sqlite_utils
 
 from checkeval_core.analysis.escalation_charts import coverage_agreement_chart
+from checkeval_core.people import people_labels
 from checkeval_core.runs.escalate import summary_text
 from checkeval_core.runs.escalate_units import Units, run_units
 from checkeval_core.runs.jobs import get_run
@@ -133,10 +134,11 @@ def items_reaching(db: sqlite_utils.Database, task: str, which: str,
         return None
     seen: set[str] = set()
     last = 0
-    for n, (group, labelled) in enumerate(db.execute(
-            "SELECT i.group_id, EXISTS (SELECT 1 FROM human_score h WHERE h.item_id = i.id) OR "
-            "EXISTS (SELECT 1 FROM annotation a WHERE a.item_id = i.id) FROM item i WHERE "
-            "i.task_id = ? ORDER BY i.position, i.id", [tid[0]]), start=1):
+    decided = {pk for pk, _ in people_labels(db, tid[0])}  # people's answers: the one record
+    for n, (pk, group, scored) in enumerate(db.execute(
+            "SELECT i.id, i.group_id, EXISTS (SELECT 1 FROM human_score h WHERE h.item_id = i.id)"
+            " FROM item i WHERE i.task_id = ? ORDER BY i.position, i.id", [tid[0]]), start=1):
+        labelled = scored or pk in decided
         if labelled and m[0].get(str(group)) == which and str(group) not in seen:
             seen.add(str(group))
             last = n

@@ -130,12 +130,14 @@ def fleiss_from_counts(counts: np.ndarray) -> tuple[float, int]:
 
 
 def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float:
-    """Cohen's κ of two equally long label sequences (NaN if empty or no variation)."""
+    """Cohen's κ of two equally long label sequences; NaN if empty or when either side gave
+    one label only: κ is then 0 whatever the other side does (observed = chance agreement),
+    a number that says nothing — the same rule as :func:`kappa_from_counts`."""
     from sklearn.metrics import cohen_kappa_score
 
     if len(a) != len(b) or len(a) == 0:
         return NAN
-    if len(set(a) | set(b)) < 2:
+    if len(set(a)) < 2 or len(set(b)) < 2:
         return NAN
     with np.errstate(divide="ignore", invalid="ignore"):
         k = float(cohen_kappa_score(list(map(str, a)), list(map(str, b))))
