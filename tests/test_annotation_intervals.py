@@ -49,9 +49,10 @@ def test_alpha_kappa_and_judge_kappa_have_group_intervals(db, tmp_path):
             else "no")
     rid = create_run(db, "chat", "fake", "checkeval")
     execute_run(db_path(db), rid)
-    # the fake judge says No everywhere (κ 0 by construction): no interval, and why
+    # the fake judge says No everywhere: κ undefined (it would be 0 whatever people said), no
+    # interval, and why
     (judge,) = agreement_report(db, "chat")["human_judge"].values()
-    assert judge["cohen_kappa"] == 0 and judge["cohen_kappa_ci_reason"].startswith(
+    assert math.isnan(judge["cohen_kappa"]) and judge["cohen_kappa_ci_reason"].startswith(
         "no interval: the judge always 'no'")
     # a judge that follows the annotators but for two items
     qs = {q["id"]: k for k, q in enumerate(questions(db, "chat"))}
