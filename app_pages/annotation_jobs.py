@@ -69,7 +69,7 @@ if view["judges"]:
         decisions={"Cohen κ": "undefined: see the note",
                    "Krippendorff α": "undefined: see the note"},
         long={"κ 95% CI": "Percentile interval of κ, groups resampled — or why none",
-              "note": "Why a value is undefined or 0 by construction"}),
+              "note": "Why a value is undefined"}),
         hide_index=True, width="stretch")
 if view["per_question"]:
     st.markdown("**Per question** (units answered Yes/No by two or more annotators)")

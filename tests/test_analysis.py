@@ -169,9 +169,9 @@ def test_agreement_with_a_constant_judge(db, two_runs):
     pair = ag["pairwise"][f"{a}-{b}"]
     yes_a = db.execute("SELECT COUNT(*) FROM answer WHERE run_id = ? AND verdict = 'yes'",
                        [a]).fetchone()[0]
-    assert pair["kappa"] == 0 and pair["agree"] == yes_a and pair["n"] == ag["n_units"]
+    assert math.isnan(pair["kappa"]) and pair["agree"] == yes_a and pair["n"] == ag["n_units"]
     assert pair["reason"].startswith(f"a judge answered the same everywhere (#{b} always "
-                                     "'yes'): κ is 0 by construction")
+                                     "'yes'): κ undefined (it would be 0")
     assert "pulled towards 0" in ag["reasons"]["krippendorff_alpha"]
     one = analyze_runs(db, [a], n_boot=0)["agreement"]
     assert one["reasons"]["fleiss_kappa"].startswith("needs ≥ 2 runs (judges); 1 selected")

@@ -78,11 +78,11 @@ def test_constant_judge_kappa_is_explained(db):
                        [a]).fetchone()[0]
     at = analysis_page()
     pairs = next(d.value for d in at.dataframe if "Cohen κ" in d.value.columns)
-    assert pairs["Cohen κ"].iloc[0] == 0
+    assert pairs["Cohen κ"].iloc[0] == "—"  # undefined, said in the note
     assert pairs["raw agreement"].iloc[0] == f"{agree}/{n}"
     assert pairs["note"].iloc[0] == (f"a judge answered the same everywhere (#{b} always 'no'): "
-                                     f"κ is 0 by construction, whatever the other answers; raw "
-                                     f"agreement {agree}/{n}")
+                                     f"κ undefined (it would be 0 whatever the other answers); "
+                                     f"raw agreement {agree}/{n}")
     # one judge under two methods: the significance test is blank, and says why
     assert "needs ≥ 2 judges run with both methods (n=1)" in _cells(at)
 

@@ -306,7 +306,7 @@ def columns(coef: str = "spearman", level: str = "sample_level") -> dict[str, di
             "config": {"scores": {"Cohen κ": "Chance-corrected agreement of the two runs' "
                                              "Yes/No"},
                        "decisions": {"raw agreement": "Units where both gave the same answer"},
-                       "long": {"note": "Why κ is blank or 0 by construction"}},
+                       "long": {"note": "Why κ is blank (undefined)"}},
             "order": ["pair", "Cohen κ", "raw agreement", "note"]},
         "human_judge": {
             "config": {"labels": {"cohen_kappa": "Cohen κ vs humans",

@@ -475,7 +475,7 @@ class _YesNo:
 
 
 def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True) -> str | None:
-    """Why a chance-corrected agreement is undefined or 0 by construction: a rater who gave
+    """Why a chance-corrected agreement is undefined or pulled towards 0: a rater who gave
     one answer everywhere (chance agreement then explains all of their agreement)."""
     n = min((len(v) for v in by_rater.values()), default=0)
     if n == 0:
@@ -489,11 +489,11 @@ def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True
         agree = sum(x == y for x, y in zip(*lists))
         raw = f"; raw agreement {agree}/{len(lists[0])}"
     who = ", ".join(f"#{r} always {v!r}" for r, v in constant.items())
-    if len(constant) == len(by_rater) or isnan(value):
+    if len(constant) == len(by_rater) or (isnan(value) and not exact):
         return f"every answer is the same ({who}): chance agreement is 1, κ undefined{raw}"
-    if exact:
-        return (f"a judge answered the same everywhere ({who}): κ is 0 by construction, "
-                f"whatever the other answers{raw}")
+    if exact:  # Cohen κ: undefined with one constant side (stats.agreement.cohen_kappa)
+        return (f"a judge answered the same everywhere ({who}): κ undefined (it would be 0 "
+                f"whatever the other answers){raw}")
     return (f"a judge answered the same everywhere ({who}): chance-corrected agreement is "
             f"pulled towards 0{raw}")
 

@@ -58,7 +58,7 @@ def _human_note(human: dict[tuple[int, int], dict[str, str]],
 
 
 def _pair_note(human: list[str], judge: list[str]) -> str:
-    """Why humans-vs-judge κ/α are undefined or 0 by construction ('' when neither)."""
+    """Why humans-vs-judge κ/α are undefined ('' when they are not)."""
     if not human:
         return "no shared unit: annotate items this run answered"
     agree = f"raw agreement {sum(a == b for a, b in zip(human, judge))}/{len(human)}"
@@ -68,7 +68,8 @@ def _pair_note(human: list[str], judge: list[str]) -> str:
     if len(js) == 1 or len(hs) == 1:
         who = "the judge" if len(js) == 1 else "the humans"
         val = next(iter(js if len(js) == 1 else hs))
-        return f"{who} always {val!r}: κ = 0 by construction; {agree}"
+        return (f"{who} always {val!r}: κ undefined (it would be 0 whatever the other side "
+                f"said); {agree}")
     return ""
 
 
