@@ -26,6 +26,8 @@ def test_bar_to_trace(app_server, page):
     assert n == 4  # one bar per dimension for the one run
     # plotly handles clicks on its drag layer: click at the bar's position (fluency: 3rd bar,
     # dimensions in alphabetical order)
+    # in view first: the judge-health box above the chart (coin flips) pushes it down
+    bars.nth(2).scroll_into_view_if_needed()
     box = bars.nth(2).bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] - 3)
     page.get_by_text("#1 · v1 · fake · rocketeval · 32 items · fluency: 32 items").wait_for()
