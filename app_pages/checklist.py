@@ -87,6 +87,8 @@ def _act(decision: str, ids: list[int], who: str) -> None:
         st.session_state["rv_error"] = str(e)
         return
     st.session_state[reason_key] = st.session_state[text_key] = ""
+    if decision != "keep":  # a rejected / edited question stays listed, no longer picked
+        st.session_state["rv_selected"] = []
     st.session_state["rv_flash"] = RV.DECISION_FLASH[decision].format(n=len(ids))
     st.session_state["rv_recent"] = [*st.session_state.get("rv_recent", []), *ids]
 
