@@ -97,8 +97,13 @@ def test_a_new_method_is_one_registry_entry(db, task, toy):
     from checkeval_core.checklists.versions import get_version
 
     jid = J.create_job(db, task, ["ann"], 1, n_items=4)
-    item = get_run(db, rid)["item_ids"][0]
+    run_items = set(get_run(db, rid)["item_ids"])
+    item = next(r["item_pk"] for r in J.queue(db, jid, "ann") if r["item_pk"] in run_items)
     qs = get_version(db, task)["content"]["questions"]
+    # blind until the person submitted the item: answer it, submit, then compare
+    for q in J.job_questions(db, jid, item):
+        J.save_answer(db, jid, "ann", item, q["id"], "yes")
+    J.submit_item(db, jid, "ann", item)
     table, labels = J.judge_comparison(db, jid, "ann", item, qs)
     assert f"#{rid} fake toy" in labels
     assert {row[f"#{rid} fake toy"] for row in table} <= {"yes", "no"}
