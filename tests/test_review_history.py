@@ -125,10 +125,13 @@ def test_checklist_review_page_shows_the_history(db, tmp_path):
     at.multiselect(key="rv_selected").set_value([ids[0]]).run()
     at.text_input(key="rv_reason").input("too vague").run()
     at.button(key="rv_reject").click().run()
+    # a rejected question leaves the selection: picked again to keep it
+    at.multiselect(key="rv_selected").set_value([ids[0]]).run()
     at.button(key="rv_keep").click().run()
     at.text_input(key="rv_newtext").input("Is the reply polite and kind?").run()
     at.button(key="rv_edit").click().run()
     assert not at.exception and not at.error
+    at.multiselect(key="rv_selected").set_value([ids[0]]).run()  # its history, picked again
     hist = next(e for e in at.expander if e.label.startswith("Review history (1 question"))
     table = hist.dataframe[0].value
     assert list(table["what"]) == ["rejected", "kept", "edited"]
