@@ -124,7 +124,7 @@ def p_text(p: float) -> str:
 
 #: A Yes/No answer whose p(Yes) is within this of 0.5 is a coin flip: the same judge, version
 #: and items rerun on another llama.cpp build moved p(Yes) by up to 0.044 and flipped 4 of 39
-#: such answers (issue 34). Marked ``≈`` in Traces; counted by judge health.
+#: such answers (the README run against the shipped one). Marked ``≈`` in Traces; counted by judge health.
 COIN_FLIP_BAND = 0.05
 COIN_FLIP_MARK = "≈"
 
