@@ -91,6 +91,7 @@ def _act(decision: str, ids: list[int], who: str) -> None:
         st.session_state["rv_selected"] = []
     st.session_state["rv_flash"] = RV.DECISION_FLASH[decision].format(n=len(ids))
     st.session_state["rv_recent"] = [*st.session_state.get("rv_recent", []), *ids]
+    st.session_state["rv_last"] = ids  # its history stays in view once the pick is emptied
 
 
 st.text_input("Reason (required to reject)", key=reason_key)  # recorded with rejections only
@@ -104,7 +105,7 @@ b3.button("Save edit", key="rv_edit", disabled=len(selected) != 1, on_click=_act
           args=("edit", list(selected), annotator))
 if "rv_error" in st.session_state:
     st.error(st.session_state.pop("rv_error"))
-UI.show_history(db, list(selected))  # every decision appended: who, role, when, what, why
+UI.show_history(db, list(selected) or st.session_state.get("rv_last", []))  # appended, with why
 
 with st.expander("Near-duplicates (lexical similarity)"):
     pairs = RV.near_duplicates(qs, threshold=0.75)

@@ -158,6 +158,9 @@ def test_review_reason_stays_with_its_decision_and_edit_once(db, tmp_path):
     at.multiselect(key="rv_selected").set_value([qs[0]]).run()
     at.text_input(key="rv_reason").input("too vague").run()
     at.button(key="rv_reject").click().run()
+    # a rejected question leaves the selection: the next decision acts only on what is picked
+    assert at.multiselect(key="rv_selected").value == [] and at.button(key="rv_keep").disabled
+    at.multiselect(key="rv_selected").set_value([qs[0]]).run()
     at.button(key="rv_keep").click().run()  # same question, nothing typed this time
     at.multiselect(key="rv_selected").set_value([qs[1]]).run()
     at.button(key="rv_keep").click().run()
@@ -175,8 +178,9 @@ def test_review_reason_stays_with_its_decision_and_edit_once(db, tmp_path):
     at.multiselect(key="rv_selected").set_value([qs[3]]).run()
     at.text_input(key="rv_newtext").input("Is the tone friendly?").run()
     at.button(key="rv_edit").click().run()
-    at.button(key="rv_edit").click().run()
     assert not at.exception
+    # the edited question leaves the selection, so a second press has nothing to act on
+    assert at.button(key="rv_edit").disabled
     assert count(db, "SELECT COUNT(*) FROM question WHERE parent_id = ?", [qs[3]]) == 1
 
 

@@ -58,6 +58,9 @@ def test_review_history_and_filter_cost_at_1440(app_server, screen):
     assert page.get_by_label("Reason (required to reject)").input_value() == \
         "too vague for a summary"
     click(page, "Reject selected", "Rejected 1 question(s)")
+    page.get_by_text("0 selected", exact=True).wait_for()  # a rejected question leaves the pick
+    pick(page, "Questions to act on", f"#{qid} ")
+    page.get_by_text("1 selected", exact=True).wait_for()
     click(page, "Keep selected", "Kept 1 question(s)")
     fill(page, "New text (edit exactly one selected question)",
          "Does the summary present the events in a clear order?")
