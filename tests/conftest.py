@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -12,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from checkeval_core.checklists.io import import_checklist
+from checkeval_core.checklists.versions import freeze
+from checkeval_core.datasets import import_file
 from tests.helpers import (  # noqa: F401 - fake_demo_runs: imported from here by some tests
     APP,
     REPO,
@@ -107,6 +111,46 @@ def task(db, tmp_path) -> str:
     return make_runs_task(db, tmp_path)
 
 
+
+
+@pytest.fixture
+def chat(db, tmp_path) -> str:
+    """Task ``chat``: 4 replies in 2 groups with a human ``quality`` score and a frozen
+    two-question checklist."""
+    p = tmp_path / "d.jsonl"
+    p.write_text("".join(json.dumps({"id": f"r{i}", "group_id": f"g{i % 2}", "context": "Hi?",
+                                     "output": f"Fine {i}.", "scores": {"quality": i % 3 + 1}})
+                         + "\n" for i in range(4)))
+    import_file(db, p, "chat", kind="dialogue")
+    c = tmp_path / "c.json"
+    c.write_text(json.dumps({"quality": {"definition": "good reply", "sub_dimensions": {
+        "Basics": {"seed": ["Is the reply polite?", "Does the reply answer?"]}}}}))
+    import_checklist(db, "chat", c)
+    freeze(db, "chat")
+    return "chat"
+
+
+@pytest.fixture
+def launched(monkeypatch) -> list[int]:
+    """Runs the pages start, recorded instead of spawning workers."""
+    import checkeval_core.runs as runs
+
+    started: list[int] = []
+    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
+    return started
+
+
+def run_page(task: str, judge: str | None = None, methods: list[str] | None = None):
+    """The Run page on ``task``; with ``judge``, that judge alone (typed, the listed ones
+    cleared) and ``methods`` chosen."""
+    at = open_app_page("app_pages/run.py")
+    at.selectbox(key="run_task").select(task).run()
+    if judge is not None:
+        at.multiselect(key="run_judges").set_value([])
+        at.text_input(key="run_extra").input(judge)
+    if methods is not None:
+        at.multiselect(key="run_methods").set_value(methods)
+    return at
 
 
 def free_port() -> int:

@@ -128,11 +128,8 @@ def test_create_run_once_core(db, tmp_path):
     assert create_run_once(db, "chat", "fake", "checkeval", limit=2)[1] is True  # not active
 
 
-def test_run_page_enter_then_start_makes_one_run(db, tmp_path, monkeypatch):
-    import checkeval_core.runs as runs
-
-    started = []
-    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
+def test_run_page_enter_then_start_makes_one_run(db, tmp_path, launched):
+    started = launched
     chat_task(db, tmp_path)
     at = app("app_pages/run.py")
     at.selectbox(key="run_task").select("chat").run()

@@ -380,18 +380,12 @@ def test_versions_page_shows_the_curve(db, known_task):
     assert any("8 labelled answers in 2 held-out groups" in c.value for c in at.caption)
 
 
-def test_run_page_starts_an_escalating_run(db, known_task, monkeypatch):
-    import checkeval_core.runs as runs
+def test_run_page_starts_an_escalating_run(db, known_task, launched):
     from checkeval_core.runs import list_runs
-    from tests.conftest import open_app_page
+    from tests.conftest import run_page
 
-    started: list[int] = []
-    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
-    at = open_app_page("app_pages/run.py")
-    at.selectbox(key="run_task").select(known_task).run()
-    at.multiselect(key="run_judges").set_value([])
-    at.text_input(key="run_extra").input("pa")
-    at.multiselect(key="run_methods").set_value(["rocketeval"])
+    started = launched
+    at = run_page(known_task, "pa", ["rocketeval"])
     at.text_input(key="run_escalate_to").input("pb").run()
     assert any("asked again of pb" in c.value for c in at.caption)  # the expected calls
     at.number_input(key="run_esc_target").set_value(0.6)

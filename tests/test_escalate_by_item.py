@@ -91,18 +91,12 @@ def test_escalate_by_is_checked(db_path, db, tmp_path):
         "escalate_to": "fakeb", "delta": 0.1, "margin": 0.1}
 
 
-def test_run_page_starts_a_run_escalating_by_item(db, tmp_path, monkeypatch):
-    import checkeval_core.runs as runs
-    from tests.conftest import open_app_page
+def test_run_page_starts_a_run_escalating_by_item(db, tmp_path, launched):
+    from tests.conftest import run_page
 
     task = make_runs_task(db, tmp_path)
-    started: list[int] = []
-    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
-    at = open_app_page("app_pages/run.py")
-    at.selectbox(key="run_task").select(task).run()
-    at.multiselect(key="run_judges").set_value([])
-    at.text_input(key="run_extra").input("fake")
-    at.multiselect(key="run_methods").set_value(["rocketeval"])
+    started = launched
+    at = run_page(task, "fake", ["rocketeval"])
     at.text_input(key="run_escalate_to").input("fakeb").run()
     at.radio(key="run_esc_how").set_value("margin")
     at.radio(key="run_esc_by").set_value("item")

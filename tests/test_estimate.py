@@ -153,17 +153,11 @@ def test_embedded_estimate_counts_the_tokens_it_evaluates(db, task):
         assert (act["calls"], act["prompt_tokens"]) == (est.calls, est.prompt_tokens)
 
 
-def test_run_page_shows_the_cost_before_start_and_beside_the_run(db, task, monkeypatch):
-    import checkeval_core.runs as runs
-    from tests.conftest import open_app_page
+def test_run_page_shows_the_cost_before_start_and_beside_the_run(db, task, launched):
+    from tests.conftest import run_page
 
-    started: list[int] = []
-    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
-    at = open_app_page("app_pages/run.py")
-    at.selectbox(key="run_task").select(task).run()
-    at.multiselect(key="run_judges").set_value([])
-    at.text_input(key="run_extra").input("fake")
-    at.multiselect(key="run_methods").set_value(["rocketeval"])
+    started = launched
+    at = run_page(task, "fake", ["rocketeval"])
     at.number_input(key="run_limit").set_value(2).run()
     want = estimate_new_run(db, task, "fake", "rocketeval", limit=2)
     assert not at.exception

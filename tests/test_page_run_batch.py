@@ -6,36 +6,8 @@ import json
 
 import pytest
 
-from checkeval_core.checklists.io import import_checklist
-from checkeval_core.checklists.versions import freeze
-from checkeval_core.datasets import import_file
 from checkeval_core.runs import get_run, list_runs
-from tests.conftest import open_app_page
-
-
-@pytest.fixture
-def chat(db, tmp_path):
-    p = tmp_path / "d.jsonl"
-    p.write_text("".join(json.dumps({"id": f"r{i}", "group_id": f"g{i % 2}", "context": "Hi?",
-                                     "output": f"Fine {i}.", "scores": {"quality": i % 3 + 1}})
-                         + "\n" for i in range(4)))
-    import_file(db, p, "chat", kind="dialogue")
-    c = tmp_path / "c.json"
-    c.write_text(json.dumps({"quality": {"definition": "good reply", "sub_dimensions": {
-        "Basics": {"seed": ["Is the reply polite?", "Does the reply answer?"]}}}}))
-    import_checklist(db, "chat", c)
-    freeze(db, "chat")
-    return "chat"
-
-
-@pytest.fixture
-def launched(monkeypatch):
-    """Runs the page starts, recorded instead of spawning workers."""
-    import checkeval_core.runs as runs
-
-    started: list[int] = []
-    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
-    return started
+from tests.conftest import run_page
 
 
 @pytest.fixture(autouse=True)
@@ -45,11 +17,7 @@ def cache(tmp_path, monkeypatch):
 
 
 def page(task, judge):
-    at = open_app_page("app_pages/run.py")
-    at.selectbox(key="run_task").select(task).run()
-    at.multiselect(key="run_judges").set_value([])
-    at.text_input(key="run_extra").input(judge)
-    at.multiselect(key="run_methods").set_value(["rocketeval"])
+    at = run_page(task, judge, ["rocketeval"])
     at.number_input(key="run_limit").set_value(2).run()
     return at
 

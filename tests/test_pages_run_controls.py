@@ -7,44 +7,14 @@ from datetime import UTC, datetime
 import pytest
 from typer.testing import CliRunner
 
-from checkeval_core.checklists.io import import_checklist
-from checkeval_core.checklists.versions import freeze
-from checkeval_core.datasets import import_file
 from checkeval_core.runs import create_run, execute_run, get_run, list_runs
 from checkeval_core.runs.progress import actions, duration_text
 from checkeval_core.store import db_path
-from tests.conftest import open_app_page
-
-
-@pytest.fixture
-def chat(db, tmp_path):
-    p = tmp_path / "d.jsonl"
-    p.write_text("".join(json.dumps({"id": f"r{i}", "group_id": f"g{i % 2}", "context": "Hi?",
-                                     "output": f"Fine {i}.", "scores": {"quality": i % 3 + 1}})
-                         + "\n" for i in range(4)))
-    import_file(db, p, "chat", kind="dialogue")
-    c = tmp_path / "c.json"
-    c.write_text(json.dumps({"quality": {"definition": "good reply", "sub_dimensions": {
-        "Basics": {"seed": ["Is the reply polite?", "Does the reply answer?"]}}}}))
-    import_checklist(db, "chat", c)
-    freeze(db, "chat")
-    return "chat"
-
-
-@pytest.fixture
-def launched(monkeypatch):
-    """Runs the page starts, recorded instead of spawning workers."""
-    import checkeval_core.runs as runs
-
-    started: list[int] = []
-    monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
-    return started
+from tests.conftest import run_page
 
 
 def page(task):
-    at = open_app_page("app_pages/run.py")
-    at.selectbox(key="run_task").select(task).run()
-    return at
+    return run_page(task)
 
 
 def test_enter_in_items_does_not_start_a_run(db, chat, launched):
