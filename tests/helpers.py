@@ -31,6 +31,7 @@ from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.config import data_dir
 from checkeval_core.datasets import import_file
+from checkeval_core.judges.batch_format import chat_completion
 from checkeval_core.judges.fake import FakeJudge
 from checkeval_core.runs import create_run, execute_run, get_run
 from checkeval_core.runs.batch import offline_judge, plan_run
@@ -884,20 +885,6 @@ BATCH_ANSWER_COLS = ("item_id, question_id, unit, dimension, verdict, p_yes, val
                      "error, tokens_in, tokens_out, judge")
 
 
-def chat_completion(model, text, p_yes=None, tokens_in=0, tokens_out=1):
-    """A chat.completion as an OpenAI-compatible server writes it; with ``p_yes``, the first
-    token's top log-probabilities hold Yes and No."""
-    choice = {"index": 0, "message": {"role": "assistant", "content": text},
-              "finish_reason": "stop", "logprobs": None}
-    if p_yes is not None:
-        top = [{"token": t, "logprob": math.log(p), "bytes": None}
-               for t, p in (("Yes", p_yes), ("No", 1 - p_yes)) if p > 0]
-        choice["logprobs"] = {"content": [{"token": text, "logprob": top[0]["logprob"],
-                                           "bytes": None, "top_logprobs": top}]}
-    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": model,
-            "choices": [choice], "usage": {"prompt_tokens": tokens_in,
-                                           "completion_tokens": tokens_out,
-                                           "total_tokens": tokens_in + tokens_out}}
 
 
 def fake_batch_results(db, run_id, request_lines, model="fake"):

@@ -16,12 +16,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from checkeval_core.judges.batch_format import chat_completion as completion
 from checkeval_core.judges.fake import stable_unit
 from checkeval_core.runs import cancel_run, create_run, execute_run, get_run
 from checkeval_core.runs.estimate import estimate_vs_actual
 from checkeval_core.store import open_db
 from tests.helpers import batch_answers as _answers
-from tests.helpers import chat_completion as completion
 from tests.helpers import cli
 from tests.helpers import same_batch_answers as _same_answers
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import tempfile
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from checkeval_core.demo import load_demo
+from checkeval_core.judges.batch_format import chat_completion
 from checkeval_core.judges.fake import FakeJudge
 from checkeval_core.runs.batch import (
     offline_judge,
@@ -38,16 +38,7 @@ from checkeval_core.store import open_db
 
 def _result_line(i: int, cid: str, model: str, text: str, p_yes: float | None,
                  n_in: int) -> str:
-    choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text},
-                              "finish_reason": "stop", "logprobs": None}
-    if p_yes is not None:
-        top = [{"token": t, "logprob": math.log(p), "bytes": None}
-               for t, p in (("Yes", p_yes), ("No", 1 - p_yes)) if p > 0]
-        choice["logprobs"] = {"content": [{"token": text, "logprob": top[0]["logprob"],
-                                           "bytes": None, "top_logprobs": top}]}
-    body = {"id": f"chatcmpl-{i}", "object": "chat.completion", "created": 1, "model": model,
-            "choices": [choice], "usage": {"prompt_tokens": n_in, "completion_tokens": 1,
-                                           "total_tokens": n_in + 1}}
+    body = chat_completion(model, text, p_yes, n_in, 1, f"chatcmpl-{i}")
     return json.dumps({"id": f"batch_req_{i}", "custom_id": cid, "error": None,
                        "response": {"status_code": 200, "request_id": f"r{i}", "body": body}})
 

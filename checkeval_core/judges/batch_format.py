@@ -171,3 +171,22 @@ def result_of(kind: str, body: dict[str, Any]) -> BinaryResult | GenerateResult:
 
 __all__ = ["BatchFileError", "ResultLine", "request_line", "result_lines", "result_of",
            "same_model", "shard_lines", "URL", "MAX_REQUESTS_PER_FILE"]
+
+
+def chat_completion(model: str, text: str, p_yes: float | None = None, tokens_in: int = 0,
+                    tokens_out: int = 1, cid: str = "chatcmpl-1") -> dict[str, Any]:
+    """A ``chat.completion`` as an OpenAI-compatible server writes it (the body of a result
+    line); with ``p_yes``, the first token's top log-probabilities hold Yes and No. Written
+    by the batch benchmark's stand-in server and the tests, read back by
+    :func:`parse_result_line`."""
+    choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text},
+                              "finish_reason": "stop", "logprobs": None}
+    if p_yes is not None:
+        top = [{"token": t, "logprob": math.log(p), "bytes": None}
+               for t, p in (("Yes", p_yes), ("No", 1 - p_yes)) if p > 0]
+        choice["logprobs"] = {"content": [{"token": text, "logprob": top[0]["logprob"],
+                                           "bytes": None, "top_logprobs": top}]}
+    return {"id": cid, "object": "chat.completion", "created": 1, "model": model,
+            "choices": [choice], "usage": {"prompt_tokens": tokens_in,
+                                           "completion_tokens": tokens_out,
+                                           "total_tokens": tokens_in + tokens_out}}
