@@ -42,6 +42,20 @@ SAMPLE_TEMPERATURE = 0.7
 _SUBJECTS = {"summary", "response", "answer", "reply", "output", "translation", "story"}
 
 
+
+def read_questions(where: str, res: Any, problems: list[str]) -> list[str]:
+    """The questions a generator's answer ``res`` holds; what went wrong (the call failed, a
+    line could not be read, nothing could) is appended to ``problems`` under ``where``."""
+    if res.error:
+        problems.append(f"{where}: the judge failed: {res.error}")
+        return []
+    qs, probs = parse_questions(res.text)
+    problems += [f"{where}: {p}" for p in probs]
+    if not qs:
+        snippet = " ".join(res.text.split())[:200]
+        problems.append(f"{where}: no question could be read from the answer: {snippet!r}")
+    return qs
+
 def default_mode(judge: str) -> str:
     """``single`` for a backend declaring a small local model, ``list`` for every other."""
     return "single" if is_small_model(judge) else "list"
@@ -148,13 +162,7 @@ def augment(db: sqlite_utils.Database, task: str, dimension: str, strategy: str,
     added, dropped, problems, flagged = [], [], [], 0
     for (sub_id, parent, _), res in zip(jobs, results):
         where = subs[sub_id] + (f" / seed #{parent}" if parent else "")
-        if res.error:
-            problems.append(f"{where}: the judge failed: {res.error}")
-            continue
-        qs, probs = parse_questions(res.text)
-        problems += [f"{where}: {p}" for p in probs]
-        if not qs:
-            problems.append(f"{where}: no question could be read from the answer")
+        qs = read_questions(where, res, problems)
         if mode == "single":
             qs = qs[:1]
         for text in qs:

@@ -28,7 +28,7 @@ import sqlite_utils
 
 from checkeval_core.checklists import augment as A
 from checkeval_core.checklists.editing import add_question, ensure_sub, norm, questions
-from checkeval_core.checklists.parse import parse_questions, question_flags
+from checkeval_core.checklists.parse import question_flags
 from checkeval_core.judges.base import GenerateRequest
 from checkeval_core.judges.fake import register_fake_generator, stable_unit
 from checkeval_core.judges.registry import get_judge
@@ -225,14 +225,7 @@ def grounded(db: sqlite_utils.Database, task: str, dimension: str, strategy: str
     tid = task_id(db, task)
     for t, res in asked:
         where = _where(t["provenance"])
-        if res.error:
-            problems.append(f"{where}: the judge failed: {res.error}")
-            continue
-        qs, probs = parse_questions(res.text)
-        problems += [f"{where}: {p}" for p in probs]
-        if not qs:
-            problems.append(f"{where}: no question could be read from the answer: "
-                            f"{_cut(res.text, 200)!r}")
+        qs = A.read_questions(where, res, problems)
         for text in qs[:1] if mode == "single" else qs:
             text = norm(text)
             hit = copied_from(text, existing)
