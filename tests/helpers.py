@@ -867,6 +867,23 @@ def same_pinned(got: Any, want: Any, where: str = "", rel: float = PINNED_REL,
         assert type(got) is type(want) and got == want, (where, got, want)
 
 
+def browser_run_page(page, url: str, judge: str = "fake", limit: int = 2) -> None:
+    """Open the Run page in ``page`` with ``judge`` alone (typed; the preselected embedded
+    judges' tags removed, embedded:quality where the larger model is installed) and the first
+    ``limit`` items; Enter commits the number, only the Start button starts a run."""
+    page.goto(url + "/run")
+    page.get_by_text("Checklist version").wait_for()
+    page.get_by_label("Another judge spec (optional)").fill(judge)
+    for name in ("Remove embedded:quality", "Remove embedded"):
+        button = page.get_by_role("button", name=name, exact=True)
+        if button.count():
+            button.click()
+    box = page.get_by_role("spinbutton", name="Items (first N)")
+    box.fill(str(limit))
+    box.press("Enter")
+    idle(page)
+
+
 def idle(page) -> None:
     """Wait until Streamlit has finished the script run the browser's last action started.
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tests.helpers import idle, run_cli
+from tests.helpers import browser_run_page, run_cli
 
 
 @pytest.mark.browser
@@ -16,17 +16,7 @@ def test_cost_before_start_and_beside_the_run(app_server, screen):
                                "--method", "rocketeval", "--limit", "2", "--estimate",
                                "--json"], check=True).stdout)
     page = screen
-    page.goto(app_server.url + "/run")
-    page.get_by_text("Checklist version").wait_for()
-    page.get_by_label("Another judge spec (optional)").fill("fake")
-    for name in ("Remove embedded:quality", "Remove embedded"):
-        button = page.get_by_role("button", name=name, exact=True)
-        if button.count():
-            button.click()
-    limit = page.get_by_role("spinbutton", name="Items (first N)")
-    limit.fill("2")
-    limit.press("Enter")
-    idle(page)
+    browser_run_page(page, app_server.url)
     line = f"Cost: {want['calls']} judge calls (0 already cached)"
     page.get_by_text(line).wait_for()
     assert page.get_by_text(line).is_visible()  # on screen before the click

@@ -4,27 +4,14 @@ import sqlite3
 
 import pytest
 
-from tests.helpers import idle, run_cli
+from tests.helpers import browser_run_page, run_cli
 
 
 @pytest.mark.browser
 def test_run_and_trace_in_browser(app_server, page):
     run_cli(["--db", str(app_server.db_path),
              "demo"], check=True)
-    page.goto(app_server.url + "/run")
-    page.get_by_text("Checklist version").wait_for()
-    extra = page.get_by_label("Another judge spec (optional)")
-    extra.fill("fake")
-    # remove the preselected judges from the multiselect (their tags' delete buttons): the
-    # embedded one, and embedded:quality where the larger model is installed
-    for name in ("Remove embedded:quality", "Remove embedded"):
-        button = page.get_by_role("button", name=name, exact=True)
-        if button.count():
-            button.click()
-    limit = page.get_by_role("spinbutton", name="Items (first N)")
-    limit.fill("2")
-    limit.press("Enter")  # commits the value; only the Start button starts a run
-    idle(page)
+    browser_run_page(page, app_server.url)  # Enter in "Items" commits, never starts a run
     page.wait_for_timeout(1000)
     with sqlite3.connect(app_server.db_path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM run").fetchone()[0] == 0

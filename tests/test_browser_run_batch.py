@@ -5,24 +5,14 @@ run_batch or OpenAI's Batch API by hand."""
 import pytest
 
 from checkeval_core.store import open_db
-from tests.helpers import batch_lines, fake_batch_results, idle, run_cli
+from tests.helpers import batch_lines, browser_run_page, fake_batch_results, idle, run_cli
 
 
 @pytest.mark.browser
 def test_batch_files_round_trip_in_browser(app_server, page, tmp_path):
     page.set_default_timeout(120_000)  # a loaded machine: the first page load can be slow
     run_cli(["--db", str(app_server.db_path), "demo"], check=True)
-    page.goto(app_server.url + "/run")
-    page.get_by_text("Checklist version").wait_for()
-    page.get_by_label("Another judge spec (optional)").fill("fake")
-    for name in ("Remove embedded:quality", "Remove embedded"):
-        button = page.get_by_role("button", name=name, exact=True)
-        if button.count():
-            button.click()
-    limit = page.get_by_role("spinbutton", name="Items (first N)")
-    limit.fill("2")
-    limit.press("Enter")
-    idle(page)
+    browser_run_page(page, app_server.url)
     page.get_by_text("Batch: the provider's Batch API, or batch files").click()
     page.get_by_role("button", name="Start as batch files").click()
     page.get_by_text("Started run(s) 1 as batch files").wait_for()
