@@ -133,21 +133,13 @@ class OpenAIJudge:
                                  "project does not set it (headers from the server's "
                                  "environment are never sent; docs/security.md)")
         if self._allowed_origins is not None:
-            try:
-                allowed = origin_of(str(request.url)) in self._allowed_origins
-            except KeyRefused:
-                allowed = False
-            if not allowed:
+            if not _origin_in(request, self._allowed_origins):
                 raise AddressRefused(f"refused to send a request to "
                                      f"{show_origin(_origin_or(request))}: not among the "
                                      "addresses the operator allows (CHECKEVAL_JUDGE_HOSTS)")
         if self._key_origins is None:
             return
-        try:
-            ok = origin_of(str(request.url)) in self._key_origins
-        except KeyRefused:
-            ok = False
-        if not ok:
+        if not _origin_in(request, self._key_origins):
             raise KeyRefused(f"refused to send the key to {show_origin(_origin_or(request))}: "
                              "not an address approved for it")
 
@@ -337,6 +329,14 @@ def generate_result(resp: Any, latency: float) -> GenerateResult:
                           tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
                           tokens_out=getattr(usage, "completion_tokens", 0) or 0,
                           latency_ms=latency, first_token_logprobs=_first_token_top(choices[0]))
+
+
+def _origin_in(request: Any, origins: Any) -> bool:
+    """Whether the request goes to one of ``origins`` (an address without an origin: no)."""
+    try:
+        return origin_of(str(request.url)) in origins
+    except KeyRefused:
+        return False
 
 
 def _origin_or(request: Any) -> Origin:
