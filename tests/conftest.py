@@ -19,6 +19,7 @@ from checkeval_core.datasets import import_file
 from tests.helpers import (  # noqa: F401 - fake_demo_runs: imported from here by some tests
     APP,
     REPO,
+    ScriptedServer,
     copy_db,
     demo_template,
     fake_demo_runs,
@@ -138,6 +139,14 @@ def launched(monkeypatch) -> list[int]:
     started: list[int] = []
     monkeypatch.setattr(runs, "start_background", lambda path, rid: started.append(rid))
     return started
+
+
+@pytest.fixture
+def listener():
+    """A visitor's own server on localhost, answering as scripted and recording what it got."""
+    s = ScriptedServer()
+    yield s
+    s.close()
 
 
 def run_page(task: str, judge: str | None = None, methods: list[str] | None = None):

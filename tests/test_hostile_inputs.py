@@ -66,13 +66,6 @@ def env(monkeypatch, tmp_path):
     return monkeypatch
 
 
-@pytest.fixture
-def listener():
-    s = ScriptedServer()
-    yield s
-    s.close()
-
-
 def sent_canaries(server: ScriptedServer) -> list[str]:
     """Every canary (a value, or a header name it set) found in what ``server`` received."""
     found = []

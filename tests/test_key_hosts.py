@@ -49,14 +49,6 @@ def env(monkeypatch, tmp_path):
 
 
 @pytest.fixture
-def listener():
-    """The visitor's own server."""
-    s = ScriptedServer()
-    yield s
-    s.close()
-
-
-@pytest.fixture
 def approved():
     """A server the operator approved MYKEY for."""
     s = ScriptedServer()
