@@ -14,8 +14,10 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 #: The most docs/benchmarks.md may weigh: one line of date and load per section, each figure
 #: once with its command, machine, date and interval; older runs stay in git history.
 BENCHMARKS_MAX_BYTES = 60_000
-#: Absolute paths of a machine: a home or work folder, a temporary one, a user's cache.
-MACHINE_PATH = re.compile(r"(?<![\w.~])/(?:home|work|root|tmp|Users|mnt|scratch|opt|data)/\S+")
+#: Paths of the measuring machine: an absolute home, work or temporary folder, or a folder
+#: beside the repository (``../shared/…``).
+MACHINE_PATH = re.compile(r"(?<![\w.~])/(?:home|work|root|tmp|Users|mnt|scratch|opt|data)/\S+"
+                          r"|(?<![\w.])\.\./\S+")
 
 
 def slug(heading: str) -> str:
@@ -80,3 +82,20 @@ def broken_links_in(path: Path, root: Path) -> list[str]:
 def test_every_relative_link_in_the_docs_resolves():
     bad = [b for p in DOCS for b in broken_links(p)]
     assert bad == []
+
+
+def test_benchmarks_md_stays_small_and_names_no_machine_path():
+    path = ROOT / "docs" / "benchmarks.md"
+    size = len(path.read_bytes())
+    assert size < BENCHMARKS_MAX_BYTES, (
+        f"docs/benchmarks.md is {size:,} bytes (limit {BENCHMARKS_MAX_BYTES:,}): state each "
+        "figure once, one line of date and load per section; older runs are in git history")
+    paths = MACHINE_PATH.findall(path.read_text(encoding="utf-8"))
+    assert paths == [], f"docs/benchmarks.md names machine paths: {paths[:5]}"
+
+
+def test_the_machine_path_check_sees_one():
+    assert MACHINE_PATH.findall("data in /work/shared/benchmarks, cache ~/.cache/x") == [
+        "/work/shared/benchmarks,"]
+    assert MACHINE_PATH.findall("`--data ../shared/benchmarks`") == ["../shared/benchmarks`"]
+    assert MACHINE_PATH.findall("`bench/quality_sweep.sh`, data/demo_runs/ and ~/.cache") == []
