@@ -41,7 +41,7 @@ def test_db_after_subcommand_is_used(tmp_path: Path) -> None:
 def _documented_commands() -> set[tuple[str, ...]]:
     """Every ``checkeval <sub> [<sub2>]`` named in the README and docs/*.md."""
     cmds: set[tuple[str, ...]] = set()
-    texts = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    texts = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     for path in texts:
         text = path.read_text()
         # only code: fenced blocks and inline `spans` (prose says "checkeval" for the method too)

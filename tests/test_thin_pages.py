@@ -1,5 +1,5 @@
-"""Pages are thin, as docs/architecture.md promises: a page reads widgets, calls one core
-function and renders. Checked on every file in ``app_pages/``:
+"""Pages are thin, as docs/architecture.md promises: a page reads widgets, calls the core and
+renders; every decision and number is made in the core. Checked on every file in ``app_pages/``:
 
 - **At most 150 lines**, counted as plain lines of the file (``len(text.splitlines())``:
   docstring, comments and blank lines included), so the number is the one an editor shows.
