@@ -14,7 +14,11 @@ questions``).
   :func:`checkeval_core.annotation.jobs.adjudicate`): it is the label whatever the majority
   is, a tie included; when several jobs settled the same decision, the latest job's answer;
 * only questions on the item's own checklist count (a global question, the item's own or its
-  query's), as everywhere else an answer is asked.
+  query's), as everywhere else an answer is asked;
+* in a **pool** (:mod:`checkeval_core.annotation.pools`) an answer counts once its author
+  submitted the item: answers saved on a claim that expired and went to someone else, or on
+  one still open, are kept under their author but are not people's answer (a pool item never
+  has more than its *k* answers).
 
 **Pairwise votes** (the ``preference`` table): every vote as stored, in canonical order
 (``item_a`` < ``item_b``, the winner turned with it), for the human Elo (each vote is a match,
@@ -39,12 +43,15 @@ from checkeval_core.store import task_id
 
 YES_NO = ("yes", "no")
 #: one SQL value (bound to the task's id) that changes whenever what this module reads for a
-#: task's answers changes — an answer given or changed, a decision settled or settled again;
+#: task's answers changes — an answer given or changed, a decision settled or settled again,
+#: an item submitted;
 #: for a page's cache key
 PEOPLE_STAMP = ("SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), '') FROM annotation "
                 "WHERE task_id = ?1) || ':' || (SELECT COUNT(*) || ':' || TOTAL(adj.id * "
                 "(adj.value = 'yes')) FROM adjudication adj JOIN annotation_job j ON j.id = "
-                "adj.job_id WHERE j.task_id = ?1)")
+                "adj.job_id WHERE j.task_id = ?1) || ':' || (SELECT COUNT(*) FROM "
+                "annotation_assignment s JOIN annotation_job j ON j.id = s.job_id WHERE "
+                "j.task_id = ?1 AND s.status = 'done')")
 _CHUNK = 500
 
 
@@ -111,6 +118,11 @@ def _in(col: str, chunk: list[int] | None) -> tuple[str, list[Any]]:
 # cannot import the checklists): a global question, the item's own, or its query's
 _APPLIES = ("(q.item_id IS NULL OR q.item_id = a.item_id) AND (COALESCE(q.group_id, '') = '' "
             "OR q.group_id = COALESCE(NULLIF(i.group_id, ''), i.item_id, ''))")
+# in a pool, the author's item submitted (see the module's rules)
+_SUBMITTED_IN_POOL = (
+    "(a.job_id IS NULL OR NOT EXISTS (SELECT 1 FROM annotation_job j WHERE j.id = a.job_id AND "
+    "j.mode = 'pool') OR EXISTS (SELECT 1 FROM annotation_assignment s WHERE s.job_id = "
+    "a.job_id AND s.item_id = a.item_id AND s.annotator = a.annotator AND s.status = 'done'))")
 
 
 def people_answers(db: sqlite_utils.Database, task: str | int,
@@ -127,7 +139,8 @@ def people_answers(db: sqlite_utils.Database, task: str | int,
         for pk, qid, who, value in db.execute(
                 "SELECT a.item_id, a.question_id, a.annotator, a.value FROM annotation a "
                 "JOIN item i ON i.id = a.item_id JOIN question q ON q.id = a.question_id "
-                f"WHERE a.task_id = ? AND a.kind = 'answer'{where} AND {_APPLIES} "
+                f"WHERE a.task_id = ? AND a.kind = 'answer'{where} AND {_APPLIES} AND "
+                f"{_SUBMITTED_IN_POOL} "
                 "ORDER BY a.updated_at, a.id", [tid, *params]):
             # the latest answer of each annotator wins (rows come oldest first)
             latest.setdefault((int(pk), int(qid)), {})[str(who)] = str(value).strip().lower()

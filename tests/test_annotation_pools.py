@@ -8,6 +8,7 @@ import pytest
 
 from checkeval_core.annotation import jobs as J
 from checkeval_core.annotation import pools as P
+from checkeval_core.people import people_answers, people_stamp
 from checkeval_core.team import Actor, Denied, acting_as, grant
 from tests.helpers import make_runs_task
 
@@ -250,3 +251,28 @@ def test_the_jobs_page_hands_a_persons_items_on(db, tmp_path):
     assert any(f"Moved {len(mine)}, released 0, kept 0" in s.value for s in at.success)
     assert not J.queue(db, jid, "ann")
     assert mine <= {r["item_pk"] for r in J.queue(db, jid, "cid")}
+
+
+def test_people_count_a_pool_answer_once_its_item_is_submitted(db, pool):
+    """One record of people's answers: an answer saved on a pool claim that expired and went
+    to someone else (or on an open claim) stays stored but is not counted; the submitted
+    ones are — so a pool item never has more than k answers in any view."""
+    jid, (i1, _, _) = pool
+    task = db.execute("SELECT t.name FROM task t JOIN annotation_job j ON j.task_id = t.id "
+                      "WHERE j.id = ?", [jid]).fetchone()[0]
+    assert P.next_item(db, jid, "ann", now=at(0)) == i1
+    assert P.next_item(db, jid, "dee", now=at(31)) == i1  # ann's claim expired
+    answer_all(db, jid, "ann", i1, "no")  # saved too late: never submitted
+    answer_all(db, jid, "dee", i1, "yes")
+    assert people_answers(db, task, [i1]) == {}  # nothing submitted yet
+    stamp = people_stamp(db, task)
+    P.submit(db, jid, "dee", i1, now=at(32))
+    assert people_stamp(db, task) != stamp  # a page's cache sees the submission
+    assert P.next_item(db, jid, "eve", now=at(33)) == i1
+    answer_all(db, jid, "eve", i1, "yes")
+    P.submit(db, jid, "eve", i1, now=at(34))
+    got = people_answers(db, task, [i1])
+    assert got and all(p.answers == {"dee": "yes", "eve": "yes"} for p in got.values())
+    # ann's answers are still stored under her name
+    assert db.execute("SELECT COUNT(*) FROM annotation WHERE annotator = 'ann' AND "
+                      "value = 'no'").fetchone()[0] == len(got)
