@@ -1,4 +1,5 @@
-"""CLI for human annotations: ``annotations import/export`` and ``agreement``."""
+"""CLI for human annotations: ``annotations import/export/job-create/jobs`` and
+``agreement``."""
 
 from __future__ import annotations
 
@@ -43,6 +44,92 @@ def export_cmd(task: str = typer.Option(..., "--task"), out: Path = typer.Option
     except (NotFound, ValueError) as e:
         fail(str(e))
     typer.echo(f"wrote {n} rows to {out}")
+
+
+@ann_app.command("job-create")
+def job_create_cmd(
+        task: str = typer.Option(..., "--task"),
+        annotators: str = typer.Option("", "--annotators",
+                                       help="comma-separated names; a pool may leave it empty "
+                                            "(anyone with the annotator role may pull)"),
+        k: int = typer.Option(1, "--k", help="answers per item, from different people"),
+        items: int | None = typer.Option(None, "--items", help="how many items (default all)"),
+        version: str = typer.Option("latest", "--version", help="frozen checklist version"),
+        strategy: str = typer.Option("random", "--strategy", help="random|stratified"),
+        dimension: str | None = typer.Option(None, "--dimension",
+                                             help="stratified: the dimension whose human "
+                                                  "scores form the strata"),
+        pool: bool = typer.Option(False, "--pool", help="annotators pull the next item that "
+                                                        "still needs answers (else each gets "
+                                                        "a fixed list)"),
+        claim_minutes: float = typer.Option(30.0, "--claim-minutes",
+                                            help="pool: how long a pulled item is held"),
+        hide_judges: bool = typer.Option(False, "--hide-judges",
+                                         help="pool: never show annotators the judges' "
+                                              "answers, even after they submit"),
+        name: str = typer.Option("", "--name"),
+        coordinator: str = typer.Option(..., "--coordinator",
+                                        help="who creates it (recorded with the job)"),
+        seed: int = typer.Option(0, "--seed"),
+        as_json: bool = typer.Option(False, "--json")) -> None:
+    """Create an annotation job: a fixed list per annotator with k of them per item, or a pool
+    (--pool) each item of which needs k answers from k different people. The same request
+    twice returns the existing job."""
+    from checkeval_core.annotation import jobs as J
+    from checkeval_core.annotation import pools as P
+    from checkeval_core.team import Denied
+
+    names = [a for a in annotators.split(",") if a.strip()]
+    if strategy not in ("random", "stratified"):
+        fail(f"--strategy {strategy!r}: use random or stratified")
+    if strategy == "stratified" and not dimension:
+        fail("--strategy stratified needs --dimension")
+    if not pool and not names:
+        fail("--annotators: a fixed job needs at least one name (or use --pool)")
+    if claim_minutes <= 0 or claim_minutes > 24 * 60:
+        fail(f"--claim-minutes {claim_minutes}: from more than 0 to 1440")
+    ver: int | str = int(version) if version.isdigit() else version
+    stratum = dimension if strategy == "stratified" else None
+    try:
+        if pool:
+            jid, created = P.create_pool(open_db(), task, k, items, ver, strategy, stratum,
+                                         seed, name, coordinator, names, claim_minutes,
+                                         reveal_judges=not hide_judges)
+        else:
+            jid, created = J.create_job_once(open_db(), task, names, k, items, ver, strategy,
+                                             stratum, seed, name, coordinator)
+    except (ValueError, NotFound, Denied) as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps({"job_id": jid, "created": created, "pool": pool}))
+    else:
+        typer.echo(f"job #{jid} " + ("created" if created else
+                                     "already exists with exactly these settings"))
+
+
+@ann_app.command("jobs")
+def jobs_cmd(task: str | None = typer.Option(None, "--task"),
+             as_json: bool = typer.Option(False, "--json")) -> None:
+    """Annotation jobs, newest first: kind (fixed / pool), k, items with all their answers,
+    answers submitted of those needed."""
+    from checkeval_core.annotation import jobs as J
+    from checkeval_core.annotation import pools as P
+
+    db = open_db()
+    out = []
+    for j in J.list_jobs(db, task):
+        prog = P.job_progress(db, j["id"])
+        out.append({"job_id": j["id"], "task": j["task"], "name": j["name"],
+                    "mode": j["mode"], "version": j["version"], **prog})
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    for r in out:
+        typer.echo(f"#{r['job_id']} {r['task']} {r['name'] or '(no name)'} · {r['mode']} · "
+                   f"v{r['version']} · {r['complete']} of {r['items']} items complete · "
+                   f"{r['submitted']} of {r['needed']} answers submitted")
+    if not out:
+        typer.echo("no annotation job")
 
 
 @app.command("agreement")
