@@ -41,7 +41,6 @@ import sqlite_utils
 
 from checkeval_core.analysis.proposal.evidence import ProposalError, load_evidence, subset_scores
 from checkeval_core.analysis.proposal.figures import STATISTIC, agreement_stat
-from checkeval_core.analysis.rankings import percentile_ci
 from checkeval_core.analysis.versions import version_runs
 from checkeval_core.annotation.jobs import create_job_once
 from checkeval_core.people import people_answers
@@ -51,7 +50,7 @@ from checkeval_core.stats.agreement import (
     confusion_figures,
     kappa_from_counts,
 )
-from checkeval_core.stats.bootstrap import interval_reason, resample_index
+from checkeval_core.stats.bootstrap import interval_reason, percentile_ci, resample_index
 from checkeval_core.stats.draws import sampling_rng, shuffled
 from checkeval_core.stats.significance import fisher_exact_p
 from checkeval_core.store import NotFound, rows

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
+from checkeval_core.stats.correlation import is_constant
+
 #: The 97.5th percentile of the standard normal to six decimals: the length probe's 95 %
 #: Fisher-z interval has always used it (``scipy.stats.norm.ppf(0.975)`` = 1.9599640 to 7).
 Z_975 = 1.959964
@@ -42,12 +44,14 @@ def t_interval(values: Sequence[float], alpha: float = 0.05,
                unit: str = "items") -> tuple[list[float] | None, str | None]:
     """Student's t interval of the mean of ``values`` (e.g. paired differences): mean ±
     ``t_critical(alpha, n − 1)`` · sd / √n. Needs n ≥ 2 (``unit`` names the values in the
-    reason); values all equal give ``[mean, mean]``."""
+    reason); values all equal (up to rounding,
+    :func:`~checkeval_core.stats.correlation.is_constant`) give ``[mean, mean]``."""
     n = len(values)
     if n < 2:
         return None, f"needs ≥ 2 {unit} for an interval"
-    mean, sd = float(np.mean(values)), float(np.std(values, ddof=1))
-    if sd == 0:
+    mean = float(np.mean(values))
+    if is_constant(values):  # equal up to rounding: sd would be rounding noise
         return [mean, mean], None
+    sd = float(np.std(values, ddof=1))
     half = t_critical(alpha, n - 1) * sd / math.sqrt(n)
     return [mean - half, mean + half], None
