@@ -129,8 +129,8 @@ def test_reasons_sit_next_to_every_nan():
         format_ci,
         stability,
         stability_note,
-        wilcoxon_bh,
     )
+    from checkeval_core.stats.significance import wilcoxon_bh
 
     # one document of four items: a sample-level value, but no interval
     one_doc = pd.DataFrame({"group": ["d"] * 4, "system": list("abcd"), "dimension": "x",

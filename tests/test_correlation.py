@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from checkeval_core.analysis.report import wilcoxon_bh
 from checkeval_core.stats.correlation import (
     bootstrap_ci,
     corr,
@@ -20,6 +19,7 @@ from checkeval_core.stats.correlation import (
     level_value,
     quality_split,
 )
+from checkeval_core.stats.significance import bh_adjust, wilcoxon_bh
 from tests.helpers import FIXTURES
 from tests.reference_stats import paired_bootstrap
 
@@ -145,8 +145,8 @@ def test_wilcoxon_bh_and_paired_bootstrap():
     assert res["x"]["p_bh"] == pytest.approx(res["x"]["p"])  # one test: BH leaves it as is
     assert math.isnan(res["same"]["p"])
     # BH by hand for three p-values: 0.01, 0.04, 0.03 -> 0.03, 0.04, 0.04
-    assert list(stats.false_discovery_control([0.01, 0.04, 0.03])) == pytest.approx(
-        [0.03, 0.04, 0.04])
+    assert list(bh_adjust([0.01, 0.04, 0.03])) == pytest.approx([0.03, 0.04, 0.04])
+    assert list(bh_adjust([])) == []
     pb = paired_bootstrap(DF, DF.assign(metric=DF["human"]), n_boot=100)
     assert pb["difference"] < 0 and pb["ci"][0] <= pb["difference"] <= pb["ci"][1]
 

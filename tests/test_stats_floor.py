@@ -29,6 +29,13 @@ from checkeval_core.stats.correlation import (
     level_value,
     paired_bootstrap,
 )
+from checkeval_core.stats.intervals import fisher_z_interval, t_critical, t_interval
+from checkeval_core.stats.significance import (
+    bh_adjust,
+    fisher_exact_p,
+    spearman_test,
+    wilcoxon_test,
+)
 from checkeval_core.stats.values import Undefined, fmt, fmt_ci, isnan, nan_to_none
 from tests.reference_stats import paired_bootstrap as reference_paired
 
@@ -216,3 +223,40 @@ def test_fleiss_from_counts_keeps_the_most_common_number_of_ratings():
                                                    ["y", "y"], ["n", "n", "n"]])[0]
     k0, used0 = fleiss_from_counts(np.zeros((0, 2)))
     assert math.isnan(k0) and used0 == 0
+
+
+def test_closed_form_intervals_against_the_formula_and_scipy():
+    # Fisher's z with the Bonett-Wright standard error, by hand
+    rho, n = 0.42, 30
+    se = math.sqrt((1 + rho * rho / 2) / (n - 3))
+    ci, why = fisher_z_interval(rho, n)
+    assert why is None and ci == pytest.approx([math.tanh(math.atanh(rho) - 1.959964 * se),
+                                                math.tanh(math.atanh(rho) + 1.959964 * se)])
+    assert ci[0] < rho < ci[1]
+    assert fisher_z_interval(-1.0, 9) == ([-1.0, -1.0], None)
+    assert fisher_z_interval(0.5, 3) == (None, "needs ≥ 4 items for an interval")
+    # Student's t: scipy's interval of the mean
+    d = [0.1, 0.3, -0.05, 0.2, 0.25]
+    ci, why = t_interval(d)
+    ref = st.t.interval(0.95, len(d) - 1, loc=np.mean(d), scale=st.sem(d))
+    assert why is None and ci == pytest.approx(list(ref))
+    assert t_interval([0.2, 0.2, 0.2]) == ([pytest.approx(0.2)] * 2, None)  # no rounding noise
+    assert t_interval([0.2], unit="documents") == (None, "needs ≥ 2 documents for an interval")
+    assert t_critical(0.05, 10) == pytest.approx(2.228138851986273)
+
+
+def test_tests_of_significance_against_scipy():
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=15), rng.normal(size=15)
+    ref = st.spearmanr(x, y)
+    assert spearman_test(x, y) == pytest.approx((ref.statistic, ref.pvalue))
+    assert spearman_test(x, x) == pytest.approx((1.0, 0.0))
+    assert all(math.isnan(v) for v in spearman_test(x, np.full(15, 2.0)))
+    assert all(math.isnan(v) for v in spearman_test([1.0], [2.0]))
+    w = st.wilcoxon(x, y)
+    assert wilcoxon_test(x, y) == pytest.approx((w.statistic, w.pvalue))
+    assert all(math.isnan(v) for v in wilcoxon_test(x, x + 1e-12))  # identical up to rounding
+    assert fisher_exact_p([[8, 2], [1, 5]]) == pytest.approx(st.fisher_exact([[8, 2], [1, 5]])[1])
+    # Benjamini-Hochberg by hand: sorted p·m/rank, then the running minimum from the top
+    assert list(bh_adjust([0.04, 0.001, 0.03, 0.2])) == pytest.approx(
+        [0.04 * 4 / 3, 0.004, 0.04 * 4 / 3, 0.2])

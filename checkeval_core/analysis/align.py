@@ -38,11 +38,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import sqlite_utils
-from scipy.stats import fisher_exact
 
 from checkeval_core.analysis.proposal.evidence import ProposalError, load_evidence, subset_scores
 from checkeval_core.analysis.proposal.figures import STATISTIC, agreement_stat
-from checkeval_core.analysis.rankings import percentile_ci
 from checkeval_core.analysis.versions import version_runs
 from checkeval_core.annotation.jobs import create_job_once
 from checkeval_core.people import people_answers
@@ -52,8 +50,9 @@ from checkeval_core.stats.agreement import (
     confusion_figures,
     kappa_from_counts,
 )
-from checkeval_core.stats.bootstrap import interval_reason, resample_index
+from checkeval_core.stats.bootstrap import interval_reason, percentile_ci, resample_index
 from checkeval_core.stats.draws import sampling_rng, shuffled
+from checkeval_core.stats.significance import fisher_exact_p
 from checkeval_core.store import NotFound, rows
 from checkeval_core.task_split import check_which, in_part, members, split_note
 
@@ -176,7 +175,7 @@ def separated_pairs(answers: pd.DataFrame, alpha: float = 0.05) -> tuple[int, in
     sep = 0
     for a, b in combinations(systems, 2):
         t = [[counts.at[a, "yes"], counts.at[a, "no"]], [counts.at[b, "yes"], counts.at[b, "no"]]]
-        if fisher_exact(t)[1] < alpha:
+        if fisher_exact_p(t) < alpha:
             sep += 1
     return sep, len(systems) * (len(systems) - 1) // 2
 

@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 import sqlite_utils
-from scipy import stats
 
 from checkeval_core.checklists.versions import version_by_id
 from checkeval_core.judges.cached import request_key
@@ -45,6 +44,9 @@ from checkeval_core.runs.registry import primary_aggregation
 from checkeval_core.runs.score_math import answer_value
 from checkeval_core.runs.score_read import run_scores
 from checkeval_core.stats.bootstrap import enough_groups, minimum
+from checkeval_core.stats.intervals import fisher_z_interval, t_interval
+from checkeval_core.stats.significance import spearman_test
+from checkeval_core.stats.values import isnan
 from checkeval_core.store import item_column
 from checkeval_core.tasks import get_task, items
 
@@ -82,17 +84,12 @@ def spearman_entry(values: list[float], lengths: list[float]) -> dict[str, Any]:
     if len(set(lengths)) == 1:
         out["reason"] = f"every output has the same length ({lengths[0]:g} words)"
         return out
-    res = stats.spearmanr(values, lengths)
-    rho, p = float(res.statistic), float(res.pvalue)
+    rho, p = spearman_test(values, lengths)
+    if isnan(rho):
+        out["reason"] = "the answers or the lengths are equal up to rounding: nothing to correlate"
+        return out
     out.update(rho=rho, p_value=p)
-    if n <= 3:
-        out["reason"] = "needs ≥ 4 items for an interval"
-    elif abs(rho) >= 1:
-        out["ci"] = [rho, rho]
-    else:
-        se = math.sqrt((1 + rho * rho / 2) / (n - 3))
-        z = math.atanh(rho)
-        out["ci"] = [math.tanh(z - 1.959964 * se), math.tanh(z + 1.959964 * se)]
+    out["ci"], out["reason"] = fisher_z_interval(rho, n)
     return out
 
 
@@ -284,17 +281,6 @@ def verbosity_cost(db: sqlite_utils.Database, run_id: int,
             **est.to_json(), "notes": est.notes}
 
 
-def _paired(diffs: list[float]) -> tuple[list[float] | None, str | None]:
-    n = len(diffs)
-    if n < 2:
-        return None, "needs ≥ 2 items for an interval"
-    mean, sd = float(np.mean(diffs)), float(np.std(diffs, ddof=1))
-    if sd == 0:
-        return [mean, mean], None
-    half = float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-    return [mean - half, mean + half], None
-
-
 def verbosity_probe(db: sqlite_utils.Database, run_id: int,
                     n_items: int = DEFAULT_PROBE_ITEMS, judge: Any = None,
                     margin: float = VERBOSITY_MARGIN) -> dict[str, Any]:
@@ -354,7 +340,7 @@ def verbosity_probe(db: sqlite_utils.Database, run_id: int,
             o = [answer_value(*a) for a, _ in lst]
             p = [answer_value(*b) for _, b in lst]
             diffs = [b - a for a, b in zip(o, p)]
-            ci, why = _paired(diffs)
+            ci, why = t_interval(diffs)
             e.update(yes_original=float(np.mean(o)), yes_padded=float(np.mean(p)),
                      delta=float(np.mean(diffs)), delta_ci=ci, reason=why,
                      share_yes_original=float(np.mean([a[0] == "yes" for a, _ in lst])),

@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t
 
 from checkeval_core.analysis.frames import run_frame
 from checkeval_core.stats.draws import pick_without_replacement, sampling_rng
+from checkeval_core.stats.intervals import t_critical
 from checkeval_core.stats.variance import moderated_variance, pooled_variance
 from checkeval_core.task_split import get_split, task_of_run
 
@@ -187,7 +187,7 @@ def _unlabelled_interval(fit: _UnlabelledFit, alpha: float,
             ("ci_human_only", out["human_only"], out["var_human"], n - 1, "human"),
             ("ci", out["estimate"], out["var_residual"], out["df_residual"], "residual")):
         v, df = moderated_variance(var, df0, None if pooled is None else pooled[pool])
-        hws[key] = _t(alpha, df) * math.sqrt(v) * k
+        hws[key] = t_critical(alpha, df) * math.sqrt(v) * k
         out[key] = [centre - hws[key], centre + hws[key]]
     if pooled is not None:
         out["moderated"] = True
@@ -202,10 +202,6 @@ def _unlabelled_interval(fit: _UnlabelledFit, alpha: float,
                                             "labelled items: the humans' mean alone"),
                    **{"lambda": 0.0})
     return out
-
-
-def _t(alpha: float, df: int) -> float:
-    return float(t.ppf(1 - alpha / 2, df))
 
 
 def _tuned_lambda(y: np.ndarray, f: np.ndarray, fu: np.ndarray) -> float:

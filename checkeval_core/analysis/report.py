@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import sqlite_utils
-from scipy import stats
 
 from checkeval_core.analysis.bias import LENGTH_RHO, selection_length
 from checkeval_core.analysis.ensemble import analyze_ensemble
@@ -49,6 +48,7 @@ from checkeval_core.stats.bootstrap import (
 from checkeval_core.stats.correlation import (
     corr,
 )
+from checkeval_core.stats.significance import wilcoxon_bh
 from checkeval_core.stats.values import isnan
 from checkeval_core.store import rows
 from checkeval_core.task_split import check_which, filter_frame, split_note, task_of_run
@@ -593,30 +593,6 @@ def method_significance(per_run: dict[str, Any], level: str = "sample_level",
             ok = [(x, y) for x, y in zip(va, vb) if not isnan(x) and not isnan(y)]
             pairs[f"{a} vs {b} · {dim}"] = ([x for x, _ in ok], [y for _, y in ok])
     return wilcoxon_bh(pairs)
-
-
-def wilcoxon_bh(pairs: dict[str, tuple[list[float], list[float]]]) -> dict[str, dict[str, float]]:
-    """Wilcoxon signed-rank per comparison (paired values, e.g. correlations of the same
-    judges under two methods), then Benjamini–Hochberg over the comparisons."""
-    names, ps, out = [], [], {}
-    for name, (a, b) in pairs.items():
-        a, b = np.asarray(a, float), np.asarray(b, float)
-        if len(a) < 2 or np.allclose(a, b):
-            why = (f"needs ≥ 2 judges run with both methods (n={len(a)})" if len(a) < 2
-                   else "the paired values are identical: nothing to test")
-            out[name] = {"statistic": math.nan, "p": math.nan, "p_bh": math.nan, "n": len(a),
-                         "reason": why}
-            continue
-        res = stats.wilcoxon(a, b)
-        out[name] = {"statistic": float(res.statistic), "p": float(res.pvalue), "n": len(a),
-                     "reason": None}
-        names.append(name)
-        ps.append(float(res.pvalue))
-    if ps:
-        adj = stats.false_discovery_control(ps, method="bh")
-        for n, p in zip(names, adj):
-            out[n]["p_bh"] = float(p)
-    return out
 
 
 def significance_rows(sig: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

@@ -7,6 +7,10 @@ package that computes a figure (``analysis/``, ``annotation/``, ``checklists/``,
   verdict sentence of a Δ;
 * :mod:`~checkeval_core.stats.correlation` — correlations with human scores at three levels,
   per-group correlations;
+* :mod:`~checkeval_core.stats.intervals` — closed-form intervals: Fisher's z of a correlation,
+  Student's t of a mean;
+* :mod:`~checkeval_core.stats.significance` — Wilcoxon's signed-rank test and
+  Benjamini–Hochberg, Fisher's exact test, Spearman's ρ with its p-value;
 * :mod:`~checkeval_core.stats.agreement` — Krippendorff's α, Cohen's and Fleiss' κ;
 * :mod:`~checkeval_core.stats.ranking` — Bradley–Terry / Elo, rank correlations;
 * :mod:`~checkeval_core.stats.values` — undefined numbers (NaN / None with a reason) and how
@@ -17,5 +21,6 @@ package that computes a figure (``analysis/``, ``annotation/``, ``checklists/``,
   person labels, a simulation's draws): one seed rule.
 
 It imports numpy, scipy, pandas, statsmodels, scikit-learn and krippendorff only — never
-another package of the project.
+another package of the project — and is the only package that imports ``scipy.stats``,
+``sklearn.metrics`` or ``krippendorff`` (``tests/test_stats_pure.py``).
 """

@@ -64,12 +64,22 @@ def corr(x: Sequence[float], y: Sequence[float], method: str) -> float:
     if method == "pearson":
         r = stats.pearsonr(x, y)[0]
     elif method == "spearman":
-        r = stats.spearmanr(x, y)[0]
+        # Pearson of the average ranks: what scipy's spearmanr computes, without its p-value
+        # (a third of its time, which the proposal's greedy search spends thousands of times)
+        r = np.corrcoef(stats.rankdata(x), stats.rankdata(y))[0, 1]
     elif method == "kendall":
         r = stats.kendalltau(x, y, variant="b")[0]
     else:
         raise ValueError(f"unknown coefficient {method!r}")
     return float(r) if math.isfinite(r) else NAN
+
+
+def complete_pairs(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of ``x`` and ``y`` where both are numbers (NaN on either side drops the
+    pair), as two float arrays."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    ok = ~(np.isnan(x) | np.isnan(y))
+    return x[ok], y[ok]
 
 
 def _clean(df: pd.DataFrame) -> pd.DataFrame:

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from checkeval_core.analysis.proposal.evidence import NAN, Evidence
 from checkeval_core.stats.bootstrap import (
@@ -28,7 +27,7 @@ from checkeval_core.stats.bootstrap import (
     percentile_ci,
     verdict,
 )
-from checkeval_core.stats.correlation import corr, is_constant
+from checkeval_core.stats.correlation import complete_pairs, corr
 from checkeval_core.stats.ranking import judge_outcome
 from checkeval_core.stats.values import isnan
 
@@ -42,17 +41,6 @@ def _item_score(ev: Evidence, sc: dict[str, np.ndarray]) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.nanmean(np.column_stack(list(sc.values())), axis=1)
-
-
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman of the pairs where both are numbers; NaN below 2 pairs or when one side is
-    constant."""
-    ok = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[ok], y[ok]
-    if len(x) < 2 or is_constant(x) or is_constant(y):
-        return NAN
-    rx, ry = stats.rankdata(x), stats.rankdata(y)
-    return float(np.corrcoef(rx, ry)[0, 1])
 
 
 @dataclass
@@ -83,7 +71,7 @@ def agreement_stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray) ->
             used |= ok
             for i, g in enumerate(groups):
                 m = ok & (gcol == g)
-                G[i, j] = spearman(sc[d][m], ev.human[d][m])
+                G[i, j] = corr(sc[d][m], ev.human[d][m], "spearman")  # m: both are numbers
 
         def agg(M: np.ndarray) -> float:
             with warnings.catch_warnings():
@@ -113,7 +101,7 @@ def agreement_stat(ev: Evidence, sc: dict[str, np.ndarray], mask: np.ndarray) ->
                 return NAN
             if kind == "kendall":
                 return corr(means, ref, "kendall")
-            return spearman(means, ref)
+            return corr(*complete_pairs(means, ref), "spearman")
 
         value = rho(T) if T.size else NAN
         st = Stat(value, lambda idx: rho(T[idx]), len(sub), sub["group"].nunique(),

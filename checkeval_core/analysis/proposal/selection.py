@@ -30,9 +30,10 @@ from checkeval_core.analysis.proposal.evidence import (
     question_unit,
     subset_scores,
 )
-from checkeval_core.analysis.proposal.figures import agreement_stat, spearman
+from checkeval_core.analysis.proposal.figures import agreement_stat
 from checkeval_core.checklists.filtering import similar_pairs
 from checkeval_core.stats.bootstrap import enough_groups, minimum
+from checkeval_core.stats.correlation import complete_pairs, corr
 from checkeval_core.stats.values import isnan
 
 INVALID_SHARE = 0.5
@@ -177,7 +178,8 @@ class _FastHuman:
         num, den = self.Vz[:, cols].sum(1), self.valid[:, cols].sum(1)
         with np.errstate(invalid="ignore", divide="ignore"):
             s = np.where(den > 0, num / np.where(den > 0, den, 1), NAN)
-        return np.array([spearman(s[r], self.human[d][r]) for r in self.rows])
+        return np.array([corr(*complete_pairs(s[r], self.human[d][r]), "spearman")
+                         for r in self.rows])
 
     @staticmethod
     def _agg(per: dict[str, np.ndarray]) -> float:
