@@ -123,9 +123,9 @@ def test_cli_analyze_json(tmp_path):
 def test_reasons_sit_next_to_every_nan():
     import pandas as pd
 
+    from checkeval_core.analysis.frames import correlation_report
     from checkeval_core.analysis.report import (
         correlation_chart_note,
-        correlation_report,
         format_ci,
         stability,
         stability_note,

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from checkeval_core.analysis import charts, ranking_charts
+from checkeval_core.analysis.frames import correlation_report
 from checkeval_core.analysis.report import (
-    correlation_report,
     coverage,
     stability,
     stability_note,

@@ -20,15 +20,15 @@ from scipy import stats
 
 from checkeval_core.analysis.bias import LENGTH_RHO, selection_length
 from checkeval_core.analysis.ensemble import analyze_ensemble
-from checkeval_core.analysis.frames import (  # noqa: F401 - re-exported for the pages
+from checkeval_core.analysis.frames import (
     LEVEL_NAMES,
     LEVEL_UNITS,
+    YesNoAnswers,
     correlation_points,
     correlation_report,
-    explain_level,
     metric_frame,
     run_frame,
-    support,
+    run_scores,
 )
 from checkeval_core.analysis.reliability import DEFAULT_MAX_FLIP, selection_reliability
 from checkeval_core.people import people_labels
@@ -36,9 +36,7 @@ from checkeval_core.runs.labels import run_labels
 from checkeval_core.runs.score_math import answer_value
 from checkeval_core.stats.agreement import (
     binary_alpha_ci,
-    binary_group_sums,
     cohen_kappa,
-    fleiss_from_counts,
     krippendorff_alpha,
 )
 from checkeval_core.stats.bootstrap import (
@@ -356,8 +354,7 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int],
                 "ci_reasons": dict.fromkeys(("krippendorff_alpha", "fleiss_kappa",
                                              "krippendorff_alpha_scores"),
                                             "no interval: " + why)}
-    marks = ",".join("?" * len(run_ids))
-    yn = _YesNo(db, run_ids, marks, item_pks)
+    yn = YesNoAnswers(db, run_ids, item_pks)
     alpha = krippendorff_alpha(yn.matrix()) if yn.n else math.nan
     fk = yn.fleiss()
     pair, detail = {}, {}
@@ -366,13 +363,7 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int],
         pair[f"{a}-{b}"] = cohen_kappa(la, lb)
         detail[f"{a}-{b}"] = {"kappa": pair[f"{a}-{b}"], "n": len(la), "agree": agree_ab,
                               "reason": _kappa_note({a: la, b: lb}, pair[f"{a}-{b}"])}
-    sc: dict[tuple, dict[int, float]] = defaultdict(dict)
-    for r in db.execute(f"SELECT s.run_id, s.item_id, s.dimension, s.value FROM score s JOIN run "
-                        f"ON run.id = s.run_id WHERE s.run_id IN ({marks}) AND s.aggregation = "
-                        f"json_extract(run.params, '$.aggregation') AND s.value IS NOT NULL",
-                        run_ids):
-        if item_pks is None or r[1] in item_pks:
-            sc[(r[1], r[2])][r[0]] = r[3]
+    sc = run_scores(db, run_ids, item_pks)
     su = [k for k, v in sc.items() if len(v) >= 2]
     smat = [[sc[u].get(rid, np.nan) for u in su] for rid in run_ids]
     alpha_s = krippendorff_alpha(smat, "interval") if su else math.nan
@@ -403,75 +394,6 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int],
             "ci": {"krippendorff_alpha": ci["ci"]},
             "ci_reasons": {"krippendorff_alpha": ci["reason"], "fleiss_kappa": no_ci,
                            "krippendorff_alpha_scores": no_ci}}
-
-
-class _YesNo:
-    """The runs' valid Yes/No answers as a units × runs array (1 yes, 0 no, -1 none), the
-    pairable units — (item, question, unit) answered by ≥ 2 of the runs — in the order they
-    are first read, as :func:`agreement` has always listed them: every statistic gets the very
-    labels, in the very order, that a dict of dicts built row by row gave it (one answer per
-    run and unit: the answer table's unique key), without a Python object per answer."""
-
-    def __init__(self, db: sqlite_utils.Database, run_ids: list[int], marks: str,
-                 item_pks: set[int] | None) -> None:
-        cur = db.execute(f"SELECT run_id, item_id, question_id, unit, verdict = 'yes' FROM "
-                         f"answer WHERE run_id IN ({marks}) AND verdict != 'invalid'", run_ids)
-        df = pd.DataFrame(cur.fetchall(), columns=["run", "item", "question", "unit", "yes"])
-        if item_pks is not None:
-            df = df[df["item"].isin(item_pks)]
-        self.runs = list(run_ids)
-        col: dict[int, int] = {}
-        for k, rid in enumerate(self.runs):  # a run listed twice: one column, two coders
-            col.setdefault(rid, k)
-        key = df.groupby(["item", "question", "unit"], sort=False).ngroup().to_numpy()
-        v = np.full((int(key.max()) + 1 if len(key) else 0, len(self.runs)), -1, dtype=np.int8)
-        v[key, df["run"].map(col).to_numpy()] = df["yes"].to_numpy(np.int8)
-        first = np.unique(key, return_index=True)[1]  # each key's first row, in key order
-        pairable = (v >= 0).sum(axis=1) >= 2
-        self.v = v[pairable]
-        #: the item of each pairable unit, in unit order
-        self.items: list[int] = df["item"].to_numpy()[first][pairable].tolist()
-        self.n = len(self.items)
-
-    def matrix(self) -> np.ndarray:
-        """Runs × units, 1.0 / 0.0 / NaN (Krippendorff's reliability data)."""
-        t = self.v.T[[self.runs.index(r) for r in self.runs]]
-        return np.where(t >= 0, t.astype(float), np.nan)
-
-    @staticmethod
-    def _words(codes: np.ndarray) -> list[str]:
-        return np.where(codes == 1, "yes", "no").tolist()
-
-    def of_run(self, rid: int) -> list[str]:
-        """The run's labels over the units it answered, in unit order."""
-        c = self.v[:, self.runs.index(rid)]
-        return self._words(c[c >= 0])
-
-    def pair(self, a: int, b: int) -> tuple[list[str], list[str], int]:
-        """Both runs' labels on the units both answered, and how many agree."""
-        ca, cb = self.v[:, self.runs.index(a)], self.v[:, self.runs.index(b)]
-        both = (ca >= 0) & (cb >= 0)
-        return self._words(ca[both]), self._words(cb[both]), int((ca[both] == cb[both]).sum())
-
-    def all_agree(self) -> int:
-        """Units whose answers are all the same."""
-        yes, m = self.counts()
-        return int(((yes == 0) | (yes == m)).sum())
-
-    def counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per unit: Yes answers and answers."""
-        return (self.v == 1).sum(axis=1), (self.v >= 0).sum(axis=1)
-
-    def fleiss(self) -> float:
-        """:func:`~checkeval_core.stats.agreement.fleiss_from_labels` of the units' labels,
-        from their counts (categories "no", "yes")."""
-        yes, m = self.counts()
-        return fleiss_from_counts(np.column_stack([m - yes, yes]))[0]
-
-    def group_sums(self, group_of_unit: list[Any]) -> np.ndarray:
-        """:func:`~checkeval_core.stats.agreement.binary_group_sums` of the units' counts."""
-        yes, m = self.counts()
-        return binary_group_sums(yes, m, group_of_unit)
 
 
 def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True) -> str | None:
