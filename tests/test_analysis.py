@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from checkeval_core.analysis.report import MIN_FLAG_GROUPS, analyze_runs, question_diagnostics
+from checkeval_core.analysis.diagnostics import MIN_FLAG_GROUPS, question_diagnostics
+from checkeval_core.analysis.report import analyze_runs
 from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.review import decide, send_to_review, undo_send_to_review
 from tests.helpers import fake_demo_runs, run_cli

@@ -14,12 +14,15 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.analysis import charts
+from checkeval_core.analysis.diagnostics import (
+    FOLLOWS_LENGTH_RHO,
+    UNSTABLE_FLIP,
+    question_diagnostics,
+)
+from checkeval_core.analysis.frames import LEVEL_UNITS
 from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.analysis.reliability import selection_reliability
 from checkeval_core.analysis.report import (
-    FOLLOWS_LENGTH_RHO,
-    LEVEL_UNITS,
-    UNSTABLE_FLIP,
     correlation_chart_note,
     correlation_table,
     diagnostics_notes,
@@ -28,7 +31,6 @@ from checkeval_core.analysis.report import (
     page_points,
     page_report,
     quality_rows,
-    question_diagnostics,
     significance_rows,
     stability_note,
     stability_points,

@@ -29,7 +29,9 @@ from checkeval_core.stats.values import isnan
 from checkeval_core.store import NotFound, rows, task_id
 
 
-def _human(db: sqlite_utils.Database, tid: int) -> pd.DataFrame:
+def human_frame(db: sqlite_utils.Database, tid: int) -> pd.DataFrame:
+    """The dataset's own human scores (annotator '') of task ``tid``: item_pk, dimension,
+    human."""
     return pd.DataFrame(rows(db, "SELECT hs.item_id AS item_pk, hs.dimension, hs.value AS human "
                                  "FROM human_score hs JOIN item i ON i.id = hs.item_id WHERE "
                                  "i.task_id = ? AND hs.annotator = ''", [tid]),
@@ -51,7 +53,7 @@ def run_frame(db: sqlite_utils.Database, run_id: int,
                                "FROM score s JOIN item i ON i.id = s.item_id WHERE s.run_id = ? "
                                "AND s.aggregation = ?", [run_id, agg]),
                       columns=["item_pk", "item_id", "group", "system", "dimension", "metric"])
-    df = sc.merge(_human(db, run["task_id"]), on=["item_pk", "dimension"], how="left")
+    df = sc.merge(human_frame(db, run["task_id"]), on=["item_pk", "dimension"], how="left")
     return df, {"run": run_id, "judge": run["judge_spec"], "method": run["method"],
                 "aggregation": agg, "task_id": run["task_id"]}
 
@@ -66,7 +68,7 @@ def metric_frame(db: sqlite_utils.Database, task: str, name: str) -> pd.DataFram
                       columns=["item_pk", "item_id", "group", "system", "dimension", "metric"])
     if sc.empty:
         raise NotFound(f"task {task!r} has no metric {name!r}")
-    return sc.merge(_human(db, tid), on=["item_pk", "dimension"], how="left")
+    return sc.merge(human_frame(db, tid), on=["item_pk", "dimension"], how="left")
 
 
 def correlation_report(df: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> dict[str, Any]:
