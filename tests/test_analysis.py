@@ -125,13 +125,12 @@ def test_reasons_sit_next_to_every_nan():
     import pandas as pd
 
     from checkeval_core.analysis.frames import correlation_report
-    from checkeval_core.analysis.report import (
+    from checkeval_core.analysis.notes import (
         correlation_chart_note,
         format_ci,
-        stability,
         stability_note,
-        wilcoxon_bh,
     )
+    from checkeval_core.analysis.report import stability, wilcoxon_bh
 
     # one document of four items: a sample-level value, but no interval
     one_doc = pd.DataFrame({"group": ["d"] * 4, "system": list("abcd"), "dimension": "x",

@@ -16,7 +16,7 @@ from checkeval_core.analysis.diagnostics import (
     UNSTABLE_FLIP,
     question_diagnostics,
 )
-from checkeval_core.analysis.report import diagnostics_notes
+from checkeval_core.analysis.notes import diagnostics_notes
 from checkeval_core.checklists.versions import get_version
 from checkeval_core.runs import create_run
 from checkeval_core.runs.score_write import compute_scores

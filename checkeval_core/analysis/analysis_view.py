@@ -21,18 +21,20 @@ from checkeval_core.analysis.diagnostics import (
 )
 from checkeval_core.analysis.frames import LEVEL_UNITS
 from checkeval_core.analysis.judge_agreement import judge_agreement
-from checkeval_core.analysis.reliability import selection_reliability
-from checkeval_core.analysis.report import (
+from checkeval_core.analysis.notes import (
     correlation_chart_note,
     correlation_table,
     diagnostics_notes,
     interval_note,
-    method_significance,
-    page_points,
-    page_report,
     quality_rows,
     significance_rows,
     stability_note,
+)
+from checkeval_core.analysis.reliability import selection_reliability
+from checkeval_core.analysis.report import (
+    method_significance,
+    page_points,
+    page_report,
     stability_points,
 )
 from checkeval_core.annotation.agreement_report import agreement_report
