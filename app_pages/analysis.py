@@ -9,9 +9,10 @@ evidence, asks first and can be undone.
 import streamlit as st
 
 from checkeval_core.analysis.analysis_view import analysis_page, evidence_page, first_chart
+from checkeval_core.analysis.diagnostics import items_behind
 from checkeval_core.analysis.ensemble import ENSEMBLE_MODES
 from checkeval_core.analysis.external import list_metrics
-from checkeval_core.analysis.report import items_behind, scores_stamp
+from checkeval_core.analysis.report import scores_stamp
 from checkeval_core.people import people_stamp
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.labels import run_label

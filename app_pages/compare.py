@@ -12,7 +12,7 @@ import streamlit as st
 from checkeval_core.analysis.compare import CompareError, compare_runs, summary_lines, trace_link
 from checkeval_core.analysis.report import scores_stamp
 from checkeval_core.analysis.version_charts import PART_NAMES
-from checkeval_core.analysis.versions import evidence_stamp
+from checkeval_core.analysis.version_readers import evidence_stamp
 from checkeval_core.runs import list_runs
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.selection import comparability, default_pair

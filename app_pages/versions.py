@@ -5,11 +5,11 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.analysis.version_charts import history_chart
+from checkeval_core.analysis.version_readers import evidence_stamp
 from checkeval_core.analysis.versions import (
     EVIDENCE_NAMES,
     MEAN,
     delta_rows,
-    evidence_stamp,
     table_rows,
     touched_dimensions,
     version_diff,

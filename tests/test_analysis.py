@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from checkeval_core.analysis.report import MIN_FLAG_GROUPS, analyze_runs, question_diagnostics
+from checkeval_core.analysis.diagnostics import MIN_FLAG_GROUPS, question_diagnostics
+from checkeval_core.analysis.report import analyze_runs
 from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.review import decide, send_to_review, undo_send_to_review
 from tests.helpers import fake_demo_runs, run_cli
@@ -123,13 +124,13 @@ def test_cli_analyze_json(tmp_path):
 def test_reasons_sit_next_to_every_nan():
     import pandas as pd
 
-    from checkeval_core.analysis.report import (
+    from checkeval_core.analysis.frames import correlation_report
+    from checkeval_core.analysis.notes import (
         correlation_chart_note,
-        correlation_report,
         format_ci,
-        stability,
         stability_note,
     )
+    from checkeval_core.analysis.report import stability
     from checkeval_core.stats.significance import wilcoxon_bh
 
     # one document of four items: a sample-level value, but no interval

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 
 from checkeval_core.analysis import charts, ranking_charts
+from checkeval_core.analysis.frames import correlation_report
+from checkeval_core.analysis.notes import stability_note
 from checkeval_core.analysis.report import (
-    correlation_report,
     coverage,
     stability,
-    stability_note,
     stability_points,
 )
 from checkeval_core.stats.agreement import alpha_binary_ci, krippendorff_alpha

@@ -93,7 +93,7 @@ def _chips(screen, label: str) -> list[str]:
 
 @pytest.mark.browser
 def test_send_flagged_clears_the_sent_chips(app_server, screen):
-    from checkeval_core.analysis.report import MIN_FLAG_GROUPS
+    from checkeval_core.analysis.diagnostics import MIN_FLAG_GROUPS
     from checkeval_core.demo import load_demo
 
     db = open_db(app_server.db_path)

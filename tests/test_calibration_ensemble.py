@@ -69,7 +69,7 @@ def demo_runs(db):
 
 
 def test_ensemble_is_mean_of_member_zscores(db, demo_runs):
-    from checkeval_core.analysis.report import run_frame
+    from checkeval_core.analysis.frames import run_frame
 
     df, meta = ensemble_frame(db, demo_runs, "share_yes")
     assert [m["run"] for m in meta["members"]] == demo_runs

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from checkeval_core.analysis.report import correlation_table
+from checkeval_core.analysis.notes import correlation_table
 from checkeval_core.task_split import set_split
 from tests.conftest import open_app_page
 from tests.helpers import cli, fake_demo_runs

@@ -10,13 +10,13 @@ import math
 import pytest
 
 from checkeval_core.analysis.analysis_view import evidence_page
-from checkeval_core.analysis.report import (
+from checkeval_core.analysis.diagnostics import (
     FOLLOWS_LENGTH_RHO,
     MIN_FLAG_GROUPS,
     UNSTABLE_FLIP,
-    diagnostics_notes,
     question_diagnostics,
 )
+from checkeval_core.analysis.notes import diagnostics_notes
 from checkeval_core.checklists.versions import get_version
 from checkeval_core.runs import create_run
 from checkeval_core.runs.score_write import compute_scores

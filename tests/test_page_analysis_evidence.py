@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from checkeval_core.analysis.report import MIN_FLAG_GROUPS
+from checkeval_core.analysis.diagnostics import MIN_FLAG_GROUPS
 from checkeval_core.checklists.editing import questions
 from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run

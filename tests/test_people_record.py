@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from checkeval_core.analysis.align import question_agreement, run_answers, start_sample
-from checkeval_core.analysis.report import question_diagnostics
-from checkeval_core.analysis.versions import annotation_hits, evidence_stamp
+from checkeval_core.analysis.diagnostics import question_diagnostics
+from checkeval_core.analysis.version_readers import annotation_hits, evidence_stamp
 from checkeval_core.annotation.agreement_report import agreement_report
 from checkeval_core.annotation.jobs import adjudicate, save_answer
 from checkeval_core.people import (

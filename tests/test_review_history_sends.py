@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from checkeval_core import task_split as S
-from checkeval_core.analysis.report import MIN_FLAG_GROUPS
+from checkeval_core.analysis.diagnostics import MIN_FLAG_GROUPS
 from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.review import decide, question_history
 from checkeval_core.checklists.review_view import history_rows

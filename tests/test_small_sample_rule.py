@@ -74,7 +74,7 @@ def test_compare_json_carries_verdict_and_mde_on_too_few_groups(db_path, three_d
 
 
 def test_question_diagnostics_raise_no_flag_on_three_documents(db, three_documents):
-    from checkeval_core.analysis.report import question_diagnostics
+    from checkeval_core.analysis.diagnostics import question_diagnostics
 
     diag = question_diagnostics(db, three_documents)
     assert diag and all(d["flags"] == [] for d in diag)

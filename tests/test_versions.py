@@ -4,8 +4,10 @@ preferences and reference ratings; the diff of two versions beside Δ agreement;
 
 from __future__ import annotations
 
+import ast
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -17,8 +19,8 @@ from tests.helpers import run_cli
 
 
 def _row(rep, version, evidence="human_scores", aggregation="share_yes"):
-    rs = [r for r in V.latest_rows(rep) if r["version"] == version and r["evidence"] == evidence
-          and r["aggregation"] == aggregation]
+    rs = [r for r in V.reference_rows(rep) if r["version"] == version
+          and r["evidence"] == evidence and r["aggregation"] == aggregation]
     assert len(rs) == 1, rs
     return rs[0]
 
@@ -281,9 +283,9 @@ def test_each_runs_own_aggregation_by_default_on_the_page(db):
                "run_id, item_id, dimension, 'mean_p_yes', 1 - value FROM score WHERE run_id = ?",
                [r1])
     rep = V.versions_report(db, "vt", n_boot=20)
-    aggs = {(r["version"], r["aggregation"], r["primary"]) for r in V.latest_rows(rep)}
+    aggs = {(r["version"], r["aggregation"], r["primary"]) for r in V.reference_rows(rep)}
     assert {(1, "share_yes", True), (1, "mean_p_yes", False)} <= aggs
-    assert {r["aggregation"] for r in V.latest_rows(rep, primary_only=True)
+    assert {r["aggregation"] for r in V.reference_rows(rep, primary_only=True)
             if r["version"] == 1} == {"share_yes"}
     assert {r["aggregation"] for r in V.table_rows(rep, "all", primary_only=True)} \
         == {"share_yes"}
@@ -296,3 +298,15 @@ def test_a_single_series_keeps_its_legend(db):
     fig = history_chart(V.versions_report(db, "vt", n_boot=20), "all", "human_scores",
                         "coherence", primary_only=True)
     assert len({t.name for t in fig.data if t.name}) == 1 and fig.layout.showlegend is True
+
+
+def test_the_versions_report_reads_the_store_only_through_its_readers():
+    """versions.py computes figures, deltas and display rows; every SQL of the report is in
+    version_readers.py (a query run or a row read in versions.py fails here)."""
+    tree = ast.parse(Path(V.__file__).read_text(encoding="utf-8"))
+    calls = [n.func for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    named = {f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "") for f in calls}
+    assert not named & {"execute", "executemany", "rows", "fetchone", "fetchall"}, named
+    sql = [c.value for c in ast.walk(tree) if isinstance(c, ast.Constant)
+           and isinstance(c.value, str) and "SELECT " in c.value.upper()]
+    assert sql == []

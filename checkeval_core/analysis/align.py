@@ -41,7 +41,7 @@ import sqlite_utils
 
 from checkeval_core.analysis.proposal.evidence import ProposalError, load_evidence, subset_scores
 from checkeval_core.analysis.proposal.figures import STATISTIC, agreement_stat
-from checkeval_core.analysis.versions import version_runs
+from checkeval_core.analysis.version_readers import version_runs
 from checkeval_core.annotation.jobs import create_job_once
 from checkeval_core.people import people_answers
 from checkeval_core.runs.jobs import get_run

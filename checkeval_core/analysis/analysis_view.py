@@ -14,23 +14,27 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.analysis import charts
-from checkeval_core.analysis.judge_agreement import judge_agreement
-from checkeval_core.analysis.reliability import selection_reliability
-from checkeval_core.analysis.report import (
+from checkeval_core.analysis.diagnostics import (
     FOLLOWS_LENGTH_RHO,
-    LEVEL_UNITS,
     UNSTABLE_FLIP,
+    question_diagnostics,
+)
+from checkeval_core.analysis.frames import LEVEL_UNITS
+from checkeval_core.analysis.judge_agreement import judge_agreement
+from checkeval_core.analysis.notes import (
     correlation_chart_note,
     correlation_table,
     diagnostics_notes,
     interval_note,
+    quality_rows,
+    significance_rows,
+    stability_note,
+)
+from checkeval_core.analysis.reliability import selection_reliability
+from checkeval_core.analysis.report import (
     method_significance,
     page_points,
     page_report,
-    quality_rows,
-    question_diagnostics,
-    significance_rows,
-    stability_note,
     stability_points,
 )
 from checkeval_core.annotation.agreement_report import agreement_report

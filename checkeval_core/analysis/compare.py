@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import sqlite_utils
 
-from checkeval_core.analysis.report import run_frame
+from checkeval_core.analysis.frames import run_frame
 from checkeval_core.stats.bootstrap import (
     PART_WORDS,
     delta_fields,

@@ -1,15 +1,19 @@
 """A run's (or an external metric's) scores beside the human scores, one row per item and
-dimension, and the correlations computed from such a frame. The base every analysis reads
-(report, ensemble, compare, versions), kept apart so none of them imports another's module."""
+dimension, and the correlations computed from such a frame; the runs' Yes/No answers and
+dimension scores side by side (:class:`YesNoAnswers`, :func:`run_scores`), what the agreement
+across judges reads. The base every analysis reads (report, diagnostics, ensemble, compare,
+versions), kept apart so none of them imports another's module."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import sqlite_utils
 
 from checkeval_core.runs.registry import primary_aggregation
+from checkeval_core.stats.agreement import binary_group_sums, fleiss_from_counts
 from checkeval_core.stats.bootstrap import interval_reason
 from checkeval_core.stats.correlation import (
     COEFFICIENTS,
@@ -25,7 +29,9 @@ from checkeval_core.stats.values import isnan
 from checkeval_core.store import NotFound, rows, task_id
 
 
-def _human(db: sqlite_utils.Database, tid: int) -> pd.DataFrame:
+def human_frame(db: sqlite_utils.Database, tid: int) -> pd.DataFrame:
+    """The dataset's own human scores (annotator '') of task ``tid``: item_pk, dimension,
+    human."""
     return pd.DataFrame(rows(db, "SELECT hs.item_id AS item_pk, hs.dimension, hs.value AS human "
                                  "FROM human_score hs JOIN item i ON i.id = hs.item_id WHERE "
                                  "i.task_id = ? AND hs.annotator = ''", [tid]),
@@ -47,7 +53,7 @@ def run_frame(db: sqlite_utils.Database, run_id: int,
                                "FROM score s JOIN item i ON i.id = s.item_id WHERE s.run_id = ? "
                                "AND s.aggregation = ?", [run_id, agg]),
                       columns=["item_pk", "item_id", "group", "system", "dimension", "metric"])
-    df = sc.merge(_human(db, run["task_id"]), on=["item_pk", "dimension"], how="left")
+    df = sc.merge(human_frame(db, run["task_id"]), on=["item_pk", "dimension"], how="left")
     return df, {"run": run_id, "judge": run["judge_spec"], "method": run["method"],
                 "aggregation": agg, "task_id": run["task_id"]}
 
@@ -62,7 +68,7 @@ def metric_frame(db: sqlite_utils.Database, task: str, name: str) -> pd.DataFram
                       columns=["item_pk", "item_id", "group", "system", "dimension", "metric"])
     if sc.empty:
         raise NotFound(f"task {task!r} has no metric {name!r}")
-    return sc.merge(_human(db, tid), on=["item_pk", "dimension"], how="left")
+    return sc.merge(human_frame(db, tid), on=["item_pk", "dimension"], how="left")
 
 
 def correlation_report(df: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> dict[str, Any]:
@@ -185,3 +191,91 @@ def explain_level(part: pd.DataFrame, level: str, entry: dict[str, Any],
                         for c in COEFFICIENTS},
             "ci_reasons": {c: ci_why if any(isnan(x) for x in entry["ci"][c]) else None
                            for c in COEFFICIENTS}}
+
+
+# -- the runs' answers and scores side by side (agreement across judges) ------------------------
+class YesNoAnswers:
+    """The runs' valid Yes/No answers as a units × runs array (1 yes, 0 no, -1 none), the
+    pairable units — (item, question, unit) answered by ≥ 2 of the runs — in the order they
+    are first read, as the agreement across judges
+    (:func:`checkeval_core.analysis.report.agreement`) has always listed them: every statistic
+    gets the very labels, in the very order, that a dict of dicts built row by row gave it (one
+    answer per run and unit: the answer table's unique key), without a Python object per
+    answer. ``item_pks``: only answers on these items."""
+
+    def __init__(self, db: sqlite_utils.Database, run_ids: list[int],
+                 item_pks: set[int] | None = None) -> None:
+        marks = ",".join("?" * len(run_ids))
+        cur = db.execute(f"SELECT run_id, item_id, question_id, unit, verdict = 'yes' FROM "
+                         f"answer WHERE run_id IN ({marks}) AND verdict != 'invalid'", run_ids)
+        df = pd.DataFrame(cur.fetchall(), columns=["run", "item", "question", "unit", "yes"])
+        if item_pks is not None:
+            df = df[df["item"].isin(item_pks)]
+        self.runs = list(run_ids)
+        col: dict[int, int] = {}
+        for k, rid in enumerate(self.runs):  # a run listed twice: one column, two coders
+            col.setdefault(rid, k)
+        key = df.groupby(["item", "question", "unit"], sort=False).ngroup().to_numpy()
+        v = np.full((int(key.max()) + 1 if len(key) else 0, len(self.runs)), -1, dtype=np.int8)
+        v[key, df["run"].map(col).to_numpy()] = df["yes"].to_numpy(np.int8)
+        first = np.unique(key, return_index=True)[1]  # each key's first row, in key order
+        pairable = (v >= 0).sum(axis=1) >= 2
+        self.v = v[pairable]
+        #: the item of each pairable unit, in unit order
+        self.items: list[int] = df["item"].to_numpy()[first][pairable].tolist()
+        self.n = len(self.items)
+
+    def matrix(self) -> np.ndarray:
+        """Runs × units, 1.0 / 0.0 / NaN (Krippendorff's reliability data)."""
+        t = self.v.T[[self.runs.index(r) for r in self.runs]]
+        return np.where(t >= 0, t.astype(float), np.nan)
+
+    @staticmethod
+    def _words(codes: np.ndarray) -> list[str]:
+        return np.where(codes == 1, "yes", "no").tolist()
+
+    def of_run(self, rid: int) -> list[str]:
+        """The run's labels over the units it answered, in unit order."""
+        c = self.v[:, self.runs.index(rid)]
+        return self._words(c[c >= 0])
+
+    def pair(self, a: int, b: int) -> tuple[list[str], list[str], int]:
+        """Both runs' labels on the units both answered, and how many agree."""
+        ca, cb = self.v[:, self.runs.index(a)], self.v[:, self.runs.index(b)]
+        both = (ca >= 0) & (cb >= 0)
+        return self._words(ca[both]), self._words(cb[both]), int((ca[both] == cb[both]).sum())
+
+    def all_agree(self) -> int:
+        """Units whose answers are all the same."""
+        yes, m = self.counts()
+        return int(((yes == 0) | (yes == m)).sum())
+
+    def counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per unit: Yes answers and answers."""
+        return (self.v == 1).sum(axis=1), (self.v >= 0).sum(axis=1)
+
+    def fleiss(self) -> float:
+        """:func:`~checkeval_core.stats.agreement.fleiss_from_labels` of the units' labels,
+        from their counts (categories "no", "yes")."""
+        yes, m = self.counts()
+        return fleiss_from_counts(np.column_stack([m - yes, yes]))[0]
+
+    def group_sums(self, group_of_unit: list[Any]) -> np.ndarray:
+        """:func:`~checkeval_core.stats.agreement.binary_group_sums` of the units' counts."""
+        yes, m = self.counts()
+        return binary_group_sums(yes, m, group_of_unit)
+
+
+def run_scores(db: sqlite_utils.Database, run_ids: list[int],
+               item_pks: set[int] | None = None) -> dict[tuple[int, str], dict[int, float]]:
+    """``{(item pk, dimension): {run: score}}`` of each run's own aggregation (its ``params``'
+    ``aggregation``), scored values only; ``item_pks``: only these items."""
+    marks = ",".join("?" * len(run_ids))
+    out: dict[tuple[int, str], dict[int, float]] = {}
+    for r in db.execute(f"SELECT s.run_id, s.item_id, s.dimension, s.value FROM score s JOIN run "
+                        f"ON run.id = s.run_id WHERE s.run_id IN ({marks}) AND s.aggregation = "
+                        f"json_extract(run.params, '$.aggregation') AND s.value IS NOT NULL",
+                        run_ids):
+        if item_pks is None or r[1] in item_pks:
+            out.setdefault((r[1], r[2]), {})[r[0]] = r[3]
+    return out

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 import sqlite_utils
 
-from checkeval_core.analysis.report import run_frame
+from checkeval_core.analysis.frames import run_frame
 from checkeval_core.runs.never_varying import NEVER_VARY_MIN_ANSWERS
 from checkeval_core.runs.traces import COIN_FLIP_BAND
 from checkeval_core.stats.bootstrap import enough_groups, minimum

@@ -1,8 +1,13 @@
-"""The analysis behind the Analysis page and ``checkeval analyze``: correlations with humans,
-agreement across judges, stability, significance and per-question diagnostics.
+"""The Analysis report, put together: what the Analysis page and ``checkeval analyze`` compute
+from the selected runs and external metrics — their correlations with human scores on the
+items they share (the frames and correlations of :mod:`checkeval_core.analysis.frames`),
+agreement across judges, stability across judges and the significance of method vs method.
 
 Everything is computed from the stored answers and scores, so every number can be traced
-down to Yes/No decisions (the page links each chart to the Traces page).
+down to Yes/No decisions (the page links each chart to the Traces page). Elsewhere: the
+sentences and display rows (:mod:`checkeval_core.analysis.notes`), the per-question
+diagnostics (:mod:`checkeval_core.analysis.diagnostics`), the page's view-model
+(:mod:`checkeval_core.analysis.analysis_view`).
 """
 
 from __future__ import annotations
@@ -17,138 +22,31 @@ import numpy as np
 import pandas as pd
 import sqlite_utils
 
-from checkeval_core.analysis.bias import LENGTH_RHO, selection_length
 from checkeval_core.analysis.ensemble import analyze_ensemble
-from checkeval_core.analysis.frames import (  # noqa: F401 - re-exported for the pages
-    LEVEL_NAMES,
-    LEVEL_UNITS,
+from checkeval_core.analysis.frames import (
+    YesNoAnswers,
     correlation_points,
     correlation_report,
-    explain_level,
     metric_frame,
     run_frame,
-    support,
+    run_scores,
 )
-from checkeval_core.analysis.reliability import DEFAULT_MAX_FLIP, selection_reliability
-from checkeval_core.people import people_labels
+from checkeval_core.analysis.notes import (
+    agreement_reasons,
+    coverage_note,
+    judges_by_method,
+    kappa_note,
+)
 from checkeval_core.runs.labels import run_labels
-from checkeval_core.runs.score_math import answer_value
 from checkeval_core.stats.agreement import (
     binary_alpha_ci,
-    binary_group_sums,
     cohen_kappa,
-    fleiss_from_counts,
     krippendorff_alpha,
-)
-from checkeval_core.stats.bootstrap import (
-    MIN_GROUPS,
-    enough_groups,
-    minimum,
-)
-from checkeval_core.stats.correlation import (
-    corr,
 )
 from checkeval_core.stats.significance import wilcoxon_bh
 from checkeval_core.stats.values import isnan
-from checkeval_core.store import rows
 from checkeval_core.task_split import check_which, filter_frame, split_note, task_of_run
 from checkeval_core.tasks import item_groups
-
-
-def format_ci(entry: dict[str, Any], coef: str, digits: int = 2) -> str:
-    """``[0.12, 0.55]``, or the reason there is no interval."""
-    lo, hi = entry["ci"][coef]
-    if isnan(lo) or isnan(hi):
-        return (entry.get("ci_reasons") or {}).get(coef) or "no interval"
-    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
-
-
-def correlation_table(per_run: dict[str, Any], level: str, coef: str) -> list[dict[str, Any]]:
-    """The page's / CSV's correlation rows: each value with its n, its interval (or why
-    none) and, for a blank value, why."""
-    unit = LEVEL_UNITS[level]
-    out = []
-    for r in per_run.values():
-        for dim, d in r["dimensions"].items():
-            e = d[level]
-            groups = (d.get("support") or {}).get("n_groups")
-            out.append({"run": r.get("label", ""), "dimension": dim, coef: e[coef],
-                        "95% CI": format_ci(e, coef), f"n {unit}": e["n"],
-                        **_support_cells(d.get("support")),
-                        "skipped documents": e.get("skipped", 0),
-                        "note": (e.get("reasons") or {}).get(coef)
-                        or _fewer_note(level, e["n"], groups)})
-        avg = r["average"][level]
-        ns = [d[level]["n"] for d in r["dimensions"].values()]
-        out.append({"run": r.get("label", ""), "dimension": "AVERAGE", coef: avg[coef],
-                    "95% CI": "no interval: a mean over dimensions (see each dimension's)",
-                    f"n {unit}": max(ns, default=0), **_support_cells(r.get("support")),
-                    "skipped documents": 0,
-                    "note": (avg.get("reasons") or {}).get(coef)
-                    or f"mean over {avg['n']} dimension(s)"})
-    return out
-
-
-def _fewer_note(level: str, n: int, groups: int | None) -> str:
-    """Why ``n documents`` is below ``groups`` at sample level (else nothing to say)."""
-    if level != "sample_level" or not groups or n >= groups:
-        return ""
-    return (f"n documents {n} of {groups} groups: the other {groups - n} have a correlation "
-            "that is undefined (fewer than 2 items, or constant judge or human scores) and "
-            "are left out of the average")
-
-
-def _support_cells(sup: dict[str, int] | None) -> dict[str, int | None]:
-    sup = sup or {}
-    return {"items": sup.get("n_items"), "groups": sup.get("n_groups"),
-            "systems": sup.get("n_systems")}
-
-
-def quality_rows(per_run: dict[str, Any]) -> list[dict[str, Any]]:
-    """The high- vs low-quality split (human ≥ 3 vs < 3) of every run and dimension, each
-    blank correlation with its reason (``note``)."""
-    return [{"run": r.get("label", ""), "dimension": dim, "subset": name, "items": v["n"],
-             "mean judge score": v["mean_metric"], "spearman": v["spearman"],
-             "note": v.get("reason") or ""}
-            for r in per_run.values() for dim, d in r["dimensions"].items()
-            for name, v in d["quality_split"].items()]
-
-
-def interval_note(per_run: dict[str, Any], level: str, coef: str) -> str | None:
-    """Above the chart: how many bars have no error bar, and why (None if all have one)."""
-    missing, total, why = 0, 0, []
-    for r in per_run.values():
-        for d in r["dimensions"].values():
-            if isnan(d[level][coef]):
-                continue
-            total += 1
-            reason = (d[level].get("ci_reasons") or {}).get(coef)
-            if reason:
-                missing += 1
-                why.append(reason.removeprefix("no interval: "))
-    if not missing:
-        return None
-    return (f"{missing} of {total} bars have no error bar — no interval: "
-            f"{'; '.join(dict.fromkeys(why))}. A value without an interval rests on too few "
-            "documents to mean much on its own (its sign may be chance): the intervals resample "
-            "documents, so include items from more documents in the run (Run page).")
-
-
-def correlation_chart_note(per_run: dict[str, Any], level: str, coef: str) -> str | None:
-    """Why the correlation chart would be empty (then the page shows this instead), else None."""
-    reasons = []
-    for r in per_run.values():
-        for dim, d in r["dimensions"].items():
-            if not isnan(d[level][coef]):
-                return None
-            reasons.append(f"{dim}: {(d[level].get('reasons') or {}).get(coef)}")
-    if not reasons:
-        return ("No correlation to draw: no item of the selected runs has a human score for "
-                "its dimensions — import human scores on the Data page.")
-    unit = LEVEL_UNITS[level]
-    ns = sorted({d[level]["n"] for r in per_run.values() for d in r["dimensions"].values()})
-    return (f"No {coef} correlation to draw at {LEVEL_NAMES[level]} (n = "
-            f"{', '.join(map(str, ns))} {unit}): " + "; ".join(dict.fromkeys(reasons)))
 
 
 def _correlate(frames: dict[str, tuple[pd.DataFrame, dict[str, Any]]], shared: bool,
@@ -216,28 +114,9 @@ def coverage(frames: dict[str, pd.DataFrame], shared: bool = True) -> dict[str, 
     same = all(s == sets[0] for s in sets)
     groups = {g for f in scored.values() for g in f.loc[f["item_pk"].isin(common), "group"]}
     use = bool(shared and len(frames) >= 2 and common and not same)
-    note = None
-    if len(frames) >= 2 and not same:
-        each = "; ".join(f"{_key_label(k)}: {v['n_items']} items over {v['n_groups']} "
-                         "group(s)" for k, v in per.items())
-        if not common:
-            note = (f"The selected runs share no item ({each}): each value is computed on its "
-                    "own items, so the runs are NOT comparable — select runs over the same "
-                    "items.")
-        elif use:
-            note = (f"The selected runs cover different items ({each}): every value below is "
-                    f"computed on the {len(common)} items over {len(groups)} group(s) that all "
-                    "of them share.")
-        else:
-            note = (f"The selected runs cover different items ({each}) and each value is "
-                    f"computed on its own items: they share only {len(common)}, so the values "
-                    "are not comparable.")
     return {"runs": per, "n_shared_items": len(common), "n_shared_groups": len(groups),
-            "same_items": same, "shared": use, "note": note, "items": common}
-
-
-def _key_label(key: str) -> str:
-    return f"#{key}" if key.isdigit() else key
+            "same_items": same, "shared": use,
+            "note": coverage_note(per, len(common), len(groups), same, use), "items": common}
 
 
 def scores_stamp(db: sqlite_utils.Database) -> str:
@@ -356,8 +235,7 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int],
                 "ci_reasons": dict.fromkeys(("krippendorff_alpha", "fleiss_kappa",
                                              "krippendorff_alpha_scores"),
                                             "no interval: " + why)}
-    marks = ",".join("?" * len(run_ids))
-    yn = _YesNo(db, run_ids, marks, item_pks)
+    yn = YesNoAnswers(db, run_ids, item_pks)
     alpha = krippendorff_alpha(yn.matrix()) if yn.n else math.nan
     fk = yn.fleiss()
     pair, detail = {}, {}
@@ -365,33 +243,14 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int],
         la, lb, agree_ab = yn.pair(a, b)
         pair[f"{a}-{b}"] = cohen_kappa(la, lb)
         detail[f"{a}-{b}"] = {"kappa": pair[f"{a}-{b}"], "n": len(la), "agree": agree_ab,
-                              "reason": _kappa_note({a: la, b: lb}, pair[f"{a}-{b}"])}
-    sc: dict[tuple, dict[int, float]] = defaultdict(dict)
-    for r in db.execute(f"SELECT s.run_id, s.item_id, s.dimension, s.value FROM score s JOIN run "
-                        f"ON run.id = s.run_id WHERE s.run_id IN ({marks}) AND s.aggregation = "
-                        f"json_extract(run.params, '$.aggregation') AND s.value IS NOT NULL",
-                        run_ids):
-        if item_pks is None or r[1] in item_pks:
-            sc[(r[1], r[2])][r[0]] = r[3]
+                              "reason": kappa_note({a: la, b: lb}, pair[f"{a}-{b}"])}
+    sc = run_scores(db, run_ids, item_pks)
     su = [k for k, v in sc.items() if len(v) >= 2]
     smat = [[sc[u].get(rid, np.nan) for u in su] for rid in run_ids]
     alpha_s = krippendorff_alpha(smat, "interval") if su else math.nan
-    by_run = {rid: yn.of_run(rid) for rid in run_ids}
-    yes_no = _kappa_note(by_run, alpha, exact=False)
     agree = yn.all_agree()
-    reasons = {"krippendorff_alpha": yes_no, "fleiss_kappa": _kappa_note(by_run, fk, exact=False),
-               "krippendorff_alpha_scores": None}
-    if not yn.n:
-        reasons["krippendorff_alpha"] = reasons["fleiss_kappa"] = (
-            "the runs share no (item, question) answered Yes/No by two of them — select runs "
-            "over the same items")
-    elif isnan(fk) and not isnan(alpha) and not reasons["fleiss_kappa"]:
-        reasons["fleiss_kappa"] = ("needs the same number of runs answering every unit "
-                                   f"(raw agreement {agree}/{yn.n})")
-    if isnan(alpha_s):
-        reasons["krippendorff_alpha_scores"] = (
-            "the runs share no scored (item, dimension)" if not su else
-            "every run gave the same score everywhere: α undefined")
+    reasons = agreement_reasons({rid: yn.of_run(rid) for rid in run_ids}, alpha, fk, yn.n,
+                                agree, alpha_s, len(su))
     where = item_groups(db, set(yn.items))
     sup = {"n_items": len(where), "n_groups": len({g for g, _ in where.values()}),
            "n_systems": len({s_ for _, s_ in where.values()}), "n_runs": len(run_ids)}
@@ -403,99 +262,6 @@ def agreement(db: sqlite_utils.Database, run_ids: list[int],
             "ci": {"krippendorff_alpha": ci["ci"]},
             "ci_reasons": {"krippendorff_alpha": ci["reason"], "fleiss_kappa": no_ci,
                            "krippendorff_alpha_scores": no_ci}}
-
-
-class _YesNo:
-    """The runs' valid Yes/No answers as a units × runs array (1 yes, 0 no, -1 none), the
-    pairable units — (item, question, unit) answered by ≥ 2 of the runs — in the order they
-    are first read, as :func:`agreement` has always listed them: every statistic gets the very
-    labels, in the very order, that a dict of dicts built row by row gave it (one answer per
-    run and unit: the answer table's unique key), without a Python object per answer."""
-
-    def __init__(self, db: sqlite_utils.Database, run_ids: list[int], marks: str,
-                 item_pks: set[int] | None) -> None:
-        cur = db.execute(f"SELECT run_id, item_id, question_id, unit, verdict = 'yes' FROM "
-                         f"answer WHERE run_id IN ({marks}) AND verdict != 'invalid'", run_ids)
-        df = pd.DataFrame(cur.fetchall(), columns=["run", "item", "question", "unit", "yes"])
-        if item_pks is not None:
-            df = df[df["item"].isin(item_pks)]
-        self.runs = list(run_ids)
-        col: dict[int, int] = {}
-        for k, rid in enumerate(self.runs):  # a run listed twice: one column, two coders
-            col.setdefault(rid, k)
-        key = df.groupby(["item", "question", "unit"], sort=False).ngroup().to_numpy()
-        v = np.full((int(key.max()) + 1 if len(key) else 0, len(self.runs)), -1, dtype=np.int8)
-        v[key, df["run"].map(col).to_numpy()] = df["yes"].to_numpy(np.int8)
-        first = np.unique(key, return_index=True)[1]  # each key's first row, in key order
-        pairable = (v >= 0).sum(axis=1) >= 2
-        self.v = v[pairable]
-        #: the item of each pairable unit, in unit order
-        self.items: list[int] = df["item"].to_numpy()[first][pairable].tolist()
-        self.n = len(self.items)
-
-    def matrix(self) -> np.ndarray:
-        """Runs × units, 1.0 / 0.0 / NaN (Krippendorff's reliability data)."""
-        t = self.v.T[[self.runs.index(r) for r in self.runs]]
-        return np.where(t >= 0, t.astype(float), np.nan)
-
-    @staticmethod
-    def _words(codes: np.ndarray) -> list[str]:
-        return np.where(codes == 1, "yes", "no").tolist()
-
-    def of_run(self, rid: int) -> list[str]:
-        """The run's labels over the units it answered, in unit order."""
-        c = self.v[:, self.runs.index(rid)]
-        return self._words(c[c >= 0])
-
-    def pair(self, a: int, b: int) -> tuple[list[str], list[str], int]:
-        """Both runs' labels on the units both answered, and how many agree."""
-        ca, cb = self.v[:, self.runs.index(a)], self.v[:, self.runs.index(b)]
-        both = (ca >= 0) & (cb >= 0)
-        return self._words(ca[both]), self._words(cb[both]), int((ca[both] == cb[both]).sum())
-
-    def all_agree(self) -> int:
-        """Units whose answers are all the same."""
-        yes, m = self.counts()
-        return int(((yes == 0) | (yes == m)).sum())
-
-    def counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per unit: Yes answers and answers."""
-        return (self.v == 1).sum(axis=1), (self.v >= 0).sum(axis=1)
-
-    def fleiss(self) -> float:
-        """:func:`~checkeval_core.stats.agreement.fleiss_from_labels` of the units' labels,
-        from their counts (categories "no", "yes")."""
-        yes, m = self.counts()
-        return fleiss_from_counts(np.column_stack([m - yes, yes]))[0]
-
-    def group_sums(self, group_of_unit: list[Any]) -> np.ndarray:
-        """:func:`~checkeval_core.stats.agreement.binary_group_sums` of the units' counts."""
-        yes, m = self.counts()
-        return binary_group_sums(yes, m, group_of_unit)
-
-
-def _kappa_note(by_rater: dict[Any, list[str]], value: float, exact: bool = True) -> str | None:
-    """Why a chance-corrected agreement is undefined or pulled towards 0: a rater who gave
-    one answer everywhere (chance agreement then explains all of their agreement)."""
-    n = min((len(v) for v in by_rater.values()), default=0)
-    if n == 0:
-        return "no unit answered by both — select runs over the same items"
-    constant = {r: v[0] for r, v in by_rater.items() if len(set(v)) == 1}
-    if not constant:
-        return None
-    lists = list(by_rater.values())
-    raw = ""
-    if len(lists) == 2 and len(lists[0]) == len(lists[1]):
-        agree = sum(x == y for x, y in zip(*lists))
-        raw = f"; raw agreement {agree}/{len(lists[0])}"
-    who = ", ".join(f"#{r} always {v!r}" for r, v in constant.items())
-    if len(constant) == len(by_rater) or (isnan(value) and not exact):
-        return f"every answer is the same ({who}): chance agreement is 1, κ undefined{raw}"
-    if exact:  # Cohen κ: undefined with one constant side (stats.agreement.cohen_kappa)
-        return (f"a judge answered the same everywhere ({who}): κ undefined (it would be 0 "
-                f"whatever the other answers){raw}")
-    return (f"a judge answered the same everywhere ({who}): chance-corrected agreement is "
-            f"pulled towards 0{raw}")
 
 
 # -- stability and significance -----------------------------------------------------------------
@@ -523,14 +289,6 @@ def stability_points(per_run: dict[str, Any], level: str = "sample_level",
     return dict(out)
 
 
-def _judges_by_method(per_run: dict[str, Any]) -> dict[str, list[str]]:
-    by: dict[str, list[str]] = defaultdict(list)
-    for key, r in per_run.items():
-        if r.get("method") not in ("external", "ensemble"):
-            by[r["method"]].append(r.get("judge", key))
-    return by
-
-
 def stability(per_run: dict[str, Any], level: str = "sample_level",
               coef: str = "spearman") -> dict[str, Any]:
     """Mean and variance of the runs' average correlation across *distinct* judges, per
@@ -542,7 +300,7 @@ def stability(per_run: dict[str, Any], level: str = "sample_level",
         v = r["average"][level][coef]
         if not math.isnan(v):
             by_method[r["method"]].setdefault(r.get("judge", key), v)
-    runs = _judges_by_method(per_run)
+    runs = judges_by_method(per_run)
     out = {}
     for m, per_judge in by_method.items():
         v = list(per_judge.values())
@@ -554,26 +312,6 @@ def stability(per_run: dict[str, Any], level: str = "sample_level",
                   if len(v) > 1 else math.nan, "n_runs": len(runs[m]), "n_judges": len(v),
                   "values": v, "reason": reason}
     return out
-
-
-def stability_note(per_run: dict[str, Any], level: str = "sample_level",
-                   coef: str = "spearman") -> str | None:
-    """Why the stability chart would say nothing (then the page shows this instead): it
-    compares runs of one method across judges, so it needs ≥ 2 distinct judges of some
-    method — two runs of the same judge are not "across judges"."""
-    by = _judges_by_method(per_run)
-    if any(len(set(j)) >= 2 for j in by.values()):
-        return None
-    have = ", ".join(f"{m} ×{len(j)}" for m, j in sorted(by.items())) or "none"
-    same = [m for m, j in sorted(by.items()) if len(j) >= 2]
-    extra = ""
-    if same:
-        extra = (" The " + " and ".join(f"{len(by[m])} {m} runs" for m in same)
-                 + " come from one judge (" + ", ".join(sorted({by[m][0] for m in same}))
-                 + "): runs of the same judge are not across judges, so nothing is drawn.")
-    return ("Stability across judges needs ≥ 2 runs of the same method with different judges "
-            f"(selected: {have}) — run the same method with another judge and select both."
-            + extra)
 
 
 def method_significance(per_run: dict[str, Any], level: str = "sample_level",
@@ -595,192 +333,3 @@ def method_significance(per_run: dict[str, Any], level: str = "sample_level",
     return wilcoxon_bh(pairs)
 
 
-def significance_rows(sig: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Display rows of :func:`wilcoxon_bh`'s result: the outcome in words, or why none."""
-    out = []
-    for name, v in sig.items():
-        if v.get("reason"):
-            result = v["reason"]
-        else:
-            result = f"W = {v['statistic']:g}, p = {v['p']:.3g}, p (BH) = {v['p_bh']:.3g}"
-        out.append({"comparison": name, "judges": v["n"], "result": result})
-    return out
-
-
-# -- question diagnostics ---------------------------------------------------------------------
-#: A question is flagged only from answers on at least this many groups (documents, contexts,
-#: queries). On fewer, "never varies" or "anti-correlates" describes those few documents, not
-#: the question: SummEval's first document alone gives 19 answers per question and once
-#: flagged half of a good checklist. The signs seen on fewer groups are still listed
-#: (``weak_signs``), unflagged. The floor's small-sample rule
-#: (:data:`~checkeval_core.stats.bootstrap.MIN_GROUPS`), the same for every flag in the app.
-MIN_FLAG_GROUPS = MIN_GROUPS  # for readers and tests; code reads stats.bootstrap.minimum()
-#: A question is flagged "unstable" when its flip rate — the share of items whose verdict
-#: differs between selected runs that differ only in the prompt's wording (``phrasing``) — is
-#: above this: ``checkeval reliability``'s threshold for "unreliable"
-#: (:data:`~checkeval_core.analysis.reliability.DEFAULT_MAX_FLIP`, 0.10), so that the page and
-#: the command agree. Raised from ≥ :data:`MIN_FLAG_GROUPS` groups of the compared items.
-UNSTABLE_FLIP = DEFAULT_MAX_FLIP
-#: A question is flagged "follows length" when the Spearman ρ of its answers with the output's
-#: length in words is at least this in absolute value and its 95% interval excludes 0:
-#: ``checkeval bias``'s threshold (:data:`~checkeval_core.analysis.bias.LENGTH_RHO`, 0.3, a
-#: moderate correlation). Raised from ≥ :data:`MIN_FLAG_GROUPS` groups of the correlated items.
-FOLLOWS_LENGTH_RHO = LENGTH_RHO
-
-
-def question_diagnostics(db: sqlite_utils.Database, run_ids: list[int],
-                         reliability: dict[str, Any] | None = None,
-                         item_pks: set[int] | None = None) -> list[dict[str, Any]]:
-    """Per question over the runs: yes-rate, invalid rate, discrimination (Spearman of its
-    answer values with the dimension's human score), agreement across judges (share of items
-    where all runs agree), agreement with people's labels (:func:`checkeval_core.people.
-    people_labels`: the settled answer, else the majority; an unsettled tie is no label); the
-    evidence (``n`` answers,
-    ``n_items``, ``n_groups``) and flags — raised only from ≥ :data:`MIN_FLAG_GROUPS` groups.
-
-    Beside them, the question's stability under rewording and its bias towards length:
-    ``flip_rate``, ``p_yes_sd`` and ``flip_n`` (counted items) from the reliability set among
-    the runs (``reliability``: :func:`~checkeval_core.analysis.reliability.selection_reliability`
-    of the runs, computed when not given), ``length_r`` and ``length_n`` (items) from
-    :func:`~checkeval_core.analysis.bias.selection_length`; a blank (NaN) one has its reason
-    in ``flip_reason`` / ``length_reason``. Flags "unstable" (flip rate >
-    :data:`UNSTABLE_FLIP`) and "follows length" (|ρ| ≥ :data:`FOLLOWS_LENGTH_RHO`, interval
-    excluding 0), each from ≥ :data:`MIN_FLAG_GROUPS` groups of the items behind it.
-    ``item_pks``: only answers on these items (the items the compared runs share)."""
-    if not run_ids:
-        return []
-    if reliability is None:
-        reliability = selection_reliability(db, list(run_ids))
-    length = selection_length(db, list(run_ids), FOLLOWS_LENGTH_RHO, item_pks)
-    marks = ",".join("?" * len(run_ids))
-    ans = rows(db, f"SELECT a.run_id, a.item_id, a.question_id, a.dimension, a.verdict, a.p_yes, "
-                   f"q.text, q.status, i.group_id FROM answer a JOIN question q ON q.id = "
-                   f"a.question_id JOIN item i ON i.id = a.item_id WHERE a.run_id IN ({marks}) "
-                   f"AND a.question_id != 0 AND a.unit = ''", run_ids)
-    if item_pks is not None:
-        ans = [a for a in ans if a["item_id"] in item_pks]
-    human = {(r[0], r[1]): r[2] for r in db.execute(
-        "SELECT item_id, dimension, value FROM human_score WHERE annotator = ''")}
-    people: dict[tuple[int, int], str] = {}  # the people's label (settled, else majority)
-    for (tid,) in db.execute(f"SELECT DISTINCT task_id FROM run WHERE id IN ({marks})", run_ids):
-        people.update(people_labels(db, int(tid), {a["item_id"] for a in ans}))
-    by_q: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for a in ans:
-        by_q[a["question_id"]].append(a)
-    out = []
-    for qid, lst in by_q.items():
-        valid = [a for a in lst if a["verdict"] != "invalid"]
-        yes_rate = np.mean([a["verdict"] == "yes" for a in valid]) if valid else math.nan
-        xs, ys = [], []
-        for a in valid:
-            h = human.get((a["item_id"], a["dimension"]))
-            if h is not None:
-                xs.append(answer_value(a["verdict"], a["p_yes"]))
-                ys.append(h)
-        disc = corr(xs, ys, "spearman")
-        per_item: dict[int, set[str]] = defaultdict(set)
-        for a in valid:
-            per_item[a["item_id"]].add(a["verdict"])
-        multi = {i: v for i, v in per_item.items()
-                 if sum(1 for a in valid if a["item_id"] == i) >= 2}
-        judge_agree = np.mean([len(v) == 1 for v in multi.values()]) if multi else math.nan
-        hum = [(a["verdict"], people[(a["item_id"], qid)]) for a in valid
-               if (a["item_id"], qid) in people]
-        human_agree = np.mean([x == y for x, y in hum]) if hum else math.nan
-        n_groups = len({a["group_id"] for a in lst})
-        signs = []  # (sign, groups behind it)
-        if valid and len({a["verdict"] for a in valid}) == 1:
-            signs.append(("never varies", n_groups))
-        if not math.isnan(disc) and disc < -0.1:
-            signs.append(("anti-correlates with humans", n_groups))
-        if not math.isnan(judge_agree) and judge_agree < 0.6:
-            signs.append(("judges disagree", n_groups))
-        rel = _reliability_cells(reliability, qid)
-        if not isnan(rel["flip_rate"]) and rel["flip_rate"] > UNSTABLE_FLIP:
-            signs.append(("unstable", rel.pop("groups")))
-        rel.pop("groups", None)
-        le = length.get(qid) or {"rho": None, "n": 0, "flagged": False,
-                                 "reason": "no item has a Yes/No answer"}
-        if le["flagged"]:
-            signs.append(("follows length", le["n_groups"]))
-        weak_groups = sorted({g for _, g in signs if not enough_groups(g)})
-        out.append({"question_id": qid, "dimension": lst[0]["dimension"], "question":
-                    lst[0]["text"], "status": lst[0]["status"], "n": len(lst),
-                    "n_items": len({a["item_id"] for a in lst}), "n_groups": n_groups,
-                    "yes_rate": float(yes_rate),
-                    "invalid_rate": 1 - len(valid) / len(lst), "discrimination": disc,
-                    "judge_agreement": float(judge_agree), "human_agreement": float(human_agree),
-                    **rel, "length_r": math.nan if le["rho"] is None else le["rho"],
-                    "length_n": le["n"], "length_reason": le["reason"] if le["rho"] is None
-                    else None,
-                    "flags": [s for s, g in signs if enough_groups(g)],
-                    "weak_signs": [s for s, g in signs if not enough_groups(g)],
-                    "flag_note": None if not weak_groups else
-                    f"not flagged: answers on {' / '.join(map(str, weak_groups))} group(s), "
-                    f"fewer than the {minimum()} a flag needs"})
-    return sorted(out, key=lambda d: (d["dimension"], d["question_id"]))
-
-
-def _reliability_cells(rel: dict[str, Any], qid: int) -> dict[str, Any]:
-    """A question's ``flip_rate``, ``p_yes_sd``, ``flip_n``, ``flip_reason`` and the
-    ``groups`` of its counted items, from a ``selection_reliability`` result."""
-    c = rel["columns"].get(qid)
-    if c is None:
-        why = rel["reason"] or "the question is not in the compared runs' checklist version"
-        return {"flip_rate": math.nan, "p_yes_sd": math.nan, "flip_n": None,
-                "flip_reason": why, "groups": 0}
-    return {"flip_rate": math.nan if c["flip_rate"] is None else c["flip_rate"],
-            "p_yes_sd": math.nan if c["p_yes_sd"] is None else c["p_yes_sd"],
-            "flip_n": c["n_items"], "groups": c["n_groups"],
-            "flip_reason": c["reason"] if c["flip_rate"] is None else None}
-
-
-def diagnostics_notes(diag: list[dict[str, Any]], n_runs: int,
-                      reliability: dict[str, Any] | None = None) -> list[str]:
-    """One sentence per diagnostics column that has blanks, saying why and what to do; with
-    ``reliability`` (the ``selection_reliability`` the diagnostics used) also which runs the
-    flip rates compare."""
-    notes = []
-
-    def blank(col: str) -> bool:
-        return any(isnan(d[col]) for d in diag)
-
-    if blank("yes_rate"):
-        notes.append("Blank yes-rate: every answer to the question was invalid.")
-    if blank("discrimination"):
-        notes.append("Blank discrimination: the question's answers never vary, or its items "
-                     "have no human score (needs ≥ 2 items with different answers).")
-    if blank("judge_agreement"):
-        notes.append("Blank judge agreement: needs ≥ 2 runs answering the same item — select "
-                     "another run." if n_runs < 2 else
-                     "Blank judge agreement: no item was answered by two of the runs.")
-    if blank("human_agreement"):
-        notes.append("Blank human agreement: no annotator answered the question yet (Annotate "
-                     "page).")
-    if reliability and reliability.get("note"):
-        notes.append(reliability["note"])
-    flip = [d for d in diag if isnan(d.get("flip_rate"))]
-    if flip:
-        why = list(dict.fromkeys(d["flip_reason"] for d in flip if d.get("flip_reason")))
-        many = "" if len(flip) == len(diag) else f" ({len(flip)} of {len(diag)} questions)"
-        notes.append(f"Blank flip rate and p(Yes) SD{many}: "
-                     + "; ".join(why[:3]) + ("; …" if len(why) > 3 else "") + ".")
-    if any(isnan(d.get("length_r")) for d in diag):
-        notes.append("Blank length ρ: needs ≥ 3 items answered Yes/No, answers that vary and "
-                     "outputs of different lengths (per question and run: `checkeval bias "
-                     "--run N`).")
-    return notes
-
-
-def items_behind(db: sqlite_utils.Database, run_id: int, dimension: str,
-                 aggregation: str | None = None,
-                 only: list[int] | None = None) -> pd.DataFrame:
-    """The items behind one bar (run × dimension) with a human score, largest rank
-    disagreement (|percentile rank of judge − of human|) first; ``only``: the shared items
-    the bar was computed on (``coverage["shared_item_pks"]``), when runs were compared."""
-    df, _ = run_frame(db, run_id, aggregation)
-    if only is not None:
-        df = df[df["item_pk"].isin(only)]
-    part = df[df["dimension"] == dimension].dropna(subset=["human"]).copy()
-    part["gap"] = (part["metric"].rank(pct=True) - part["human"].rank(pct=True)).abs()
-    return part.sort_values("gap", ascending=False)

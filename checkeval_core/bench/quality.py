@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from checkeval_core.analysis.ensemble import ensemble_frame, stacked_frame
+from checkeval_core.analysis.frames import correlation_report, run_frame
 from checkeval_core.analysis.rankings import pairs_report, rankings_report
-from checkeval_core.analysis.report import correlation_report, run_frame
 from checkeval_core.annotation.preferences import import_preferences, import_ratings
 from checkeval_core.checklists import instance as inst
 from checkeval_core.checklists.augment import MODES, default_mode

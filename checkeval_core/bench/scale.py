@@ -29,9 +29,9 @@ from checkeval_core.analysis.analysis_view import (
 )
 from checkeval_core.analysis.calibrate import calibrated_view, run_calibrated
 from checkeval_core.analysis.compare import compare_runs
+from checkeval_core.analysis.diagnostics import items_behind
 from checkeval_core.analysis.health import runs_health
 from checkeval_core.analysis.judge_agreement import judge_agreement
-from checkeval_core.analysis.report import items_behind
 from checkeval_core.runs.score_read import dimension_means
 from checkeval_core.runs.traces import disagreements, item_trace
 from checkeval_core.store import now_iso, open_db

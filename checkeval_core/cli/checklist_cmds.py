@@ -261,8 +261,8 @@ def freeze_cmd(task: str = typer.Option(..., "--task"), note: str = typer.Option
 
 
 @checklist_app.command("versions")
-def versions_cmd(task: str = typer.Option(..., "--task"),
-                 as_json: bool = typer.Option(False, "--json")) -> None:
+def list_versions_cmd(task: str = typer.Option(..., "--task"),
+                      as_json: bool = typer.Option(False, "--json")) -> None:
     """List frozen versions."""
     from checkeval_core.checklists.versions import list_versions
 

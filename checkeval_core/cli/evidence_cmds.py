@@ -89,21 +89,21 @@ def _fmt(f: dict) -> str:
 
 
 @app.command("versions")
-def versions_cmd(task: str = typer.Option(..., "--task"),
-                 split: str | None = typer.Option(None, "--split", help="dev | heldout | all "
-                                                  "(default: each part the task has)"),
-                 diff: tuple[int, int] | None = typer.Option(
-                     None, "--diff", help="two version numbers A B: questions added / removed "
-                                          "/ edited beside the change in agreement"),
-                 level: str = typer.Option("sample_level", "--level",
-                                           help="sample_level | dataset_level | system_level"),
-                 coef: str = typer.Option("spearman", "--coef",
-                                          help="spearman | kendall | pearson"),
-                 bootstrap: int = typer.Option(200, "--bootstrap", help="resamples for CIs"),
-                 tie_margin: float = typer.Option(0.1, "--tie-margin",
-                                                  help="preferences: score gap below which "
-                                                       "two answers tie"),
-                 as_json: bool = typer.Option(False, "--json")) -> None:
+def version_agreement_cmd(
+        task: str = typer.Option(..., "--task"),
+        split: str | None = typer.Option(None, "--split", help="dev | heldout | all "
+                                         "(default: each part the task has)"),
+        diff: tuple[int, int] | None = typer.Option(
+            None, "--diff", help="two version numbers A B: questions added / removed / edited "
+                                 "beside the change in agreement"),
+        level: str = typer.Option("sample_level", "--level",
+                                  help="sample_level | dataset_level | system_level"),
+        coef: str = typer.Option("spearman", "--coef", help="spearman | kendall | pearson"),
+        bootstrap: int = typer.Option(200, "--bootstrap", help="resamples for CIs"),
+        tie_margin: float = typer.Option(0.1, "--tie-margin",
+                                         help="preferences: score gap below which two answers "
+                                              "tie"),
+        as_json: bool = typer.Option(False, "--json")) -> None:
     """Agreement with humans per frozen checklist version × judge × method × aggregation."""
     from checkeval_core.analysis.versions import reference_rows, version_diff, versions_report
     from checkeval_core.runs.options import check_bootstrap, check_tie_margin

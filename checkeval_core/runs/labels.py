@@ -19,7 +19,7 @@ import sqlite_utils
 def run_label(run: dict[str, Any]) -> str:
     """The label of a run row: from :func:`~checkeval_core.runs.list_runs` (``id``,
     ``checklist_version``, ``judge_spec``, ``method``, ``n_items``, ``status``) or from
-    :func:`~checkeval_core.analysis.versions.version_runs` (``run``, ``version``, ``judge``,
+    :func:`~checkeval_core.analysis.version_readers.version_runs` (``run``, ``version``, ``judge``,
     …), with ``escalate_to`` or ``params`` naming an escalating run's second judge. A field
     the row lacks is left out of the label."""
     rid = run.get("id", run.get("run"))

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import sqlite_utils
 
-from checkeval_core.analysis.versions import evidence_kinds
+from checkeval_core.analysis.version_readers import evidence_kinds
 from checkeval_core.annotation.preferences import ratings
 from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.runs.score_math import answer_value
