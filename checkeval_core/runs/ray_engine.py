@@ -3,8 +3,8 @@
 Ray is the scheduler; this module only says what a unit of work is and stores what comes
 back. A **unit** is one item's pending requests (all its questions together, so the worker's
 judge reuses the item's prefix). Each **worker** is a Ray actor that builds the run's judge
-once — the embedded model on a CPU node, ``vllm:`` on a GPU node (one GPU per worker), or a
-remote judge — and answers units with it (``judges/cached.py``'s retries, batching and
+once — the embedded model on a CPU node, ``vllm:`` on a GPU node (one GPU per worker: a
+backend that declares ``gpu`` in the judge registry), or a remote judge — and answers units with it (``judges/cached.py``'s retries, batching and
 concurrency apply inside the worker; it has no database).
 
 The **driver** (the process running ``execute_run``) stays the one writer: it looks each
@@ -32,7 +32,7 @@ from typing import Any
 
 from checkeval_core.judges.base import Capabilities
 from checkeval_core.judges.cached import CachedJudge
-from checkeval_core.judges.registry import get_judge, parse_spec
+from checkeval_core.judges.registry import get_judge, needs_gpu
 
 # a worker process imports this module to build its judge: importing the method registry
 # registers the methods' answers of the fake judge there too
@@ -189,7 +189,7 @@ class RayEngine:
         ``specs`` — before any run is created or judge asked."""
         self.connect()
         for spec in specs:
-            self._size(parse_spec(spec).backend == "vllm")
+            self._size(needs_gpu(spec))
 
     def judge(self, spec: str, db: Any) -> CachedJudge:
         """Start the workers for ``spec`` (each builds its judge) and return the driver's
@@ -199,7 +199,7 @@ class RayEngine:
         if self.actors and self._spec != spec:  # another judge: other workers
             self.release()
         if not self.actors:  # the workers of the previous run of this judge are kept
-            gpu = parse_spec(spec).backend == "vllm"
+            gpu = needs_gpu(spec)
             n = self._size(gpu)
             cls = ray.remote(max_restarts=MAX_RESTARTS,
                              max_task_retries=MAX_RESTARTS)(JudgeWorker)
