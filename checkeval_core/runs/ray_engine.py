@@ -23,6 +23,7 @@ only when the engine is asked for.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 from collections import deque
@@ -76,24 +77,64 @@ def init_ray(attempts: int = 3, **kw: Any) -> None:
                 raise
 
 
-def engine_for(name: str | None, address: str | None = None,
-               workers: int | None = None) -> RayEngine | None:
-    """The engine the options name (None: this process asks the judge), checked before any
-    run is created or judge asked; :class:`EngineError` names the option at fault."""
+def ray_installed() -> bool:
+    """Whether Ray can be imported here — found, never imported (the Run page asks this on
+    every rerun; importing Ray takes seconds)."""
+    try:
+        return importlib.util.find_spec("ray") is not None
+    except ValueError:  # a module object without a spec in sys.modules
+        return False
+
+
+def check_engine(name: str | None, address: str | None = None,
+                 workers: int | None = None) -> str:
+    """The engine's name (``local`` or ``ray``) once the options are checked, without
+    importing Ray; :class:`EngineError` names the option at fault."""
     name = (name or "local").strip().lower()
     if name not in ENGINES:
         raise EngineError(f"--engine {name!r}: choose one of {', '.join(ENGINES)}")
     if name == "local":
         if address is not None or workers is not None:
             raise EngineError("--ray-address and --workers go with --engine ray")
-        return None
+        return name
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise EngineError(f"--workers {workers}: give a whole number from 1 to {MAX_WORKERS}")
     if address is not None and (not address.strip() or any(c.isspace() for c in address)):
         raise EngineError(f"--ray-address {address!r}: give the cluster's address "
                           "(host:6379, ray://host:10001 or auto)")
+    return name
+
+
+def engine_for(name: str | None, address: str | None = None,
+               workers: int | None = None) -> RayEngine | None:
+    """The engine the options name (None: this process asks the judge), checked before any
+    run is created or judge asked; :class:`EngineError` names the option at fault."""
+    if check_engine(name, address, workers) == "local":
+        return None
     import_ray()
     return RayEngine(address, workers)
+
+
+def engine_args(name: str | None, address: str | None = None,
+                workers: int | None = None) -> list[str]:
+    """The ``checkeval run`` options that give a worker process this engine (``[]`` for the
+    local one), checked like :func:`engine_for` (Ray must be installed; not imported). The
+    Run page launches ``checkeval run --resume RUN`` with them: the same path as
+    ``checkeval run --engine ray``."""
+    if check_engine(name, address, workers) == "local":
+        return []
+    if not ray_installed():
+        raise EngineError(f"--engine ray needs Ray, which is not installed: {INSTALL}")
+    return ["--engine", "ray", *(["--ray-address", address.strip()] if address else []),
+            *(["--workers", str(workers)] if workers else [])]
+
+
+def local_cpus() -> int:
+    """The CPUs a local Ray started here counts (one worker each)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def worker_env(environ: dict[str, str] | None = None) -> dict[str, str]:
