@@ -6,6 +6,7 @@ with its reason."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 
@@ -101,6 +102,15 @@ def test_engine_options_for_the_worker():
                                              "--workers", "2"]
     with pytest.raises(EngineError, match="go with --engine ray"):
         engine_args("local", workers=2)
+
+
+def test_the_page_helpers_do_not_import_ray():
+    """Importing Ray takes seconds: the Run page only looks whether it is there."""
+    code = ("import sys, studio_ui.engine_ui as e; e.ray_installed(); "
+            "e.engine_args('ray', None, 2); print('ray' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
 
 
 def test_engine_options_need_ray_installed(monkeypatch):
