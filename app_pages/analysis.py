@@ -103,7 +103,7 @@ with health_slot.container():
     health_box(db, chosen, "analysis", agg, labels=labels)
 event = correlation_chart(chart_slot, view, key="an_bars")
 first_slot.empty()  # cleared, not replaced: a replaced container kept the first chart below
-table(view["table"], cols["correlation"])
+table(view["table"], cols["correlation"], notes=True)  # notes in full under it
 downloads(view, task)
 for line in view["ensemble_notes"]:
     st.caption(line)

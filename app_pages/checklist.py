@@ -66,8 +66,8 @@ st.session_state["rv_selected"] = [i for i in st.session_state.get("rv_selected"
                                    if i in labels]
 if st.button("Select all shown", key="rv_all"):
     st.session_state["rv_selected"] = list(labels)
-selected = st.multiselect("Questions to act on", list(labels),
-                          format_func=lambda i: labels.get(i, f"#{i}"), key="rv_selected")
+selected = st.multiselect("Questions to act on", list(labels), key="rv_selected",
+                          format_func=lambda i: labels.get(i, f"#{i}"), **UI.PICKER)
 st.markdown(f"**{len(selected)} selected**")
 # The reason and new text belong to the selection they were typed for: emptied when the
 # selection changes and once a decision used them. They are set to "" rather than deleted:

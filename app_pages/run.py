@@ -5,7 +5,7 @@ import streamlit as st
 
 from checkeval_core.checklists.versions import list_versions
 from checkeval_core.judges.saved import list_judges
-from checkeval_core.runs import cancel_run, start_background
+from checkeval_core.runs import cancel_run
 from checkeval_core.runs.defaults import recommended
 from checkeval_core.runs.escalate import escalation_params
 from checkeval_core.runs.estimate import estimate_vs_actual
@@ -17,6 +17,7 @@ from checkeval_core.runs.start import start_runs
 from checkeval_core.store import db_path
 from checkeval_core.tasks import list_tasks
 from studio_ui.batch_ui import batch_section
+from studio_ui.engine_ui import engine_choice, launcher
 from studio_ui.escalation_ui import cost_box, escalation_fields
 from studio_ui.frame import page_db
 from studio_ui.widgets import cost_table, task_picker
@@ -77,7 +78,8 @@ opts = {k: True for k, on in (("include_definition", inc_def),
 if phrasing:
     opts["phrasing"] = int(phrasing)
 cost_box(db, task, [*judges, extra], methods, vnum, int(limit), opts, esc)  # both judges
-if st.button("Start", type="primary", key="run_start"):
+engine = engine_choice()  # None: wrong Ray options (said); [] the worker asks the judge
+if st.button("Start", type="primary", key="run_start", disabled=engine is None):
     try:
         opts.update(escalation_params(**esc))
     except ValueError as e:
@@ -85,7 +87,7 @@ if st.button("Start", type="primary", key="run_start"):
         st.stop()
     res = start_runs(db, task, [*judges, extra], methods, checklist=vnum, limit=int(limit),
                      params=opts, primary=None if primary == "(method default)" else primary,
-                     launch=start_background)
+                     launch=launcher(engine))
     for e in res.errors:
         st.error(e)
     for rid, spec, m in res.reused:
@@ -126,7 +128,7 @@ def runs_panel() -> None:
     if c2.button("Cancel", key="run_cancel", disabled=not can["cancel"]):
         cancel_run(db, int(rid))
         st.toast(f"Run {int(rid)} will stop after the current item")
-    if c3.button("Resume", key="run_resume", disabled=not can["resume"]):
+    if c3.button("Resume", key="run_resume", disabled=not can["resume"] or engine is None):
         try:  # the same core step as `checkeval run --resume`: judge errors are asked again
             r = prepare_resume(db, int(rid))
         except Exception as e:  # noqa: BLE001 - unknown run, or its worker is still alive
@@ -135,7 +137,7 @@ def runs_panel() -> None:
             if r["status"] == "completed":  # finished meanwhile (or a second click)
                 st.info("That run is complete.")
                 return
-            start_background(db_path(db), int(rid))
+            launcher(engine)(db_path(db), int(rid))  # with the engine chosen above
             st.success(f"Run {int(rid)} resumed: only missing answers are asked "
                        f"({r['reasked']} with a judge error asked again)")
 

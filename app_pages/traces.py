@@ -43,7 +43,7 @@ if wanted and st.session_state.get("tr_link") != link:
         st.session_state.pop(k, None)
     if qp.get("show") == "people":  # Align's link: the questions where people disagree first
         st.session_state["tr_filter"] = SHOW_FILTERS[2]
-c_task, c_runs, c_dim, c_item = st.columns([2, 4, 2, 3])
+c_task, c_runs, c_dim, c_item = st.columns([2, 5, 2, 3])  # a run label fits its chip
 with c_task:
     task = task_picker(db, "tr_task", "No task yet: load the demo on the Home page.")
 if st.session_state.get("tr_task_seen") != task:
@@ -64,7 +64,7 @@ if "tr_runs" not in st.session_state:
 else:
     st.session_state["tr_runs"] = [r for r in st.session_state["tr_runs"] if r in labels]
 chosen = c_runs.multiselect("Runs (side by side)", list(labels), format_func=labels.get,
-                            key="tr_runs")
+                            key="tr_runs", wrap=True)  # in a column a chip row scrolls away
 if not chosen:
     st.info("Select at least one run to see its Yes/No decisions.")
     st.stop()

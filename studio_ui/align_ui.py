@@ -48,9 +48,13 @@ def sample_form(db: sqlite_utils.Database, run_id: int, expanded: bool) -> None:
 def question_table(rows: list[dict[str, Any]]) -> Any:
     df = pd.DataFrame(rows)
     # undefined figures are a dash with the reason on hover, never "None"
-    return show_table(df, {"question": st.column_config.TextColumn(width="medium"),
+    # at 1440 px a medium question column showed ~25 characters of each question: it is
+    # wide (a pinned column is drawn grey, harder to read), the figures narrow
+    return show_table(df, {"question": st.column_config.TextColumn(
+                               width="large",
+                               help="Select a row to read the question and its why in full"),
                            "why": st.column_config.TextColumn(width="large"),
-                           **{c: st.column_config.NumberColumn(c, format="%.2f")
+                           **{c: st.column_config.NumberColumn(c, format="%.2f", width="small")
                               for c in _NUM if c in df.columns}},
                       hide_index=True, key="al_table", on_select="rerun", width="stretch",
                       selection_mode="single-row",

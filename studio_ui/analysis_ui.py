@@ -20,21 +20,53 @@ from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.checklists.review import send_to_review, undo_send_to_review
 from checkeval_core.export import rows_to_csv
 from checkeval_core.store import open_db
+from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
+from studio_ui.tables import NOTE_COLUMNS as NOTES
 from studio_ui.tables import order, show_table, table_config
 
 REASON = "flagged by question diagnostics"
 
 
 def table(rows: Any, spec: dict[str, Any], key: str | None = None,
-          reasons: dict[str, str] | None = None, **kw: Any) -> Any:
+          reasons: dict[str, str] | None = None, notes: bool = False, **kw: Any) -> Any:
     """A table with its column meanings (``spec`` from ``analysis_view.columns``); an
-    undefined value is a dash, why on the column's hover (``reasons``, else the row's note)."""
+    undefined value is a dash, why on the column's hover (``reasons``, else the row's note).
+    With ``notes``, the notes and the reasons for a missing interval are also written out in
+    full under it (a cell cuts them at 1440 px)."""
     df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    return show_table(df, table_config(**spec["config"]), reasons, hide_index=True,
-                      width="stretch", key=key,
-                      column_order=order([c for c in spec["order"] if c in df.columns],
-                                         spec.get("long", [])), **kw)
+    out = show_table(df, table_config(**spec["config"]), reasons, hide_index=True,
+                     width="stretch", key=key,
+                     column_order=order([c for c in spec["order"] if c in df.columns],
+                                        spec.get("long", [])), **kw)
+    lines = note_lines(df) if notes else []
+    if lines:
+        st.caption("Notes in full:\n" + "\n".join(f"- {line}" for line in lines))
+    return out
+
+
+MAX_NOTES = 6
+
+
+def note_lines(df: pd.DataFrame) -> list[str]:
+    """Each distinct note of a table (its note column, and any cell saying why there is no
+    interval) once, with the rows it is about (their dimension, else their first column)."""
+    if df.empty:
+        return []
+    key = "dimension" if "dimension" in df.columns else df.columns[0]
+    found: dict[str, list[str]] = {}
+    for _, row in df.iterrows():
+        texts = [row[c] for c in df.columns if c != key and isinstance(row[c], str)
+                 and (c in NOTES or row[c].startswith("no interval"))]
+        for text in (t.strip() for t in texts):
+            if text:
+                found.setdefault(text, []).append(str(row[key]))
+    lines = [f"**{md_escape(', '.join(dict.fromkeys(rows)))}** ({len(rows)} row(s)): "
+             f"{md_escape(text)}" for text, rows in found.items()]
+    if len(lines) > MAX_NOTES:
+        lines = [*lines[:MAX_NOTES], f"… and {len(lines) - MAX_NOTES} more note(s): every one "
+                 "is in the CSV"]
+    return lines
 
 
 @st.cache_data(ttl=60, show_spinner="Computing correlations and bootstrap intervals…")

@@ -23,6 +23,16 @@ from checkeval_core.checklists.review_view import agreement_line, history_rows, 
 from studio_ui.tables import key_column, order, table_config
 
 #: The review table's column order (columns missing from the table are skipped by Streamlit).
+# "Questions to act on": the dropdown shows ~10 options at a time, so a long list is narrowed
+# by typing — any part of a label (its #id, [status] or words of the question), matched as a
+# substring rather than Streamlit's default in-order subsequence, which matches nearly every
+# long question — and "Select N matches" in the dropdown picks every option left
+PICKER = {"filter_mode": "contains", "select_all": True, "wrap": True,
+          "placeholder": "Type words of the questions, a #id or a [status] to narrow the list",
+          "help": "The list shows about 10 questions at a time: type any part of a question "
+                  "(words, #id, [proposed], [kept] …) to narrow it, then pick one or use "
+                  "'Select … matches' in the list to pick every match. 'Select all shown' "
+                  "picks every question the filters above show."}
 COLUMN_ORDER = order(["id", "query", "status", "filter", "criterion", "flags", "question",
                       "evidence on dev items", "dimension", "sub-dimension"],
                      ["filter reason", "reason", "origin", "provenance", "parent", "item"])

@@ -206,7 +206,7 @@ def run_multiselect(db: sqlite_utils.Database, container: Any, label: str,
         st.session_state[key] = [r for r in cur if r in labels]
     why = comparability(db, list(st.session_state[key]), list(labels))
     chosen = container.multiselect(
-        label, list(labels), key=key, help=help,
+        label, list(labels), key=key, help=help, wrap=True,  # every chosen run's label in view
         format_func=lambda r: labels[r] + (" — not comparable" if why.get(r) else ""))
     out = [r for r in labels if why.get(r) and r not in chosen]
     if out:

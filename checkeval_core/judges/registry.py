@@ -30,6 +30,7 @@ from checkeval_core.judges.spec import (  # noqa: F401 - the registry's public n
     JudgeSpecError,
     SpecField,
     endpoint_urls,
+    needs_gpu,
     parse_spec,
     register_backend,
     spec_forms,

@@ -65,6 +65,9 @@ class Backend:
     # starts, so a judge that cannot load is refused before any other judge is asked
     requires: tuple[str, ...] = ()
     example: str = ""  # a complete spec, shown when one is malformed
+    # the backend runs its model on a GPU of the machine it is built on: a Ray worker of this
+    # judge reserves one GPU (``runs/ray_engine.py``) instead of one CPU
+    gpu: bool = False
 
     def forms(self) -> list[str]:
         """The accepted spec forms, e.g. ``["openai-compat:<base_url>#<model>"]``."""
@@ -101,6 +104,12 @@ def is_small_model(spec: str) -> bool:
     """Whether the backend of ``spec`` declares a small local model (``Backend.small_model``)."""
     backend = backend_of(spec)
     return bool(backend and backend.small_model)
+
+
+def needs_gpu(spec: str) -> bool:
+    """Whether the backend of ``spec`` declares that it needs a GPU (``Backend.gpu``)."""
+    backend = backend_of(spec)
+    return bool(backend and backend.gpu)
 
 
 def backend_of(spec: str) -> Backend | None:
@@ -266,7 +275,7 @@ register_backend(Backend(
     "vllm", "checkeval_core.judges.vllm_backend:VLLMJudge",
     title="vllm — vLLM in this process (CUDA GPU)", fields=(_MODEL,),
     install="pip install -e '.[vllm]'  (needs a CUDA GPU)", example="vllm:Qwen/Qwen2.5-7B-Instruct",
-    requires=("vllm",)))
+    requires=("vllm",), gpu=True))
 register_backend(Backend(
     "fake", "checkeval_core.judges.fake:FakeJudge",
     title="fake — deterministic rules, for tests and demos"))

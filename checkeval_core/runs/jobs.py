@@ -11,10 +11,12 @@ imports Streamlit and opens its own connection. Scores are computed when all ite
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -198,24 +200,53 @@ def worker_alive(pid: int | None) -> bool:
         return True
 
 
-def start_background(path: str | Path, run_id: int) -> int:
-    """Run ``run_id`` in a detached worker process (``checkeval run --resume``); returns pid."""
+def start_background(path: str | Path, run_id: int, engine: Sequence[str] = ()) -> int:
+    """Run ``run_id`` in a detached worker process (``checkeval run --resume``, with the
+    ``engine`` options of ``runs/ray_engine.engine_args``); returns pid. A worker that exits
+    with an error before it starts the run (a Ray cluster it cannot join) leaves the run
+    failed with its last line of output, so the page says why and offers *Resume*."""
     log_dir = cache_dir() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    with open(log_dir / f"run-{run_id}.log", "ab") as log:  # the worker holds its own copy
+    log_file = log_dir / f"run-{run_id}.log"
+    with open(log_file, "ab") as log:  # the worker holds its own copy
+        start = log.tell()
         proc = subprocess.Popen([sys.executable, "-m", "checkeval_core", "--db", str(path),
-                                 "run", "--resume", str(run_id), "--quiet"], stdout=log,
-                                stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
-    # reaped when it ends: unwaited, a finished worker stayed a zombie of the app server for
-    # as long as the server ran (one process-table entry per run)
-    threading.Thread(target=proc.wait, name=f"reap-run-{run_id}", daemon=True).start()
+                                 "run", "--resume", str(run_id), "--quiet", *engine],
+                                stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
     db = open_db(path)
     try:  # the worker writes its pid too; not over a run it has already finished
         db.execute("UPDATE run SET pid = ? WHERE id = ? AND status IN ('pending', 'running')",
                    [proc.pid, run_id])
     finally:
         db.close()
+    # reaped when it ends: unwaited, a finished worker stayed a zombie of the app server for
+    # as long as the server ran (one process-table entry per run)
+    threading.Thread(target=_reap, args=(proc, path, run_id, log_file, start),
+                     name=f"reap-run-{run_id}", daemon=True).start()
     return proc.pid
+
+
+def _reap(proc: subprocess.Popen[bytes], path: str | Path, run_id: int, log_file: Path,
+          start: int) -> None:
+    """Wait for a worker; one that failed before it started its run fails the run."""
+    if proc.wait() == 0:
+        return
+    try:
+        with open(log_file, "rb") as f:
+            f.seek(start)
+            lines = [ln.strip() for ln in f.read().decode("utf-8", "replace").splitlines()]
+        why = next((ln for ln in reversed(lines) if ln), f"exit status {proc.returncode}")
+        db = open_db(path)
+        try:  # only a run this worker never started (still pending under its pid)
+            db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, "
+                       "pid = NULL WHERE id = ? AND status = 'pending' AND pid = ?",
+                       [f"the worker stopped before the run started: {why}"[:1000], now_iso(),
+                        run_id, proc.pid])
+        finally:
+            db.close()
+    except (OSError, sqlite3.Error):  # the log or the database gone meanwhile: Resume remains
+        pass
 
 
 def _store(db: sqlite_utils.Database, run_id: int, item_pk: int, answers: list[dict[str, Any]],

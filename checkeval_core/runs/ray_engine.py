@@ -3,8 +3,8 @@
 Ray is the scheduler; this module only says what a unit of work is and stores what comes
 back. A **unit** is one item's pending requests (all its questions together, so the worker's
 judge reuses the item's prefix). Each **worker** is a Ray actor that builds the run's judge
-once — the embedded model on a CPU node, ``vllm:`` on a GPU node (one GPU per worker), or a
-remote judge — and answers units with it (``judges/cached.py``'s retries, batching and
+once — the embedded model on a CPU node, ``vllm:`` on a GPU node (one GPU per worker: a
+backend that declares ``gpu`` in the judge registry), or a remote judge — and answers units with it (``judges/cached.py``'s retries, batching and
 concurrency apply inside the worker; it has no database).
 
 The **driver** (the process running ``execute_run``) stays the one writer: it looks each
@@ -23,6 +23,7 @@ only when the engine is asked for.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 from collections import deque
@@ -32,7 +33,7 @@ from typing import Any
 
 from checkeval_core.judges.base import Capabilities
 from checkeval_core.judges.cached import CachedJudge
-from checkeval_core.judges.registry import get_judge, parse_spec
+from checkeval_core.judges.registry import get_judge, needs_gpu
 
 # a worker process imports this module to build its judge: importing the method registry
 # registers the methods' answers of the fake judge there too
@@ -76,24 +77,64 @@ def init_ray(attempts: int = 3, **kw: Any) -> None:
                 raise
 
 
-def engine_for(name: str | None, address: str | None = None,
-               workers: int | None = None) -> RayEngine | None:
-    """The engine the options name (None: this process asks the judge), checked before any
-    run is created or judge asked; :class:`EngineError` names the option at fault."""
+def ray_installed() -> bool:
+    """Whether Ray can be imported here — found, never imported (the Run page asks this on
+    every rerun; importing Ray takes seconds)."""
+    try:
+        return importlib.util.find_spec("ray") is not None
+    except ValueError:  # a module object without a spec in sys.modules
+        return False
+
+
+def check_engine(name: str | None, address: str | None = None,
+                 workers: int | None = None) -> str:
+    """The engine's name (``local`` or ``ray``) once the options are checked, without
+    importing Ray; :class:`EngineError` names the option at fault."""
     name = (name or "local").strip().lower()
     if name not in ENGINES:
         raise EngineError(f"--engine {name!r}: choose one of {', '.join(ENGINES)}")
     if name == "local":
         if address is not None or workers is not None:
             raise EngineError("--ray-address and --workers go with --engine ray")
-        return None
+        return name
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise EngineError(f"--workers {workers}: give a whole number from 1 to {MAX_WORKERS}")
     if address is not None and (not address.strip() or any(c.isspace() for c in address)):
         raise EngineError(f"--ray-address {address!r}: give the cluster's address "
                           "(host:6379, ray://host:10001 or auto)")
+    return name
+
+
+def engine_for(name: str | None, address: str | None = None,
+               workers: int | None = None) -> RayEngine | None:
+    """The engine the options name (None: this process asks the judge), checked before any
+    run is created or judge asked; :class:`EngineError` names the option at fault."""
+    if check_engine(name, address, workers) == "local":
+        return None
     import_ray()
     return RayEngine(address, workers)
+
+
+def engine_args(name: str | None, address: str | None = None,
+                workers: int | None = None) -> list[str]:
+    """The ``checkeval run`` options that give a worker process this engine (``[]`` for the
+    local one), checked like :func:`engine_for` (Ray must be installed; not imported). The
+    Run page launches ``checkeval run --resume RUN`` with them: the same path as
+    ``checkeval run --engine ray``."""
+    if check_engine(name, address, workers) == "local":
+        return []
+    if not ray_installed():
+        raise EngineError(f"--engine ray needs Ray, which is not installed: {INSTALL}")
+    return ["--engine", "ray", *(["--ray-address", address.strip()] if address else []),
+            *(["--workers", str(workers)] if workers else [])]
+
+
+def local_cpus() -> int:
+    """The CPUs a local Ray started here counts (one worker each)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def worker_env(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -189,7 +230,7 @@ class RayEngine:
         ``specs`` — before any run is created or judge asked."""
         self.connect()
         for spec in specs:
-            self._size(parse_spec(spec).backend == "vllm")
+            self._size(needs_gpu(spec))
 
     def judge(self, spec: str, db: Any) -> CachedJudge:
         """Start the workers for ``spec`` (each builds its judge) and return the driver's
@@ -199,7 +240,7 @@ class RayEngine:
         if self.actors and self._spec != spec:  # another judge: other workers
             self.release()
         if not self.actors:  # the workers of the previous run of this judge are kept
-            gpu = parse_spec(spec).backend == "vllm"
+            gpu = needs_gpu(spec)
             n = self._size(gpu)
             cls = ray.remote(max_restarts=MAX_RESTARTS,
                              max_task_retries=MAX_RESTARTS)(JudgeWorker)
