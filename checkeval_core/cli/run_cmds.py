@@ -92,7 +92,7 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         fail(f"--escalate-to: {e}")
     if estimate:
         try:
-            from checkeval_core.runs.escalate import escalation_params
+            from checkeval_core.runs.escalation.options import escalation_params
 
             esc = escalation_params(escalate_to, target_agreement, margin, delta, abstain,
                                     calibrate_judges, escalate_by)
@@ -112,7 +112,7 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         else:
             if not task:
                 fail("give --task NAME (or --resume RUN_ID)")
-            from checkeval_core.runs.escalate import escalation_params
+            from checkeval_core.runs.escalation.options import escalation_params
             from checkeval_core.runs.options import parse_params
             from checkeval_core.runs.start import start_runs
 
@@ -151,7 +151,7 @@ def _execute_all(db: Any, run_ids: list[int], quiet: bool, as_json: bool, execut
         if not as_json:
             typer.echo(f"run {run_id}: {run['status']}, {run['n_answers']} answers")
             if esc:
-                from checkeval_core.runs.escalate import summary_text
+                from checkeval_core.runs.escalation.cascade import summary_text
 
                 typer.echo(summary_text(esc))
         if run["status"] != "completed":
@@ -186,8 +186,8 @@ def _estimate(db: Any, task: str | None, judge: list[str], method: list[str], ch
             est = estimate_batch(db, task, judge, method, checklist=checklist, limit=limit,
                                  params=parse_params(param))
             if esc:
-                from checkeval_core.runs.escalate import check_options
-                from checkeval_core.runs.escalate_estimate import second_judge_estimate
+                from checkeval_core.runs.escalation.estimate import second_judge_estimate
+                from checkeval_core.runs.escalation.options import check_options
 
                 params = {**parse_params(param), **esc}
                 for j in judge:
