@@ -395,8 +395,8 @@ def propose_cmd(run: list[int] = typer.Option(..., "--run", help="a completed ru
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Propose a revised checklist: questions chosen on the task's dev groups, agreement
     before → after on dev and held-out groups from the stored answers."""
+    from checkeval_core.analysis.proposal import propose
     from checkeval_core.analysis.proposal.evidence import ProposalError
-    from checkeval_core.analysis.propose import propose
     from checkeval_core.checklists.review import to_review as queue
     from checkeval_core.runs.options import (
         check_bootstrap,
