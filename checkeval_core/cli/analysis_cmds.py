@@ -28,37 +28,51 @@ def _tie_margin(text: str) -> float | None:
         fail(f"{e}, or 'auto' for one derived from the score spread")
 
 
-@app.command("analyze")
-def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID (repeat)"),
+# the options of `analyze` (its older flag form) and of its sub-commands, one definition each
+RUN = typer.Option(None, "--run", help="RUN_ID (repeat)")
+RUNS = typer.Option(..., "--run", help="RUN_ID (repeat)")
+ONE_RUN = typer.Option(..., "--run", help="RUN_ID")
+AGGREGATION = typer.Option(None, "--aggregation")
+BOOTSTRAP = typer.Option(200, "--bootstrap", help="resamples for CIs")
+ENSEMBLE_MODE = typer.Option("mean", "--ensemble-mode", help="mean | stack (calibration on all "
+                             "runs' answers) | stack_len")
+DROP_BIASED = typer.Option(False, "--exclude-position-biased", help="with --rankings / --pairs: "
+                           "leave out the votes of annotators whose votes follow position")
+TIE_MARGIN = typer.Option("0.1", "--tie-margin", help="score gap below which two answers tie, "
+                          "or 'auto': 0.2 × IQR of the run's item scores (derived from the "
+                          "spread)")
+REFERENCE = typer.Option(None, "--reference", help="reference rating source")
+SPLIT = typer.Option("all", "--split", help="dev | heldout | all: read only the task's dev or "
+                     "held-out groups (see `checkeval split`)")
+SHARED_ITEMS = typer.Option(False, "--shared-items", help="compare several runs on the items "
+                            "they all scored")
+LABELLED = typer.Option(None, "--labelled", help="with --calibrated: at most N labelled items "
+                        "per system, drawn at random (seed 0) from the dev groups (default: all)")
+JSON = typer.Option(False, "--json")
+
+analyze_app = typer.Typer()
+app.add_typer(analyze_app, name="analyze")
+
+
+@analyze_app.callback(invoke_without_command=True)
+def analyze_cmd(ctx: typer.Context, run: list[int] | None = RUN,
                 task: str | None = typer.Option(None, "--task"),
                 metric_file: Path | None = typer.Option(None, "--metric-file"),
-                aggregation: str | None = typer.Option(None, "--aggregation"),
-                bootstrap: int = typer.Option(200, "--bootstrap", help="resamples for CIs"),
+                aggregation: str | None = AGGREGATION,
+                bootstrap: int = BOOTSTRAP,
                 ensemble: bool = typer.Option(False, "--ensemble",
                                               help="also score the mean of the runs' "
                                                    "standardised scores (2+ runs)"),
-                ensemble_mode: str = typer.Option("mean", "--ensemble-mode",
-                                                  help="mean | stack (calibration on all "
-                                                       "runs' answers) | stack_len"),
+                ensemble_mode: str = ENSEMBLE_MODE,
                 rankings: bool = typer.Option(False, "--rankings", help="list level: system "
                                               "scores, ranks, τ/ρ vs reference ratings, Elo"),
                 pairs: bool = typer.Option(False, "--pairs", help="instance level: agreement "
                                            "with human pairwise preferences"),
-                drop_biased: bool = typer.Option(
-                    False, "--exclude-position-biased", help="with --rankings / --pairs: leave "
-                    "out the votes of annotators whose votes follow position"),
-                tie_margin: str = typer.Option("0.1", "--tie-margin",
-                                               help="score gap below which two answers tie, "
-                                                    "or 'auto': 0.2 × IQR of the run's item "
-                                                    "scores (derived from the spread)"),
-                reference: str | None = typer.Option(None, "--reference",
-                                                     help="reference rating source"),
-                split: str = typer.Option("all", "--split", help="dev | heldout | all: read "
-                                          "only the task's dev or held-out groups (see "
-                                          "`checkeval split`)"),
-                shared_items: bool = typer.Option(False, "--shared-items",
-                                                  help="compare several runs on the items "
-                                                       "they all scored"),
+                drop_biased: bool = DROP_BIASED,
+                tie_margin: str = TIE_MARGIN,
+                reference: str | None = REFERENCE,
+                split: str = SPLIT,
+                shared_items: bool = SHARED_ITEMS,
                 across_judges: bool = typer.Option(
                     False, "--across-judges", help="with --task: agreement across judges per "
                     "method (checklist vs Likert), every completed run of the task"),
@@ -66,11 +80,108 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                     False, "--calibrated", help="human-calibrated estimate (PPI++) of each "
                     "system's mean human score per dimension: human scores of dev groups as "
                     "the labelled items, the judge's scores on every item"),
-                labelled: int | None = typer.Option(
-                    None, "--labelled", help="with --calibrated: at most N labelled items per "
-                    "system, drawn at random (seed 0) from the dev groups (default: all)"),
-                as_json: bool = typer.Option(False, "--json")) -> None:
-    """Correlation with human scores (sample / dataset / system level), agreement, stability."""
+                labelled: int | None = LABELLED,
+                as_json: bool = JSON) -> None:
+    """Correlation with human scores (sample / dataset / system level), agreement, stability.
+
+    One mode per sub-command, its options after it (`analyze rankings --run 3`); the flags
+    without a sub-command (`analyze --run 3 --rankings`) do the same."""
+    if ctx.invoked_subcommand is not None:
+        given = [p.opts[0] for p in ctx.command.params  # (typer's own click: compare by name)
+                 if getattr(ctx.get_parameter_source(p.name), "name", "") != "DEFAULT"]
+        if given:
+            fail(f"analyze {ctx.invoked_subcommand}: give {', '.join(given)} after the "
+                 f"sub-command (`checkeval analyze {ctx.invoked_subcommand} "
+                 f"{given[0]} …`)")
+        return
+    _analyze(run, task, metric_file, aggregation, bootstrap, ensemble, ensemble_mode, rankings,
+             pairs, drop_biased, tie_margin, reference, split, shared_items, across_judges,
+             calibrated, labelled, as_json)
+
+
+@analyze_app.command("runs")
+def analyze_runs_cmd(run: list[int] = RUNS, aggregation: str | None = AGGREGATION,
+                     bootstrap: int = BOOTSTRAP, tie_margin: str = TIE_MARGIN,
+                     split: str = SPLIT, shared_items: bool = SHARED_ITEMS,
+                     as_json: bool = JSON) -> None:
+    """Each run's correlation with human scores (sample / dataset / system level), its health
+    and, for several runs, each paired with the first (`analyze --run …`)."""
+    _analyze(run, aggregation=aggregation, bootstrap=bootstrap, tie_margin=tie_margin,
+             split=split, shared_items=shared_items, as_json=as_json)
+
+
+@analyze_app.command("ensemble")
+def analyze_ensemble_cmd(run: list[int] = RUNS, aggregation: str | None = AGGREGATION,
+                         bootstrap: int = BOOTSTRAP, ensemble_mode: str = ENSEMBLE_MODE,
+                         tie_margin: str = TIE_MARGIN, split: str = SPLIT,
+                         shared_items: bool = SHARED_ITEMS, as_json: bool = JSON) -> None:
+    """The runs, and the mean of their standardised scores scored as one more judge (2+ runs;
+    `analyze --run … --ensemble`)."""
+    _analyze(run, aggregation=aggregation, bootstrap=bootstrap, ensemble=True,
+             ensemble_mode=ensemble_mode, tie_margin=tie_margin, split=split,
+             shared_items=shared_items, as_json=as_json)
+
+
+@analyze_app.command("metric")
+def analyze_metric_cmd(task: str = typer.Option(..., "--task"),
+                       metric_file: Path = typer.Option(..., "--metric-file"),
+                       bootstrap: int = BOOTSTRAP, split: str = SPLIT,
+                       as_json: bool = JSON) -> None:
+    """An external metric's scores (CSV: item_id and one column per dimension) against human
+    scores (`analyze --task … --metric-file …`)."""
+    _analyze(task=task, metric_file=metric_file, bootstrap=bootstrap, split=split,
+             as_json=as_json)
+
+
+@analyze_app.command("rankings")
+def analyze_rankings_cmd(run: list[int] = ONE_RUN, aggregation: str | None = AGGREGATION,
+                         bootstrap: int = BOOTSTRAP, tie_margin: str = TIE_MARGIN,
+                         reference: str | None = REFERENCE, split: str = SPLIT,
+                         drop_biased: bool = DROP_BIASED, as_json: bool = JSON) -> None:
+    """List level: system scores, ranks, τ/ρ vs reference ratings, Elo
+    (`analyze --run … --rankings`)."""
+    _analyze(run, aggregation=aggregation, bootstrap=bootstrap, rankings=True,
+             tie_margin=tie_margin, reference=reference, split=split, drop_biased=drop_biased,
+             as_json=as_json)
+
+
+@analyze_app.command("pairs")
+def analyze_pairs_cmd(run: list[int] = ONE_RUN, aggregation: str | None = AGGREGATION,
+                      tie_margin: str = TIE_MARGIN, split: str = SPLIT,
+                      drop_biased: bool = DROP_BIASED, as_json: bool = JSON) -> None:
+    """Instance level: agreement with human pairwise preferences
+    (`analyze --run … --pairs`)."""
+    _analyze(run, aggregation=aggregation, pairs=True, tie_margin=tie_margin, split=split,
+             drop_biased=drop_biased, as_json=as_json)
+
+
+@analyze_app.command("judges")
+def analyze_judges_cmd(task: str = typer.Option(..., "--task"), bootstrap: int = BOOTSTRAP,
+                       as_json: bool = JSON) -> None:
+    """Agreement across judges per method (checklist vs Likert), every completed run of the
+    task (`analyze --task … --across-judges`)."""
+    _analyze(task=task, bootstrap=bootstrap, across_judges=True, as_json=as_json)
+
+
+@analyze_app.command("calibrated")
+def analyze_calibrated_cmd(run: list[int] = RUNS, labelled: int | None = LABELLED,
+                           aggregation: str | None = AGGREGATION,
+                           as_json: bool = JSON) -> None:
+    """Human-calibrated estimate (PPI++) of each system's mean human score per dimension:
+    human scores of dev groups as the labelled items, the judge's scores on every item
+    (`analyze --run … --calibrated`)."""
+    _analyze(run, aggregation=aggregation, calibrated=True, labelled=labelled, as_json=as_json)
+
+
+def _analyze(run: list[int] | None = None, task: str | None = None,
+             metric_file: Path | None = None, aggregation: str | None = None,
+             bootstrap: int = 200, ensemble: bool = False, ensemble_mode: str = "mean",
+             rankings: bool = False, pairs: bool = False, drop_biased: bool = False,
+             tie_margin: str = "0.1", reference: str | None = None, split: str = "all",
+             shared_items: bool = False, across_judges: bool = False,
+             calibrated: bool = False, labelled: int | None = None,
+             as_json: bool = False) -> None:
+    """Every mode of ``analyze``, chosen by its flags (the sub-commands set one)."""
     from checkeval_core.task_split import WHICH
 
     if split not in WHICH:
