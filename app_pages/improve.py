@@ -5,9 +5,9 @@ held-out groups; sent to the review queue only on confirmation."""
 import pandas as pd
 import streamlit as st
 
+from checkeval_core.analysis.proposal import display_rows, proposal_runs, propose
 from checkeval_core.analysis.proposal.evidence import ProposalError
 from checkeval_core.analysis.proposal.new_questions import MAX_NEW
-from checkeval_core.analysis.propose import display_rows, proposal_runs, propose
 from checkeval_core.analysis.version_readers import evidence_stamp
 from checkeval_core.checklists.augment import generation_judge
 from checkeval_core.checklists.review import to_review

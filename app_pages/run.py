@@ -7,7 +7,7 @@ from checkeval_core.checklists.versions import list_versions
 from checkeval_core.judges.saved import list_judges
 from checkeval_core.runs import cancel_run
 from checkeval_core.runs.defaults import recommended
-from checkeval_core.runs.escalate import escalation_params
+from checkeval_core.runs.escalation.options import escalation_params
 from checkeval_core.runs.estimate import estimate_vs_actual
 from checkeval_core.runs.jobs import get_run, prepare_resume
 from checkeval_core.runs.labels import run_label

@@ -11,7 +11,7 @@ from checkeval_core.analysis.escalation_view import (
     task_escalating_runs,
 )
 from checkeval_core.people import people_stamp
-from checkeval_core.runs.escalate_estimate import (
+from checkeval_core.runs.escalation.estimate import (
     estimate_calls,
     expected_coverage,
     start_cost_line,
@@ -52,7 +52,7 @@ def escalation_section(db: sqlite_utils.Database, run_ids: list[int] | None = No
 def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
                       n_questions: int, n_items: int) -> dict:
     """The Run page's *Escalate* fields: the keyword arguments of
-    :func:`checkeval_core.runs.escalate.escalation_params` (empty second judge: none), and the
+    :func:`checkeval_core.runs.escalation.options.escalation_params` (empty second judge: none), and the
     expected calls of each judge under them."""
     with st.expander("Escalate what the judge is unsure of to a second judge"):
         b = st.text_input("Second judge spec (escalate to)", key="run_escalate_to",

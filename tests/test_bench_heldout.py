@@ -13,9 +13,12 @@ import pytest
 from scipy import stats
 
 from checkeval_core import task_split as S
-from checkeval_core.analysis import propose as P
+from checkeval_core.analysis import proposal as P
 from checkeval_core.analysis.frames import run_frame
+from checkeval_core.analysis.proposal.evidence import load_evidence, question_ref, shared_columns
+from checkeval_core.analysis.proposal.figures import STATISTIC
 from checkeval_core.bench.heldout import bench_heldout
+from checkeval_core.checklists.review import to_review
 from checkeval_core.config import data_dir
 from checkeval_core.store import open_db
 from tests.helpers import FIXTURES, SHARED_BENCH, build_proposal_task, run_cli
@@ -143,14 +146,14 @@ def test_fixed_questions_asked_of_every_query_are_one_question(tmp_path):
                          "proposal: selection, no tie margin"]
     assert "tie_rate" in first
     db = open_db(res["db"])
-    ev = P.load_evidence(db, [res["run"]])
+    ev = load_evidence(db, [res["run"]])
     assert len(ev.questions) == 6
     assert all(len(q["ids"]) == 12 and q["group_id"] == "" for q in ev.questions)
     # every answer sits in its own query's copy: one value per item and question
     assert (ev.answered <= 1).all() and (ev.answered.sum(1) == 6).all()
-    dropped = {"task": res["task"], "dropped": [{"question": P._qout(ev, 0), "rule": "test",
+    dropped = {"task": res["task"], "dropped": [{"question": question_ref(ev, 0), "rule": "test",
                                                  "reason": "test"}]}
-    out = P.to_review(db, dropped)
+    out = to_review(db, dropped)
     assert out["queued"] == 12
     assert db.execute("SELECT COUNT(*) FROM question WHERE status = 'proposed' AND text = ?",
                       [ev.questions[0]["text"]]).fetchone()[0] == 12
@@ -162,7 +165,7 @@ def test_shared_columns_keeps_distinct_and_single_query_questions_apart():
           {"id": 3, "text": "A?", "dimension": "e", "group_id": "g1", "sub": ""},
           {"id": 4, "text": "B?", "dimension": "d", "group_id": "g1", "sub": ""},
           {"id": 5, "text": "C?", "dimension": "d", "group_id": "", "sub": ""}]
-    cols = P.shared_columns(qs)
+    cols = shared_columns(qs)
     assert [(c["id"], c["ids"], c["group_id"]) for c in cols] == [
         (1, [1, 2], ""), (3, [3], "g1"), (4, [4], "g1"), (5, [5], "")]
 
@@ -193,7 +196,7 @@ def test_cli_json_and_refusals(tmp_path):
                  "--bootstrap", "20", "--json"])
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
-    assert res["statistic"] == P.STATISTIC["preferences"] and len(res["directions"]) == 2
+    assert res["statistic"] == STATISTIC["preferences"] and len(res["directions"]) == 2
     row = res["directions"][0]["rows"][0]
     assert {"value", "ci", "delta", "delta_ci", "n_items", "n_groups", "n_systems"} <= set(row)
     shown = run_cli(["split", "--task", res["task"], "--show", "--db", str(tmp_path / "c.db")])
@@ -224,7 +227,7 @@ def test_new_questions_for_a_fixed_list_go_to_their_query(tmp_path):
     S.set_explicit_split(db, res["task"], [], [m["system_id"] for m in models
                                                if m["split"] == "test"])
     rid = res["runs"][0]["run"]
-    ev = P.load_evidence(db, [rid])
+    ev = load_evidence(db, [rid])
     assert len(ev.questions) == 6 and all(len(q["ids"]) == 3 for q in ev.questions)
     out = P.propose(db, [rid], n_boot=0, new_questions=2, judge="fake")
     plan = out["new_questions"]

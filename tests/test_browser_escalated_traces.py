@@ -11,7 +11,7 @@ from checkeval_core.judges.base import BinaryResult
 from checkeval_core.judges.fake import FakeJudge
 from checkeval_core.judges.spec import BACKENDS, Backend, register_backend
 from checkeval_core.runs import create_run, execute_run
-from checkeval_core.runs.escalate import escalation_params
+from checkeval_core.runs.escalation.options import escalation_params
 from checkeval_core.store import open_db
 from tests.helpers import make_runs_task
 

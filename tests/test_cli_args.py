@@ -68,6 +68,24 @@ def test_every_documented_command_exists() -> None:
     assert not missing, f"documented but not a command: {missing}"
 
 
+#: ``checkeval bench --help`` lists them in this order
+BENCH_COMMANDS = ["calibrate", "quality", "heldout", "grounded", "speed", "rate", "scale", "ray",
+                  "escalate", "pool-queue"]
+
+
+def test_every_bench_command_is_in_bench_cmds() -> None:
+    from checkeval_core.cli import bench_app
+
+    where = {c.name: c.callback.__module__ for c in bench_app.registered_commands}
+    assert list(where) == BENCH_COMMANDS
+    assert set(where.values()) == {"checkeval_core.cli.bench_cmds"}, where
+    res = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    listed = [w for line in res.output.splitlines()
+              if (w := line.strip("│ ").split(" ", 1)[0]) in BENCH_COMMANDS]
+    assert listed == BENCH_COMMANDS
+
+
 def test_runs_lists_runs_with_options(db, db_path) -> None:
     import json
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from checkeval_core.analysis.propose import propose
+from checkeval_core.analysis.proposal import propose
 from checkeval_core.analysis.versions import versions_report
 from checkeval_core.checklists.versions import get_version, list_versions
 from checkeval_core.demo import load_demo

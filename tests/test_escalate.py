@@ -21,9 +21,9 @@ import pytest
 from checkeval_core.judges.base import BinaryResult, Capabilities, GenerateResult
 from checkeval_core.judges.spec import Backend, register_backend
 from checkeval_core.runs import create_run, execute_run
-from checkeval_core.runs.escalate import escalation_params
-from checkeval_core.runs.escalate_estimate import estimate_calls
-from checkeval_core.runs.escalate_units import run_units
+from checkeval_core.runs.escalation.estimate import estimate_calls
+from checkeval_core.runs.escalation.options import escalation_params
+from checkeval_core.runs.escalation.units import run_units
 from checkeval_core.runs.jobs import get_run, prepare_resume
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import db_path as path_of
@@ -765,7 +765,7 @@ def test_fitted_threshold_never_tested_on_the_groups_its_confidence_was_fitted_t
 
 
 def E_summary(run):
-    from checkeval_core.runs.escalate import summary_text
+    from checkeval_core.runs.escalation.cascade import summary_text
 
     return summary_text(run["params"]["escalation"])
 
@@ -816,7 +816,7 @@ def test_run_estimate_counts_the_second_judges_expected_calls(db, db_path, known
 
 
 def test_expected_coverage_reads_a_stored_calibration(db, tmp_path):
-    from checkeval_core.runs.escalate_estimate import expected_coverage
+    from checkeval_core.runs.escalation.estimate import expected_coverage
 
     make_runs_task(db, tmp_path, rows=_cal_rows(), checklist=CHECKLIST)
     set_explicit_split(db, "t", [f"d{d}" for d in range(6, 12)])
@@ -836,7 +836,7 @@ def test_expected_coverage_reads_a_stored_calibration(db, tmp_path):
 
 
 def test_expected_coverage_says_which_earlier_run_is_missing(db, known_task):
-    from checkeval_core.runs.escalate_estimate import expected_coverage
+    from checkeval_core.runs.escalation.estimate import expected_coverage
 
     assert expected_coverage(db, known_task, "pa", None) == (
         None, "no earlier run of this judge on the task")

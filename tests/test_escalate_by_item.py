@@ -12,7 +12,7 @@ import pytest
 from checkeval_core.judges.fake import FakeJudge
 from checkeval_core.judges.spec import BACKENDS, Backend, register_backend
 from checkeval_core.runs import create_run, execute_run
-from checkeval_core.runs.escalate import escalation_params
+from checkeval_core.runs.escalation.options import escalation_params
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.store import db_path as path_of
 from tests.helpers import make_runs_task, run_cli

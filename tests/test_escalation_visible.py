@@ -17,8 +17,8 @@ from checkeval_core.judges.base import BinaryResult
 from checkeval_core.judges.fake import FakeJudge
 from checkeval_core.judges.spec import BACKENDS, Backend, register_backend
 from checkeval_core.runs import create_run, execute_run, list_runs
-from checkeval_core.runs.escalate import escalation_params
-from checkeval_core.runs.escalate_estimate import start_cost_line
+from checkeval_core.runs.escalation.estimate import start_cost_line
+from checkeval_core.runs.escalation.options import escalation_params
 from checkeval_core.runs.estimate import estimate_batch, estimate_vs_actual
 from checkeval_core.runs.export import run_rows
 from checkeval_core.runs.jobs import get_run
@@ -176,7 +176,7 @@ def test_traces_page_says_by_whom_and_shows_peoples_answers(db, task):
 
 
 def test_a_second_judge_without_an_estimate_keeps_the_first_judges(db, task, monkeypatch):
-    import checkeval_core.runs.escalate_estimate as EE
+    import checkeval_core.runs.escalation.estimate as EE
 
     real = EE.estimate_run
 

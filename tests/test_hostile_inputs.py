@@ -37,7 +37,7 @@ from checkeval_core.judges.spec import (
     register_backend,
 )
 from checkeval_core.runs import create_run, execute_run
-from checkeval_core.runs.escalate import escalation_params
+from checkeval_core.runs.escalation.options import escalation_params
 from checkeval_core.runs.judge_check import ask_judge
 from checkeval_core.store import db_path as path_of
 from checkeval_core.task_split import set_explicit_split
@@ -381,13 +381,13 @@ def test_delta_is_checked_with_a_margin_too(env, judges, db, db_path, tmp_path, 
 
 
 def test_run_json_prints_null_never_nan(env, judges, db, db_path, tmp_path, monkeypatch):
-    from checkeval_core.runs import escalate
+    from checkeval_core.runs.escalation import cascade
 
     make_runs_task(db, tmp_path, rows=rows())
-    real = escalate.summary
-    monkeypatch.setattr(escalate, "summary", lambda *a: {**real(*a), "heldout": {
+    real = cascade.summary
+    monkeypatch.setattr(cascade, "summary", lambda *a: {**real(*a), "heldout": {
         "n": 2, "agreement": math.nan, "coverage": 0.5, "agreement_a": math.nan}})
-    monkeypatch.setattr(escalate, "b_error_problem", lambda *a: None, raising=False)
+    monkeypatch.setattr(cascade, "b_error_problem", lambda *a: None, raising=False)
     r = cli(db_path, "run", "--task", "t", "--judge", "sa", "--escalate-to", "sfail",
             "--margin", "0.3", "--json", "--quiet")
     assert "NaN" not in r.stdout, r.stdout

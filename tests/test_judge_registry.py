@@ -74,3 +74,35 @@ def test_embedded_model_params_without_extra_buffers(monkeypatch):
     monkeypatch.setenv("CHECKEVAL_EMBEDDED_EXTRA_BUFFERS", "1")
     with llama_model_defaults():
         assert lc.llama_model_default_params().use_extra_bufts is True
+
+
+def test_a_spec_is_parsed_once_and_passed_on(monkeypatch):
+    """``get_judge`` parses its spec once; the key resolver's address checks, the pool test
+    and the backend's construction read the parsed :class:`JudgeSpec` (``.backend``,
+    ``.urls``, ``.model``) instead of parsing the string again."""
+    from checkeval_core.judges import keys, spec
+
+    calls = []
+    real = spec.parse_spec
+
+    def counted(s):
+        calls.append(s)
+        return real(s)
+
+    for module in (spec, keys, registry):
+        monkeypatch.setattr(module, "parse_spec", counted, raising=False)
+    registry.get_judge("fake")
+    assert calls == ["fake"]
+
+    pool = parse_spec("openai-compat:http://a:8000/v1,http://b:8001/v1#m")
+    assert (pool.backend, pool.urls, pool.model, pool.is_pool) == (
+        "openai-compat", ["http://a:8000/v1", "http://b:8001/v1"], "m", True)
+    one = parse_spec("openai-compat:http://a:8000/v1#m")
+    assert (one.urls, one.is_pool) == (["http://a:8000/v1"], False)
+    calls.clear()
+    assert keys.urls_of(pool) == ["http://a:8000/v1", "http://b:8001/v1"]
+    assert keys.target_url(one) == "http://a:8000/v1"
+    with pytest.raises(ValueError, match="is a pool: one address per endpoint"):
+        keys.target_url(pool)
+    assert keys.saved_key_env(None, pool) == "" and keys.needs_key(one)
+    assert calls == []  # nothing parsed again

@@ -28,7 +28,7 @@ from checkeval_core.people import (
     people_stamp,
     people_votes,
 )
-from checkeval_core.runs.escalate_units import run_units
+from checkeval_core.runs.escalation.units import run_units
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.runs.traces import SHOW_FILTERS, decision_rows, item_trace
 from checkeval_core.stats.agreement import cohen_kappa

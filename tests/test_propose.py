@@ -13,7 +13,10 @@ import pytest
 from scipy import stats
 
 from checkeval_core import task_split as S
-from checkeval_core.analysis import propose as P
+from checkeval_core.analysis import proposal as P
+from checkeval_core.analysis.proposal.evidence import ProposalError, load_evidence
+from checkeval_core.analysis.proposal.weights import fit_weights
+from checkeval_core.checklists.review import to_review
 from tests.helpers import PROPOSE_GROUPS as GROUPS
 from tests.helpers import PROPOSE_HUMAN as HUMAN
 from tests.helpers import PROPOSE_SYSTEMS as SYSTEMS
@@ -34,7 +37,7 @@ def _rho_by_hand(groups, human, names):
 
 def test_refuses_a_task_without_a_split(db):
     rid, _ = build(db)
-    with pytest.raises(P.ProposalError, match="checkeval split --task pt"):
+    with pytest.raises(ProposalError, match="checkeval split --task pt"):
         P.propose(db, [rid])
 
 
@@ -154,7 +157,7 @@ def test_to_review_queues_the_proposal_and_review_undoes_it(db):
     rid, qid = build(db)
     S.set_split(db, "pt", 0.5, seed=0)
     out = P.propose(db, [rid], n_boot=0)
-    res = P.to_review(db, out)
+    res = to_review(db, out)
     assert res["queued"] == 3 and res["added"] == []
     st = dict(db.execute("SELECT id, status FROM question").fetchall())
     assert st[qid["good"]] == "kept"
@@ -162,7 +165,7 @@ def test_to_review_queues_the_proposal_and_review_undoes_it(db):
         assert st[qid[n]] == "proposed"
     reason = db.execute("SELECT reason FROM question WHERE id = ?", [qid["copy"]]).fetchone()[0]
     assert reason.startswith("proposal: drop") and "near-copy" in reason
-    assert P.to_review(db, out)["queued"] == 3  # pressing twice changes nothing more
+    assert to_review(db, out)["queued"] == 3  # pressing twice changes nothing more
     decide(db, [qid["copy"]], "ann", "keep")
     assert db.execute("SELECT status FROM question WHERE id = ?",
                       [qid["copy"]]).fetchone()[0] == "kept"
@@ -184,18 +187,18 @@ def test_new_questions_are_costed_before_they_are_asked(db):
     assert plan["n"] >= 1 and plan["generation_calls"] == plan["n"]
     assert plan["judge_calls"] == plan["n"] * 32  # each new question on all 32 items
     assert all(s["group"] in sp["dev"] for s in plan["sources"])
-    with pytest.raises(P.ProposalError, match="--new-questions"):
+    with pytest.raises(ProposalError, match="--new-questions"):
         P.propose(db, [rid], n_boot=0, judge="fake")
     out = P.propose(db, [rid], n_boot=0, new_questions=1, judge="fake")
     q = out["new_questions"]["questions"][0]
     assert q["problem"] is None and q["text"].startswith("Does the summary mention")
-    res = P.to_review(db, out)
+    res = to_review(db, out)
     assert len(res["added"]) == 1
     row = db.execute("SELECT status, origins, flags, reason FROM question WHERE id = ?",
                      [res["added"][0]]).fetchone()
     assert row[0] == "proposed" and "proposal" in row[1] and "proposal" in row[2]
     assert row[3].startswith("proposal: new")
-    assert P.to_review(db, out)["added"] == []  # not added twice
+    assert to_review(db, out)["added"] == []  # not added twice
 
 
 def _with_votes(db):
@@ -227,7 +230,7 @@ def test_preferences_evidence_pair_accuracy_on_dev_pairs_only(db):
     # with the default margin 0.1, the pair 0.3 vs 0.2 (0.0999… apart) is a judge tie: a miss
     out = P.propose(db, [rid], evidence="preferences", n_boot=0)
     assert out["heldout"]["after"] == pytest.approx(5 / 6)
-    with pytest.raises(P.ProposalError, match="--evidence"):
+    with pytest.raises(ProposalError, match="--evidence"):
         P.propose(db, [rid], evidence="votes")
 
 
@@ -235,14 +238,14 @@ def test_weights_from_pairwise_votes_hand_computed(db):
     """Votes as the evidence: NNLS of the vote (±1) on the two answers' difference. With one
     question the fit is max(0, x·y / (x·x + λ)); a question against the votes gets 0."""
     rid, qid, sp = _with_votes(db)
-    ev = P.load_evidence(db, [rid], "preferences")
+    ev = load_evidence(db, [rid], "preferences")
     cols = [next(k for k, q in enumerate(ev.questions) if q["id"] == qid[n])
             for n in ("good", "anti")]
-    w, why = P.fit_weights(ev, np.ones(len(ev.questions), bool))
+    w, why = fit_weights(ev, np.ones(len(ev.questions), bool))
     assert why is None and w[cols[1]] == 0 and w[cols[0]] > 0
     only = np.zeros(len(ev.questions), bool)
     only[cols[0]] = True
-    w1, _ = P.fit_weights(ev, only)
+    w1, _ = fit_weights(ev, only)
     d = [abs(HUMAN[g][a] - HUMAN[g][b]) / 10 for g in sp["dev"] for a in range(4)
          for b in range(a + 1, 4)]
     assert w1[cols[0]] == pytest.approx(sum(d) / (sum(x * x for x in d) + 0.1 * len(d)))
@@ -300,14 +303,14 @@ def test_runs_are_checked_and_several_runs_are_averaged(db):
                           "status, created_at) VALUES (?, ?, 'fake', ?, ?, ?)",
                           [tid, version, method, status, now_iso()]).lastrowid
 
-    with pytest.raises(P.ProposalError, match="is running"):
+    with pytest.raises(ProposalError, match="is running"):
         P.propose(db, [rid, run(status="running")])
-    with pytest.raises(P.ProposalError, match="geval"):
+    with pytest.raises(ProposalError, match="geval"):
         P.propose(db, [run(method="geval")])
     db.execute("INSERT INTO checklist_version (task_id, version, hash, content, n_questions, "
                "created_at) VALUES (?, 2, 'h', '{}', 0, ?)", [tid, now_iso()])
     v2 = db.execute("SELECT id FROM checklist_version WHERE version = 2").fetchone()[0]
-    with pytest.raises(P.ProposalError, match="one task and one checklist version"):
+    with pytest.raises(ProposalError, match="one task and one checklist version"):
         P.propose(db, [rid, run(version=v2)])
     # a second run whose answers to the good question are all 0.5: averaged per item and
     # question, the good question still orders every document like the humans

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from checkeval_core.analysis import health as H
-from checkeval_core.analysis import propose as P
+from checkeval_core.analysis import proposal as P
 from checkeval_core.analysis import versions as V
 from checkeval_core.annotation.position_bias import position_bias
 from checkeval_core.stats.bootstrap import MIN_GROUPS

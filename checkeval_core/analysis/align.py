@@ -20,7 +20,7 @@ drawn by :func:`align_sample`, stratified by group and system). Per question thi
 * ``separates`` — the system pairs whose Yes counts on this question differ at p < 0.05
   (two-sided Fisher exact test), of ``n_pairs``;
 * ``loo_delta`` — the version's agreement with the people's totals (the task's human scores,
-  reference ratings or pairwise votes, :mod:`checkeval_core.analysis.propose`) with every
+  reference ratings or pairwise votes, :mod:`checkeval_core.analysis.proposal`) with every
   question minus the same without this question, on dev groups: positive = the question
   helps; ``loo_ci`` its paired interval (the same resampled groups).
 

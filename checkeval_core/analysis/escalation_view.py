@@ -18,8 +18,8 @@ import sqlite_utils
 
 from checkeval_core.analysis.escalation_charts import coverage_agreement_chart
 from checkeval_core.people import people_labels
-from checkeval_core.runs.escalate import summary_text
-from checkeval_core.runs.escalate_units import Units, run_units
+from checkeval_core.runs.escalation.cascade import summary_text
+from checkeval_core.runs.escalation.units import Units, run_units
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats import escalation as E
 from checkeval_core.stats.bootstrap import minimum

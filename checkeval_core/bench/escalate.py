@@ -30,8 +30,8 @@ from checkeval_core.bench.quality import _find_run
 from checkeval_core.judges.registry import parse_spec
 from checkeval_core.people import answer_labels, people_pair_labels
 from checkeval_core.runs import create_run, execute_run
-from checkeval_core.runs.escalate import escalation_params
-from checkeval_core.runs.escalate_units import people_label, run_units
+from checkeval_core.runs.escalation.options import escalation_params
+from checkeval_core.runs.escalation.units import people_label, run_units
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import db_path, open_db, task_id

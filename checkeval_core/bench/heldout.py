@@ -1,6 +1,6 @@
 """Held-out benchmarks of checklist proposals (``checkeval bench heldout``).
 
-A proposal (:mod:`checkeval_core.analysis.propose`) is chosen on dev groups and reported on
+A proposal (:mod:`checkeval_core.analysis.proposal`) is chosen on dev groups and reported on
 held-out ones; this module runs that protocol on a benchmark subset with a split fixed in
 advance, so the held-out figure can be compared with the papers' layouts and repeated:
 
@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from checkeval_core.analysis.frames import run_frame
+from checkeval_core.analysis.proposal import propose
 from checkeval_core.analysis.proposal.evidence import Evidence, load_evidence, subset_scores
 from checkeval_core.analysis.proposal.figures import part_figures
-from checkeval_core.analysis.propose import propose
 from checkeval_core.bench import quality as Q
 from checkeval_core.bench.quality import rouge1_by_id
 from checkeval_core.safeio import load_json_text

@@ -240,7 +240,7 @@ def _repeats_last(db: sqlite_utils.Database, qid: int, action: str, reason: str)
 @guarded("checklist.edit")
 def to_review(db: sqlite_utils.Database, proposal: dict[str, Any],
               actor: str = "") -> dict[str, Any]:
-    """Queue a checklist proposal (:func:`checkeval_core.analysis.propose.propose`) for a
+    """Queue a checklist proposal (:func:`checkeval_core.analysis.proposal.propose`) for a
     person, in one transaction; nothing is applied.
 
     Each dropped question that is kept goes back to ``proposed`` with its evidence as the

@@ -1,7 +1,7 @@
 """The ``checkeval`` command line: the same core functions as the app, headless.
 
 Each area registers its commands from its own module (``cli/data_cmds.py``,
-``cli/judge_cmds.py``…) on the shared ``app`` / ``bench_app`` objects defined here.
+``cli/judge_cmds.py``…; every ``bench`` command in ``cli/bench_cmds.py``) on the shared ``app`` / ``bench_app`` objects defined here.
 Exit codes: 0 success, 2 invalid input (message on stderr), 1 unexpected failure.
 
 A command module imports the core inside each command, not at its top: ``checkeval --help``
@@ -20,6 +20,7 @@ from checkeval_core.cli import (  # noqa: F401
     align_cmds,
     analysis_cmds,
     annotation_cmds,
+    bench_cmds,
     checklist_cmds,
     compare_cmds,
     data_cmds,

@@ -4,92 +4,11 @@ human-calibrated estimate (``bench calibrate``)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import typer
 
-from checkeval_core.cli.app import app, bench_app, clean_json, fail
+from checkeval_core.cli.app import app, clean_json, fail
 from checkeval_core.store import NotFound
-
-
-@bench_app.command("calibrate")
-def bench_calibrate_cmd(
-        data: Path | None = typer.Option(None, "--data", help="benchmark folder with "
-                                         "summeval.jsonl (default $CHECKEVAL_BENCH_DATA)"),
-        db: Path | None = typer.Option(None, "--db", help="a checkeval database holding --run "
-                                       "(instead of ROUGE-1 on --data)"),
-        run: list[int] | None = typer.Option(None, "--run", help="with --db: the run whose "
-                                             "scores are the judge (repeat for an ensemble: "
-                                             "the runs' standardised scores averaged)"),
-        aggregation: str | None = typer.Option(None, "--aggregation",
-                                               help="with --run: its aggregation"),
-        labelled_docs: str = typer.Option("1-16", "--labelled-docs",
-                                          help="documents (1-based positions) the labelled "
-                                               "outputs are drawn from, e.g. 1-16,33-56"),
-        unlabelled_docs: str = typer.Option("17-32", "--unlabelled-docs",
-                                            help="documents whose outputs are unlabelled"),
-        labelled: str = typer.Option("10,16", "--labelled", help="labelled outputs per "
-                                     "system, comma-separated values of N"),
-        draws: int = typer.Option(200, "--draws", help="random draws of the labelled set"),
-        seed: int = typer.Option(0, "--seed"),
-        as_json: bool = typer.Option(False, "--json")) -> None:
-    """Coverage and width of the PPI++ estimate of system means vs humans alone."""
-    from checkeval_core.bench.calibrate import (
-        bench_calibrate,
-        format_calibrate,
-        parse_docs,
-        run_positions,
-        summeval_frame,
-    )
-
-    try:
-        lab, unl = parse_docs(labelled_docs), parse_docs(unlabelled_docs)
-        ns = tuple(int(x) for x in labelled.split(",") if x.strip())
-    except ValueError as e:
-        fail(f"--labelled-docs / --unlabelled-docs / --labelled: {e}")
-    if not ns or min(ns) < 2:
-        fail(f"--labelled {labelled!r}: give values ≥ 2, e.g. 10,16")
-    from checkeval_core.runs.options import MAX_BENCH_DRAWS, check_count
-
-    try:
-        check_count(draws, "--draws", "draws", 1, MAX_BENCH_DRAWS)
-        for n in ns:
-            check_count(n, "--labelled", "labelled outputs", 2, MAX_BENCH_DRAWS)
-    except ValueError as e:
-        fail(str(e))
-    if (db is None) != (not run):
-        fail("--db and --run go together (without them: ROUGE-1 on --data)")
-    try:
-        if db is not None:
-            from checkeval_core.analysis.frames import run_frame
-            from checkeval_core.store import open_db
-
-            if not db.exists():
-                fail(f"--db {db}: no such file")
-            runs = [int(r) for r in run or []]
-            if len(runs) == 1:
-                df, meta = run_frame(open_db(db), runs[0], aggregation)
-                title = f"run {runs[0]} ({meta['judge']} · {meta['method']} · " \
-                        f"{meta['aggregation']})"
-            else:
-                from checkeval_core.analysis.ensemble import ensemble_frame
-
-                df, meta = ensemble_frame(open_db(db), runs, aggregation)
-                title = "ensemble of runs " + " + ".join(
-                    f"{m['run']} ({m['judge']} · {m['aggregation']})" for m in meta["members"])
-            df = run_positions(df)
-        else:
-            from checkeval_core.bench.quality import default_data_dir
-
-            src = data or default_data_dir()
-            if not (src / "summeval.jsonl").exists():
-                fail(f"--data {src}: no summeval.jsonl there")
-            df, title = summeval_frame(src), "SummEval · ROUGE-1 as the judge"
-        res = bench_calibrate(df, lab, unl, ns, draws, seed)
-    except (NotFound, ValueError, ImportError) as e:
-        fail(str(e))
-    res = clean_json({**res, "judge": title})
-    typer.echo(json.dumps(res) if as_json else format_calibrate(res, title))
 
 
 @app.command("questions")

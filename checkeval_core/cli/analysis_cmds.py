@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from checkeval_core.cli.app import app, bench_app, clean_json, fail, print_estimate
+from checkeval_core.cli.app import app, clean_json, fail
 from checkeval_core.runs.options import check_tie_margin
 from checkeval_core.stats.values import fmt
 from checkeval_core.store import NotFound, open_db
@@ -28,37 +28,51 @@ def _tie_margin(text: str) -> float | None:
         fail(f"{e}, or 'auto' for one derived from the score spread")
 
 
-@app.command("analyze")
-def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID (repeat)"),
+# the options of `analyze` (its older flag form) and of its sub-commands, one definition each
+RUN = typer.Option(None, "--run", help="RUN_ID (repeat)")
+RUNS = typer.Option(..., "--run", help="RUN_ID (repeat)")
+ONE_RUN = typer.Option(..., "--run", help="RUN_ID")
+AGGREGATION = typer.Option(None, "--aggregation")
+BOOTSTRAP = typer.Option(200, "--bootstrap", help="resamples for CIs")
+ENSEMBLE_MODE = typer.Option("mean", "--ensemble-mode", help="mean | stack (calibration on all "
+                             "runs' answers) | stack_len")
+DROP_BIASED = typer.Option(False, "--exclude-position-biased", help="with --rankings / --pairs: "
+                           "leave out the votes of annotators whose votes follow position")
+TIE_MARGIN = typer.Option("0.1", "--tie-margin", help="score gap below which two answers tie, "
+                          "or 'auto': 0.2 × IQR of the run's item scores (derived from the "
+                          "spread)")
+REFERENCE = typer.Option(None, "--reference", help="reference rating source")
+SPLIT = typer.Option("all", "--split", help="dev | heldout | all: read only the task's dev or "
+                     "held-out groups (see `checkeval split`)")
+SHARED_ITEMS = typer.Option(False, "--shared-items", help="compare several runs on the items "
+                            "they all scored")
+LABELLED = typer.Option(None, "--labelled", help="with --calibrated: at most N labelled items "
+                        "per system, drawn at random (seed 0) from the dev groups (default: all)")
+JSON = typer.Option(False, "--json")
+
+analyze_app = typer.Typer()
+app.add_typer(analyze_app, name="analyze")
+
+
+@analyze_app.callback(invoke_without_command=True)
+def analyze_cmd(ctx: typer.Context, run: list[int] | None = RUN,
                 task: str | None = typer.Option(None, "--task"),
                 metric_file: Path | None = typer.Option(None, "--metric-file"),
-                aggregation: str | None = typer.Option(None, "--aggregation"),
-                bootstrap: int = typer.Option(200, "--bootstrap", help="resamples for CIs"),
+                aggregation: str | None = AGGREGATION,
+                bootstrap: int = BOOTSTRAP,
                 ensemble: bool = typer.Option(False, "--ensemble",
                                               help="also score the mean of the runs' "
                                                    "standardised scores (2+ runs)"),
-                ensemble_mode: str = typer.Option("mean", "--ensemble-mode",
-                                                  help="mean | stack (calibration on all "
-                                                       "runs' answers) | stack_len"),
+                ensemble_mode: str = ENSEMBLE_MODE,
                 rankings: bool = typer.Option(False, "--rankings", help="list level: system "
                                               "scores, ranks, τ/ρ vs reference ratings, Elo"),
                 pairs: bool = typer.Option(False, "--pairs", help="instance level: agreement "
                                            "with human pairwise preferences"),
-                drop_biased: bool = typer.Option(
-                    False, "--exclude-position-biased", help="with --rankings / --pairs: leave "
-                    "out the votes of annotators whose votes follow position"),
-                tie_margin: str = typer.Option("0.1", "--tie-margin",
-                                               help="score gap below which two answers tie, "
-                                                    "or 'auto': 0.2 × IQR of the run's item "
-                                                    "scores (derived from the spread)"),
-                reference: str | None = typer.Option(None, "--reference",
-                                                     help="reference rating source"),
-                split: str = typer.Option("all", "--split", help="dev | heldout | all: read "
-                                          "only the task's dev or held-out groups (see "
-                                          "`checkeval split`)"),
-                shared_items: bool = typer.Option(False, "--shared-items",
-                                                  help="compare several runs on the items "
-                                                       "they all scored"),
+                drop_biased: bool = DROP_BIASED,
+                tie_margin: str = TIE_MARGIN,
+                reference: str | None = REFERENCE,
+                split: str = SPLIT,
+                shared_items: bool = SHARED_ITEMS,
                 across_judges: bool = typer.Option(
                     False, "--across-judges", help="with --task: agreement across judges per "
                     "method (checklist vs Likert), every completed run of the task"),
@@ -66,11 +80,108 @@ def analyze_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                     False, "--calibrated", help="human-calibrated estimate (PPI++) of each "
                     "system's mean human score per dimension: human scores of dev groups as "
                     "the labelled items, the judge's scores on every item"),
-                labelled: int | None = typer.Option(
-                    None, "--labelled", help="with --calibrated: at most N labelled items per "
-                    "system, drawn at random (seed 0) from the dev groups (default: all)"),
-                as_json: bool = typer.Option(False, "--json")) -> None:
-    """Correlation with human scores (sample / dataset / system level), agreement, stability."""
+                labelled: int | None = LABELLED,
+                as_json: bool = JSON) -> None:
+    """Correlation with human scores (sample / dataset / system level), agreement, stability.
+
+    One mode per sub-command, its options after it (`analyze rankings --run 3`); the flags
+    without a sub-command (`analyze --run 3 --rankings`) do the same."""
+    if ctx.invoked_subcommand is not None:
+        given = [p.opts[0] for p in ctx.command.params  # (typer's own click: compare by name)
+                 if getattr(ctx.get_parameter_source(p.name), "name", "") != "DEFAULT"]
+        if given:
+            fail(f"analyze {ctx.invoked_subcommand}: give {', '.join(given)} after the "
+                 f"sub-command (`checkeval analyze {ctx.invoked_subcommand} "
+                 f"{given[0]} …`)")
+        return
+    _analyze(run, task, metric_file, aggregation, bootstrap, ensemble, ensemble_mode, rankings,
+             pairs, drop_biased, tie_margin, reference, split, shared_items, across_judges,
+             calibrated, labelled, as_json)
+
+
+@analyze_app.command("runs")
+def analyze_runs_cmd(run: list[int] = RUNS, aggregation: str | None = AGGREGATION,
+                     bootstrap: int = BOOTSTRAP, tie_margin: str = TIE_MARGIN,
+                     split: str = SPLIT, shared_items: bool = SHARED_ITEMS,
+                     as_json: bool = JSON) -> None:
+    """Each run's correlation with human scores (sample / dataset / system level), its health
+    and, for several runs, each paired with the first (`analyze --run …`)."""
+    _analyze(run, aggregation=aggregation, bootstrap=bootstrap, tie_margin=tie_margin,
+             split=split, shared_items=shared_items, as_json=as_json)
+
+
+@analyze_app.command("ensemble")
+def analyze_ensemble_cmd(run: list[int] = RUNS, aggregation: str | None = AGGREGATION,
+                         bootstrap: int = BOOTSTRAP, ensemble_mode: str = ENSEMBLE_MODE,
+                         tie_margin: str = TIE_MARGIN, split: str = SPLIT,
+                         shared_items: bool = SHARED_ITEMS, as_json: bool = JSON) -> None:
+    """The runs, and the mean of their standardised scores scored as one more judge (2+ runs;
+    `analyze --run … --ensemble`)."""
+    _analyze(run, aggregation=aggregation, bootstrap=bootstrap, ensemble=True,
+             ensemble_mode=ensemble_mode, tie_margin=tie_margin, split=split,
+             shared_items=shared_items, as_json=as_json)
+
+
+@analyze_app.command("metric")
+def analyze_metric_cmd(task: str = typer.Option(..., "--task"),
+                       metric_file: Path = typer.Option(..., "--metric-file"),
+                       bootstrap: int = BOOTSTRAP, split: str = SPLIT,
+                       as_json: bool = JSON) -> None:
+    """An external metric's scores (CSV: item_id and one column per dimension) against human
+    scores (`analyze --task … --metric-file …`)."""
+    _analyze(task=task, metric_file=metric_file, bootstrap=bootstrap, split=split,
+             as_json=as_json)
+
+
+@analyze_app.command("rankings")
+def analyze_rankings_cmd(run: list[int] = ONE_RUN, aggregation: str | None = AGGREGATION,
+                         bootstrap: int = BOOTSTRAP, tie_margin: str = TIE_MARGIN,
+                         reference: str | None = REFERENCE, split: str = SPLIT,
+                         drop_biased: bool = DROP_BIASED, as_json: bool = JSON) -> None:
+    """List level: system scores, ranks, τ/ρ vs reference ratings, Elo
+    (`analyze --run … --rankings`)."""
+    _analyze(run, aggregation=aggregation, bootstrap=bootstrap, rankings=True,
+             tie_margin=tie_margin, reference=reference, split=split, drop_biased=drop_biased,
+             as_json=as_json)
+
+
+@analyze_app.command("pairs")
+def analyze_pairs_cmd(run: list[int] = ONE_RUN, aggregation: str | None = AGGREGATION,
+                      tie_margin: str = TIE_MARGIN, split: str = SPLIT,
+                      drop_biased: bool = DROP_BIASED, as_json: bool = JSON) -> None:
+    """Instance level: agreement with human pairwise preferences
+    (`analyze --run … --pairs`)."""
+    _analyze(run, aggregation=aggregation, pairs=True, tie_margin=tie_margin, split=split,
+             drop_biased=drop_biased, as_json=as_json)
+
+
+@analyze_app.command("judges")
+def analyze_judges_cmd(task: str = typer.Option(..., "--task"), bootstrap: int = BOOTSTRAP,
+                       as_json: bool = JSON) -> None:
+    """Agreement across judges per method (checklist vs Likert), every completed run of the
+    task (`analyze --task … --across-judges`)."""
+    _analyze(task=task, bootstrap=bootstrap, across_judges=True, as_json=as_json)
+
+
+@analyze_app.command("calibrated")
+def analyze_calibrated_cmd(run: list[int] = RUNS, labelled: int | None = LABELLED,
+                           aggregation: str | None = AGGREGATION,
+                           as_json: bool = JSON) -> None:
+    """Human-calibrated estimate (PPI++) of each system's mean human score per dimension:
+    human scores of dev groups as the labelled items, the judge's scores on every item
+    (`analyze --run … --calibrated`)."""
+    _analyze(run, aggregation=aggregation, calibrated=True, labelled=labelled, as_json=as_json)
+
+
+def _analyze(run: list[int] | None = None, task: str | None = None,
+             metric_file: Path | None = None, aggregation: str | None = None,
+             bootstrap: int = 200, ensemble: bool = False, ensemble_mode: str = "mean",
+             rankings: bool = False, pairs: bool = False, drop_biased: bool = False,
+             tie_margin: str = "0.1", reference: str | None = None, split: str = "all",
+             shared_items: bool = False, across_judges: bool = False,
+             calibrated: bool = False, labelled: int | None = None,
+             as_json: bool = False) -> None:
+    """Every mode of ``analyze``, chosen by its flags (the sub-commands set one)."""
     from checkeval_core.task_split import WHICH
 
     if split not in WHICH:
@@ -232,141 +343,6 @@ def _calibrated_line(e: dict) -> str:
     tail = f"  ({e['reason']})" if e["reason"] else ""
     return (f"{est} {ci(e['ci'])} n={e['n_labelled']}+{e['n_unlabelled']}  humans alone "
             f"{ci(e['ci_human_only'])}  judge alone (biased) {ci(e['ci_judge_only'])}{tail}")
-
-
-# shared by the bench commands that read a benchmark folder and keep a cached database
-BENCH_DATA = typer.Option(None, "--data", help="benchmark folder (default "
-                          "$CHECKEVAL_BENCH_DATA; there is no built-in path)")
-BENCH_DB = typer.Option(None, "--db", help="bench database (default "
-                        "<cache>/bench_quality.db; reruns reuse it)")
-
-
-@bench_app.command("quality")
-def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
-                                                    help="summeval|topical_chat|alpacaeval|"
-                                                         "mtbench_pairs|llmbar_natural"),
-                      data: Path | None = BENCH_DATA,
-                      judge: list[str] | None = typer.Option(
-                          None, "--judge", help="judge spec (repeat for an ensemble; default "
-                                                "embedded)"),
-                      method: str = typer.Option("rocketeval", "--method"),
-                      docs: int = typer.Option(2, "--docs", help="documents / contexts"),
-                      skip: int = typer.Option(0, "--skip", help="leave out the first N "
-                                               "documents (a held-out confirmation set)"),
-                      questions: str = typer.Option("seed", "--questions", help="seed|all"),
-                      param: list[str] | None = typer.Option(
-                          None, "--param", help="run option KEY=VALUE (repeat), e.g. "
-                                                "include_definition=true; see README"),
-                      member: list[str] | None = typer.Option(
-                          None, "--member", help='another ensemble member with its own run '
-                          'options: "SPEC KEY=VALUE ..." (repeat), e.g. "embedded '
-                          'include_definition=true"'),
-                      db: Path | None = BENCH_DB,
-                      bootstrap: int = typer.Option(0, "--bootstrap",
-                                                    help="resamples for CIs"),
-                      as_json: bool = typer.Option(False, "--json"),
-                      queries: int = typer.Option(8, "--queries", help="alpacaeval: first N "
-                                                  "queries; mtbench_pairs/llmbar_natural: pairs"),
-                      checklist: str = typer.Option("author", "--checklist", help="per-query "
-                                                    "checklists: author|generated|"
-                                                    "generated_ref|fixed"),
-                      checklist_judge: str = typer.Option("embedded:quality",
-                                                          "--checklist-judge"),
-                      checklist_mode: str | None = typer.Option(
-                          None, "--checklist-mode", help="generated checklists: list|single "
-                          "(default: single for embedded judges, else list)"),
-                      estimate: bool = typer.Option(
-                          False, "--estimate", help="summeval/topical_chat: only print what "
-                          "the runs would cost; no judge is asked")) -> None:
-    """Run and analyse a benchmark subset in the papers' layout."""
-    from checkeval_core.bench.quality import RANKING_BENCHMARKS as RB
-    from checkeval_core.bench.quality import bench_quality, bench_rankings, format_table
-    from checkeval_core.runs.options import check_bootstrap, check_count, parse_params
-
-    try:
-        check_bootstrap(bootstrap)
-        check_count(docs, "--docs", "documents")
-        check_count(queries, "--queries", "queries or pairs")
-    except ValueError as e:
-        fail(str(e))
-    if benchmark in RB:  # ranking benchmarks: list level (AlpacaEval) or human pairs
-        try:
-            res = bench_rankings(benchmark, data, judge or ["embedded"], queries=queries,
-                                 checklist=checklist, checklist_judge=checklist_judge,
-                                 checklist_mode=checklist_mode, db_file=db, n_boot=bootstrap,
-                                 params=parse_params(param), progress=True, estimate=estimate)
-        except (ValueError, NotFound, ImportError) as e:
-            fail(str(e))
-        if estimate:
-            print_estimate(clean_json(res), as_json)
-            return
-        from checkeval_core.bench.quality import format_rankings
-
-        typer.echo(json.dumps(clean_json(res)) if as_json else format_rankings(res))
-        return
-    try:
-        members = []
-        for m in member or []:
-            parts = m.split()
-            if not parts:
-                raise ValueError('--member: give "SPEC KEY=VALUE ...", e.g. "embedded '
-                                 'include_definition=true"')
-            members.append((parts[0], parse_params(parts[1:])))
-        res = bench_quality(benchmark, data, judge or ["embedded"], method, docs=docs,
-                            questions=questions, db_file=db, n_boot=bootstrap,
-                            params=parse_params(param), progress=True, members=members,
-                            skip=skip, estimate=estimate)
-    except (ValueError, NotFound, ImportError) as e:
-        fail(str(e))
-    res = clean_json(res)
-    if estimate:
-        print_estimate(res, as_json)
-        return
-    typer.echo(json.dumps(res) if as_json else format_table(res))
-
-
-@bench_app.command("heldout")
-def bench_heldout_cmd(benchmark: str = typer.Option(..., "--benchmark",
-                                                    help="summeval|topical_chat|alpacaeval|"
-                                                         "mtbench_pairs"),
-                      data: Path | None = BENCH_DATA,
-                      judge: str = typer.Option("embedded", "--judge", help="judge spec"),
-                      docs: int = typer.Option(32, "--docs", help="summeval / topical_chat: "
-                                               "documents (contexts), split in halves"),
-                      queries: int = typer.Option(50, "--queries", help="alpacaeval: queries "
-                                                  "(train models fit, test models ranked); "
-                                                  "mtbench_pairs: pairs"),
-                      db: Path | None = BENCH_DB,
-                      bootstrap: int = typer.Option(200, "--bootstrap",
-                                                    help="paired resamples of held-out groups"),
-                      tie_margin: float = typer.Option(0.1, "--tie-margin",
-                                                       help="mtbench_pairs: |Δ| below which "
-                                                            "a pair is a judge tie"),
-                      estimate: bool = typer.Option(
-                          False, "--estimate", help="only print what the judge's run would "
-                          "cost; no judge is asked"),
-                      as_json: bool = typer.Option(False, "--json")) -> None:
-    """Propose a revised checklist on one half of a benchmark, report it on the other half."""
-    from checkeval_core.analysis.proposal.evidence import ProposalError
-    from checkeval_core.bench.heldout import bench_heldout, format_heldout
-    from checkeval_core.runs.options import check_bootstrap, check_count, check_tie_margin
-    from checkeval_core.task_split import SplitError
-
-    try:
-        check_bootstrap(bootstrap)
-        check_tie_margin(tie_margin)
-        check_count(docs, "--docs", "documents")
-        check_count(queries, "--queries", "queries or pairs")
-        res = bench_heldout(benchmark, data, judge, docs=docs, queries=queries, db_file=db,
-                            n_boot=bootstrap, progress=True, tie_margin=tie_margin,
-                            estimate=estimate)
-    except (ValueError, NotFound, ImportError, ProposalError, SplitError) as e:
-        fail(str(e))
-    res = clean_json(res)
-    if estimate:
-        print_estimate(res, as_json)
-        return
-    typer.echo(json.dumps(res) if as_json else format_heldout(res))
 
 
 # -- reliability and bias probes ------------------------------------------------------------

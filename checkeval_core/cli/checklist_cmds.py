@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from checkeval_core.cli.app import app, bench_app, clean_json, fail
+from checkeval_core.cli.app import app, clean_json, fail
 from checkeval_core.store import NotFound, open_db
 
 checklist_app = typer.Typer(no_args_is_help=True, help="Build, review and freeze checklists.")
@@ -191,41 +191,6 @@ def evidence_cmd(task: str = typer.Option(..., "--task"),
                f"({res['requests']} requests, {res['from_cache']} from the cache)")
 
 
-@bench_app.command("grounded")
-def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="benchmark folder "
-                                                        "(summeval.jsonl, checklists/)"),
-                       generator: str = typer.Option("embedded:quality", "--generator"),
-                       judge: str = typer.Option("embedded", "--judge"),
-                       docs: int = typer.Option(32, "--docs", help="first N documents: half "
-                                                "dev, half held out"),
-                       items: int = typer.Option(24, "--items", help="dev items per dimension "
-                                                 "for the evidence rule"),
-                       n: int = typer.Option(4, "--n", help="questions per sub-dimension / "
-                                             "seed; pairs (contrastive)"),
-                       db: Path | None = typer.Option(None, "--db", help="bench database"),
-                       bootstrap: int = typer.Option(200, "--bootstrap"),
-                       as_json: bool = typer.Option(False, "--json")) -> None:
-    """SummEval: (a) the seeds, (b) the published checklist, (c) the seeds plus diversified,
-    elaborated and contrastive questions kept by the dev-only evidence rule with no person;
-    held-out agreement with the experts of (c) against (a) and (b). A long CPU run."""
-    from checkeval_core.bench.grounded import bench_grounded
-    from checkeval_core.checklists.evidence import check_options
-    from checkeval_core.judges.spec import JudgeSpecError, parse_spec
-    from checkeval_core.runs.options import check_bootstrap, check_count
-
-    try:
-        check_count(docs, "--docs", "documents")
-        check_options("proposed", items)
-        check_bootstrap(bootstrap)
-        parse_spec(generator)
-        parse_spec(judge)
-        res = clean_json(bench_grounded(data, generator, judge, docs, items, n, db, bootstrap,
-                                        progress=not as_json))
-    except (NotFound, JudgeSpecError, ValueError, ImportError) as e:
-        fail(str(e))
-    typer.echo(json.dumps(res, ensure_ascii=False, indent=None if as_json else 1))
-
-
 @checklist_app.command("freeze")
 def freeze_cmd(task: str = typer.Option(..., "--task"), note: str = typer.Option("", "--note"),
                instance: bool = typer.Option(False, "--instance",
@@ -395,8 +360,8 @@ def propose_cmd(run: list[int] = typer.Option(..., "--run", help="a completed ru
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Propose a revised checklist: questions chosen on the task's dev groups, agreement
     before → after on dev and held-out groups from the stored answers."""
+    from checkeval_core.analysis.proposal import propose
     from checkeval_core.analysis.proposal.evidence import ProposalError
-    from checkeval_core.analysis.propose import propose
     from checkeval_core.checklists.review import to_review as queue
     from checkeval_core.runs.options import (
         check_bootstrap,

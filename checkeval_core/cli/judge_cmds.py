@@ -7,7 +7,7 @@ import json
 
 import typer
 
-from checkeval_core.cli.app import app, bench_app, fail
+from checkeval_core.cli.app import app, fail
 from checkeval_core.judges.registry import JudgeSpecError, get_judge, parse_spec
 
 judge_app = typer.Typer(no_args_is_help=True, help="Configure and test judges.")
@@ -97,30 +97,3 @@ def judge_sources_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
         for r in rows:
             typer.echo(f"{r['variable']}\t{'set' if r['set'] else 'unset'}\t"
                        f"{', '.join(r['approved']) or '(no address approved)'}")
-
-
-@bench_app.command("speed")
-def bench_speed_cmd(judge: str = typer.Option("embedded", "--judge"),
-                    questions: int = typer.Option(15, "--questions"),
-                    engine_only: bool = typer.Option(
-                        False, "--engine-only",
-                        help="only llama.cpp's rates in tokens per CPU-second (embedded)"),
-                    repeats: int = typer.Option(3, "--repeats", min=1,
-                                                help="with --engine-only: median of N"),
-                    as_json: bool = typer.Option(False, "--json")) -> None:
-    """Time N questions on one ~600-token item: full prompt each vs prefix reuse."""
-    from checkeval_core.bench.speed import bench_engine, bench_speed
-
-    try:
-        parse_spec(judge)
-        if questions < 1:
-            raise ValueError("--questions must be at least 1")
-        res = (bench_engine(judge, repeats, questions) if engine_only
-               else bench_speed(judge, questions))
-    except (JudgeSpecError, ValueError, ImportError) as e:
-        fail(str(e))
-    if as_json:
-        typer.echo(json.dumps(res))
-    else:
-        for k, v in res.items():
-            typer.echo(f"{k}: {v}")

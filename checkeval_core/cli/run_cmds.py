@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from checkeval_core.cli.app import app, bench_app, clean_json, fail, print_estimate
+from checkeval_core.cli.app import app, clean_json, fail
 from checkeval_core.store import NotFound, db_path, open_db
 
 
@@ -92,7 +92,7 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         fail(f"--escalate-to: {e}")
     if estimate:
         try:
-            from checkeval_core.runs.escalate import escalation_params
+            from checkeval_core.runs.escalation.options import escalation_params
 
             esc = escalation_params(escalate_to, target_agreement, margin, delta, abstain,
                                     calibrate_judges, escalate_by)
@@ -112,7 +112,7 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
         else:
             if not task:
                 fail("give --task NAME (or --resume RUN_ID)")
-            from checkeval_core.runs.escalate import escalation_params
+            from checkeval_core.runs.escalation.options import escalation_params
             from checkeval_core.runs.options import parse_params
             from checkeval_core.runs.start import start_runs
 
@@ -151,7 +151,7 @@ def _execute_all(db: Any, run_ids: list[int], quiet: bool, as_json: bool, execut
         if not as_json:
             typer.echo(f"run {run_id}: {run['status']}, {run['n_answers']} answers")
             if esc:
-                from checkeval_core.runs.escalate import summary_text
+                from checkeval_core.runs.escalation.cascade import summary_text
 
                 typer.echo(summary_text(esc))
         if run["status"] != "completed":
@@ -186,8 +186,8 @@ def _estimate(db: Any, task: str | None, judge: list[str], method: list[str], ch
             est = estimate_batch(db, task, judge, method, checklist=checklist, limit=limit,
                                  params=parse_params(param))
             if esc:
-                from checkeval_core.runs.escalate import check_options
-                from checkeval_core.runs.escalate_estimate import second_judge_estimate
+                from checkeval_core.runs.escalation.estimate import second_judge_estimate
+                from checkeval_core.runs.escalation.options import check_options
 
                 params = {**parse_params(param), **esc}
                 for j in judge:
@@ -205,35 +205,6 @@ def _estimate(db: Any, task: str | None, judge: list[str], method: list[str], ch
     typer.echo(est.text())
     for note in est.notes:
         typer.echo(f"  {note}")
-
-
-@bench_app.command("rate")
-def bench_rate_cmd(judge: str = typer.Option("embedded", "--judge"),
-                   rounds: int = typer.Option(2, "--rounds", help="repeats of the workload"),
-                   as_json: bool = typer.Option(False, "--json")) -> None:
-    """Measure this machine's seconds per judge call, prompt token and completion token for
-    a judge (a small fixed workload, ~10–60 s on the embedded judge) and store them for
-    cost estimates (in the cache directory's judge_rates.json)."""
-    from checkeval_core.judges.registry import JudgeSpecError, parse_spec
-    from checkeval_core.runs.estimate import measure_rate, rates_path
-
-    if rounds < 1:
-        fail("--rounds must be ≥ 1")
-    try:
-        parse_spec(judge)
-    except JudgeSpecError as e:
-        fail(str(e))
-    try:
-        rate = measure_rate(judge, rounds=rounds)
-    except ImportError as e:
-        fail(str(e), code=1)
-    if as_json:
-        typer.echo(json.dumps(rate))
-        return
-    typer.echo(f"{judge}: {rate['per_call'] * 1000:.1f} ms per call, "
-               f"{rate['per_prompt_token'] * 1000:.2f} ms per prompt token, "
-               f"{rate['per_completion_token'] * 1000:.1f} ms per completion token "
-               f"(stored in {rates_path()})")
 
 
 def _execute(db: Any, run_id: int, quiet: bool, execute_run: Any,
@@ -327,43 +298,6 @@ def runs_cmd(task: str | None = typer.Option(None, "--task", help="only this tas
                    f"{r['done']}/{r['total']}\t{r['options']}\t{mark}".rstrip("\t"))
 
 
-@bench_app.command("scale")
-def bench_scale_cmd(answers: int = typer.Option(1_000_000, "--answers"),
-                    task_items: int = typer.Option(
-                        0, "--task-items", help="instead: the Data page's and a small run's "
-                                                "reads on a task of N items"),
-                    as_json: bool = typer.Option(False, "--json")) -> None:
-    """Time the pages' queries on a scratch database with N synthetic answers."""
-    from checkeval_core.bench.scale import bench_scale, bench_task_pages
-    from checkeval_core.runs.options import MAX_SCALE_ANSWERS, MAX_SCALE_ITEMS, check_count
-
-    try:
-        check_count(answers, "--answers", "answers", 1, MAX_SCALE_ANSWERS)
-        check_count(task_items, "--task-items", "items", 0, MAX_SCALE_ITEMS)
-    except ValueError as e:
-        fail(str(e))
-    res = bench_task_pages(task_items) if task_items else bench_scale(answers)
-    typer.echo(json.dumps(res) if as_json else "\n".join(f"{k}: {v}" for k, v in res.items()))
-
-
-@bench_app.command("ray")
-def bench_ray_cmd(workers: int = typer.Option(2, "--workers", help="up to N local workers"),
-                  items: int = typer.Option(6, "--items", help="first N SummEval demo items"),
-                  threads: int = typer.Option(1, "--threads", help="llama.cpp threads each"),
-                  judge: str = typer.Option("embedded", "--judge"),
-                  as_json: bool = typer.Option(False, "--json")) -> None:
-    """Items per second of one run on 1 … N local Ray workers (--engine ray), in one go."""
-    from checkeval_core.bench.ray_workers import bench_ray, format_ray
-
-    if min(workers, items, threads) < 1:
-        fail("--workers, --items and --threads must be ≥ 1")
-    try:
-        res = bench_ray(workers, items, threads, judge)
-    except ValueError as e:
-        fail(str(e))
-    typer.echo(json.dumps(res) if as_json else format_ray(res))
-
-
 bundle_app = typer.Typer(no_args_is_help=True, help="Completed runs as portable JSON files.")
 app.add_typer(bundle_app, name="bundle")
 
@@ -408,51 +342,3 @@ def bundle_import_cmd(file: str = typer.Argument(...),
         typer.echo(f"{p.name}: already imported as run {res['run']} (same content), not "
                    "imported again" + (" — its missing scores were recomputed"
                                        if res["repaired"] else ""))
-
-
-@bench_app.command("escalate")
-def bench_escalate_cmd(
-        benchmark: str = typer.Option(..., "--benchmark", help="mtbench_pairs|summeval"),
-        data: str | None = typer.Option(None, "--data", help="benchmark folder (default "
-                                        "$CHECKEVAL_BENCH_DATA; there is no built-in path)"),
-        judge: str = typer.Option("embedded", "--judge", help="the first judge (A)"),
-        escalate_to: str = typer.Option("embedded:quality", "--escalate-to",
-                                        help="the second judge (B)"),
-        queries: int = typer.Option(50, "--queries", help="mtbench_pairs: first N pairs"),
-        docs: int = typer.Option(32, "--docs", help="summeval: first N documents"),
-        target_agreement: float = typer.Option(0.8, "--target-agreement"),
-        delta: float = typer.Option(0.1, "--delta"),
-        margin: list[float] | None = typer.Option(
-            None, "--margin", help="fixed margins of the other cascade rows (repeat; default "
-                                   "0.05 and 0.2 for pairs, 0.1 and 0.3 for answers)"),
-        db: str | None = typer.Option(None, "--db", help="bench database (default "
-                                      "<cache>/bench_quality.db; reruns reuse it)"),
-        bootstrap: int = typer.Option(200, "--bootstrap", help="resamples of held-out groups"),
-        first_only: bool = typer.Option(False, "--first-only", help="run the first judge only: "
-                                        "its fitted threshold, held-out coverage and agreement"),
-        estimate: bool = typer.Option(False, "--estimate", help="only print what the judges' "
-                                      "runs would cost; no judge is asked"),
-        as_json: bool = typer.Option(False, "--json")) -> None:
-    """A small judge escalating to a stronger one on a benchmark's held-out half: both alone,
-    their ensemble, and the cascade at the fitted threshold and at fixed margins."""
-    from checkeval_core.bench.escalate import bench_escalate, format_escalate
-    from checkeval_core.cli.app import clean_json
-    from checkeval_core.judges.registry import JudgeSpecError
-    from checkeval_core.runs.options import MAX_BENCH_DOCS, check_bootstrap, check_count
-
-    try:
-        check_bootstrap(bootstrap)
-        check_count(docs, "--docs", "documents", 4, MAX_BENCH_DOCS)
-        check_count(queries, "--queries", "pairs", 4, MAX_BENCH_DOCS)
-        res = bench_escalate(benchmark, data, judge, escalate_to, queries=queries, docs=docs,
-                             target=target_agreement, delta=delta,
-                             margins=tuple(margin) if margin else None, db_file=db,
-                             n_boot=bootstrap, progress=True, first_only=first_only,
-                             estimate=estimate)
-    except (ValueError, NotFound, ImportError, JudgeSpecError) as e:
-        fail(str(e))
-    res = clean_json(res)
-    if estimate:
-        print_estimate(res, as_json)
-        return
-    typer.echo(json.dumps(res) if as_json else format_escalate(res))

@@ -10,7 +10,7 @@ import json
 
 import typer
 
-from checkeval_core.cli.app import app, bench_app, fail
+from checkeval_core.cli.app import app, fail
 from checkeval_core.store import open_db
 
 team_app = typer.Typer(no_args_is_help=True,
@@ -63,31 +63,3 @@ def list_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
         how = "configuration" if p["source"] == "configuration" else \
             f"granted by {p['granted_by']} at {p['since']}"
         typer.echo(f"{p['person']}\t{p['role']}\t{how}")
-
-
-@bench_app.command("pool-queue")
-def bench_pool_queue_cmd(
-        annotators: int = typer.Option(20, "--annotators", help="annotator processes"),
-        items: int = typer.Option(500, "--items"),
-        questions: int = typer.Option(15, "--questions"),
-        k: int = typer.Option(3, "--k", help="answers per item from different people"),
-        claim_seconds: float = typer.Option(5.0, "--claim-seconds",
-                                            help="how long a claim holds (short: expiry "
-                                                 "happens within the benchmark)"),
-        abandon: float = typer.Option(0.01, "--abandon", help="share of claims walked away "
-                                                              "from (they must expire)"),
-        as_json: bool = typer.Option(False, "--json")) -> None:
-    """Annotator processes pulling from one pool job on one SQLite file: no item answered
-    twice by a person, none beyond k, no lost answer, expired claims re-served; p50 / p99 of
-    next item, saving an answer and submitting."""
-    from checkeval_core.bench.pool_queue import bench_pool_queue
-
-    if min(annotators, items, questions, k) < 1 or claim_seconds <= 0 or not 0 <= abandon < 1:
-        fail("--annotators, --items, --questions and --k are ≥ 1, --claim-seconds > 0, "
-             "--abandon in [0, 1)")
-    try:
-        res = bench_pool_queue(annotators, items, questions, k, claim_seconds, abandon)
-    except ValueError as e:
-        fail(str(e))
-    typer.echo(json.dumps(res) if as_json else
-               "\n".join(f"{key}: {v}" for key, v in res.items()))

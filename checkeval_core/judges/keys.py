@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checkeval_core.judges.spec import BACKENDS, backend_of, endpoint_urls, parse_spec
+from checkeval_core.judges.spec import BACKENDS, JudgeSpec, as_spec, backend_of, shown
 
 # httpx is imported where a URL is checked (about 0.1 s): this module loads with the CLI.
 
@@ -170,7 +170,7 @@ def judge_hosts(secrets: Mapping[str, Any] | None = None) -> tuple[Origin, ...] 
     return tuple(out)
 
 
-def check_judge_hosts(spec: str, secrets: Mapping[str, Any] | None = None) -> None:
+def check_judge_hosts(spec: str | JudgeSpec, secrets: Mapping[str, Any] | None = None) -> None:
     """Raise :class:`AddressRefused` when ``CHECKEVAL_JUDGE_HOSTS`` is set and an address of
     ``spec`` (each endpoint of a pool) is not in it; nothing is sent then."""
     allowed = judge_hosts(secrets)
@@ -218,25 +218,26 @@ def key_sources_for(spec: str, secrets: Mapping[str, Any] | None = None) -> dict
                            f"='VAR={where}' in the server's environment (docs/security.md)."}
 
 
-def target_url(spec: str) -> str:
+def target_url(spec: str | JudgeSpec) -> str:
     """Where the judge of ``spec`` sends its requests: its ``base_url``, else the backend's
     official endpoint ("" for a backend that calls no server)."""
     backend = backend_of(spec)
     if backend is None:
         return ""
-    if len(endpoint_urls(spec)) > 1:  # every endpoint is checked on its own (urls_of)
-        raise ValueError(f"judge {spec!r} is a pool: one address per endpoint")
-    url = parse_spec(spec).get(backend.url_field, "") or backend.default_url
+    parsed = as_spec(spec)
+    if parsed.is_pool:  # every endpoint is checked on its own (urls_of)
+        raise ValueError(f"judge {shown(spec)!r} is a pool: one address per endpoint")
+    url = parsed.get(backend.url_field, "") or backend.default_url
     return url if not url or "://" in url else "https://" + url
 
 
-def urls_of(spec: str) -> list[str]:
+def urls_of(spec: str | JudgeSpec) -> list[str]:
     """Every address ``spec`` sends requests to: each endpoint of a pool, else
     :func:`target_url` (empty for a backend that calls no server)."""
-    urls = endpoint_urls(spec)
-    if len(urls) > 1:
-        return [u if "://" in u else "https://" + u for u in urls]
-    url = target_url(spec)
+    parsed = as_spec(spec)
+    if parsed.is_pool:
+        return [u if "://" in u else "https://" + u for u in parsed.urls]
+    url = target_url(parsed)
     return [url] if url else []
 
 
@@ -262,7 +263,7 @@ def check_approved(var: str, url: str, secrets: Mapping[str, Any] | None = None)
                          f"so it is not sent; {approval_hint(var, url)}")
 
 
-def default_key_envs(spec: str) -> tuple[str, ...]:
+def default_key_envs(spec: str | JudgeSpec) -> tuple[str, ...]:
     """The default key variables the backend of ``spec`` declares (empty: it sends no key)."""
     backend = backend_of(spec)
     return backend.key_envs if backend is not None else ()
@@ -291,18 +292,19 @@ def check_key_source(spec: str, name: str, secrets: Mapping[str, Any] | None = N
     return name
 
 
-def needs_key(spec: str) -> bool:
+def needs_key(spec: str | JudgeSpec) -> bool:
     """True for the backends that send an API key."""
     return bool(default_key_envs(spec))
 
 
-def saved_key_env(db: Any, spec: str, params: Mapping[str, Any] | None = None) -> str:
+def saved_key_env(db: Any, spec: str | JudgeSpec, params: Mapping[str, Any] | None = None
+                  ) -> str:
     """The ``key_env`` of the saved judge with this spec ("" when none): the one saved with the
     same params first, else the most recent one that names a variable."""
     if db is None:
         return ""
     try:
-        spec = parse_spec(spec).spec
+        spec = as_spec(spec).spec
     except ValueError:
         return ""
     p = json.dumps(dict(params or {}), sort_keys=True)
@@ -321,7 +323,7 @@ def _lookup(name: str, secrets: Mapping[str, Any] | None) -> str | None:
     return str(value) if isinstance(value, str | int) and str(value) else None
 
 
-def resolve(db: Any, spec: str, key_env: str | None = None,
+def resolve(db: Any, spec: str | JudgeSpec, key_env: str | None = None,
             secrets: Mapping[str, Any] | None = None,
             params: Mapping[str, Any] | None = None,
             url: str | None = None) -> ResolvedKey | None:
@@ -329,6 +331,7 @@ def resolve(db: Any, spec: str, key_env: str | None = None,
     See the module docstring for the order and the two rules."""
     if not needs_key(spec):
         return None
+    spec = as_spec(spec)  # parsed once for the address, the saved judge and the defaults
     url = url or target_url(spec)
     table = approvals(secrets)
     named = key_env or saved_key_env(db, spec, params)
@@ -359,10 +362,11 @@ def key_problems(db: Any, specs: list[str],
     before a batch of runs starts, so a refused key source starts nothing."""
     out = []
     for spec in specs:
+        parsed = as_spec(spec)
         try:
-            check_judge_hosts(spec, secrets)
-            for url in urls_of(spec) if len(endpoint_urls(spec)) > 1 else [None]:
-                resolve(db, spec, secrets=secrets, url=url)  # each endpoint of a pool
+            check_judge_hosts(parsed, secrets)
+            for url in urls_of(parsed) if parsed.is_pool else [None]:
+                resolve(db, parsed, secrets=secrets, url=url)  # each endpoint of a pool
         except KeyRefused as e:
             out.append(f"{spec}: {e}")
     return out
@@ -372,11 +376,13 @@ def key_missing(db: Any, spec: str, secrets: Mapping[str, Any] | None = None) ->
     """Why a judge that cannot work without a key has none (its backend's official endpoint,
     e.g. ``openai:``, and no key set), or None — checked before a run starts."""
     backend = backend_of(spec)
-    if not needs_key(spec) or backend is None or not backend.default_url or \
-            parse_spec(spec).get(backend.url_field, ""):
+    if not needs_key(spec) or backend is None or not backend.default_url:
+        return None
+    parsed = as_spec(spec)
+    if parsed.get(backend.url_field, ""):
         return None  # a server of one's own may need no key
     try:
-        found = resolve(db, spec, secrets=secrets)
+        found = resolve(db, parsed, secrets=secrets)
     except KeyRefused as e:
         return f"judge {spec!r}: {e}"
     if found is None:

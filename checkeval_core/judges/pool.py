@@ -46,7 +46,6 @@ from checkeval_core.judges.spec import (
     MAX_POOL_ENDPOINTS,
     JudgeSpecError,
     endpoint_spec,
-    endpoint_urls,
     parse_spec,
 )
 
@@ -66,7 +65,7 @@ MAX_POOL_FILE_BYTES = 1 << 20  # a pool file's size: 100 URLs with comments fit 
 def openai_compat(parsed: Any, endpoint_keys: Sequence[Any] | None = None,
                   **params: Any) -> Any:
     """The ``openai-compat`` factory: one server's judge, or a pool for several URLs."""
-    if len(endpoint_urls(parsed.spec)) > 1:
+    if parsed.is_pool:
         return PoolJudge(parsed, endpoint_keys=endpoint_keys, **params)
     return OpenAIJudge(parsed, **params)
 
@@ -79,7 +78,7 @@ class PoolJudge:
         self.spec = parsed.spec
         self.model = parsed.model
         self.params = params  # never holds a key (see CachedJudge)
-        self.urls = endpoint_urls(self.spec)
+        self.urls = parsed.urls
         keys = list(endpoint_keys or [None] * len(self.urls))
         self.endpoints = _Endpoints(self.spec, self.urls, keys, params, allowed_origins)
         n = len(self.endpoints)

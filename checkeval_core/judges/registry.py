@@ -29,10 +29,12 @@ from checkeval_core.judges.spec import (  # noqa: F401 - the registry's public n
     JudgeSpec,
     JudgeSpecError,
     SpecField,
+    as_spec,
     endpoint_urls,
     needs_gpu,
     parse_spec,
     register_backend,
+    shown,
     spec_forms,
     spec_problems,
 )
@@ -54,7 +56,7 @@ def install_problems(specs: list[str]) -> list[str]:
             problem = model_missing(parsed.get("variant", ""))
             if problem:
                 out.append(f"judge {parsed.spec!r}: {problem}")
-        if len(endpoint_urls(parsed.spec)) > 1:
+        if parsed.is_pool:
             try:
                 items_per_endpoint()
             except ValueError as e:
@@ -62,9 +64,9 @@ def install_problems(specs: list[str]) -> list[str]:
     return out
 
 
-def load_backend(spec: str, **params: Any) -> Judge:
+def load_backend(spec: str | JudgeSpec, **params: Any) -> Judge:
     """Instantiate the raw backend for ``spec`` (no cache, retries or concurrency around it)."""
-    parsed = parse_spec(spec)
+    parsed = as_spec(spec)
     backend = BACKENDS[parsed.backend]
     factory = backend.factory
     if isinstance(factory, str):
@@ -72,13 +74,13 @@ def load_backend(spec: str, **params: Any) -> Judge:
         try:
             module = importlib.import_module(mod_name)
         except ImportError as exc:  # the backend's heavy dependency is missing
-            raise ImportError(f"judge {spec!r} needs a package that is not installed "
+            raise ImportError(f"judge {shown(spec)!r} needs a package that is not installed "
                               f"({exc.name}); install it with: {backend.install}") from exc
         factory = getattr(module, cls_name)
     return factory(parsed, **params)
 
 
-def get_judge(spec: str, db: Any = None, *, cache: bool = True, key_env: str | None = None,
+def get_judge(spec: str | JudgeSpec, db: Any = None, *, cache: bool = True, key_env: str | None = None,
               secrets: Mapping[str, Any] | None = None, attempts: int = DEFAULT_ATTEMPTS,
               **params: Any) -> Judge:
     """The judge for ``spec`` wrapped once with caching (in ``db``), retries (up to
@@ -92,12 +94,12 @@ def get_judge(spec: str, db: Any = None, *, cache: bool = True, key_env: str | N
     ``st.secrets``) unless the caller passes ``api_key``; a key goes only to an address the
     operator approved for its variable (``keys.KeyRefused`` otherwise).
     """
+    spec = as_spec(spec)  # parsed once here; everything below reads the parsed spec
     check_judge_hosts(spec, secrets)  # outside CHECKEVAL_JUDGE_HOSTS: nothing is built
     allowed = judge_hosts(secrets) if urls_of(spec) else None
     if needs_key(spec) and not params.get("api_key"):
         params.pop("api_key", None)
-        urls = endpoint_urls(spec)
-        if len(urls) > 1:  # a pool: each endpoint gets the key approved for its own address
+        if spec.is_pool:  # a pool: each endpoint gets the key approved for its own address
             params["endpoint_keys"] = [resolve(db, spec, key_env=key_env, secrets=secrets,
                                                params=params, url=u) for u in urls_of(spec)]
         else:

@@ -19,7 +19,7 @@ registry can both read it without importing each other.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -106,14 +106,16 @@ def is_small_model(spec: str) -> bool:
     return bool(backend and backend.small_model)
 
 
-def needs_gpu(spec: str) -> bool:
+def needs_gpu(spec: str | JudgeSpec) -> bool:
     """Whether the backend of ``spec`` declares that it needs a GPU (``Backend.gpu``)."""
     backend = backend_of(spec)
     return bool(backend and backend.gpu)
 
 
-def backend_of(spec: str) -> Backend | None:
+def backend_of(spec: str | JudgeSpec) -> Backend | None:
     """The declaration named by ``spec``'s prefix (``None`` when there is none)."""
+    if isinstance(spec, JudgeSpec):
+        return BACKENDS.get(spec.backend)
     return BACKENDS.get((spec or "").strip().partition(":")[0])
 
 
@@ -124,10 +126,13 @@ def _field_names() -> set[str]:
 @dataclass(frozen=True)
 class JudgeSpec:
     """A parsed spec: the backend's name and its field values, readable as attributes
-    (``parsed.model``); a field another backend declares reads as ``""``."""
+    (``parsed.model``); a field another backend declares reads as ``""``. Parsed once where a
+    spec comes in (:func:`as_spec`) and passed on: the key resolver, the registry and the
+    backends read it without parsing the string again."""
 
     backend: str
     values: tuple[tuple[str, str], ...] = ()
+    text: str = field(default="", compare=False)  # the spec as written, for messages
 
     def __getattr__(self, name: str) -> str:
         if name.startswith("_"):
@@ -146,6 +151,31 @@ class JudgeSpec:
     def spec(self) -> str:
         """The canonical spec string."""
         return BACKENDS[self.backend].spec(dict(self.values))
+
+    @property
+    def urls(self) -> list[str]:
+        """The server URLs the spec names in its several-URL field: one for a plain spec,
+        several for a pool; empty when it names none."""
+        for f in BACKENDS[self.backend].fields:
+            if f.several:
+                value = self.get(f.name, "")
+                return [u for u in value.split(",") if u] if value else []
+        return []
+
+    @property
+    def is_pool(self) -> bool:
+        """Several servers answering as one judge (each endpoint checked on its own)."""
+        return len(self.urls) > 1
+
+
+def as_spec(spec: str | JudgeSpec) -> JudgeSpec:
+    """``spec`` parsed: a :class:`JudgeSpec` as it is, a string through :func:`parse_spec`."""
+    return spec if isinstance(spec, JudgeSpec) else parse_spec(spec)
+
+
+def shown(spec: str | JudgeSpec) -> str:
+    """``spec`` as the user wrote it, for a message."""
+    return spec if isinstance(spec, str) else (spec.text or spec.spec)
 
 
 def _and(words: list[str]) -> str:
@@ -172,7 +202,7 @@ def parse_spec(spec: str) -> JudgeSpec:
     if not backend.fields:
         if rest:
             raise JudgeSpecError(f"judge {spec!r}: '{name}' takes no argument")
-        return JudgeSpec(name)
+        return JudgeSpec(name, text=spec)
     parts = rest.split("#", len(backend.fields) - 1) if rest else []
     values = []
     for i, f in enumerate(backend.fields):
@@ -189,7 +219,7 @@ def parse_spec(spec: str) -> JudgeSpec:
         if f.several and "," in value:
             value = ",".join(_pool_urls(spec, f.name, value))
         values.append((f.name, value))
-    return JudgeSpec(name, tuple(values))
+    return JudgeSpec(name, tuple(values), text=spec)
 
 
 def _pool_urls(spec: str, field: str, value: str) -> list[str]:
@@ -212,16 +242,11 @@ def _head(spec: str, limit: int = 120) -> str:
     return repr(spec if len(spec) <= limit else spec[:limit] + "…")
 
 
-def endpoint_urls(spec: str) -> list[str]:
+def endpoint_urls(spec: str | JudgeSpec) -> list[str]:
     """The server URLs a judge spec names: one for a plain spec, several for a pool
-    (``openai-compat:http://a:8000/v1,http://b:8001/v1#model``); empty when it names none."""
-    parsed = parse_spec(spec)
-    backend = BACKENDS[parsed.backend]
-    for f in backend.fields:
-        if f.several:
-            value = parsed.get(f.name, "")
-            return [u for u in value.split(",") if u] if value else []
-    return []
+    (``openai-compat:http://a:8000/v1,http://b:8001/v1#model``); empty when it names none
+    (:attr:`JudgeSpec.urls`)."""
+    return as_spec(spec).urls
 
 
 def endpoint_spec(spec: str, url: str) -> str:

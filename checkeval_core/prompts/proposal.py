@@ -1,5 +1,5 @@
 """Prompt for proposing a new checklist question from what separates a better-rated answer
-from a worse-rated one (the proposal of :mod:`checkeval_core.analysis.propose`).
+from a worse-rated one (the proposal of :mod:`checkeval_core.analysis.proposal`).
 
 Our own wording. The question must check something the kept questions do not, so they are
 listed; every proposed question records PROMPT_VERSION.

@@ -54,7 +54,7 @@ from checkeval_core.judges.keys import needs_key
 from checkeval_core.judges.prices import PriceError, batch_price_of
 from checkeval_core.judges.registry import get_judge, parse_spec
 from checkeval_core.judges.spec import endpoint_urls
-from checkeval_core.runs import escalate
+from checkeval_core.runs.escalation import options as escalation
 from checkeval_core.runs.estimate import _scratch, record_actual, record_estimate
 from checkeval_core.runs.jobs import RunBusy, _store, execute_run, get_run
 from checkeval_core.runs.labels import run_label
@@ -94,7 +94,7 @@ def check_batch_spec(spec: str, params: dict[str, Any], api: bool = False,
                          f"{' and '.join(b + ':' for b in API_BACKENDS)} judges can")
     if len(endpoint_urls(spec)) > 1:
         raise ValueError(f"{flag}: judge {spec!r} is a pool of servers; give one address")
-    if escalate.enabled(params):
+    if escalation.enabled(params):
         raise ValueError(f"{flag}: {what} escalates to a second judge, which asks in passes "
                          "that depend on the first judge's answers: run it online")
 

@@ -26,8 +26,9 @@ import sqlite_utils
 from checkeval_core.checklists.versions import get_version, version_by_id
 from checkeval_core.config import cache_dir
 from checkeval_core.judges.registry import get_judge, parse_spec
-from checkeval_core.runs import escalate
-from checkeval_core.runs.escalate_estimate import stored_run_estimate
+from checkeval_core.runs.escalation import cascade
+from checkeval_core.runs.escalation import options as escalation
+from checkeval_core.runs.escalation.estimate import stored_run_estimate
 from checkeval_core.runs.estimate import record_actual, record_estimate
 from checkeval_core.runs.options import check_limit, check_params, max_error_share
 from checkeval_core.runs.registry import method as method_entry
@@ -70,7 +71,7 @@ def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: st
         raise ValueError(f"--method: {e}") from None
     check_limit(limit)  # the one rule the CLI and the Run page share
     check_params(method, dict(params or {}))
-    escalate.check_options(db, task, judge_spec, dict(params or {}), method)
+    escalation.check_options(db, task, judge_spec, dict(params or {}), method)
     spec = parse_spec(judge_spec).spec
     tid = task_id(db, task)
     version = get_version(db, task, checklist)
@@ -366,11 +367,11 @@ def execute_run(path: str | Path, run_id: int,
             done += len(window)
             item_done(done)
         limit = max_error_share(run["params"])
-        if escalate.enabled(run["params"]):
-            esc = escalate.escalate(db, run, ctx, its, m.plan)
+        if escalation.enabled(run["params"]):
+            esc = cascade.escalate(db, run, ctx, its, m.plan)
             if esc is None:  # cancelled meanwhile
                 return stopped()
-            b_problem = escalate.b_error_problem(esc, limit, run_id)
+            b_problem = cascade.b_error_problem(esc, limit, run_id)
             if b_problem:  # the second judge's errors fail the run as an ordinary run's do
                 db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, "
                            "pid = NULL WHERE id = ?", [b_problem, now_iso(), run_id])

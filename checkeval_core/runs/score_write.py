@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.runs.escalate_calibration import calibrated_p
+from checkeval_core.runs.escalation.judge_calibration import calibrated_p
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.scorers import Answer, ScoreContext
 from checkeval_core.store import loads, transaction

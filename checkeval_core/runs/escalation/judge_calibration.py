@@ -1,6 +1,6 @@
 """Each judge's p(Yes) fitted to people's labels on an escalating run's dev answers (Platt
 scaling, ``--calibrate-judges``): A's confidence before anything is escalated, and both judges'
-p(Yes) before an item's score mixes them (:mod:`checkeval_core.runs.escalate`)."""
+p(Yes) before an item's score mixes them (:mod:`checkeval_core.runs.escalation.cascade`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import sqlite_utils
 
 from checkeval_core.people import answer_labels
-from checkeval_core.runs.escalate_units import answer_rows, people_label, unit_parts
+from checkeval_core.runs.escalation.units import answer_rows, people_label, unit_parts
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import task_id
 

@@ -1,5 +1,5 @@
 """What an escalating run will ask of each judge before it starts: the coverage to expect and
-the second judge's share of the cost (:mod:`checkeval_core.runs.escalate`)."""
+the second judge's share of the cost (:mod:`checkeval_core.runs.escalation.cascade`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.runs.escalate import OPTIONS, escalation_params
+from checkeval_core.runs.escalation.options import OPTIONS, escalation_params
 from checkeval_core.runs.estimate import Estimate, cost_line, estimate_batch, estimate_run
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import NotFound, loads, rows
@@ -136,7 +136,7 @@ def start_cost_line(db: sqlite_utils.Database, task: str, judges: list[str], met
                     checklist: str | int | None, limit: int | None, params: dict[str, Any],
                     esc: dict[str, Any]) -> tuple[str, list[str]]:
     """``(line, notes)`` of the Run page's cost box before *Start*: :func:`start_estimate`
-    with the escalation fields ``esc`` (:func:`~checkeval_core.runs.escalate.escalation_params`'s
+    with the escalation fields ``esc`` (:func:`~checkeval_core.runs.escalation.options.escalation_params`'s
     arguments) — one sum over both judges, then the second judge's share — or why there is
     no estimate."""
     parts: dict[str, dict[str, Any]] = {}

@@ -1,6 +1,6 @@
 """An escalating run's decisions as its cascade sees them: *units* (one answer, or one
 human-voted pair on a pairwise task) with each judge's confidence, whether it agrees with
-people, its group and its judge time (:mod:`checkeval_core.runs.escalate`)."""
+people, its group and its judge time (:mod:`checkeval_core.runs.escalation.cascade`)."""
 
 from __future__ import annotations
 

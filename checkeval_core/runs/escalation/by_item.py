@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from checkeval_core.runs.escalate_units import Units
+from checkeval_core.runs.escalation.units import Units
 
 ESCALATE_BY = ("answer", "item")
 
