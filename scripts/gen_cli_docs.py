@@ -57,7 +57,13 @@ def _subcommands(cmd: Any) -> dict[str, Any]:
 
 def _help(cmd: Any) -> str:
     text = (cmd.help or "").split("\f")[0]  # click's "\f": what follows is not help
-    return inspect.cleandoc(text).replace("\b\n", "")
+    return _plain(inspect.cleandoc(text).replace("\b\n", ""))
+
+
+def _plain(text: str) -> str:
+    """Help as a reader sees it: ``\\[`` is how help text keeps a ``[`` that rich would
+    otherwise read as a markup tag (``[lo, hi]``), so the markdown shows the bracket alone."""
+    return text.replace("\\[", "[")
 
 
 def command_doc(cmd: Any, path: list[str], parent: Any, level: int) -> str:
@@ -75,7 +81,7 @@ def command_doc(cmd: Any, path: list[str], parent: Any, level: int) -> str:
                    and (r := p.get_help_record(ctx)) is not None and r[0] != "--help"]
         if records:
             out += [f"{title}:", ""]
-            out += [f"- `{names}`" + (f": {' '.join(text.split())}" if text else "")
+            out += [f"- `{names}`" + (f": {_plain(' '.join(text.split()))}" if text else "")
                     for names, text in records] + [""]
     text = "\n".join(out)
     for name, sub in _subcommands(cmd).items():

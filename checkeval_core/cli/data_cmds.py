@@ -15,7 +15,18 @@ from checkeval_core.store import NotFound, open_db
 
 @app.command("demo")
 def demo_cmd() -> None:
-    """Load the bundled demo tasks (idempotent)."""
+    """Load the bundled demo tasks (idempotent).
+
+    Loading again repairs a half-loaded demo. It also loads the pre-computed runs
+    of `data/demo_runs/` (`CHECKEVAL_DEMO_RUNS=0` skips them;
+    `CHECKEVAL_DEMO_RUNS_DIR=FOLDER` reads bundles from another folder, e.g. a
+    build's output). Importing them creates the versions they were made on (2: the
+    seed questions, 3: version 2 pruned on dev documents) and gives
+    `summeval-demo` and `topical-chat-demo` the demo's dev / held-out split (seed
+    0, held-out share 0.5) when they have none. A bundle this database cannot take
+    (its questions edited away) is named on stderr and left out; the rest of the
+    demo loads.
+    """
     from checkeval_core.demo import load_demo
 
     result = load_demo(open_db())
@@ -45,7 +56,20 @@ def import_cmd(
     mapping: list[str] | None = typer.Option(None, "--map", help="FIELD=COLUMN (repeatable); FIELD is id, input, output, group_id, … or "
                  "human_<dimension> for a numeric column of human scores (human_overall=score)."),
 ) -> None:
-    """Import a dataset into a task, all or nothing."""
+    """Import a dataset into a task, all or nothing.
+
+    Formats: CSV, JSONL or JSON (a list of objects); `output` required, `id` too
+    unless the file has no id column (row numbers then); `group_id`, `system_id`,
+    `input`/`source`, `context`, `fact`, `reference` optional; human scores from
+    `human_<dimension>` columns, a `scores` object, or `--map
+    human_<dimension>=COLUMN`, which reads any numeric column as that dimension's
+    human scores (`--map human_overall=score`).
+
+    Prints how many items and scores it imported, then — indented — when the file
+    has no id column that each item's id is its row number, and every column
+    imported neither as a field nor as a human score; or it exits 2 with every
+    problem found.
+    """
     if not file.exists():
         fail(f"{file}: no such file")
     try:
@@ -67,7 +91,13 @@ def export_cmd(
     task: str | None = typer.Option(None, "--task"),
     run: int | None = typer.Option(None, "--run"),
 ) -> None:
-    """Export a task's items or human scores, or a run's answers or scores."""
+    """Export a task's items or human scores, or a run's answers or scores.
+
+    `--run R --what answers` has a `judge` column (who gave the answer) and, on
+    the rows an escalating run's second judge answered, the first judge's
+    `first_judge_verdict` and `first_judge_p_yes` (`docs/formats.md`). Exported
+    CSV cells starting with `=`, `+`, `-`, `@` are prefixed with `'`.
+    """
     if fmt not in ("csv", "jsonl"):
         fail(f"--format {fmt!r}: use csv or jsonl")
     if (task is None) == (run is None):
@@ -90,7 +120,10 @@ def export_cmd(
 
 @app.command("tasks")
 def tasks_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """List tasks (name, kind, number of items, dimensions)."""
+    """List tasks (name, kind, number of items, dimensions).
+
+    `--json`: `[{"name", "kind", "n_items", "dimensions"}]`.
+    """
     from checkeval_core.tasks import list_tasks
 
     data = list_tasks(open_db())
