@@ -273,7 +273,30 @@ def bench_speed_cmd(judge: str = typer.Option("embedded", "--judge"),
                     repeats: int = typer.Option(3, "--repeats", min=1,
                                                 help="with --engine-only: median of N"),
                     as_json: bool = typer.Option(False, "--json")) -> None:
-    """Time N questions on one ~600-token item: full prompt each vs prefix reuse."""
+    """Time N questions on one ~600-token item: full prompt each vs prefix reuse.
+
+    Times N (default 15) published SummEval questions on the first demo item: one
+    full prompt per question vs prefix reuse; `--json` prints `naive_s_per_q`,
+    `reuse_s_per_q`, `speedup`, `prefill_tok_s`, `engine_bound_s`, `efficiency`.
+    For the embedded judge it also times prefix reuse with the questions one after
+    another instead of side by side in one batch, in the same process:
+    `sequential_s_per_q`, `parallel_time_ratio` (side by side ÷ one by one, wall),
+    `parallel_cpu_ratio` (the same in CPU time), `efficiency_sequential`,
+    `max_abs_p_yes_diff_parallel`, `same_verdicts_parallel`, and `cpu_features`
+    (the instruction sets llama.cpp was built for).
+
+    `--engine-only` measures llama.cpp alone on the same item, in tokens per
+    CPU-second of the process (other load on the machine barely moves it), the
+    median of `--repeats` (default 3): `prefill_tok_cpu_s` (the prompt up to the
+    questions from an empty cache), `segment_tok_cpu_s` (the N question segments
+    of 20–30 tokens one after another after that cached prefix),
+    `parallel_tok_cpu_s` (the same segments side by side in one batch),
+    `item_cpu_ratio` (the item's CPU time side by side ÷ one by one),
+    `max_abs_p_yes_diff_parallel`, every repeat (`…_all`), `threads` and
+    `cpu_features`. To compare two llama.cpp builds, run it alternately with each
+    installation (`bash bench/build_speed.sh PYTHON_A PYTHON_B [ROUNDS]
+    [REPEATS]`).
+    """
     from checkeval_core.bench.speed import bench_engine, bench_speed
     from checkeval_core.judges.registry import JudgeSpecError, parse_spec
 

@@ -29,7 +29,12 @@ def _load(spec: str):
 @judge_app.command("test")
 def judge_test_cmd(judge: str = typer.Option("embedded", "--judge", help="Judge spec."),
                    as_json: bool = typer.Option(False, "--json")) -> None:
-    """Ask the judge one demo question and show verdict, p(Yes), latency."""
+    """Ask the judge one demo question and show verdict, p(Yes), latency.
+
+    It uses the same key as runs do (the saved judge's `--key-env`, else the
+    default variables). `--json`: `{"verdict", "p_yes", "mode", "latency_ms",
+    "capabilities"}`.
+    """
     from checkeval_core.runs.judge_check import judge_test
 
     res = judge_test(_load(judge))
@@ -66,7 +71,13 @@ def judge_add_cmd(spec: str = typer.Argument(..., help="Judge spec."),
                   key_env: str = typer.Option("", "--key-env",
                                               help="NAME of the env variable holding the key.")
                   ) -> None:
-    """Save a judge configuration (never a key)."""
+    """Save a judge configuration (never a key).
+
+    `--key-env` takes the NAME of a variable, never the key. It must name a
+    variable the operator declared and approved for the judge's address in
+    `CHECKEVAL_KEY_HOSTS` (exit 2 otherwise, naming the variable and the address;
+    `docs/security.md`, *Judge keys*).
+    """
     from checkeval_core.judges.saved import add_judge
     from checkeval_core.store import open_db
 
@@ -79,8 +90,13 @@ def judge_add_cmd(spec: str = typer.Argument(..., help="Judge spec."),
 
 @judge_app.command("sources")
 def judge_sources_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
-    """Key sources the operator declared and the addresses each key may be sent to
-    (CHECKEVAL_KEY_HOSTS and the backends' defaults): names and addresses only, never keys."""
+    r"""Key sources the operator declared and the addresses each key may be sent to
+    (CHECKEVAL_KEY_HOSTS and the backends' defaults): names and addresses only, never keys.
+
+    Lists the declared variables, whether each is set, and their approved
+    addresses — never a value (`docs/security.md`, *Judge keys*). `--json`:
+    `[{"variable", "approved": \[addresses], "set"}]`.
+    """
     import os
 
     from checkeval_core.judges.keys import KeyRefused, declared_sources
