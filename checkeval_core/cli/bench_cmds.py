@@ -245,7 +245,21 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
                        as_json: bool = typer.Option(False, "--json")) -> None:
     """SummEval: (a) the seeds, (b) the published checklist, (c) the seeds plus diversified,
     elaborated and contrastive questions kept by the dev-only evidence rule with no person;
-    held-out agreement with the experts of (c) against (a) and (b). A long CPU run."""
+    held-out agreement with the experts of (c) against (a) and (b). A long CPU run.
+
+    Measures a checklist grown with no person in the loop on SummEval's first
+    `--docs` documents (first half dev, second half held out): (a) the authors'
+    seeds, (c) the seeds plus the `--generator`'s diversified, elaborated and
+    contrastive questions that `evidence` (with `--judge`, `--items` dev items)
+    does not flag — the flagged ones rejected with their flag — and (b) the
+    authors' published checklist, each frozen as a version of one task in the
+    bench database (`--db`, default `grounded.db` beside the quality bench's) and
+    run with `--judge` (method `checkeval`); it prints the generation counts
+    (added, copies, flagged, kept, seconds) and the held-out Δ agreement with the
+    experts of (c) against (a) and against (b) with paired intervals, smallest
+    detectable change and verdicts (`versions --diff` rows). A long CPU run with
+    the embedded models.
+    """
     from checkeval_core.bench.grounded import bench_grounded
     from checkeval_core.checklists.evidence import check_options
     from checkeval_core.judges.spec import JudgeSpecError, parse_spec

@@ -17,7 +17,10 @@ app.add_typer(checklist_app, name="checklist")
 @checklist_app.command("import")
 def import_cmd(file: Path = typer.Argument(..., help="CheckEval YAML file/folder or JSON."),
                task: str = typer.Option(..., "--task")) -> None:
-    """Import a checklist (questions become 'kept', each with its origin)."""
+    """Import a checklist (questions become 'kept', each with its origin).
+
+    Reads a CheckEval YAML file or folder, or our JSON (format below).
+    """
     from checkeval_core.checklists.io import ChecklistError, import_checklist
 
     try:
@@ -31,7 +34,11 @@ def import_cmd(file: Path = typer.Argument(..., help="CheckEval YAML file/folder
 @checklist_app.command("preset")
 def preset_cmd(name: str = typer.Argument(..., help="SummEval or Topical-Chat"),
                task: str = typer.Option(..., "--task")) -> None:
-    """Add the CheckEval authors' seed questions of a preset (a seed already there is kept)."""
+    """Add the CheckEval authors' seed questions of a preset (a seed already there is kept).
+
+    `checklist preset SummEval|Topical-Chat` loads the CheckEval authors' seed
+    questions.
+    """
     from checkeval_core.checklists.io import ChecklistError
     from checkeval_core.checklists.seeds import add_preset_seeds
 
@@ -47,7 +54,10 @@ def preset_cmd(name: str = typer.Argument(..., help="SummEval or Topical-Chat"),
 def export_cmd(task: str = typer.Option(..., "--task"),
                out: Path = typer.Option(..., "--out", help=".json, or a folder for YAML files"),
                version: str | None = typer.Option(None, "--version", help="N or latest")) -> None:
-    """Export the working checklist or a frozen version (JSON; YAML files into a folder)."""
+    """Export the working checklist or a frozen version (JSON; YAML files into a folder).
+
+    `--out` writes our JSON to a `.json` file, CheckEval YAML files to a folder.
+    """
     from checkeval_core.checklists.io import export_checklist, export_yaml_files
     from checkeval_core.safeio import safe_join
 
@@ -90,8 +100,32 @@ def augment_cmd(task: str = typer.Option(..., "--task"),
                 fresh: bool = typer.Option(False, "--fresh",
                                            help="ask afresh (new seeds) instead of the cache"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
-    """Generate questions from the seeds or from people's examples (proposed, each with its
-    provenance; review them before freezing)."""
+    r"""Generate questions from the seeds or from people's examples (proposed, each with its
+    provenance; review them before freezing).
+
+    Prints each question it added (`+ #id \[sub-dimension] text`) and each it
+    dropped as a copy of a question already there (`- \[sub-dimension] text
+    (dropped: why: copy of)`; in `--json`, `dropped`: `[{"sub_dimension", "text",
+    "copy_of", "why"}]`).
+
+    `--mode single` (the default for `embedded*` judges) asks one question per
+    generation under a grammar; `list` asks for a numbered list (the default for
+    other judges). Asking again returns the cached answers and says so; `--fresh`
+    asks anew. `--json` has `added` (`id`, `text`, `sub_dimension`, `parent_id`,
+    `flags`, `usable`), `problems`, `flagged`, `mode`, `requests`, `from_cache`,
+    `seed`.
+
+    `--strategy contrastive` writes questions from the `--n` dev pairs of outputs
+    on one source that people scored furthest apart on the dimension, `--strategy
+    inductive` from people's notes about it (reviewers' rejection reasons, settled
+    disagreement notes, annotators' skip reasons); both need the task's dev /
+    held-out split (contrastive) or such notes (inductive), else exit 2 with the
+    reason. Their `added` entries carry `provenance` (the pair: `group`,
+    `better_item`, `worse_item`, `better_score`, `worse_score`; or the `notes`:
+    `kind`, `where`, `text`), and `copies` lists every answer not added because it
+    copied an existing question (`text`, `copied_id`, `copied_text`,
+    `provenance`).
+    """
     from checkeval_core.checklists.grounded import generate
 
     try:
@@ -129,7 +163,39 @@ def filter_cmd(task: str = typer.Option(..., "--task"),
                                              "would ask and cost, then stop (no judge call)"),
                as_json: bool = typer.Option(False, "--json")) -> None:
     """Filter a dimension's new proposals (alignment, consistency, redundancy); the cost is
-    printed before the judge is asked."""
+    printed before the judge is asked.
+
+    `--mode binary` (default for `embedded*`) decides each question by Yes/No
+    checks; `--json` has `decisions` (`id`, `text`, `origin`, `outcome`, `keep`,
+    `criterion`, `reason`, `p_yes`, `unsure`, `duplicate_of`), `problems`,
+    `removed`, `flagged`, `unsure`, `mode`, and adds `scope`, `calls`, `seconds`
+    and `plan`.
+
+    A question a person wrote (origin `seed` or `edited`) is never demoted: a
+    "remove" verdict on it is stored and reported as `flagged` (printed with `?`),
+    its status unchanged, for the person to decide on Checklist review; `removed`
+    counts only generated questions set to `filtered`. A question imported from a
+    file (author other than the app's generator, no model — e.g. the CheckEval
+    authors' published checklist) counts as human-written: flagged, never
+    filtered. A decision whose p(Yes) lies in 0.40–0.60 is `unsure` ("the judge is
+    unsure" in its reason): a small local judge gives such values for most
+    questions. An `unsure` decision never changes a status (its verdict is stored
+    as `unsure`, printed with `~`).
+
+    `--scope proposed` (the default) decides only the dimension's new proposals —
+    the kept questions are listed to the judge as context, so a proposal repeating
+    one is removed for redundancy, but no kept question is decided on; `--scope
+    all` re-checks every proposed and kept question.
+
+    Before the first judge call the command prints on stderr what it will do and
+    cost: the number of questions, the judge calls (binary: two per question plus
+    one per lexically similar pair; json: one generation) and, when a filter with
+    the same judge and mode was measured here, the time at that rate; `--estimate`
+    prints only that (no judge call; `--json`: `{"scope", "mode", "n_questions",
+    "n_context", "calls", "seconds", "rate", "line"}`). Each filter records its
+    calls and duration (`filter_run`) and each status it changes in the review
+    history.
+    """
     from checkeval_core.checklists.filtering import filter_dimension, filter_plan, filter_summary
 
     db = open_db()
@@ -164,10 +230,29 @@ def evidence_cmd(task: str = typer.Option(..., "--task"),
                  dimension: str | None = typer.Option(None, "--dimension",
                                                       help="one dimension only"),
                  as_json: bool = typer.Option(False, "--json")) -> None:
-    """Test questions before review: the judge answers each on a small stratified sample of dev
+    r"""Test questions before review: the judge answers each on a small stratified sample of dev
     items; per question its yes-rate, how well it separates people's high from low items (with
     an interval or the reason), redundancy with kept questions, cost per item and the dev-only
-    flag. Stored for the Checklist review page; nothing is deleted."""
+    flag. Stored for the Checklist review page; nothing is deleted.
+
+    Answers the task's `--status` questions (default the proposals) on a
+    stratified sample of `--items` dev items per dimension and stores the result
+    for Checklist review; `--json` prints `{"task", "judge", "split": "dev",
+    "items", "dimensions": {name: {"n_items", "n_groups", "n_scored"}},
+    "requests", "from_cache", "questions": [...]}` where each question has
+    `question_id`, `yes_rate`, `separation` (share of same-source pairs people
+    scored differently that the answer orders as they did; ½ per tie),
+    `separation_ci` (`\[lo, hi]`, nulls when there is none), `redundant_with`
+    (`[{"question_id", "agreement", "n"}]`: kept questions answering alike on ≥ 90
+    % of the items), `flag` (`never_varies` | `orders_no_pair` | `reversed` |
+    null), `reason` (the flag's reason, else why separation has no value or
+    interval, else null), and `text`, `dimension`, `status`, `n_answers`,
+    `separation_reason`, `n_pairs`, `n_groups`, `cost` (`calls`, `prompt_tokens`,
+    `completion_tokens`, `usd` per item).
+
+    A task without a split, an unknown status or judge, or `--items` outside 4–400
+    exits 2 before any judge call.
+    """
     from checkeval_core.checklists.evidence import check_options, question_evidence
     from checkeval_core.judges.spec import JudgeSpecError, parse_spec
 
@@ -201,7 +286,10 @@ def freeze_cmd(task: str = typer.Option(..., "--task"), note: str = typer.Option
                exclude: list[int] | None = typer.Option(
                    None, "--exclude", help="leave out this question id (repeat)"),
                as_json: bool = typer.Option(False, "--json")) -> None:
-    """Freeze the kept questions (or a subset of them) as an immutable version."""
+    """Freeze the kept questions (or a subset of them) as an immutable version.
+
+    `--json`: `{"version", "hash", "n_questions"}`.
+    """
     from checkeval_core.checklists.versions import freeze
     from checkeval_core.store import task_id
 
@@ -277,7 +365,15 @@ def instance_cmd(task: str = typer.Option(..., "--task"),
                  fixed: bool = typer.Option(False, "--fixed", help="import RocketEval's "
                                             "six-question Fixed checklist for every query"),
                  as_json: bool = typer.Option(False, "--json")) -> None:
-    """Write (or import) one 5–10 question checklist per query (RocketEval)."""
+    """Write (or import) one 5–10 question checklist per query (RocketEval).
+
+    Writes one 5–10 question checklist per query (`group_id`), shared by every
+    answer to it: `--mode single` (default for `embedded*`) asks one question per
+    generation (8 generations, near-copies dropped), `list` the whole list in one
+    answer; `--fresh` rewrites queries that have a list, asked afresh (sampled
+    with a new seed). `--json` has `groups`, `items`, `questions`, `skipped`,
+    `problems`, `mode`, `requests`, `from_cache`.
+    """
     from checkeval_core.checklists import instance as I
 
     try:
@@ -306,7 +402,10 @@ def instance_import_cmd(file: Path = typer.Argument(..., help="JSONL: {\"group_i
                                                     "\"instruction_id\", \"questions\": [...]}"),
                         task: str = typer.Option(..., "--task"),
                         as_json: bool = typer.Option(False, "--json")) -> None:
-    """Import per-query checklists from JSONL (all or nothing; replaces a query's list)."""
+    """Import per-query checklists from JSONL (all or nothing; replaces a query's list).
+
+    Reads JSONL lines `{"group_id"|"instruction_id", "questions": [...]}`.
+    """
     from checkeval_core.checklists.instance import import_group_checklists
 
     try:
