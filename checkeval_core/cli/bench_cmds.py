@@ -335,7 +335,17 @@ def bench_rate_cmd(judge: str = typer.Option("embedded", "--judge"),
                    as_json: bool = typer.Option(False, "--json")) -> None:
     """Measure this machine's seconds per judge call, prompt token and completion token for
     a judge (a small fixed workload, ~10–60 s on the embedded judge) and store them for
-    cost estimates (in the cache directory's judge_rates.json)."""
+    cost estimates (in the cache directory's judge_rates.json).
+
+    Used by every time estimate. Times a small fixed workload through the judge's
+    backend (no response cache; long prompts, one prefix with 12 short questions,
+    short generations, `--rounds` times), fits seconds = calls·a + prompt tokens·b
+    + completion tokens·c (non-negative least squares) and stores a, b, c with the
+    date and machine in `<cache dir>/judge_rates.json` (the cache dir is
+    `$CHECKEVAL_CACHE_DIR`, else `~/.cache/checkeval`). `--json`: `{"per_call",
+    "per_prompt_token", "per_completion_token", "source", "measured_at",
+    "machine", "workloads"}`. On a remote judge it makes real (billed) calls.
+    """
     from checkeval_core.judges.registry import JudgeSpecError, parse_spec
     from checkeval_core.runs.estimate import measure_rate, rates_path
 
@@ -364,7 +374,26 @@ def bench_scale_cmd(answers: int = typer.Option(1_000_000, "--answers"),
                         0, "--task-items", help="instead: the Data page's and a small run's "
                                                 "reads on a task of N items"),
                     as_json: bool = typer.Option(False, "--json")) -> None:
-    """Time the pages' queries on a scratch database with N synthetic answers."""
+    """Time the pages' queries on a scratch database with N synthetic answers.
+
+    `--task-items N`: the Data page's and a small run's reads on an N-item task.
+    `--json` (the pages' queries on a scratch database of N synthetic answers: 4
+    runs × 122 questions, random human scores): `{"answers", "items", "runs",
+    "questions", "fill_s", "item_trace_s", "dimension_scores_s",
+    "item_disagreement_s", "task_disagreement_count_s", "max_rss_mb",
+    "compare_runs_s", "compare_over_task_disagreement", "analysis_first_chart_s",
+    "analysis_full_s", "analysis_first_chart_over_task_disagreement",
+    "analysis_full_over_task_disagreement"}`; `task_disagreement_count_s` is the
+    reference query (every disagreeing (item, question) of the task across the 4
+    runs). `analysis_first_chart_s`: the Analysis page's first view of runs 1 and
+    2 (sample level, Spearman, shared items), nothing cached, until its first
+    chart — the point values it draws before any interval (median of 3);
+    `analysis_full_s`: that whole view once — every level's intervals (100
+    resamples), the agreement of the runs and across judges, judge health, the
+    items behind a bar, the calibrated estimates, humans and question diagnostics;
+    the `_over_task_disagreement` ratios divide each by
+    `task_disagreement_count_s` of the same run. Times in seconds.
+    """
     from checkeval_core.bench.scale import bench_scale, bench_task_pages
     from checkeval_core.runs.options import MAX_SCALE_ANSWERS, MAX_SCALE_ITEMS, check_count
 

@@ -66,8 +66,106 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
                 False, "--estimate", help="only print what the run(s) would cost (calls, "
                                           "cached, tokens, seconds, usd); ask no judge, "
                                           "write nothing")) -> None:
-    """Run an evaluation headless (or resume one); progress on stderr. Several --judge and
-    --method start one run per judge × method (all or none), executed one after the other."""
+    r"""Run an evaluation headless (or resume one); progress on stderr. Several --judge and
+    --method start one run per judge × method (all or none), executed one after the other.
+
+    Prints `run <ID> started` first on stderr, a progress bar on stderr, and with
+    `--json` exactly `{"run": ID, "status": "completed"|"failed"|…, "n_answers":
+    N}` on stdout. Several `--judge` and/or `--method` create one run per judge ×
+    method (the Run page's batch, same core function), all or none: a bad spec,
+    method or option refuses the whole batch (exit 2, nothing created); they are
+    then executed one after the other, and `--json` prints a list of those
+    objects. Exit 1 when the run fails: a run whose share of answers with a judge
+    error (transport/HTTP failures, not unparsable answers) exceeds
+    `max_error_share` (default 0.5; `--param max_error_share=0.2` or
+    `$CHECKEVAL_MAX_ERROR_SHARE`) ends `failed` without scores. `--resume` re-asks
+    the answers that had a judge error (errors are never cached) and keeps
+    unparsable ones (they are answers).
+
+    Ways of running: `--estimate` (the cost of the runs these options would start,
+    or with `--resume RUN_ID` what that run still has to ask; asks no judge,
+    writes nothing); `--batch-out DIR` (the runs' pending requests as OpenAI batch
+    files, asking nothing — `--json`: `{"run", "files", "requests"}`; with
+    `--resume RUN_ID` what that run still needs, a later pass); `--resume RUN_ID
+    --batch-in FILE…` (store result files — `--json`: `{"run", "stored",
+    "skipped", "failed", "pending", "status", "errors"}`); `--batch` (`openai:` /
+    `openai-compat:` judges through the provider's Batch API: upload, create,
+    poll, download, store); `--engine ray` (items answered by judge workers on a
+    Ray cluster, `docs/scaling.md`).
+
+    `--engine ray` needs the optional extra (`pip install -e '.\[scale]'`);
+    without it, or with `--workers` < 1, more workers than the cluster has CPUs
+    (GPUs for `vllm:`), a cluster that cannot be reached, or
+    `--ray-address`/`--workers` without `--engine ray`, the command exits 2 before
+    any run is created or judge asked. The engine is not stored on the run: a
+    resume runs locally unless given `--engine ray` again (the answers are the
+    same either way).
+
+    `--estimate` checks every option as a real start does (exit 2 on a bad judge
+    spec, method, option or a malformed `CHECKEVAL_PRICES`), then prints one line
+    (calls, tokens, time, money, and notes saying where each figure comes from)
+    or, with `--json`, exactly `{"calls", "cached", "prompt_tokens",
+    "completion_tokens", "seconds", "usd"}` summed over every judge × method:
+    `calls` the requests the judge would really receive (planned requests minus
+    those whose deterministic request id is already in the response cache or
+    repeats an earlier one), `cached` the others, `prompt_tokens` counted with the
+    judge's own tokenizer after prefix reuse where the backend has one (the
+    embedded judge), else characters / 4, `completion_tokens` 1 per Yes/No
+    question and a generation's `max_tokens` (an upper bound), `seconds` from this
+    machine's measured rate (`bench rate`; `null` when none was measured for that
+    judge), `usd` from the judge's price (0 for a local judge; `null` for a remote
+    one without a price). Formulas and sources: *Cost estimates* in
+    `docs/judges.md`. Every run stores its estimate when it starts and what it
+    really cost when it ends (the Run page shows both). With `--escalate-to B`,
+    the figures add B's expected share: B's own estimate of the same requests (its
+    cache, rate and price) times the share of each first judge's requests expected
+    to reach it — one minus the coverage of the judge's latest escalating run, or,
+    with `--margin`, the share of its latest run's answers below the margin (read
+    through its stored calibration with `--calibrate-judges`); with no earlier run
+    of the judge on the task, all of them (an upper bound, said in the notes). The
+    Run page's cost box makes the same sum when *Escalate* names a second judge,
+    and an escalating run's stored estimate and actuals hold the second judge's
+    share under `parts` (`run.estimate` / `run.actual`). With a remote judge,
+    `--estimate` adds `usd_batch` (the same tokens at the batch price) to its JSON
+    and its line shows both prices.
+
+    Batches (`docs/scaling.md`, *Batch files and the providers' Batch APIs*).
+    `--batch-out DIR` creates the runs as a start does (or takes `--resume
+    RUN_ID`), then writes every request each run still needs after the response
+    cache to `DIR/run-<ID>-<k>-of-<n>.jsonl`, one OpenAI batch line a request:
+    `custom_id` = the request's deterministic id (the cache key), `method` `POST`,
+    `url` `/v1/chat/completions`, `body` = the model and exactly the arguments the
+    online backend sends (`messages`, `max_tokens`, `temperature`, `seed`,
+    `logprobs`, `top_logprobs`, `response_format`). `--shards N` gives at least N
+    files (contiguous slices, so an item's requests stay together); a file holds
+    at most 50,000 requests (OpenAI's limit). The run records its files (judge,
+    path, request count); no request is sent.
+
+    `--batch-in FILE…` reads result files in OpenAI's batch output format (vLLM's
+    `run_batch` writes the same) and stores each answer as an online one (same
+    cache entry, parser, verdict and p(Yes)); a result the provider could not give
+    (an `error`, a status other than 200) stays pending, and a line of an answer
+    already stored is skipped, so the same files can be given again. When nothing
+    is pending the run completes (scores as online). A line whose `custom_id` is
+    not one of the run's pending requests, whose model is not the judge's (a dated
+    snapshot such as `gpt-4o-mini-2024-07-18` is the same model), that does not
+    parse, or an id given twice (in a file or across files) refuses the call with
+    the file and line (exit 2), and nothing is stored.
+
+    `--batch` (`openai:` and `openai-compat:` judges with one address) uploads the
+    pending requests (`files.create`), creates a batch (`batches.create`, 24 h
+    window), polls it every `$CHECKEVAL_BATCH_POLL` seconds (default 30) printing
+    the provider's counts on stderr, downloads the output (`files.content`) and
+    stores it as `--batch-in` does; `--json` and the exit codes are a run's. The
+    run records its batch ids: `checkeval run --resume RUN_ID` (and the Run page's
+    Resume and worker) polls them instead of submitting again; a batch that
+    expired, failed or was cancelled leaves its answers stored and the rest
+    pending (the run ends `failed` naming the batch; resuming submits the rest).
+    Judges without a batch mode (`embedded`, `vllm:`, a pool of servers) and runs
+    escalating to a second judge are refused (exit 2, nothing created); so is a
+    SEAL run whose facts and weights are not cached yet (its planning needs those
+    answers first: run it online).
+    """
     from checkeval_core.cli import run_batch as rb
     from checkeval_core.judges.registry import JudgeSpecError
     from checkeval_core.runs.jobs import execute_run, prepare_resume
@@ -244,7 +342,16 @@ def runs_cmd(task: str | None = typer.Option(None, "--task", help="only this tas
              as_json: bool = typer.Option(False, "--json")) -> None:
     """List runs, newest first: id, task, judge, method, status, progress, checklist version,
     options, the run's label and whether it is its version × judge × method's reference run.
-    With --pin / --unpin: set or remove the reference run instead."""
+    With --pin / --unpin: set or remove the reference run instead.
+
+    `--json`: `[{"run", "task", "judge", "method", "status", "stopping", "done",
+    "total", "n_errors", "checklist_version", "options", "error", "created_at",
+    "n_items", "label", "reference", "pinned"}]`; `--pin RUN_ID --json` (this
+    completed run becomes the reference of its version × judge × method): `{"run",
+    "task", "version", "judge", "method", "replaced"}`; `--unpin RUN_ID --json`:
+    `{"run", "unpinned"}`. `--pin` refuses (exit 2) an unknown run or one not
+    completed, and nothing is written.
+    """
     from checkeval_core.runs import list_runs
     from checkeval_core.runs.jobs import worker_alive
     from checkeval_core.runs.labels import run_label
@@ -305,7 +412,11 @@ app.add_typer(bundle_app, name="bundle")
 @bundle_app.command("export")
 def bundle_export_cmd(run: int = typer.Option(..., "--run"),
                       out: str = typer.Option(..., "--out")) -> None:
-    """Write a completed run (answers, units, metadata) to a JSON file."""
+    r"""Write a completed run (answers, units, metadata) to a JSON file.
+
+    One portable file. It carries its checklist version (`checklist`: version,
+    kind, note, questions as `\[dimension, sub_dimension, text(, group_id)]`).
+    """
     from pathlib import Path
 
     from checkeval_core.runs.bundle import export_bundle
@@ -323,7 +434,11 @@ def bundle_import_cmd(file: str = typer.Argument(...),
                       task: str | None = typer.Option(None, "--task")) -> None:
     """Load a run bundle as a completed run (the task needs the same frozen checklist).
     Atomic; the same content twice is imported once. Exit 2 with the row and field on a
-    malformed bundle (nothing written)."""
+    malformed bundle (nothing written).
+
+    Import freezes the bundle's checklist version from the task's kept questions
+    when the task lacks it (all must be there; the hash must match; else exit 2).
+    """
     from pathlib import Path
 
     from checkeval_core.runs.bundle import import_bundle_info, read_bundle_file
