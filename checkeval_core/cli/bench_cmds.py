@@ -447,8 +447,29 @@ def bench_escalate_cmd(
         estimate: bool = typer.Option(False, "--estimate", help="only print what the judges' "
                                       "runs would cost; no judge is asked"),
         as_json: bool = typer.Option(False, "--json")) -> None:
-    """A small judge escalating to a stronger one on a benchmark's held-out half: both alone,
-    their ensemble, and the cascade at the fitted threshold and at fixed margins."""
+    r"""A small judge escalating to a stronger one on a benchmark's held-out half: both alone,
+    their ensemble, and the cascade at the fitted threshold and at fixed margins.
+
+    Runs (or reuses, from `bench quality` / `bench rankings` runs in the same
+    `--db`) A and B alone on a benchmark subset, fixes the split in advance
+    (MT-Bench: pairs of the first half of the questions dev, the rest held out;
+    SummEval: first half of the documents dev), then executes from the cache the
+    cascade at the fitted threshold (with and without `--abstain`) and at the
+    `--margin`s, and prints per row the held-out agreement [95 % interval over
+    resampled held-out groups], the share kept by A, the share decided, the units
+    and groups, and the judge seconds used (sum of the recorded latency of the
+    answers the row uses), beside the ensemble of A and B (mean p(Yes)). `--json`:
+    `{"benchmark", "task", "judge_a", "judge_b", "unit", "label_source",
+    "dev_groups", "heldout_groups", "target", "delta", "rows": [{"name",
+    "threshold", "coverage_heldout", "agreement", "ci", "decided",
+    "agreement_decided", "n_units", "n_groups", "judge_s",
+    "share_resamples_at_target"}], "curve", "runs", "cpu_s", "run_wall_s"}`.
+    `--first-only` runs A alone and reports what needs no second judge: A's
+    threshold fitted on dev (`"fit"`, as in `run --json`), and per row (A alone, A
+    at the fitted threshold, A at each margin) the held-out share A keeps and its
+    agreement on what it keeps \[interval]; `"first_only": true`, `"judge_b":
+    null`.
+    """
     from checkeval_core.bench.escalate import bench_escalate, format_escalate
     from checkeval_core.judges.registry import JudgeSpecError
     from checkeval_core.runs.options import MAX_BENCH_DOCS, check_bootstrap, check_count

@@ -165,6 +165,103 @@ def run_cmd(task: str | None = typer.Option(None, "--task"),
     escalating to a second judge are refused (exit 2, nothing created); so is a
     SEAL run whose facts and weights are not cached yet (its planning needs those
     answers first: run it online).
+
+    Escalation, a second judge for what the first is unsure of (`--escalate-to`,
+    `--target-agreement`, `--delta`, `--margin`, `--abstain`,
+    `--calibrate-judges`, `--escalate-by`):
+
+    - `--escalate-to B`: judge A (`--judge`) answers every question; each answer
+      whose confidence is below the threshold is asked of B (through B's own
+      request cache) and replaced by B's; the answer keeps A's verdict, p(Yes) and
+      latency (`a_verdict`, `a_p_yes`, `a_latency_ms`) and records B's spec in
+      `judge`. Confidence: `|p(Yes) − 0.5|` per answer (an answer without p(Yes)
+      has 0 and always goes to B); on a task with human **pairwise votes**, per
+      voted pair, the gap of the two items' mean p(Yes) (both items' answers go to
+      B).
+
+    - `--escalate-by item`: A's confidence in every answer of an item is A's
+      confidence in the item's score — the mean of its answers' confidences — so
+      an item below the threshold goes to B whole (all its questions, B reads its
+      text once) and no question of any other item does. Thresholds, agreement and
+      coverage stay per answer; on a task with pairwise votes (pair units) it
+      changes nothing. The summary adds `"escalate_by": "item"` and
+      `"n_items_escalated"`. Default `answer` (as before). `docs/methods.md`,
+      *Escalation*.
+
+    - The threshold: `--margin M` (fixed), or `--target-agreement T` fitted on the
+      task's **dev** groups (a split is required: `checkeval split`) against human
+      labels — checklist annotations (majority per item × question) where there
+      are any, else the expert score of the question's dimension above / below the
+      item's group median (at the median: no label), or pairwise votes (majority
+      per pair) — by the fixed-sequence binomial test, so that A's kept answers
+      agree with people at least T of the time with probability 1 − `--delta`
+      (`docs/methods.md`). No labelled dev unit: the run fails with that message.
+      No threshold passes: A keeps nothing, B answers everything (said in the
+      summary).
+
+    - `--abstain`: B's answers below B's own threshold (fitted the same way on the
+      dev units B answered, δ halved per stage; or `--margin`) are "not
+      decidable"; the summary gives the share decided.
+
+    - `--calibrate-judges`: after B's pass, each judge's p(Yes) is fitted to the
+      people's labels on the dev answers it gave (Platt scaling: A on every
+      labelled dev answer, B on those escalated to it; ≥ 5 of each label, else
+      that judge stays as it is and the summary says why), and the run's
+      **scores** average the calibrated p(Yes) — an item answered partly by A and
+      partly by B is then read on one scale. Each answer keeps its judge's own
+      verdict and p(Yes). Needs a split and answer labels (refused on a task with
+      pairwise votes). The fits are in `"escalation": {"calibration": {"a":
+      {"slope", "intercept", "n", "n_yes"} | {"reason", …}, "b": …,
+      "label_source"}}`. The same option reads A's **confidence** through A's
+      calibration before anything is escalated: `q − 0.5` for a Yes answer, `0.5 −
+      q` for a No (`q` the calibrated p(Yes); 0 where people more likely disagree
+      with A's verdict) — with `--margin` fitted on every labelled dev answer,
+      with `--target-agreement` on every other dev group, the threshold then
+      fitted on the others (`docs/methods.md`). Stored in `"escalation":
+      {"confidence_calibration": {"fit": {…}, "groups": \[dev groups fitted on],
+      "label_source"}}`; the answer-level agreement, the curve and a resumed run
+      use it.
+
+    - Refused before anything is asked (exit 2, nothing written):
+      `--target-agreement`, `--margin`, `--abstain`, `--calibrate-judges`,
+      `--escalate-by` without `--escalate-to`; an `--escalate-by` other than
+      `answer`/`item`; neither or both of `--target-agreement` and `--margin`; B
+      equal to A; a method without Yes/No answers (`geval`); a target outside
+      [0.5, 1); δ outside (0, 1); a negative margin; a target or
+      `--calibrate-judges` on a task without a split; `--calibrate-judges` on a
+      task with pairwise votes; an unknown judge spec. `--delta` is checked with
+      `--margin` too (it is stored with every escalation). With the other options,
+      before the first judge is asked anything, the second judge is checked as
+      fully as the first: its spec (`@FILE` is read as for `--judge`), its key
+      source and, for a judge that needs one (`openai:`), that a key is set, its
+      address (`CHECKEVAL_JUDGE_HOSTS`), whether its backend or model is installed
+      (`vllm:`, `embedded:quality`), a pool's `CHECKEVAL_POOL_ITEMS`; a target
+      needs a dev group with people's labels, and a target with
+      `--calibrate-judges` two (half calibrate the first judge's confidence, the
+      other half fit the threshold).
+
+    - **The second judge's errors count.** A failed request of B keeps A's answer
+      (asked again on resume), so the run's answers do not show it: the share of
+      B's requests that failed is compared with `max_error_share` (the rule of an
+      ordinary run) and above it the run fails (exit 1), saying how many of B's
+      requests failed and the first error. `"escalation"` holds `"b_errors":
+      {"asked", "failed", "first"}`, and the text says how many failed.
+
+    - Resume (`run --resume`) asks A only its missing answers and B only the
+      escalated answers B has not given; the threshold is stored at the first pass
+      and reused.
+
+    - `--json` adds `"escalation"` to the run object: `{"threshold", "fitted",
+      "fit": {"threshold", "target", "delta", "n_dev", "n_kept", "k_disagree",
+      "coverage_dev", "steps": [{"threshold", "n", "k", "pvalue"}], "reason"},
+      "b_threshold", "b_fit", "unit": "answer"|"pair", "label_source", "n_units",
+      "coverage", "n_escalated", "decided", "heldout": {"n", "coverage",
+      "decided", "agreement", "agreement_a", "missing_b"}, "b_requests", "b_spec",
+      "b_errors", "b_progress": {"done", "total"}}` (`b_progress`: the second
+      judge's requests sent of those planned, written as its pass goes — the Run
+      page's "second judge …: k of N"; `threshold` null: none passed; an undefined
+      number is `null`, never `NaN`). Without `--json` one paragraph says the
+      same.
     """
     from checkeval_core.cli import run_batch as rb
     from checkeval_core.judges.registry import JudgeSpecError
