@@ -84,8 +84,41 @@ def analyze_cmd(ctx: typer.Context, run: list[int] | None = RUN,
                 as_json: bool = JSON) -> None:
     """Correlation with human scores (sample / dataset / system level), agreement, stability.
 
-    One mode per sub-command, its options after it (`analyze rankings --run 3`); the flags
-    without a sub-command (`analyze --run 3 --rankings`) do the same."""
+    One mode per sub-command, its options after it (`analyze rankings --run 3`);
+    the flags without a sub-command (`analyze --run 3 --rankings`) do the same.
+
+    `--split dev|heldout` reads only the items of that part of the task's split
+    (see `checkeval split` below; default `all`: every item) and the JSON says
+    which under `"split"`: `{"which", "defined", "seed", "heldout_share",
+    "by_system", "n_groups"}` (`n_systems` too for a split by system). Agreement
+    across runs then counts only that part's items; with `--ensemble` the
+    ensemble's correlations too. With `--rankings` only the part's queries and
+    systems are ranked (and only human votes among them fit the human Elo); with
+    `--pairs` only the votes whose two answers are both in the part count; both
+    JSONs carry the same `"split"` block.
+
+    `--rankings` / `--pairs`: each system of `human_elo.systems` also has
+    `n_votes` and `reason` (`too few votes: N (a rating needs ≥ 5)` below 5 votes,
+    else `null`); its `ci` is the 95% interval resampling queries.
+    `--exclude-position-biased` leaves out the votes of every annotator whose
+    votes follow position (`position_bias.annotators[*].follows_position`):
+    `human_elo.excluded_annotators` and the pairs JSON's `excluded_annotators`,
+    `n_excluded` say whose and how many (`position_bias` itself still counts every
+    vote). Without `--rankings` or `--pairs` it is refused (exit 2).
+
+    `analyze runs` (also `rankings` and `pairs`; `analyze --run`, also with
+    `--rankings` / `--pairs`) adds `"health"`: per run id, the judge's health —
+    `invalid_share`, `yes_share`, `never_varying` (`n`, `n_questions`,
+    `questions`), per dimension (`dimensions`: `within_group_sd`,
+    `constant_groups`, `score_iqr`, `length_corr` beside `human_corr`), `systems`
+    (`span`, `strong_span`, `strong_se`), `ties` (`margin` and `margin_source` —
+    the `--tie-margin` given —, `derived_margin` from the score spread,
+    `n_matches`, `n_ties`, `share`, `share_at_derived`), `thresholds`, `reasons`
+    (why an undefined number is `null`) and `warnings` (`code`, `dimension`,
+    `message`), `warnings_withheld` (why no warning but the invalid share is
+    raised: fewer than 6 groups; else `null`). The text output prints the warnings
+    as `health:` lines. Thresholds: *Judge health* in `docs/methods.md`.
+    """
     if ctx.invoked_subcommand is not None:
         given = [p.opts[0] for p in ctx.command.params  # (typer's own click: compare by name)
                  if getattr(ctx.get_parameter_source(p.name), "name", "") != "DEFAULT"]
@@ -105,7 +138,22 @@ def analyze_runs_cmd(run: list[int] = RUNS, aggregation: str | None = AGGREGATIO
                      split: str = SPLIT, shared_items: bool = SHARED_ITEMS,
                      as_json: bool = JSON) -> None:
     """Each run's correlation with human scores (sample / dataset / system level), its health
-    and, for several runs, each paired with the first (`analyze --run …`)."""
+    and, for several runs, each paired with the first (`analyze --run …`).
+
+    Prints the same as `analyze metric` per run under `"runs"`, with `"agreement"`
+    (plus its `support` — items, groups, systems, runs of the units — `ci` of
+    Krippendorff α resampling groups, and `ci_reasons`), `"stability"` (across
+    distinct judges: `n_judges`, `n_runs`) and `"coverage"` (per run `n_items`,
+    `n_groups`, `n_systems`; `n_shared_items`, `n_shared_groups`, `same_items`,
+    `shared`, `note`) and, with two runs or more, `"comparisons"`: each later run
+    B against the first run A on the items both scored (of the `--split` part),
+    sample-level Spearman averaged over dimensions — `run_a`, `run_b`, `a`, `b`,
+    `delta`, `ci` (paired bootstrap over groups), `mde`, `verdict`, `n_items`,
+    `n_groups`, `ci_reason`, `dimensions` (the same per dimension), as `compare`'s
+    `agreement`. Runs over different items are not comparable: `--shared-items`
+    computes every run on the items all of them scored (each undefined value comes
+    with its reason).
+    """
     _analyze(run, aggregation=aggregation, bootstrap=bootstrap, tie_margin=tie_margin,
              split=split, shared_items=shared_items, as_json=as_json)
 
@@ -116,7 +164,11 @@ def analyze_ensemble_cmd(run: list[int] = RUNS, aggregation: str | None = AGGREG
                          tie_margin: str = TIE_MARGIN, split: str = SPLIT,
                          shared_items: bool = SHARED_ITEMS, as_json: bool = JSON) -> None:
     """The runs, and the mean of their standardised scores scored as one more judge (2+ runs;
-    `analyze --run … --ensemble`)."""
+    `analyze --run … --ensemble`).
+
+    Prints what `analyze runs` does, and adds `"ensemble"` (`members`,
+    `member_agreement`, `dimensions`, `average`).
+    """
     _analyze(run, aggregation=aggregation, bootstrap=bootstrap, ensemble=True,
              ensemble_mode=ensemble_mode, tie_margin=tie_margin, split=split,
              shared_items=shared_items, as_json=as_json)
@@ -128,7 +180,14 @@ def analyze_metric_cmd(task: str = typer.Option(..., "--task"),
                        bootstrap: int = BOOTSTRAP, split: str = SPLIT,
                        as_json: bool = JSON) -> None:
     """An external metric's scores (CSV: item_id and one column per dimension) against human
-    scores (`analyze --task … --metric-file …`)."""
+    scores (`analyze --task … --metric-file …`).
+
+    Prints `{"dimensions": {"<dim>": {"sample_level": {"spearman", "kendall",
+    "pearson", "n", "ci", "skipped", "reasons", "ci_reasons"}, "dataset_level":
+    {…}, "system_level": {…}, "support": {…}}}, "average": {…}, "support":
+    {"n_items", "n_groups", "n_systems"}}` (`support`: the items with both scores
+    and their groups and systems).
+    """
     _analyze(task=task, metric_file=metric_file, bootstrap=bootstrap, split=split,
              as_json=as_json)
 
@@ -139,7 +198,12 @@ def analyze_rankings_cmd(run: list[int] = ONE_RUN, aggregation: str | None = AGG
                          reference: str | None = REFERENCE, split: str = SPLIT,
                          drop_biased: bool = DROP_BIASED, as_json: bool = JSON) -> None:
     """List level: system scores, ranks, τ/ρ vs reference ratings, Elo
-    (`analyze --run … --rankings`)."""
+    (`analyze --run … --rankings`).
+
+    Prints `systems` (per system: `system`, `score`, `rank`, `ci`, `reference`,
+    `elo`, `elo_ci`), `spearman` and `kendall` (value, `ci`, `n`, `reason`),
+    `elo`, `human_elo` and per-aggregation values under `aggregations`.
+    """
     _analyze(run, aggregation=aggregation, bootstrap=bootstrap, rankings=True,
              tie_margin=tie_margin, reference=reference, split=split, drop_biased=drop_biased,
              as_json=as_json)
@@ -150,7 +214,25 @@ def analyze_pairs_cmd(run: list[int] = ONE_RUN, aggregation: str | None = AGGREG
                       tie_margin: str = TIE_MARGIN, split: str = SPLIT,
                       drop_biased: bool = DROP_BIASED, as_json: bool = JSON) -> None:
     """Instance level: agreement with human pairwise preferences
-    (`analyze --run … --pairs`)."""
+    (`analyze --run … --pairs`).
+
+    Prints `accuracy`, `tie_rate`, `three_way`, `n_pairs`, `confusion`, `pairs`
+    and `position_bias`: how often the human voter chose the answer shown on the
+    left (as A) — over every vote of the task (of the `--split` part), whether or
+    not the run scored its answers. `{"overall", "annotators", "warnings",
+    "method"}`; `overall` and each entry of `annotators` (one per annotator name,
+    `""` for unnamed imported votes) hold `annotator` (`null` overall), `n_votes`,
+    `n_ordered` (votes whose shown order was recorded — the Pairwise votes page
+    records it, imported files do not — ties included), `n_ties`, `n_decisive` (=
+    `n_ordered` − `n_ties`), `n_left`, `share` (= `n_left / n_decisive`), `ci`
+    (Wilson 95 % interval), `follows_position` (the interval excludes 0.5),
+    `warning` (a sentence when it does, also listed under `warnings` and printed
+    as `position bias:` lines by the text output) and `reason` (why `share` is
+    `null`: no pairwise votes, no votes with a recorded order, only ties). The
+    pooled `overall` figure counts each vote as independent. `n_groups`: the
+    queries of the decisive votes; `follows_position` needs ≥ 6 of them, and
+    `flag_reason` says why an interval that excludes 0.5 raised no flag.
+    """
     _analyze(run, aggregation=aggregation, pairs=True, tie_margin=tie_margin, split=split,
              drop_biased=drop_biased, as_json=as_json)
 
@@ -159,7 +241,20 @@ def analyze_pairs_cmd(run: list[int] = ONE_RUN, aggregation: str | None = AGGREG
 def analyze_judges_cmd(task: str = typer.Option(..., "--task"), bootstrap: int = BOOTSTRAP,
                        as_json: bool = JSON) -> None:
     """Agreement across judges per method (checklist vs Likert), every completed run of the
-    task (`analyze --task … --across-judges`)."""
+    task (`analyze --task … --across-judges`).
+
+    Agreement across judges per method — agreement across judges per method —
+    CheckEval's checklist vs Likert comparison — over every completed run of the
+    task: per method, one run per judge on one checklist version, compared on the
+    items all of them scored. JSON: `rows` (per method: `method`, `label`,
+    `version`, `runs`, `judges`, `n_items`, `n_groups`, `n_systems`, `n_units`,
+    `alpha` — Krippendorff α (interval) of the dimension scores —, `ci` or null
+    with `reason`, `alpha_z`, `ci_z`, `reason_z`, `z_note`, `n_units_z` — the same
+    on each judge's scores standardised per dimension —, `per_dimension` {dim:
+    {`alpha`, `n_items`}}, `binary`, and for Yes/No methods `alpha_yes_no`,
+    `ci_yes_no`, `reason_yes_no`), `missing` (method → why it is not compared,
+    e.g. one judge only) and `note` (why nothing is compared, or null).
+    """
     _analyze(task=task, bootstrap=bootstrap, across_judges=True, as_json=as_json)
 
 
@@ -364,7 +459,12 @@ def reliability_cmd(run: list[int] = typer.Option(..., "--run", help="RUN_ID (re
                     max_flip: float = typer.Option(0.10, "--max-flip", help="flip rate above "
                                                    "which a question is unreliable"),
                     as_json: bool = typer.Option(False, "--json")) -> None:
-    """Per question: how often its verdict flips across runs that differ only in wording."""
+    """Per question: how often its verdict flips across runs that differ only in wording.
+
+    `--json` raises its flag (`unreliable` on rewording) only from items of ≥ 6
+    groups: each question whose flip rate passes the threshold on fewer groups has
+    `flag_reason` instead of the flag.
+    """
     from checkeval_core.analysis.reliability import reliability
 
     if not 0 <= max_flip <= 1:
@@ -395,7 +495,12 @@ def bias_cmd(run: int = typer.Option(..., "--run", help="RUN_ID (completed)"),
              threshold: float = typer.Option(0.3, "--threshold", help="|ρ| at or above which "
                                              "a question is flagged (with its CI excluding 0)"),
              as_json: bool = typer.Option(False, "--json")) -> None:
-    """Per question and dimension: Spearman ρ of the judge's answers with output length."""
+    """Per question and dimension: Spearman ρ of the judge's answers with output length.
+
+    `--json` raises its flag (`flagged` on length) only from items of ≥ 6 groups:
+    it adds `n_groups` (the run's groups) and `flag_reason` (why nothing is
+    flagged, else `null`).
+    """
     from checkeval_core.analysis.bias import length_bias
 
     if not 0 <= threshold <= 1:
@@ -427,7 +532,11 @@ def probe_verbosity_cmd(run: int = typer.Option(..., "--run", help="RUN_ID (comp
                         estimate: bool = typer.Option(False, "--estimate", help="only say how "
                                                       "many judge calls it would make"),
                         as_json: bool = typer.Option(False, "--json")) -> None:
-    """Ask the run's judge again on outputs padded with a restatement of themselves."""
+    """Ask the run's judge again on outputs padded with a restatement of themselves.
+
+    `--estimate --json`: `{"n_items", "n_requests", "n_calls", "calls", "cached",
+    "prompt_tokens", "completion_tokens", "seconds", "usd", "notes"}`.
+    """
     from checkeval_core.analysis.bias import verbosity_cost, verbosity_probe
 
     db = open_db()

@@ -138,7 +138,19 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                       estimate: bool = typer.Option(
                           False, "--estimate", help="summeval/topical_chat: only print what "
                           "the runs would cost; no judge is asked")) -> None:
-    """Run and analyse a benchmark subset in the papers' layout."""
+    """Run and analyse a benchmark subset in the papers' layout.
+
+    Imports the first N documents (contexts, queries, pairs) of a benchmark from
+    the folder `--data DIR` (else `$CHECKEVAL_BENCH_DATA`; there is no built-in
+    path: the benchmarks are not shipped, exit 2 without one) after the first
+    `--skip`, runs each judge, and prints the papers' layout for every aggregation
+    with trivial baselines; everything is kept in `--db` (default
+    `~/.cache/checkeval/bench_quality.db`), so a finished row is reused and an
+    interrupted one resumes. `--json` has `docs`, `skip`, `items`, `runs` (per
+    member: `run`, `judge`, `variant`, `n_answers`, `wall_s`, `cpu_s`,
+    `run_wall_s`, `aggregations`), `baselines`, `ensemble`, and the first judge's
+    `table`/`aggregations`.
+    """
     from checkeval_core.bench.quality import RANKING_BENCHMARKS as RB
     from checkeval_core.bench.quality import bench_quality, bench_rankings, format_table
     from checkeval_core.runs.options import check_bootstrap, check_count, parse_params
@@ -206,7 +218,32 @@ def bench_heldout_cmd(benchmark: str = typer.Option(..., "--benchmark",
                           False, "--estimate", help="only print what the judge's run would "
                           "cost; no judge is asked"),
                       as_json: bool = typer.Option(False, "--json")) -> None:
-    """Propose a revised checklist on one half of a benchmark, report it on the other half."""
+    """Propose a revised checklist on one half of a benchmark, report it on the other half.
+
+    It is `checklist propose` on a benchmark with its split fixed in advance, so
+    the held-out figure repeats: SummEval / Topical-Chat — the first half of
+    `--docs` documents (contexts) dev and the second half held out, then the
+    reverse; AlpacaEval — the 10 `train` models of the first `--queries` queries
+    dev (labels: their Arena Elo), the 12 `test` models ranked; MT-Bench — the
+    pairs of the first half of the questions dev, the rest held out, then the
+    reverse, with RocketEval's six fixed questions (one question asked of every
+    query, so a choice made on dev questions applies to held-out ones). The judge
+    runs RocketEval through `bench quality` (cached in `--db`, resumable). Per
+    direction, every row is read on the same held-out groups with its paired
+    difference from the unrevised checklist: the proposal (selection; selection +
+    weights where answers carry labels), the run's other aggregations (the learned
+    ones are cross-fitted leave-one-document-out over *all* documents — they see
+    more labels than the proposal; said in the row), answer length, ROUGE-1
+    (SummEval), the AlpacaEval 2 LC win rate (a reference from all 805 queries),
+    and for pairs the accuracy without a tie margin and the tie rate. `--json`:
+    `{"benchmark", "task", "run", "judge", "statistic", "directions": [{"name",
+    "dev_groups", "heldout_groups", "heldout_systems", "rows": [{"name", "value",
+    "ci", "delta", "delta_ci", "unrevised", "n_items", "n_groups", "n_systems",
+    "note", "ci_reason"}], "proposal": {"<label>": {"kept", "dropped", "rules",
+    "dropped_questions", "weights", "weights_reason", "dev"}}[, "tie_rate"]}],
+    "n_boot", "tie_margin"}`. The split is stored on the bench task named group by
+    group (`checkeval split --show` says `explicit`).
+    """
     from checkeval_core.analysis.proposal.evidence import ProposalError
     from checkeval_core.bench.heldout import bench_heldout, format_heldout
     from checkeval_core.runs.options import check_bootstrap, check_count, check_tie_margin

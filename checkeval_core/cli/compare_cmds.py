@@ -29,7 +29,30 @@ def compare_cmd(run: list[int] | None = typer.Option(None, "--run", help="RUN_ID
                                         "(the JSON has all)"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Run B against baseline run A on their shared items: regressions first, flipped
-    decisions, Δ agreement with humans with a paired bootstrap interval over groups."""
+    decisions, Δ agreement with humans with a paired bootstrap interval over groups.
+
+    Compares run B with the baseline run A on the items both scored (runs of
+    different tasks, no shared scored item or the same run twice: exit 2 with the
+    reason). JSON: `n_common_items`, `n_groups`, `agreement` (`a`, `b`, `delta` =
+    B − A, `ci` = paired bootstrap interval over groups, plus `level`, `coef`,
+    `n_items`, `n_groups`, `n_systems`, `dimensions` — per dimension `a`, `b`,
+    `delta`, its own paired `ci`, `n_items`, `n_groups` —, `reason` / `ci_reason`
+    when undefined; beside every `delta` and `ci`: `mde`, the minimum detectable
+    effect of the paired resamples, and `verdict`, one sentence — see *The
+    statistics floor* in `docs/methods.md`), `items` (per item and dimension:
+    `item_pk`, `item_id`, `group`, `system`, `dimension`, `score_a`, `score_b`,
+    `delta`, `human`, `regression`; worst regression first, or largest |Δ| without
+    human scores), `flipped` (per question: `question_id`, `dimension`,
+    `question`, `n_both`, `yes_to_no`, `no_to_yes`, the first 20 `items`), plus
+    `task`, `runs` (`a`, `b`), `scale_note`. The app's *Compare runs* page
+    (`/compare?a=A&b=B`) shows the same and links every item to both traces
+    (`/traces?runs=A,B&item=ID`). `--split dev|heldout` reads the agreement and
+    the items on that part of the task's split only (a version chosen on dev is
+    judged on held-out groups; a task without a split: exit 2) and adds `split`
+    (`which`, `n_groups` of that part, `seed`, `heldout_share`, `by_system`);
+    `flipped` still counts every shared item. The page opens on held-out when the
+    task has a split.
+    """
     from checkeval_core.analysis.compare import CompareError, compare_runs, summary_lines
     from checkeval_core.cli.app import clean_json
     from checkeval_core.runs.options import check_bootstrap, check_count, check_seed
