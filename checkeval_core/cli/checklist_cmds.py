@@ -457,8 +457,69 @@ def propose_cmd(run: list[int] = typer.Option(..., "--run", help="a completed ru
                 tie_margin: float = typer.Option(0.1, "--tie-margin", help="preferences: "
                                                  "score gap below which two answers tie"),
                 as_json: bool = typer.Option(False, "--json")) -> None:
-    """Propose a revised checklist: questions chosen on the task's dev groups, agreement
-    before → after on dev and held-out groups from the stored answers."""
+    r"""Propose a revised checklist: questions chosen on the task's dev groups, agreement
+    before → after on dev and held-out groups from the stored answers.
+
+    Works from the stored answers of completed `checkeval` / `rocketeval` runs of
+    one task and one frozen checklist version (several runs are averaged per item
+    and question), and reports what it does — no judge call is needed for a subset
+    of the questions. The task must have a split (`checkeval split --task NAME`;
+    refused otherwise): questions are chosen on **dev** groups only and the
+    **held-out** groups are read only to report. On a ranking task (reference
+    ratings and a split by system) the parts are the dev / held-out *systems* on
+    every query: questions are chosen on the dev systems' answers (labels: their
+    ratings) and the held-out systems' ranking is reported (Spearman, Kendall
+    beside it).
+
+    Selection, in order, on dev answers: *mostly invalid* (> 50 % invalid), *never
+    varies* (one verdict and p(Yes) spread < 0.05), *near-copy* (character
+    similarity ≥ 0.75 to another question of the same dimension / query — the one
+    whose own dev agreement is lower goes), then *lowers dev agreement*: greedy
+    backward elimination, dropping the question whose removal raises dev agreement
+    most while that raise exceeds `--epsilon`; every dimension (and query) keeps
+    one question. `--weights` fits non-negative ridge weights per dimension on dev
+    items (NNLS on within-group centred answers, penalty 0.1 × items; per-query
+    lists get weights per query in the ranking setting, fitted on the dev systems'
+    answers to that query — RocketEval's per-query predictor — and none on a split
+    by query; from pairwise votes, NNLS of the vote ±1 on the two answers'
+    difference per question over dev pairs). Agreement: human scores — Spearman at
+    sample level, mean over dimensions; reference ratings — Spearman of system
+    mean scores; preferences — pair accuracy (a judge tie, |Δ score| <
+    `--tie-margin`, is a miss).
+
+    `--json` prints `{"task", "version", "runs", "evidence", "setting", "kept":
+    \[question], "dropped": [{"question", "reason", "rule"}], "weights":
+    {"<question id>": w} | null, "weights_reason", "dev", "heldout", "rerun",
+    "notes", "selection"}` where a question is `{"id", "text", "dimension"[,
+    "group_id"]}` and `dev` / `heldout` are `{"before", "after", "delta",
+    "n_items", "n_groups", "n_systems", "ci": {"before", "after", "delta"},
+    "ci_reason", "reason", "statistic"}` (95 % percentile bootstrap over groups;
+    `delta`'s interval is paired: the same resampled groups before and after;
+    `kendall` too in the ranking setting; `mde` and `verdict` of `delta` as in
+    `versions --diff`). When the answered dev items come from fewer than 6 groups
+    nothing is dropped or weighted and `notes` says so (the small-sample rule,
+    *The statistics floor* in `docs/methods.md`).
+
+    `rerun` is what a run of the revised version with the same judge asks at most:
+    `{"method", "judge_calls", "reused_answers", "note"}` — `rocketeval` asks one
+    question per prompt, so kept questions cost nothing (the response cache
+    answers them); `checkeval` asks a sub-dimension's questions in one prompt, so
+    a sub-dimension that lost a question is asked again. `--new-questions N` adds
+    `new_questions`: where N new questions would come from (the dev pairs of
+    answers the kept questions order against the evidence, largest gap first) and
+    what they cost — `generation_calls` and `judge_calls` per run of the revised
+    version — before anything is asked; with `--judge SPEC` they are written
+    (`questions`: `text`, `dimension`, `problem` when not a yes/no question or a
+    near-copy). `--to-review` queues the proposal in one transaction and adds
+    `review: {"queued", "added", "skipped"}`: dropped questions go back to
+    `proposed` with their evidence as the reason, new ones are added as `proposed`
+    (marked `proposal` in origins and flags); nothing is applied — keep or reject
+    them on Checklist review (or `checklist freeze` after deciding), and a run of
+    the new version asks the judge only for the questions it has not answered.
+    Pressing twice queues nothing twice. Each queued question gets a line in its
+    review history (role `analysis`, action `proposal_drop` or `proposal_new`, the
+    reason shown on Checklist review); a second press adds none.
+    """
     from checkeval_core.analysis.proposal import propose
     from checkeval_core.analysis.proposal.evidence import ProposalError
     from checkeval_core.checklists.review import to_review as queue

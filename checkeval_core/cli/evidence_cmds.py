@@ -27,10 +27,30 @@ def split_cmd(task: str = typer.Option(..., "--task"),
                                          "stay"),
               yes: bool = typer.Option(False, "--yes", help="with --clear: do not ask"),
               as_json: bool = typer.Option(False, "--json")) -> None:
-    """Split a task's groups (documents / contexts / queries) into dev and held-out.
+    r"""Split a task's groups (documents / contexts / queries) into dev and held-out.
 
     Deterministic: a seeded hash orders the groups; the same seed and share applied again keep
-    every stored assignment and place only groups added since."""
+    every stored assignment and place only groups added since.
+
+    Puts each group (document, context, query) of the task in `dev` or `heldout`:
+    the groups are ordered by a seeded SHA-256 hash and the first `round(share ·
+    n)` are held out (at least one group on each side). Applying the same seed and
+    share again keeps every stored assignment and places only groups imported
+    since, so adding data never moves a group; another seed or share splits
+    afresh. On a task with reference ratings of systems (a ranking task) the
+    systems are split too (`--no-by-system` to split groups only); an item then
+    belongs to a part when its group and its system both do. Default: no split. A
+    task with one group is refused (held-out would be empty); `--seed` is 0 to
+    2^32 − 1 (`-1` marks a split named group by group, which only `bench heldout`
+    writes). `--json` prints `{"task", "defined", "seed", "heldout_share",
+    "by_system", "dev": \[group ids], "heldout": \[group ids], "unassigned":
+    \[groups imported after the split], "systems": {"dev", "heldout",
+    "unassigned"} | null, "n_groups", "changed"}`. `--clear` removes only the
+    split: runs, scores and annotations stay.
+
+    `split --show` prints the stored split and changes nothing; `split --clear`
+    asks first (`--json` needs `--yes`).
+    """
     from checkeval_core.runs.options import check_seed
     from checkeval_core.task_split import SplitError, clear_split, get_split, set_split
 
@@ -104,7 +124,37 @@ def version_agreement_cmd(
                                          help="preferences: score gap below which two answers "
                                               "tie"),
         as_json: bool = typer.Option(False, "--json")) -> None:
-    """Agreement with humans per frozen checklist version × judge × method × aggregation."""
+    """Agreement with humans per frozen checklist version × judge × method × aggregation.
+
+    Reads every completed run of a frozen checklist version against each kind of
+    human evidence the task has — `human_scores` (correlation per dimension,
+    default Spearman at sample level), `annotations` (share of Yes/No decisions
+    equal to the annotators' majority), `preferences` (pair accuracy, a judge tie
+    counts as a miss) and `reference_ratings` (rank correlation of the systems'
+    mean scores) — per aggregation, on dev, held-out and all groups (only `all`
+    without a split; `--split` reads one part). `--json` prints `{"task", "parts",
+    "evidence", "split", "versions", "rows", "reason", "reference_runs"}`
+    (`reference_runs`: per version × judge × method the run the figures use —
+    `version`, `judge`, `method`, `run`, `n_items`, `pinned`, `why`, `others`);
+    each row has `version`, `run`, `run_label`, `reference` (the row is of its
+    key's reference run: the text output, the Versions page and `--diff` read only
+    those), `judge`, `method`, `aggregation`, `evidence`, `dimension` (for human
+    scores also `mean over dimensions`: at sample level each document's mean of
+    its dimension correlations, documents resampled; at the other levels the mean
+    of the dimensions' values, no interval; `n_dimensions` per part), `statistic`
+    and `parts: {"<part>": {"value", "ci", "n_items", "n_groups", "n_systems",
+    "reason", "ci_reason", "weak"}}` (intervals: 95 % percentile bootstrap over
+    groups; `weak` = no interval). `--diff A B` adds `diff`: the questions `added`
+    / `removed` / `edited` from version A to B, and `deltas` per judge · method ·
+    aggregation run on both (`a`, `b`, `delta` = B − A; for human scores,
+    annotations and preferences also `delta_common` on the items / decisions /
+    pairs both runs judged, with `n_common_items`, `n_common_groups` and a paired
+    group-bootstrap `ci`, else `ci_reason`; every delta row also has `mde` — the
+    minimum detectable effect of the paired resamples, `null` without an interval
+    — and `verdict`: "better on held-out", "worse on held-out", "no detectable
+    change (could have detected ≥ x)", "too few groups (n = k < 6): no verdict", …
+    — see *The statistics floor* in `docs/methods.md`).
+    """
     from checkeval_core.analysis.versions import reference_rows, version_diff, versions_report
     from checkeval_core.runs.options import check_bootstrap, check_tie_margin
     from checkeval_core.task_split import SplitError
