@@ -20,7 +20,39 @@ def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
                   as_json: bool = typer.Option(False, "--json")) -> None:
     """Per question: agreement, κ, φ, false-positive / false-negative rates and the κ–φ gap
     against people's answers (each with its interval or reason), confusion, yes-rate, system pairs
-    separated, leave-one-out effect on the version's agreement with people's totals."""
+    separated, leave-one-out effect on the version's agreement with people's totals.
+
+    Compares a run's Yes/No answers with people's answers to the same questions
+    (annotation jobs on the run's checklist version; the Align page draws the
+    sample), per question on the chosen part of the task's split (default `dev`; a
+    task without a split reads all groups and `split.which` says `all`). `--json`
+    prints `{"run", "task", "version", "judge", "method", "split": {"which",
+    "asked", "n_groups", …}, "headline": {"agreement", "ci", "n", "n_groups",
+    "kappa", "ci_reason", "text"}, "human_answers": {"n_answers", "n_items",
+    "jobs", "how_to_start"}, "loo": {"statistic", "evidence", "part", "value",
+    "n_items", "n_groups", "n_systems", "reason"}, "questions": [...]}`; each
+    question has `question_id`, `text`, `dimension`, `n` (decisions with a judge
+    verdict and a people's majority), `agreement` and its `ci`, `kappa` and
+    `kappa_ci`, `phi` (Matthews), `fpr` and `fnr` (the judge's false-positive and
+    false-negative rates against people) and `kappa_phi_gap` (φ − κ), each with
+    `_ci` and `_reason` (`phi_ci`, `phi_reason`, …), `confusion` (`{"yes/yes",
+    "yes/no", "no/yes", "no/no"}`: judge / people), `reason` / `ci_reason` where a
+    value or an interval is missing, `agreement_consensus` / `n_consensus` (items
+    where ≥ 2 annotators all agreed), `agreement_split` / `n_split` (annotators
+    disagreed, a majority decided), `disagreements` (up to 20 `{"item_pk",
+    "item_id", "judge", "human"}`), `yes_rate`, `n_answers`, `saturated` (`"always
+    yes"` ≥ 0.95, `"always no"` ≤ 0.05, else null), `separates` / `n_pairs`
+    (system pairs whose Yes counts differ, Fisher p < 0.05), `loo_delta`,
+    `loo_ci`, `loo_reason`. Without people's answers every agreement figure is
+    null with its reason and `human_answers.how_to_start` says how to start a
+    sample; yes-rate, separation and the leave-one-out effect (against the task's
+    human scores, ratings or votes) are still there. `--split` other than dev /
+    heldout / all, or an unknown run: exit 2.
+
+    Needs a run of a method with one verdict per question (`checkeval`,
+    `rocketeval`) that has answers: a G-Eval or SEAL run, or a pending one, is
+    refused (exit 2).
+    """
     from checkeval_core.analysis.align import question_agreement
     from checkeval_core.runs.options import check_bootstrap
     from checkeval_core.store import open_db
@@ -86,7 +118,15 @@ def reword_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
     """Propose a rewording of a question from its false positives and false negatives on dev
     items (people's answers vs the run's); both wordings answered by the judge on every item
     people labelled; agreement on dev, Δ on held-out with its verdict; queued for review as an
-    edit (the old question stays)."""
+    edit (the old question stays).
+
+    `--json` prints `{"question_id", "old_text", "new_text", "new_question",
+    "created", "flags", "false_positives", "false_negatives" ([{"item_pk",
+    "item_id", "output"}]), "dev": {"old", "new"} (each `{"value", "ci", "reason",
+    "n_groups"}`), "heldout": {"old", "new", "delta", "ci", "ci_reason", "mde",
+    "verdict", "n_groups", "n_items"}, "requests", "from_cache"}`. No split, no
+    disagreement on dev or an unreadable answer: exit 2, nothing written.
+    """
     from checkeval_core.analysis.reword import propose_rewording
     from checkeval_core.judges.spec import JudgeSpecError, parse_spec
     from checkeval_core.runs.options import check_bootstrap

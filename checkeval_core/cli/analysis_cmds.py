@@ -232,6 +232,9 @@ def analyze_pairs_cmd(run: list[int] = ONE_RUN, aggregation: str | None = AGGREG
     pooled `overall` figure counts each vote as independent. `n_groups`: the
     queries of the decisive votes; `follows_position` needs ≥ 6 of them, and
     `flag_reason` says why an interval that excludes 0.5 raised no flag.
+
+    `--json` adds `repeated_votes: {"n_pairs", "n_votes", "annotators", "note"}` —
+    pairs one annotator voted on more than once.
     """
     _analyze(run, aggregation=aggregation, pairs=True, tie_margin=tie_margin, split=split,
              drop_biased=drop_biased, as_json=as_json)
@@ -264,7 +267,26 @@ def analyze_calibrated_cmd(run: list[int] = RUNS, labelled: int | None = LABELLE
                            as_json: bool = JSON) -> None:
     """Human-calibrated estimate (PPI++) of each system's mean human score per dimension:
     human scores of dev groups as the labelled items, the judge's scores on every item
-    (`analyze --run … --calibrated`)."""
+    (`analyze --run … --calibrated`).
+
+    `--json`: per run, `{"runs": {"<run>": {"run", "judge", "method",
+    "aggregation", "labelled_from", "n_labelled_per_system", "seed", "alpha",
+    "note", "systems": {"<system>": {"<dimension>": {"estimate", "ci",
+    "n_labelled", "n_unlabelled", "ci_human_only", "human_only", "judge_only",
+    "ci_judge_only", "raw_judge", "lambda", "width_ratio", "method", "reason",
+    "ci_unlabelled_mean", "ci_human_only_unlabelled_mean",
+    "unlabelled_mean_moderated"}}}}}}`.
+
+    Labelled items: the human scores on the task's dev groups (all groups when the
+    task has no split, said in `labelled_from`), at most `--labelled N` per system
+    drawn at random (seed 0); every other item the run scored is unlabelled.
+    `method` names PPI++ (ppi-python); `judge_only` is the judge's mean mapped
+    onto the human scale (biased); `ci_unlabelled_mean` reads the same data as an
+    estimate of the unlabelled items' own mean (`docs/methods.md`), its spread
+    moderated toward the dimension's other systems when ≥ 3 have ≥ 2 labelled
+    items (`unlabelled_mean_moderated`). Items without a system id form one row,
+    `(all items)`. `--labelled` below 2, or without `--calibrated`: exit 2.
+    """
     _analyze(run, aggregation=aggregation, calibrated=True, labelled=labelled, as_json=as_json)
 
 

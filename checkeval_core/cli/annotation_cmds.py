@@ -17,7 +17,11 @@ app.add_typer(ann_app, name="annotations")
 
 @ann_app.command("import")
 def import_cmd(file: Path = typer.Argument(...), task: str = typer.Option(..., "--task")) -> None:
-    """Import annotator answers (CSV or JSONL: annotator, item_id, question, answer)."""
+    """Import annotator answers (CSV or JSONL: annotator, item_id, question, answer).
+
+    Reads CSV or JSONL with `annotator, item_id, question` (text or id), `answer`
+    (yes/no/unsure), all or nothing.
+    """
     from checkeval_core.annotation.files import AnnotationFileError, import_annotations
 
     if not file.exists():
@@ -33,7 +37,11 @@ def import_cmd(file: Path = typer.Argument(...), task: str = typer.Option(..., "
 @ann_app.command("export")
 def export_cmd(task: str = typer.Option(..., "--task"), out: Path = typer.Option(..., "--out"),
                fmt: str = typer.Option("csv", "--format", help="csv|jsonl")) -> None:
-    """Export annotations with timestamps."""
+    """Export annotations with timestamps.
+
+    Adds `question_id, created_at, updated_at` to the columns `annotations import`
+    reads.
+    """
     from checkeval_core.annotation.files import export_annotations
     from checkeval_core.export import write_rows
 
@@ -74,7 +82,14 @@ def job_create_cmd(
         as_json: bool = typer.Option(False, "--json")) -> None:
     """Create an annotation job: a fixed list per annotator with k of them per item, or a pool
     (--pool) each item of which needs k answers from k different people. The same request
-    twice returns the existing job."""
+    twice returns the existing job.
+
+    Makes the job the *Annotation jobs* page makes: a fixed list per annotator
+    (`--annotators`, `--k` of them per item) or, with `--pool`, items that each
+    need `--k` answers from different people, pulled one at a time and held for
+    `--claim-minutes`. `--json` prints `{"job_id", "created", "pool"}`; the same
+    request twice returns the existing job (`created: false`).
+    """
     from checkeval_core.annotation import jobs as J
     from checkeval_core.annotation import pools as P
     from checkeval_core.team import Denied
@@ -111,7 +126,12 @@ def job_create_cmd(
 def jobs_cmd(task: str | None = typer.Option(None, "--task"),
              as_json: bool = typer.Option(False, "--json")) -> None:
     """Annotation jobs, newest first: kind (fixed / pool), k, items with all their answers,
-    answers submitted of those needed."""
+    answers submitted of those needed.
+
+    `--json` lists `{"job_id", "task", "name", "mode", "version", "items",
+    "complete", "submitted", "needed"}` (submitted answers count submitted items
+    only).
+    """
     from checkeval_core.annotation import jobs as J
     from checkeval_core.annotation import pools as P
 
@@ -136,7 +156,18 @@ def jobs_cmd(task: str | None = typer.Option(None, "--task"),
 def agreement_cmd(task: str = typer.Option(..., "--task"),
                   run: list[int] | None = typer.Option(None, "--run"),
                   as_json: bool = typer.Option(False, "--json")) -> None:
-    """Agreement among annotators and between annotators and each judge run."""
+    r"""Agreement among annotators and between annotators and each judge run.
+
+    `--json` prints `{"human_human": {"krippendorff_alpha", "fleiss_kappa",
+    "n_units"}, "human_judge": {"<judge spec>": {"cohen_kappa",
+    "krippendorff_alpha", "n_units"}}}`: a unit is one (item, question) answered
+    Yes/No (`unsure` excluded); the human side is the majority (ties left out) or
+    the settled answer; two runs with the same spec are keyed `run <id>: <spec>`.
+    `human_human` also has `n_items`, `n_groups`, `n_systems`, `ci`
+    (`{"krippendorff_alpha": \[lo, hi], "fleiss_kappa": \[lo, hi]}`, 95%
+    percentile intervals resampling groups — documents / contexts / queries) and
+    `ci_reasons` (why an interval is `null`, e.g. fewer than 2 groups).
+    """
     from checkeval_core.annotation.agreement_report import agreement_report
 
     try:

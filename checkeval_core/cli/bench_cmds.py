@@ -42,7 +42,24 @@ def bench_calibrate_cmd(
         draws: int = typer.Option(200, "--draws", help="random draws of the labelled set"),
         seed: int = typer.Option(0, "--seed"),
         as_json: bool = typer.Option(False, "--json")) -> None:
-    """Coverage and width of the PPI++ estimate of system means vs humans alone."""
+    """Coverage and width of the PPI++ estimate of system means vs humans alone.
+
+    Measures the calibrated estimate on a benchmark: per system, N labelled
+    outputs drawn from the `--labelled-docs` (1-based document positions), the
+    system's outputs on the `--unlabelled-docs` unlabelled, `--draws` draws; the
+    judge is ROUGE-1 against the references on `summeval.jsonl` in `--data`
+    (default `../shared/benchmarks`), or a stored run (`--db FILE --run RUN_ID`;
+    `--run` repeated: the runs' ensemble, their standardised scores averaged as in
+    Analysis' ensemble, on the items they share). Per N and dimension it prints
+    the coverage of the 95 % intervals (of the held-out system means and of the
+    means over every document), the humans-alone coverage, median widths and their
+    ratio, the same for the held-out-mean estimand, the share of draws without an
+    interval for each reading (labelled scores all equal; `no_interval`,
+    `no_interval_heldout_mean` in `--json` — the held-out-mean reading borrows the
+    other systems' spread, so it has one) and the within-system correlation ρ with
+    √(1 − ρ²). An N larger than a system's labelled outputs is reported as
+    skipped.
+    """
     from checkeval_core.bench.calibrate import (
         bench_calibrate,
         format_calibrate,
@@ -543,7 +560,18 @@ def bench_pool_queue_cmd(
         as_json: bool = typer.Option(False, "--json")) -> None:
     """Annotator processes pulling from one pool job on one SQLite file: no item answered
     twice by a person, none beyond k, no lost answer, expired claims re-served; p50 / p99 of
-    next item, saving an answer and submitting."""
+    next item, saving an answer and submitting.
+
+    Builds a scratch database with one pool job (`--items` × `--questions`, `--k`
+    answers per item from different people, claims holding `--claim-seconds`) and
+    runs `--annotators` processes that pull the next item, answer every question,
+    submit, and walk away from a share `--abandon` of their items (their claims
+    must expire and be re-served). It prints the checks — `submitted` vs
+    `expected`, `items_over_k`, `same_person_twice`, `lost_answers`,
+    `abandoned_claims` vs `abandoned_reserved`, `refused_submits` — and
+    `next_item_ms`, `save_ms`, `submit_ms` (`n`, `p50`, `p99`), `wall_s`, `work_s`
+    (`docs/benchmarks.md`, *Many annotators on one pool*).
+    """
     from checkeval_core.bench.pool_queue import bench_pool_queue
 
     if min(annotators, items, questions, k) < 1 or claim_seconds <= 0 or not 0 <= abandon < 1:

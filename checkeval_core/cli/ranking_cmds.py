@@ -31,7 +31,15 @@ def preferences_import_cmd(
                                       help="annotator name for rows without one"),
         as_json: bool = typer.Option(False, "--json")) -> None:
     """Import votes: item ids (group_id, item_a, item_b, winner a/b/tie) or self-contained
-    pairs (input, output_1, output_2, label 1/2), which create the items."""
+    pairs (input, output_1, output_2, label 1/2), which create the items.
+
+    Reads `group_id,item_a,item_b,winner` or `input,output_1,output_2,label`.
+
+    `--json` prints `{"task", "source", "shape", "n_preferences", "n_new",
+    "n_already_stored", "n_items_created", "n_groups", "winners"}`: a vote whose
+    `vote_id` the task already has is not stored again, so importing an export
+    into the same database adds nothing (`docs/formats.md` § the vote id).
+    """
     from checkeval_core.annotation.preferences import PreferenceError, import_preferences
 
     if not file.exists():
@@ -59,7 +67,16 @@ def preferences_export_cmd(
                                           help="only this source (app: votes given in the "
                                                "app; else the imported file's name)")) -> None:
     """Export pairwise votes (app votes and imported ones) with item ids, annotator, source,
-    the answer shown as A and the time; the file imports back with `preferences import`."""
+    the answer shown as A and the time; the file imports back with `preferences import`.
+
+    Writes the app's votes and imported ones in a shape that imports back: one row
+    per stored vote — `vote_id, group_id, item_a, item_b, winner, annotator,
+    source, shown_first, created_at` with item ids (`winner` is relative to
+    `item_a`; `shown_first` is the item shown as A, empty for imported votes);
+    `--source app` keeps only the votes given on the Pairwise votes page. CSV
+    cells are formula-safe; the file is in the item-id shape that `preferences
+    import` reads (into a database with the same items).
+    """
     from checkeval_core.annotation.pairwise import EXPORT_COLUMNS, export_votes
     from checkeval_core.export import write_rows
 
@@ -82,7 +99,10 @@ def ratings_import_cmd(
                                                "the --field or the file name)"),
         as_json: bool = typer.Option(False, "--json")) -> None:
     """Import reference ratings per system (system_id, rating, optional lower/upper; or the
-    models.json shape with arena_elo, arena_elo_lower, arena_elo_upper)."""
+    models.json shape with arena_elo, arena_elo_lower, arena_elo_upper).
+
+    Reads `system_id,rating[,lower,upper]` or a `models.json`.
+    """
     from checkeval_core.annotation.preferences import PreferenceError, import_ratings
 
     if not file.exists():

@@ -25,7 +25,11 @@ def add_cmd(name: str = typer.Argument(..., help="The person's login name (as th
                                                          "coordinator, annotator or viewer")
             ) -> None:
     """Give NAME a role (a person has one role; a new one replaces the old, both kept in the
-    history)."""
+    history).
+
+    `--role ROLE`: admin, researcher, reviewer, coordinator, annotator or viewer;
+    an unknown role exits 2 naming the six.
+    """
     from checkeval_core.team import grant
 
     try:
@@ -37,7 +41,10 @@ def add_cmd(name: str = typer.Argument(..., help="The person's login name (as th
 
 @team_app.command("remove")
 def remove_cmd(name: str = typer.Argument(...)) -> None:
-    """Take NAME's role away (they then get nothing; the history stays)."""
+    """Take NAME's role away (they then get nothing; the history stays).
+
+    Exit 2 if they have no role.
+    """
     from checkeval_core.team import remove
 
     try:
@@ -50,7 +57,13 @@ def remove_cmd(name: str = typer.Argument(...)) -> None:
 @team_app.command("list")
 def list_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
     """Everyone with a role: person, role, who granted it and since when (admins named in
-    CHECKEVAL_ADMINS or the secrets file show as 'configuration')."""
+    CHECKEVAL_ADMINS or the secrets file show as 'configuration').
+
+    `--json` prints a list of `{"person", "role", "granted_by", "since",
+    "source"}`; `source` is `configuration` for the first admins named in
+    `CHECKEVAL_ADMINS` (or `checkeval_admins` in the secrets file — they cannot be
+    removed here) and `team` otherwise.
+    """
     from checkeval_core.team import members
 
     people = members(open_db())
