@@ -3,8 +3,9 @@
     python scripts/gen_cli_docs.py            # rewrite docs/cli.md
     python scripts/gen_cli_docs.py --check    # exit 1 if docs/cli.md is stale (what the test does)
 
-docs/cli_notes.md holds only what ``--help`` cannot say (conventions, JSON fields, exit codes,
-how commands work together) and is copied verbatim. A line ``<!-- reference: A, B -->`` in it
+docs/cli_notes.md holds only what spans commands (conventions, exit codes for all commands,
+how commands work together) and is copied verbatim; what one command does (its options, its
+``--json`` fields, its exit behaviour) is in that command's help. A line ``<!-- reference: A, B -->`` in it
 is replaced by the reference of the commands ``checkeval A`` and ``checkeval B`` (a group such
 as ``judge`` brings every sub-command), read from the typer app: help text, usage, arguments
 and options with their defaults. Commands that no marker names are listed at the end, under

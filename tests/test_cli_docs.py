@@ -5,6 +5,7 @@ generator writes now, so a changed flag or help text cannot leave the reference 
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,29 @@ def test_a_marker_naming_no_command_stops_the_generator(gen, tmp_path, monkeypat
     monkeypatch.setattr(gen, "ROOT", tmp_path)
     with pytest.raises(SystemExit, match="`checkeval judge nope` is not a command"):
         gen.generate()
+
+
+RICH_TAG = re.compile(r"(?<!\\)\[[a-z#/@][^\[]*?\]")  # what rich's markup reads as a style tag
+
+
+def _helps(cmd, path):
+    texts = [cmd.help or ""] + [getattr(p, "help", None) or "" for p in cmd.params]
+    yield from ((path, t) for t in texts)
+    for name, sub in (getattr(cmd, "commands", None) or {}).items():
+        yield from _helps(sub, [*path, name])
+
+
+def test_no_help_text_loses_a_bracket_in_help(gen):
+    """`--help` renders help through rich's markup, which swallows ``[lo, hi]`` or
+    ``[sub-dimension]`` as an unknown style: such a bracket is written ``\\[`` in help text."""
+    lost = [(" ".join(path), m) for path, text in _helps(gen.root_command(), ["checkeval"])
+            for m in RICH_TAG.findall(text)]
+    assert not lost, f"write these brackets as \\[ in the help text: {lost}"
+
+
+def test_the_reference_shows_an_escaped_bracket_plain(gen):
+    root = gen.root_command()
+    doc = gen.command_doc(root.commands["judge"].commands["sources"],
+                          ["checkeval", "judge", "sources"], None, 3)
+    assert '`[{"variable", "approved": [addresses], "set"}]`' in doc
+    assert "\\[" not in doc
