@@ -18,7 +18,7 @@ from checkeval_core.runs import create_run, get_run, list_runs
 from checkeval_core.runs.jobs import wait_for
 from checkeval_core.runs.ray_engine import INSTALL, EngineError, engine_args
 from checkeval_core.store import db_path
-from tests.conftest import open_app_page
+from tests.conftest import run_page
 from tests.helpers import make_runs_task
 
 
@@ -42,11 +42,7 @@ def shown(element) -> str:
 
 
 def page(task):
-    at = open_app_page("app_pages/run.py")
-    at.selectbox(key="run_task").select(task).run()
-    at.multiselect(key="run_judges").set_value([])
-    at.text_input(key="run_extra").input("fake")
-    at.multiselect(key="run_methods").set_value(["rocketeval"])
+    at = run_page(task, "fake", ["rocketeval"])
     at.number_input(key="run_limit").set_value(2).run()
     return at
 

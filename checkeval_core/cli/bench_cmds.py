@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -20,6 +21,15 @@ BENCH_DATA = typer.Option(None, "--data", help="benchmark folder (default "
 BENCH_DB = typer.Option(None, "--db", help="bench database (default "
                         "<cache>/bench_quality.db; reruns reuse it)")
 
+
+def _print(res: dict, as_json: bool, estimate: bool, table: Any) -> None:
+    """A quality benchmark's result: its cost estimate (``--estimate``), else the result as
+    JSON or as ``table`` prints it."""
+    res = clean_json(res)
+    if estimate:
+        print_estimate(res, as_json)
+    else:
+        typer.echo(json.dumps(res) if as_json else table(res))
 
 @bench_app.command("calibrate")
 def bench_calibrate_cmd(
@@ -207,11 +217,7 @@ def bench_quality_cmd(benchmark: str = typer.Option(..., "--benchmark",
                             skip=skip, estimate=estimate)
     except (ValueError, NotFound, ImportError) as e:
         fail(str(e))
-    res = clean_json(res)
-    if estimate:
-        print_estimate(res, as_json)
-        return
-    typer.echo(json.dumps(res) if as_json else format_table(res))
+    _print(res, as_json, estimate, format_table)
 
 
 @bench_app.command("heldout")
@@ -276,11 +282,7 @@ def bench_heldout_cmd(benchmark: str = typer.Option(..., "--benchmark",
                             estimate=estimate)
     except (ValueError, NotFound, ImportError, ProposalError, SplitError) as e:
         fail(str(e))
-    res = clean_json(res)
-    if estimate:
-        print_estimate(res, as_json)
-        return
-    typer.echo(json.dumps(res) if as_json else format_heldout(res))
+    _print(res, as_json, estimate, format_heldout)
 
 
 @bench_app.command("grounded")
@@ -539,11 +541,7 @@ def bench_escalate_cmd(
                              estimate=estimate)
     except (ValueError, NotFound, ImportError, JudgeSpecError) as e:
         fail(str(e))
-    res = clean_json(res)
-    if estimate:
-        print_estimate(res, as_json)
-        return
-    typer.echo(json.dumps(res) if as_json else format_escalate(res))
+    _print(res, as_json, estimate, format_escalate)
 
 
 @bench_app.command("pool-queue")
