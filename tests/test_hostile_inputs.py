@@ -326,8 +326,8 @@ def test_second_judge_problems_are_found_before_any_judge_call(env, judges, db, 
                                                                  tmp_path, monkeypatch):
     make_runs_task(db, tmp_path, rows=rows())
     set_explicit_split(db, "t", ["d2", "d3"])
-    if "vllm" in sys.modules or __import__("importlib.util").util.find_spec("vllm"):
-        pytest.skip("vllm is installed here")
+    # vllm as absent, whatever this machine has: its case expects the install message
+    monkeypatch.setitem(sys.modules, "vllm", None)
     for args, msg, extra in second_judge_cases(tmp_path):
         with monkeypatch.context() as m:
             for k, v in extra.items():
@@ -346,8 +346,9 @@ def test_a_missing_quality_model_is_found_before_any_judge_call(env, judges, db,
     from checkeval_core.judges import model_files
 
     make_runs_task(db, tmp_path, rows=rows())
-    if __import__("importlib.util").util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed here")
+    # llama-cpp-python is installed by the project's setup (the embedded judge): the check
+    # reached is the larger model's files, not the package
+    assert __import__("importlib.util").util.find_spec("llama_cpp") is not None
     absent = model_files.ModelPackage("absent", "absent.gguf", ("no_such_model_part1",),
                                       ("part01.bin",), None, 1, "pip install -e '.[quality]'")
     monkeypatch.setitem(model_files.VARIANTS, "quality", absent)
