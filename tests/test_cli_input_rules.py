@@ -16,9 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from checkeval_core.cli import app
-from tests.helpers import SHARED_BENCH, copy_db, counts  # noqa: F401 - fixture
+from tests.helpers import bench_source, copy_db, counts  # noqa: F401 - fixture
 
-SHARED = SHARED_BENCH  # the benchmarks beside the repository (tests/helpers.py)
+# the benchmarks beside the repository when a checkout has them, else the bundled fixtures
+SHARED = bench_source()
 
 
 def cli(db: Path, *args: str) -> Any:
@@ -213,7 +214,6 @@ def test_bench_quality_corrupt_file_is_named(tmp_path, content, fragments):
                 str(tmp_path / "b.db")), *fragments)
 
 
-@pytest.mark.skipif(not (SHARED / "alpacaeval").exists(), reason="shared benchmarks absent")
 def test_bench_alpacaeval_fixed_checklist_needs_no_author_file(tmp_path):
     d = tmp_path / "bench" / "alpacaeval"
     d.mkdir(parents=True)
@@ -468,7 +468,6 @@ def test_bench_heldout_refuses_before_running(tmp_path, monkeypatch, capsys, arg
     assert not (tmp_path / "b.db").exists()  # no run, no cache written
 
 
-@pytest.mark.skipif(not (SHARED / "alpacaeval").exists(), reason="shared benchmarks absent")
 @pytest.mark.parametrize("how", ["missing", "text", "null", "duplicate"])
 def test_bench_heldout_alpacaeval_needs_the_lc_win_rate_before_any_judge_call(tmp_path, how):
     d = tmp_path / "bench" / "alpacaeval"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -23,9 +22,10 @@ from checkeval_core.annotation.preferences import (
 from checkeval_core.cli import app
 from checkeval_core.store import open_db
 from tests.helpers import RANKING_TASK as TASK
-from tests.helpers import build_ranking_task, small_task
+from tests.helpers import bench_source, build_ranking_task, small_task
 
-SHARED_MTB = Path("/work/shared/benchmarks/pairwise/mtbench_human.jsonl")
+# MT-Bench human pairs: the full file beside the repository, else the bundled fixture
+SHARED_MTB = bench_source() / "pairwise" / "mtbench_human.jsonl"
 
 
 def _vote_all(db, who: str, n: int) -> None:
@@ -183,7 +183,6 @@ def test_the_rankings_page_says_a_person_voted_twice(db):
     assert "1 pair carries one person's 2 votes (alice, asked 2 times)" in line
 
 
-@pytest.mark.skipif(not SHARED_MTB.exists(), reason="shared benchmarks absent")
 def test_anonymous_votes_on_one_pair_are_kept_and_a_reimport_adds_nothing(db):
     first = import_preferences(db, "mtb", path=SHARED_MTB)
     n = db.execute("SELECT COUNT(*) FROM preference").fetchone()[0]
