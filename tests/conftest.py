@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -13,15 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from checkeval_core.checklists.io import import_checklist
-from checkeval_core.checklists.versions import freeze
-from checkeval_core.datasets import import_file
 from tests.helpers import (  # noqa: F401 - fake_demo_runs: imported from here by some tests
     APP,
     REPO,
     ScriptedServer,
     copy_db,
     demo_template,
+    dialogue_task,
     fake_demo_runs,
     make_runs_task,
     restore,
@@ -118,17 +115,8 @@ def task(db, tmp_path) -> str:
 def chat(db, tmp_path) -> str:
     """Task ``chat``: 4 replies in 2 groups with a human ``quality`` score and a frozen
     two-question checklist."""
-    p = tmp_path / "d.jsonl"
-    p.write_text("".join(json.dumps({"id": f"r{i}", "group_id": f"g{i % 2}", "context": "Hi?",
-                                     "output": f"Fine {i}.", "scores": {"quality": i % 3 + 1}})
-                         + "\n" for i in range(4)))
-    import_file(db, p, "chat", kind="dialogue")
-    c = tmp_path / "c.json"
-    c.write_text(json.dumps({"quality": {"definition": "good reply", "sub_dimensions": {
-        "Basics": {"seed": ["Is the reply polite?", "Does the reply answer?"]}}}}))
-    import_checklist(db, "chat", c)
-    freeze(db, "chat")
-    return "chat"
+    return dialogue_task(db, tmp_path, 4, ["Is the reply polite?", "Does the reply answer?"],
+                         groups=2, scores=True)
 
 
 @pytest.fixture

@@ -867,6 +867,32 @@ def same_pinned(got: Any, want: Any, where: str = "", rel: float = PINNED_REL,
         assert type(got) is type(want) and got == want, (where, got, want)
 
 
+def dialogue_task(db, tmp_path, n: int, questions: list[str], *, groups: int = 0,
+                  scores: bool = False, definition: str = "good reply", frozen: bool = True,
+                  name: str = "chat") -> str:
+    """A dialogue task ``name`` of ``n`` replies to "Hi?" (ids ``r0`` …; in ``groups`` groups
+    ``g0`` … when given; with a human ``quality`` score ``i % 3 + 1`` when ``scores``) and a
+    checklist of ``questions`` under quality / Basics, frozen unless ``frozen`` is false."""
+    rows = []
+    for i in range(n):
+        row = {"id": f"r{i}", "context": "Hi?", "output": f"Fine {i}."}
+        if groups:
+            row["group_id"] = f"g{i % groups}"
+        if scores:
+            row["scores"] = {"quality": i % 3 + 1}
+        rows.append(row)
+    p = tmp_path / f"{name}.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import_file(db, p, name, kind="dialogue")
+    c = tmp_path / f"{name}-checklist.json"
+    c.write_text(json.dumps({"quality": {"definition": definition, "sub_dimensions": {
+        "Basics": {"seed": list(questions)}}}}))
+    import_checklist(db, name, c)
+    if frozen:
+        freeze(db, name)
+    return name
+
+
 def browser_run_page(page, url: str, judge: str = "fake", limit: int = 2) -> None:
     """Open the Run page in ``page`` with ``judge`` alone (typed; the preselected embedded
     judges' tags removed, embedded:quality where the larger model is installed) and the first

@@ -12,7 +12,6 @@ from streamlit.testing.v1 import AppTest
 from checkeval_core import migrations
 from checkeval_core.annotation import jobs as J
 from checkeval_core.checklists import editing as M
-from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.review import (
     decide,
     question_history,
@@ -21,10 +20,10 @@ from checkeval_core.checklists.review import (
 )
 from checkeval_core.checklists.review_view import history_rows
 from checkeval_core.checklists.versions import freeze
-from checkeval_core.datasets import import_file
 from checkeval_core.identity import TRUSTED_HEADER_ENV
 from checkeval_core.store import open_db
 from tests.conftest import APP
+from tests.helpers import dialogue_task
 
 
 @pytest.fixture(autouse=True)
@@ -33,14 +32,8 @@ def _no_header_trust(monkeypatch):
 
 
 def _task(db, tmp_path) -> list[int]:
-    p = tmp_path / "d.jsonl"
-    p.write_text("".join(json.dumps({"id": f"r{i}", "context": "Hi?", "output": f"Fine {i}."})
-                         + "\n" for i in range(4)))
-    import_file(db, p, "chat", kind="dialogue")
-    c = tmp_path / "c.json"
-    c.write_text(json.dumps({"quality": {"definition": "good reply", "sub_dimensions": {
-        "Basics": {"seed": ["Is the reply polite?", "Is the reply short?"]}}}}))
-    import_checklist(db, "chat", c)
+    dialogue_task(db, tmp_path, 4, ["Is the reply polite?", "Is the reply short?"],
+                  frozen=False)
     return [q["id"] for q in M.questions(db, "chat")]
 
 

@@ -2,19 +2,16 @@
 the coordinator on Annotation jobs (each role is asked where it acts), while a login names the
 person in every role."""
 
-import json
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from checkeval_core.annotation import jobs as J
 from checkeval_core.checklists import editing as M
-from checkeval_core.checklists.io import import_checklist
-from checkeval_core.checklists.versions import freeze
-from checkeval_core.datasets import import_file
 from checkeval_core.identity import TRUSTED_HEADER_ENV
 from checkeval_core.team import ADMINS_ENV
 from tests.conftest import APP
+from tests.helpers import dialogue_task
 
 
 @pytest.fixture(autouse=True)
@@ -23,15 +20,7 @@ def _no_header_trust(monkeypatch):
 
 
 def _job_with_disagreement(db, tmp_path) -> int:
-    p = tmp_path / "d.jsonl"
-    p.write_text("".join(json.dumps({"id": f"r{i}", "context": "Hi?", "output": f"Fine {i}."})
-                         + "\n" for i in range(2)))
-    import_file(db, p, "chat", kind="dialogue")
-    c = tmp_path / "c.json"
-    c.write_text(json.dumps({"quality": {"definition": "good", "sub_dimensions": {
-        "Basics": {"seed": ["Is it polite?", "Is it short?"]}}}}))
-    import_checklist(db, "chat", c)
-    freeze(db, "chat")
+    dialogue_task(db, tmp_path, 2, ["Is it polite?", "Is it short?"], definition="good")
     jid = J.create_job(db, "chat", ["alice", "bob"], 2, n_items=2)
     item = J.queue(db, jid, "alice")[0]["item_pk"]
     qid = J.job_questions(db, jid, item)[0]["id"]
