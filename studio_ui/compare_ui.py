@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from checkeval_core.analysis.compare import delta_chip, delta_colour
+from checkeval_core.stats.values import Figure
 from checkeval_core.textsafe import md_escape
 
 
@@ -55,7 +56,7 @@ def agreement_section(ag: dict[str, Any], level: str, coef: str) -> None:
                      expanded=len(ag["dimensions"]) > 1):
         st.dataframe(pd.DataFrame([{
             "dimension": k, "A": v["a"], "B": v["b"], "Δ": v["delta"],
-            "95% CI": v["ci_reason"] or f"[{v['ci'][0]:+.3f}, {v['ci'][1]:+.3f}]",
+            "95% CI": Figure.from_dict(v, value_key="delta").ci_text(3, signed=True),
             "verdict": v["verdict"] or "no verdict", "items": v["n_items"],
             "groups": v["n_groups"]} for k, v in ag["dimensions"].items()]),
             hide_index=True, key="cmp_dims", width="stretch",

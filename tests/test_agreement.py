@@ -114,14 +114,15 @@ def test_confusion_figures_intervals_and_reasons():
     assert set(f) == {"phi", "fpr", "fnr", "kappa_phi_gap"}
     for k, fn in (("phi", phi_from_counts), ("fpr", fpr_from_counts),
                   ("fnr", fnr_from_counts), ("kappa_phi_gap", kappa_phi_gap)):
-        assert f[k]["value"] == pytest.approx(float(fn(tot)))
-        lo, hi = f[k]["ci"]
-        assert lo <= f[k]["value"] <= hi and lo < hi and f[k]["reason"] is None
+        assert f[k].value == pytest.approx(float(fn(tot)))
+        lo, hi = f[k].ci
+        assert lo <= f[k].value <= hi and lo < hi and f[k].ci_reason is None
+        assert (f[k].n_items, f[k].n_groups) == (int(tot.sum()), 8)
     few = confusion_figures(per_group[:3], n_boot=300)
-    assert math.isnan(few["phi"]["ci"][0]) and "needs ≥ 6 groups" in few["phi"]["reason"]
-    assert not math.isnan(few["phi"]["value"])
+    assert few["phi"].ci is None and "needs ≥ 6 groups" in few["phi"].ci_reason
+    assert few["phi"].defined and "needs ≥ 6 groups" in few["phi"].text()
     flat = confusion_figures(np.array([[3, 0, 0, 0]] * 8), n_boot=50)
-    assert math.isnan(flat["phi"]["value"]) and "one answer only" in flat["phi"]["reason"]
-    assert "never answered No" in flat["fpr"]["reason"]
+    assert not flat["phi"].defined and "one answer only" in flat["phi"].reason
+    assert "never answered No" in flat["fpr"].reason
     empty = confusion_figures(np.zeros((0, 4)), n_boot=50)
-    assert "no decision" in empty["phi"]["reason"]
+    assert "no decision" in empty["phi"].reason

@@ -227,7 +227,7 @@ def test_kappa_of_a_constant_side_is_undefined_with_the_reason():
         "ci_reason": f["ci_reason"], "loo_reason": None, "question_id": 1,
         **{f"{k}{s}": f.get(f"{k}{s}", math.nan if s == "" else None)
            for k in CONFUSION_KEYS for s in ("", "_ci", "_reason")}}]})[0]
-    assert "κ undefined" in row["why"] and row["κ CI"] == "—"
+    assert "κ undefined" in row["why"] and row["κ CI"] == "no interval"
 
 
 def test_a_question_people_split_on_says_so_and_answers_are_counted(aligned):

@@ -36,7 +36,7 @@ from checkeval_core.stats.significance import (
     spearman_test,
     wilcoxon_test,
 )
-from checkeval_core.stats.values import Undefined, fmt, fmt_ci, isnan, nan_to_none
+from checkeval_core.stats.values import Figure, fmt, fmt_ci, isnan, nan_to_none
 from tests.reference_stats import paired_bootstrap as reference_paired
 
 
@@ -82,10 +82,14 @@ def test_too_few_groups_give_no_interval_with_the_reason():
 def test_share_ci_is_a_ratio_of_sums_per_resample():
     hits, counts = np.array([1, 2, 0, 3, 1, 2, 0, 1.0]), np.array([2, 2, 1, 4, 1, 3, 2, 2.0])
     r = B.share_ci(hits, counts, 200, seed=4)
-    assert r["value"] == pytest.approx(10 / 17)
+    assert r.value == pytest.approx(10 / 17) and (r.n_items, r.n_groups) == (17, 8)
     idx = B.resample_index(8, 200, 4)
     vals = hits[idx].sum(1) / counts[idx].sum(1)
-    assert r["ci"] == pytest.approx([np.quantile(vals, 0.025), np.quantile(vals, 0.975)])
+    assert list(r.ci) == pytest.approx([np.quantile(vals, 0.025), np.quantile(vals, 0.975)])
+    few = B.share_ci(hits[:3], counts[:3], 200)
+    assert few.ci is None and "needs ≥ 6" in few.ci_reason and few.defined
+    none = B.share_ci([0, 0], [0, 0], 200)
+    assert not none.defined and none.text() == "— (no decision)"
 
 
 def test_wilson_matches_statsmodels_and_scipy():
@@ -203,8 +207,30 @@ def test_undefined_values_and_formatting():
     assert fmt(None) == "—" and fmt(0.12345) == "0.123" and fmt(0.1, 2, signed=True) == "+0.10"
     assert fmt_ci([0.1, 0.25]) == "[0.10, 0.25]"
     assert fmt_ci([float("nan"), 1], reason="no interval: 3 groups") == "no interval: 3 groups"
-    u = Undefined("no human scores")
-    assert not u and math.isnan(float(u)) and str(u) == "no human scores"
+    u = Figure.undefined("no human scores", n_items=0)
+    assert not u.defined and math.isnan(float(u)) and u.text() == "— (no human scores)"
+    assert u.ci_text() == "no human scores" and u.to_dict()["value"] is None
+
+
+def test_a_figure_prints_one_way():
+    """The one printer: a value with its interval, the reason for a missing interval, a
+    missing value, percentages and signs — and the JSON shapes read back unchanged."""
+    f = Figure(0.41234, [0.3, 0.55], n_items=48, n_groups=8, n_systems=6)
+    assert f.text() == "0.412 [0.300, 0.550]" and f.text(2) == "0.41 [0.30, 0.55]"
+    assert f.text(3, ci_digits=2, label="95% CI ") == "0.412 95% CI [0.30, 0.55]"
+    assert f.support_text() == "n = 48 items, 8 groups, 6 systems" and not f.weak
+    g = Figure(0.5, [float("nan"), 0.7], ci_reason="no interval: 3 groups (fewer than 6)")
+    assert g.weak and g.ci is None
+    assert g.text(2) == "0.50 (no interval: 3 groups (fewer than 6))"
+    assert Figure(0.5).ci_text() == "no interval"
+    d = Figure(-0.031, (-0.08, 0.02))
+    assert d.text(3, signed=True) == "-0.031 [-0.080, +0.020]"
+    assert Figure(0.25, [0.2, 0.31]).text(0, percent=True) == "25% [20%, 31%]"
+    back = Figure.from_dict(f.to_dict())
+    assert back == f
+    # a dict with one reason for both (the older shape) keeps it for the interval
+    assert Figure.from_dict({"value": 0.4, "ci": [None, None], "reason": "few"}).ci_text() == "few"
+    assert Figure.from_dict({"delta": 0.1, "ci": [0.0, 0.2]}, value_key="delta").value == 0.1
 
 
 def test_fleiss_from_counts_keeps_the_most_common_number_of_ratings():

@@ -53,6 +53,7 @@ from checkeval_core.stats.agreement import (
 from checkeval_core.stats.bootstrap import interval_reason, percentile_ci, resample_index
 from checkeval_core.stats.draws import sampling_rng, shuffled
 from checkeval_core.stats.significance import fisher_exact_p
+from checkeval_core.stats.values import Figure, fmt_ci
 from checkeval_core.store import NotFound, rows
 from checkeval_core.task_split import check_which, in_part, members, split_note
 
@@ -133,11 +134,12 @@ def agreement_figures(pairs: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0
     return out
 
 
-def _confusion_fields(conf: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _confusion_fields(conf: dict[str, Figure]) -> dict[str, Any]:
     """``phi``, ``fpr``, ``fnr``, ``kappa_phi_gap``, each with ``_ci`` and ``_reason``."""
     out: dict[str, Any] = {}
     for k, f in conf.items():
-        out[k], out[f"{k}_ci"], out[f"{k}_reason"] = f["value"], f["ci"], f["reason"]
+        b = f.brief()
+        out[k], out[f"{k}_ci"], out[f"{k}_reason"] = b["value"], b["ci"], b["reason"]
     return out
 
 
@@ -329,9 +331,9 @@ def headline_of(decided: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> d
     if fig["n"] == 0:
         text = "no human answers to this run's questions yet"
     else:
-        ci = ("" if _isnan(fig["ci"][0]) else
-              f" [{100 * fig['ci'][0]:.0f}, {100 * fig['ci'][1]:.0f}]")
-        text = (f"agrees with people on {100 * fig['agreement']:.0f} % of decisions{ci}, "
+        f = Figure(fig["agreement"], fig["ci"])
+        ci = "" if f.weak else " " + f.ci_text(0, percent=True)
+        text = (f"agrees with people on {f.value_text(0, percent=True)} of decisions{ci}, "
                 f"{fig['n']} answers ({fig['n_groups']} groups)")
         if fig["ci_reason"]:
             text += f" — {fig['ci_reason']}"
@@ -393,10 +395,6 @@ def start_sample(db: sqlite_utils.Database, run_id: int, annotators: list[str],
 
 
 
-def _pct_ci(ci: list[float]) -> str:
-    return "—" if _isnan(ci[0]) or _isnan(ci[1]) else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
-
-
 def align_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
     """The per-question table a page shows of :func:`question_agreement` (one row per
     question; blanks carry their reason in ``why``)."""
@@ -417,10 +415,10 @@ def align_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
             "saturated": q["saturated"] or "",
             "separates": f"{q['separates']} of {q['n_pairs']}", "LOO Δ": q["loo_delta"],
             "why": why,  # before the intervals and counts: on screen at 1440 px
-            "agreement CI": _pct_ci(q["ci"]), "κ CI": _pct_ci(q["kappa_ci"]),
-            "φ CI": _pct_ci(q["phi_ci"]), "FPR CI": _pct_ci(q["fpr_ci"]),
-            "FNR CI": _pct_ci(q["fnr_ci"]), "κ–φ gap CI": _pct_ci(q["kappa_phi_gap_ci"]),
-            "LOO CI": _pct_ci(q["loo_ci"]),
+            "agreement CI": fmt_ci(q["ci"]), "κ CI": fmt_ci(q["kappa_ci"]),
+            "φ CI": fmt_ci(q["phi_ci"]), "FPR CI": fmt_ci(q["fpr_ci"]),
+            "FNR CI": fmt_ci(q["fnr_ci"]), "κ–φ gap CI": fmt_ci(q["kappa_phi_gap_ci"]),
+            "LOO CI": fmt_ci(q["loo_ci"]),
             "judge/people yes·yes yes·no no·yes no·no":
                 f"{c['yes/yes']} · {c['yes/no']} · {c['no/yes']} · {c['no/no']}",
             "consensus items": (f"{q['agreement_consensus']:.2f} (n={q['n_consensus']})"

@@ -8,7 +8,6 @@ with the items, groups and systems behind it and its interval or the reason it h
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import sqlite_utils
@@ -41,17 +40,12 @@ from checkeval_core.annotation.agreement_report import agreement_report
 from checkeval_core.runs.labels import run_labels
 from checkeval_core.runs.selection import judge_series
 from checkeval_core.stats.bootstrap import minimum
-
-
-def fmt(x: Any, digits: int = 3) -> str:
-    """A number for a metric tile: "—" for a missing value (its reason is shown beside)."""
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+from checkeval_core.stats.values import NAN, Figure, fmt
 
 
 def _ci(ci: list[Any] | None, reason: str | None) -> str:
-    if ci and all(v is not None and not math.isnan(v) for v in ci):
-        return f"95% CI [{ci[0]:.2f}, {ci[1]:.2f}] (groups resampled)"
-    return reason or "no interval"
+    fig = Figure(NAN, ci, ci_reason=reason)
+    return fig.ci_text(2, label="95% CI ") + ("" if fig.weak else " (groups resampled)")
 
 
 def _support_line(sup: dict[str, Any]) -> str:

@@ -38,6 +38,7 @@ import pandas as pd
 from checkeval_core.analysis.frames import run_frame
 from checkeval_core.stats.draws import pick_without_replacement, sampling_rng
 from checkeval_core.stats.intervals import t_critical
+from checkeval_core.stats.values import fmt_ci
 from checkeval_core.stats.variance import moderated_variance, pooled_variance
 from checkeval_core.task_split import get_split, task_of_run
 
@@ -369,12 +370,6 @@ def run_calibrated(db: Any, run_id: int, n_labelled: int | None = None, seed: in
             "systems": systems, "note": note}
 
 
-def _fmt_ci(ci: list[float]) -> str:
-    lo, hi = ci
-    return "—" if (lo is None or hi is None or math.isnan(lo) or math.isnan(hi)) \
-        else f"[{lo:.2f}, {hi:.2f}]"
-
-
 def calibrated_view(rep: dict[str, Any]) -> dict[str, Any]:
     """What a page shows of :func:`run_calibrated`: one row per system and dimension (the raw
     judge mean, the judge alone on the human scale, humans alone, the calibrated estimate,
@@ -387,10 +382,10 @@ def calibrated_view(rep: dict[str, Any]) -> dict[str, Any]:
             out_rows.append({
                 "system": system, "dimension": dim, "raw judge": e["raw_judge"],
                 "judge alone (biased)": e["judge_only"],
-                "judge CI": _fmt_ci(e["ci_judge_only"]), "judge width": w(e["ci_judge_only"]),
-                "humans alone": e["human_only"], "humans CI": _fmt_ci(e["ci_human_only"]),
+                "judge CI": fmt_ci(e["ci_judge_only"]), "judge width": w(e["ci_judge_only"]),
+                "humans alone": e["human_only"], "humans CI": fmt_ci(e["ci_human_only"]),
                 "humans width": w(e["ci_human_only"]), "calibrated": e["estimate"],
-                "calibrated CI": _fmt_ci(e["ci"]), "calibrated width": w(e["ci"]),
+                "calibrated CI": fmt_ci(e["ci"]), "calibrated width": w(e["ci"]),
                 "width vs humans": e["width_ratio"], "labelled": e["n_labelled"],
                 "unlabelled": e["n_unlabelled"], "λ": e["lambda"],
                 "why": e["reason"] or ""})

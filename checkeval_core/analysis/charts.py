@@ -6,7 +6,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from checkeval_core.stats.values import nan_to_none
+from checkeval_core.stats.values import fmt_ci, nan_to_none
 
 _nan = nan_to_none
 
@@ -58,8 +58,7 @@ def correlation_bars(per_run: dict[str, Any], level: str = "sample_level",
                  for low, v in zip(lo, vals)]
         ns = [r["dimensions"][d][level]["n"] for d in dims]
         sup = [r["dimensions"][d].get("support") or {} for d in dims]
-        ci = [f"[{a:.2f}, {b:.2f}]" if a is not None and b is not None else
-              ((r["dimensions"][d][level].get("ci_reasons") or {}).get(coef) or "none")
+        ci = [fmt_ci((a, b), reason=(r["dimensions"][d][level].get("ci_reasons") or {}).get(coef))
               for a, b, d in zip(lo, hi, dims)]
         hollow = [v is not None and (a is None or b is None) and not pending
                   for v, a, b in zip(vals, lo, hi)]
@@ -177,7 +176,7 @@ def judge_agreement_bars(rows: list[dict[str, Any]]) -> go.Figure:
             data.append([", ".join(r["judges"]),
                          f"{len(r['judges'])} judges · {r['n_items']} items · "
                          f"{r['n_groups']} groups · {r['n_systems']} systems",
-                         f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else r.get(why_key) or ""])
+                         fmt_ci(ci, reason=r.get(why_key))])
         hollow_any = hollow_any or any(hollow)
         marker: dict[str, Any] = {"color": color}
         if any(hollow):

@@ -44,7 +44,7 @@ from checkeval_core.stats.correlation import (
     group_correlations,
     level_value,
 )
-from checkeval_core.stats.values import isnan
+from checkeval_core.stats.values import Figure, isnan
 from checkeval_core.store import NotFound, rows
 from checkeval_core.task_split import check_which, filter_frame, members, split_note
 
@@ -364,9 +364,8 @@ def delta_colour(verdict: str | None) -> str:
 def delta_chip(ag: dict[str, Any]) -> str:
     """The text under a Δ: its sign first (so an arrow drawn from it follows the sign), then
     the interval or why there is none: ``-0.010 · 95% CI [-0.050, +0.030]``."""
-    ci = ag["ci"]
-    return f"{ag['delta']:+.3f} · " + (f"95% CI [{ci[0]:+.3f}, {ci[1]:+.3f}]"
-                                       if not isnan(ci[0]) else str(ag["ci_reason"]))
+    fig = Figure.from_dict(ag, value_key="delta")
+    return f"{fig.value_text(3, signed=True)} · " + fig.ci_text(3, signed=True, label="95% CI ")
 
 
 def summary_lines(res: dict[str, Any]) -> list[str]:
@@ -383,8 +382,7 @@ def summary_lines(res: dict[str, Any]) -> list[str]:
     if ag["reason"]:
         lines.append(f"agreement ({lvl} {ag['coef']}): {ag['reason']}")
     else:
-        ci = ag["ci"]
-        ci_s = (f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if not isnan(ci[0]) else ag["ci_reason"])
+        ci_s = Figure.from_dict(ag, value_key="delta").ci_text(3, signed=True)
         lines.append(f"agreement ({lvl} {ag['coef']}, n = {ag['n_items']} items, "
                      f"{ag['n_groups']} groups): A {ag['a']:.3f}, B {ag['b']:.3f}, "
                      f"Δ {ag['delta']:+.3f} {ci_s} (paired bootstrap over groups, "

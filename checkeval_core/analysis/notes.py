@@ -10,16 +10,14 @@ from collections import defaultdict
 from typing import Any
 
 from checkeval_core.analysis.frames import LEVEL_NAMES, LEVEL_UNITS
-from checkeval_core.stats.values import isnan
+from checkeval_core.stats.values import fmt_ci, isnan
 
 
 # -- the correlations --------------------------------------------------------------------------
 def format_ci(entry: dict[str, Any], coef: str, digits: int = 2) -> str:
     """``[0.12, 0.55]``, or the reason there is no interval."""
-    lo, hi = entry["ci"][coef]
-    if isnan(lo) or isnan(hi):
-        return (entry.get("ci_reasons") or {}).get(coef) or "no interval"
-    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+    return fmt_ci(entry["ci"][coef], digits,
+                  reason=(entry.get("ci_reasons") or {}).get(coef))
 
 
 def correlation_table(per_run: dict[str, Any], level: str, coef: str) -> list[dict[str, Any]]:

@@ -12,11 +12,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-
-def _fmt(x: Any, nd: int = 2) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    return f"{x:.{nd}f}"
+from checkeval_core.stats.values import Figure
 
 
 def correlation_title(report: dict[str, Any]) -> str:
@@ -25,8 +21,8 @@ def correlation_title(report: dict[str, Any]) -> str:
     rho, tau = report["spearman"], report["kendall"]
     if rho["value"] is None or (isinstance(rho["value"], float) and math.isnan(rho["value"])):
         return f"ρ, τ undefined: {rho['reason'] or 'no data'}"
-    return (f"Spearman ρ = {_fmt(rho['value'])} [{_fmt(rho['ci'][0])}, {_fmt(rho['ci'][1])}]"
-            f" · Kendall τ = {_fmt(tau['value'])} [{_fmt(tau['ci'][0])}, {_fmt(tau['ci'][1])}]"
+    return (f"Spearman ρ = {Figure.from_dict(rho).text(2)}"
+            f" · Kendall τ = {Figure.from_dict(tau).text(2)}"
             f" · n = {rho['n']} systems, 95% bootstrap over {report['n_queries']} queries")
 
 

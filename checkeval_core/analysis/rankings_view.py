@@ -26,7 +26,7 @@ from checkeval_core.analysis.rankings import (
     rankings_report,
 )
 from checkeval_core.stats.bootstrap import share_ci
-from checkeval_core.stats.values import nan_to_none
+from checkeval_core.stats.values import Figure, nan_to_none
 
 #: Resamples of the queries for the interval of the pairwise accuracy.
 PAIR_BOOT = 1000
@@ -52,8 +52,8 @@ def group_bootstrap_share(groups: list[str], hits: list[bool], n_boot: int = PAI
         per[g][1] += 1
     sums = np.array(list(per.values()), dtype=float)
     r = share_ci(sums[:, 0], sums[:, 1], n_boot, seed, unit="queries")
-    return {"value": r["value"], "ci": [nan_to_none(x) for x in r["ci"]],
-            "reason": r["reason"]}
+    d = r.to_dict()
+    return {"value": d["value"], "ci": d["ci"], "reason": r.brief()["reason"]}
 
 
 def _leaderboard(rep: dict[str, Any]) -> list[dict[str, Any]]:
@@ -130,8 +130,9 @@ def _pairwise(prs: dict[str, Any]) -> dict[str, Any]:
                                 [p["correct"] for p in decisive])
     groups = {p["group_id"] for p in decisive}
     systems = {s for p in decisive for s in (p["system_a"], p["system_b"])}
-    ci = (f"95% CI [{acc['ci'][0]:.1%}, {acc['ci'][1]:.1%}] (queries resampled)"
-          if acc["ci"][0] is not None else (acc["reason"] or "no interval"))
+    fig = Figure.from_dict(acc)
+    ci = fig.ci_text(1, percent=True, label="95% CI ") + ("" if fig.weak else
+                                                          " (queries resampled)")
     conf = prs["confusion"]
     return {
         "n_pairs": prs["n_pairs"],

@@ -86,7 +86,8 @@ def _cut(text: str) -> str:
 
 def _agreement(df: pd.DataFrame, col: str, n_boot: int, seed: int) -> dict[str, Any]:
     per = df.assign(hit=(df[col] == df["human"]).astype(float)).groupby("group")["hit"]
-    return share_ci(per.sum().to_numpy(), per.count().to_numpy(), n_boot, seed)
+    fig = share_ci(per.sum().to_numpy(), per.count().to_numpy(), n_boot, seed)
+    return {**fig.brief(), "n_groups": fig.n_groups}
 
 
 @guarded("checklist.edit")

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from checkeval_core.analysis.versions import EVIDENCE_NAMES, reference_rows, series_key
-from checkeval_core.stats.values import nan_to_none
+from checkeval_core.stats.values import Figure, nan_to_none
 
 WEAK_COLOR = "#9e9e9e"
 PART_NAMES = {"dev": "dev groups", "heldout": "held-out groups", "all": "all groups"}
@@ -47,8 +47,7 @@ def history_chart(report: dict[str, Any], part: str, evidence: str,
                  for f, y in zip(figs, ys)]
         custom = [[f"n = {f['n_items']} items, {f['n_groups']} groups, {f['n_systems']} "
                    "systems",
-                   (f"95% CI [{f['ci'][0]:.2f}, {f['ci'][1]:.2f}]" if not f["weak"]
-                    else (f["ci_reason"] or f["reason"] or "no interval")),
+                   Figure.from_dict(f).ci_text(2, label="95% CI "),
                    r.get("run_label", f"#{r['run']}")]
                   for f, r in zip(figs, rs)]
         fig.add_scatter(

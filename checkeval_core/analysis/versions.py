@@ -65,7 +65,7 @@ from checkeval_core.stats.correlation import (
     paired_bootstrap,
 )
 from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN, list_level
-from checkeval_core.stats.values import NAN, isnan
+from checkeval_core.stats.values import NAN, Figure, isnan
 from checkeval_core.task_split import check_which, filter_frame, get_split, members
 
 EVIDENCE_NAMES = {"human_scores": "human scores", "annotations": "annotators' answers",
@@ -79,15 +79,14 @@ MEAN = "mean over dimensions"
 # -- one figure ------------------------------------------------------------------------------
 def _figure(value: float, ci: list[float], n_items: int, n_groups: int, n_systems: int,
             reason: str | None, ci_reason: str | None) -> dict[str, Any]:
-    ci = [NAN if isnan(x) else float(x) for x in ci]
-    no_ci = isnan(ci[0]) or isnan(ci[1])
-    return {"value": NAN if isnan(value) else float(value), "ci": ci, "n_items": int(n_items),
-            "n_groups": int(n_groups), "n_systems": int(n_systems),
-            "reason": reason if isnan(value) else None,
-            "ci_reason": None if not no_ci else (reason if isnan(value) else
-                                                 ci_reason or "no interval"),
-            # hollow / grey on charts: the figure has no interval, so it rests on too little
-            "weak": bool(no_ci)}
+    """A :class:`~checkeval_core.stats.values.Figure` in the versions report's JSON shape
+    (NaN kept for the charts; ``weak``: no interval, drawn hollow / grey)."""
+    f = Figure(value, ci, reason=reason if isnan(value) else None,
+               ci_reason=reason if isnan(value) else ci_reason,
+               n_items=n_items, n_groups=n_groups, n_systems=n_systems)
+    return {**f.brief(), "n_items": f.n_items, "n_groups": f.n_groups,
+            "n_systems": f.n_systems, "reason": f.reason,
+            "ci_reason": None if f.ci else f.why_no_ci, "weak": f.weak}
 
 
 def ratio_by_group(hits: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, list[float],
@@ -98,7 +97,8 @@ def ratio_by_group(hits: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, l
         return NAN, [NAN, NAN], "no decision to compare"
     g = hits.groupby("group")["hit"].agg(["sum", "count"])
     r = share_ci(g["sum"].to_numpy(float), g["count"].to_numpy(float), n_boot, seed)
-    return r["value"], r["ci"], r["reason"]
+    b = r.brief()
+    return b["value"], b["ci"], b["reason"]
 
 
 def _sample_level(df: pd.DataFrame, per_group: dict[Any, float], n_boot: int,
@@ -372,7 +372,7 @@ def table_rows(report: dict[str, Any], part: str, primary_only: bool = False
         f = r["parts"].get(part)
         if f is None:
             continue
-        ci = (f"[{f['ci'][0]:.2f}, {f['ci'][1]:.2f}]" if not f["weak"] else f["ci_reason"])
+        ci = Figure.from_dict(f).ci_text(2)
         out.append({"version": r["version"], "run": r.get("run_label", r["run"]),
                     "judge": r["judge"],
                     "method": r["method"], "aggregation": r["aggregation"],
@@ -545,8 +545,9 @@ def delta_rows(diff: dict[str, Any], part: str) -> list[dict[str, Any]]:
         paired = ""
         if "delta_common" in x and not isnan(x["delta_common"]):
             paired = f"{x['delta_common']:+.3f} on {x['n_common_items']} shared items"
-            if not isnan(x["ci"][0]):
-                paired += f", 95% CI [{x['ci'][0]:+.2f}, {x['ci'][1]:+.2f}]"
+            fig = Figure(x["delta_common"], x["ci"])
+            if not fig.weak:
+                paired += ", " + fig.ci_text(2, signed=True, label="95% CI ")
         out.append({"judge · method · aggregation": x["series"],
                     "evidence": EVIDENCE_NAMES[x["evidence"]], "dimension": x["dimension"],
                     f"v{diff['a']}": val(x["a"]), f"v{diff['b']}": val(x["b"]),

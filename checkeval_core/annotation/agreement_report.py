@@ -28,6 +28,7 @@ from checkeval_core.stats.agreement import (
 )
 from checkeval_core.stats.bootstrap import group_bootstrap, minimum
 from checkeval_core.stats.correlation import corr
+from checkeval_core.stats.values import NAN, Figure
 from checkeval_core.store import task_id
 from checkeval_core.tasks import item_groups
 
@@ -208,9 +209,7 @@ def stat_text(value: float | None) -> str:
 
 def ci_text(ci: list[float], reason: str | None) -> str:
     """``[0.12, 0.58]`` (95%, groups resampled), or why there is no interval."""
-    if reason or ci[0] is None or math.isnan(ci[0]):
-        return reason or "no interval"
-    return f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+    return Figure(NAN, None if reason else ci, ci_reason=reason).ci_text(2)
 
 
 def _with_ci(value: float, ci: list[float], reason: str | None) -> str:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from checkeval_core.stats.bootstrap import enough_groups, minimum, wilson_ci
+from checkeval_core.stats.values import Figure
 
 #: Confidence level of the interval.
 LEVEL = 0.95
@@ -75,7 +76,8 @@ def _summary(votes: list[Mapping[str, Any]], who: str | None) -> dict[str, Any]:
         whose = "the votes" if who is None else "their votes"
         side = "" if lo > 0.5 else " (they favour the right answer)"
         out["warning"] = (f"{subject} chose the left answer in {left} of {n} non-tie votes "
-                          f"({left / n:.0%}, 95% CI [{lo:.0%}, {hi:.0%}]): {whose} follow "
+                          f"({Figure(left / n, (lo, hi)).text(0, percent=True, label='95% CI ')}"
+                          f"): {whose} follow "
                           f"position{side}.")
     return out
 

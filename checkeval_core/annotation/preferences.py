@@ -473,7 +473,7 @@ def import_ratings(db: sqlite_utils.Database, task: str, path: str | Path | None
         low = _num(rec, lo, loc, errors, False)
         up = _num(rec, hi, loc, errors, False)
         if r is not None and low is not None and up is not None and not low <= r <= up:
-            errors.append(f"{loc}, field {lo!r}/{hi!r}: the interval [{low}, {up}] does not "
+            errors.append(f"{loc}, field {lo!r}/{hi!r}: the interval from {low} to {up} does not "
                           f"contain the rating {r}")
         elif r is not None:
             out.append((s, r, low, up))

@@ -34,6 +34,7 @@ from checkeval_core.runs.escalation.options import escalation_params
 from checkeval_core.runs.escalation.units import people_label, run_units
 from checkeval_core.runs.jobs import get_run
 from checkeval_core.stats import escalation as E
+from checkeval_core.stats.values import fmt, fmt_ci
 from checkeval_core.store import db_path, open_db, task_id
 from checkeval_core.task_split import members, set_explicit_split
 
@@ -258,8 +259,7 @@ def _first_only(db: Any, res: dict[str, Any], benchmark: str, dev: list[str], he
             "run_wall_s": {"a": res["runs"][0].get("run_wall_s"), "b": None}}
 
 
-def _num(x: Any, d: int = 3) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{d}f}"
+_num = fmt  # a number with d decimals, "—" when undefined
 
 
 def format_escalate(res: dict[str, Any]) -> str:
@@ -272,7 +272,7 @@ def format_escalate(res: dict[str, Any]) -> str:
              "(agreement on decided) | units · groups | judge s |", "| --- | --- | --- | --- | "
              "--- | --- | --- |"]
     for r in res["rows"]:
-        ci = f" [{_num(r['ci'][0], 2)}, {_num(r['ci'][1], 2)}]" if r.get("ci") else ""
+        ci = " " + fmt_ci(r["ci"]) if r.get("ci") else ""
         dec = (f"{_num(r.get('decided'), 2)} ({_num(r.get('agreement_decided'))})"
                if r.get("decided") is not None else "")
         if r.get("share_resamples_at_target") is not None:

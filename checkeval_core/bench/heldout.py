@@ -39,7 +39,7 @@ from checkeval_core.analysis.proposal.figures import part_figures
 from checkeval_core.bench import quality as Q
 from checkeval_core.bench.quality import rouge1_by_id
 from checkeval_core.safeio import load_json_text
-from checkeval_core.stats.values import fmt, isnan
+from checkeval_core.stats.values import Figure, fmt
 from checkeval_core.store import item_column, open_db, task_id
 from checkeval_core.task_split import set_explicit_split
 
@@ -296,7 +296,6 @@ def _rouge(db: Any, task: str, rows_: list[dict]) -> dict[int, float] | None:
         "SELECT id, item_id FROM item WHERE task_id = ?", [task_id(db, task)]) if iid in by_id}
 
 
-_undefined = isnan  # NaN in the result, None once it went through JSON
 _num = fmt
 
 
@@ -309,10 +308,9 @@ def format_heldout(res: dict[str, Any]) -> str:
                   "| row | held out [95 % CI] | Δ vs unrevised [95 % CI] | items · groups · "
                   "systems | note |", "| --- | --- | --- | --- | --- |"]
         for r in d["rows"]:
-            ci = ("" if any(_undefined(x) for x in r["ci"]) else
-                  f" [{_num(r['ci'][0], 2)}, {_num(r['ci'][1], 2)}]")
-            dci = ("" if any(_undefined(x) for x in r["delta_ci"]) else
-                   f" [{_num(r['delta_ci'][0], 3)}, {_num(r['delta_ci'][1], 3)}]")
+            fig, dfig = Figure(r["value"], r["ci"]), Figure(r["delta"], r["delta_ci"])
+            ci = "" if fig.weak else " " + fig.ci_text(2)
+            dci = "" if dfig.weak else " " + dfig.ci_text(3)
             lines.append(f"| {r['name']} | {_num(r['value'])}{ci} | {_num(r['delta'])}{dci} | "
                          f"{r['n_items']} · {r['n_groups']} · {r['n_systems']} | "
                          f"{r['note'] or r['ci_reason'] or ''} |")

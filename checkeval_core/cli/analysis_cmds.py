@@ -9,7 +9,7 @@ import typer
 
 from checkeval_core.cli.app import app, clean_json, fail
 from checkeval_core.runs.options import check_tie_margin
-from checkeval_core.stats.values import fmt
+from checkeval_core.stats.values import fmt, fmt_ci
 from checkeval_core.store import NotFound, open_db
 
 
@@ -413,10 +413,10 @@ def _across_judges(db, task: str | None, bootstrap: int, as_json: bool) -> None:
     if out["note"]:
         typer.echo(out["note"])
     for r in out["rows"]:
-        ci = f"[{r['ci'][0]:.2f}, {r['ci'][1]:.2f}]" if r["ci"] else r["reason"]
+        ci = fmt_ci(r["ci"], reason=r["reason"])
         a = "undefined" if r["alpha"] is None else f"{r['alpha']:.3f}"
         z = "undefined" if r["alpha_z"] is None else f"{r['alpha_z']:.3f}"
-        zci = f"[{r['ci_z'][0]:.2f}, {r['ci_z'][1]:.2f}]" if r["ci_z"] else r["reason_z"]
+        zci = fmt_ci(r["ci_z"], reason=r["reason_z"])
         typer.echo(f"{r['method']:>12}  α(scores) = {a} {ci}; α(standardised) = {z} {zci}"
                    f"  — {len(r['judges'])} judges "
                    f"({', '.join(r['judges'])}), v{r['version']}, {r['n_items']} items, "
@@ -455,8 +455,8 @@ def _calibrated(db, run: list[int] | None, labelled: int | None, aggregation: st
 
 def _calibrated_line(e: dict) -> str:
     def ci(c: list) -> str:
-        return "–" if c[0] is None else f"[{c[0]:.2f}, {c[1]:.2f}]"
-    est = "–" if e["estimate"] is None else f"{e['estimate']:.2f}"
+        return fmt_ci(c)
+    est = fmt(e["estimate"], 2)
     tail = f"  ({e['reason']})" if e["reason"] else ""
     return (f"{est} {ci(e['ci'])} n={e['n_labelled']}+{e['n_unlabelled']}  humans alone "
             f"{ci(e['ci_human_only'])}  judge alone (biased) {ci(e['ci_judge_only'])}{tail}")
@@ -471,7 +471,7 @@ _num = fmt
 
 
 def _ci(ci: list[float] | None, digits: int = 2) -> str:
-    return "" if not ci else f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+    return "" if not ci else " " + fmt_ci(ci, digits)
 
 
 @app.command("reliability")

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from checkeval_core.cli.app import app, clean_json, fail
+from checkeval_core.stats.values import fmt_ci
 from checkeval_core.store import NotFound, open_db
 
 checklist_app = typer.Typer(no_args_is_help=True, help="Build, review and freeze checklists.")
@@ -430,9 +431,8 @@ def _figure_line(name: str, f: dict) -> str:
         return line + f"; {f['ci_reason']}"
     if f["reason"]:
         line += f" ({f['reason']})"
-    return line + (f"; 95% CI before [{v(ci['before'][0])}, {v(ci['before'][1])}], after "
-                   f"[{v(ci['after'][0])}, {v(ci['after'][1])}], Δ [{v(ci['delta'][0])}, "
-                   f"{v(ci['delta'][1])}] (groups resampled)")
+    return line + (f"; 95% CI before {fmt_ci(ci['before'], 3)}, after "
+                   f"{fmt_ci(ci['after'], 3)}, Δ {fmt_ci(ci['delta'], 3)} (groups resampled)")
 
 
 @checklist_app.command("propose")

@@ -9,6 +9,7 @@ import math
 import typer
 
 from checkeval_core.cli.app import app, clean_json, fail
+from checkeval_core.stats.values import Figure
 from checkeval_core.store import NotFound, open_db
 
 
@@ -101,10 +102,10 @@ def split_cmd(task: str = typer.Option(..., "--task"),
 
 
 def _fmt(f: dict) -> str:
-    if f["value"] is None or (isinstance(f["value"], float) and math.isnan(f["value"])):
-        return f"— ({f['reason']})"
-    ci = (f"[{f['ci'][0]:.2f}, {f['ci'][1]:.2f}]" if not f["weak"] else f"({f['ci_reason']})")
-    return (f"{f['value']:.3f} {ci} n={f['n_items']} items/{f['n_groups']} groups/"
+    fig = Figure.from_dict(f)
+    if not fig.defined:
+        return fig.text()
+    return (f"{fig.text(3, ci_digits=2)} n={f['n_items']} items/{f['n_groups']} groups/"
             f"{f['n_systems']} systems")
 
 

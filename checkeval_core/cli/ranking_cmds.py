@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from checkeval_core.cli.app import app, clean_json, fail
-from checkeval_core.stats.values import fmt
+from checkeval_core.stats.values import Figure, fmt, fmt_ci
 from checkeval_core.store import NotFound, open_db
 
 pref_app = typer.Typer(no_args_is_help=True, help="Human pairwise preferences between answers.")
@@ -171,12 +171,12 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
         typer.echo(f"{'rank':>4}  {'system':<40} {'score':>6}  {'95% CI':<15} {'ref':>8} "
                    f"{'elo':>7}")
         for s in r["systems"]:
-            ci = f"[{_num(s['ci'][0])}, {_num(s['ci'][1])}]"
+            ci = fmt_ci(s["ci"], 3)
             typer.echo(f"{s['rank'] or '—':>4}  {s['system'][:40]:<40} {_num(s['score']):>6}  "
                        f"{ci:<15} {_num(s['reference'], '.1f'):>8} {_num(s['elo'], '.0f'):>7}")
         for c in ("spearman", "kendall"):
             v = r[c]
-            typer.echo(f"{c:>8}: {_num(v['value'])} [{_num(v['ci'][0])}, {_num(v['ci'][1])}] "
+            typer.echo(f"{c:>8}: {_num(v['value'])} {fmt_ci(v['ci'], 3)} "
                        f"n={v['n']}" + (f"  ({v['reason']})" if v["reason"] else ""))
     if prs is not None:
         p = out if rep is None else out["instance"]
@@ -187,7 +187,7 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
         if pb["n_votes"]:
             typer.echo("position bias: " + (
                 f"left answer chosen in {pb['n_left']} of {pb['n_decisive']} non-tie votes "
-                f"({pb['share']:.0%}, 95% CI [{pb['ci'][0]:.0%}, {pb['ci'][1]:.0%}])"
+                f"({Figure(pb['share'], pb['ci']).text(0, percent=True, label='95% CI ')})"
                 if pb["reason"] is None else f"undefined ({pb['reason']})"))
         for w in p["position_bias"]["warnings"]:
             typer.echo(f"position bias: {w}")

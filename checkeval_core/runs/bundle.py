@@ -95,7 +95,7 @@ def _number(v: Any, where: str, lo: float | None = None, hi: float | None = None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise BundleError(f"{where}: expected a finite number or null, got {_show(v)}")
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise BundleError(f"{where}: {v!r} is outside [{lo:g}, {hi:g}]")
+        raise BundleError(f"{where}: {v!r} is not between {lo:g} and {hi:g}")
 
 
 def _show(v: Any) -> str:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from checkeval_core.stats.bootstrap import group_bootstrap, resample_counts, weighted_sums
+from checkeval_core.stats.values import Figure
 
 NAN = float("nan")
 
@@ -293,22 +294,25 @@ _UNDEFINED = {"phi": "φ undefined: the judge or people gave one answer only",
 
 
 def confusion_figures(per_group: Sequence[Sequence[float]] | np.ndarray, n_boot: int,
-                      seed: int = 0) -> dict[str, dict[str, Any]]:
+                      seed: int = 0) -> dict[str, Figure]:
     """φ, FPR, FNR and the κ–φ gap of a judge against people from each group's confusion
-    counts (groups × ``[yy, yn, ny, nn]``), each ``{"value", "ci", "reason"}``: the value on
+    counts (groups × ``[yy, yn, ny, nn]``), each a :class:`~checkeval_core.stats.values.Figure`
+    (``n_items`` = decisions, ``n_groups``): the value on
     the summed counts, a percentile interval resampling groups (the floor's draw rule, so with
     the same seed the same resamples as agreement and κ), and why a value or interval is
     missing (below :data:`~checkeval_core.stats.bootstrap.MIN_GROUPS` groups there is none)."""
     C = np.asarray(per_group, float).reshape(-1, 4)
     tot = C.sum(0)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Figure] = {}
     boots = {k: group_bootstrap(len(C), lambda idx, f=f: f(resample_counts(idx, len(C)) @ C),
                                 n_boot, seed) for k, f in CONFUSION_STATS.items()}
     for k, f in CONFUSION_STATS.items():
         value = float(f(tot)) if tot.sum() > 0 else NAN
         b = boots[k]
-        reason = (("no decision answered by both the judge and people" if tot.sum() <= 0
-                   else _UNDEFINED[k]) if math.isnan(value) else b.ci_reason)
-        out[k] = {"value": value, "ci": [NAN, NAN] if math.isnan(value) else b.ci(),
-                  "reason": reason}
+        why = ("no decision answered by both the judge and people" if tot.sum() <= 0
+               else _UNDEFINED[k])
+        out[k] = (Figure.undefined(why, n_items=int(tot.sum()), n_groups=len(C))
+                  if math.isnan(value) else
+                  Figure(value, b.ci(), ci_reason=b.ci_reason, n_items=int(tot.sum()),
+                         n_groups=len(C)))
     return out

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as _st
 
-from checkeval_core.stats.values import NAN, isnan
+from checkeval_core.stats.values import NAN, Figure, isnan
 
 #: Fewer groups than this give no interval, no Δ verdict and no flag (see the module doc).
 MIN_GROUPS = 6
@@ -266,17 +266,17 @@ def weighted_sums(sums: np.ndarray, finish: Callable[[np.ndarray], float]
 
 def share_ci(hits: Sequence[float] | np.ndarray, counts: Sequence[float] | np.ndarray,
              n_boot: int, seed: int = 0, unit: str = GROUP_WORDS,
-             min_groups: int | None = None) -> dict[str, Any]:
+             min_groups: int | None = None) -> Figure:
     """Share of hits with a group-resampled percentile interval (a group's decisions stay
-    together). ``hits``/``counts``: per group. ``{"value", "ci", "reason", "n_groups"}``;
-    value NaN without any decision."""
+    together). ``hits``/``counts``: per group. A :class:`~checkeval_core.stats.values.Figure`
+    (``n_items`` = the decisions, ``n_groups``); no value without any decision."""
     h, c = np.asarray(hits, dtype=float), np.asarray(counts, dtype=float)
     if c.sum() <= 0:
-        return {"value": NAN, "ci": [NAN, NAN], "reason": "no decision", "n_groups": 0}
+        return Figure.undefined("no decision", n_items=0, n_groups=0)
     boot = group_bootstrap(len(c), ratio_of_sums(h, c), n_boot, seed, unit=unit,
                            min_groups=min_groups)
-    return {"value": float(h.sum() / c.sum()), "ci": boot.ci(), "reason": boot.ci_reason,
-            "n_groups": int(len(c))}
+    return Figure(float(h.sum() / c.sum()), boot.ci(), ci_reason=boot.ci_reason,
+                  n_items=int(c.sum()), n_groups=int(len(c)))
 
 
 def wilson_ci(k: int, n: int, alpha: float = ALPHA) -> list[float] | None:

@@ -358,4 +358,4 @@ def separation(per_group: np.ndarray, n_boot: int, seed: int = 0) -> dict[str, A
                 "reason": "no pair of outputs on one source that people scored differently"}
     sh = share_ci(c[:, 0] + 0.5 * c[:, 2], c[:, 3], n_boot, seed,
                   unit="groups with a pair people scored differently")
-    return {**base, "value": sh["value"], "ci": sh["ci"], "reason": sh["reason"]}
+    return {**base, **sh.brief()}

@@ -66,7 +66,7 @@ from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.stats.bootstrap import PART_WORDS
 from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN
-from checkeval_core.stats.values import fmt, isnan
+from checkeval_core.stats.values import fmt, fmt_ci
 
 N_BOOT = 200
 
@@ -169,8 +169,7 @@ def display_rows(proposal: dict[str, Any]) -> dict[str, Any]:
         f = proposal[part]
 
         def ci(k: str, f: dict[str, Any] = f) -> str:
-            lo, hi = f["ci"][k]
-            return f["ci_reason"] or ("no interval" if isnan(lo) else f"[{lo:.2f}, {hi:.2f}]")
+            return fmt_ci(f["ci"][k], reason=f["ci_reason"])
 
         figs.append({"part": name, "before": _num(f["before"]), "95% CI before": ci("before"),
                      "after": _num(f["after"]), "95% CI after": ci("after"),

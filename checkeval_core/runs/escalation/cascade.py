@@ -45,6 +45,7 @@ from checkeval_core.runs.escalation.judge_calibration import (
 from checkeval_core.runs.escalation.units import Units, run_units, unit_parts
 from checkeval_core.runs.estimate import record_part_actual, snapshot
 from checkeval_core.stats import escalation as E
+from checkeval_core.stats.values import pct
 from checkeval_core.store import dumps, now_iso, transaction
 
 
@@ -259,10 +260,6 @@ def b_error_problem(esc: dict[str, Any], limit: float, run_id: int) -> str | Non
             "ask them again")
 
 
-def _pct(x: Any) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.0%}"
-
-
 def _items(esc: dict[str, Any]) -> str:
     if esc.get("escalate_by") != "item":
         return ""
@@ -276,9 +273,9 @@ def summary_text(esc: dict[str, Any]) -> str:
            f"{1 - esc['fit']['delta']:g} on {esc['fit']['n_dev']} labelled dev {esc['unit']}s "
            f"({esc.get('label_source') or 'no labels'})" if esc.get("fitted") else "fixed margin")
     lines = [f"escalation: threshold {'none passed (all escalated)' if t is None else f'{t:.4g}'}"
-             f" ({how}); the first judge kept {_pct(esc.get('coverage'))} of "
+             f" ({how}); the first judge kept {pct(esc.get('coverage'))} of "
              f"{esc.get('n_units')} {esc.get('unit')}s, {esc.get('n_escalated')} went to the "
-             f"second judge{_items(esc)}; decided {_pct(esc.get('decided'))}"]
+             f"second judge{_items(esc)}; decided {pct(esc.get('decided'))}"]
     if esc.get("fit", {}).get("reason"):
         lines.append("  " + esc["fit"]["reason"])
     cc = esc.get("confidence_calibration")
@@ -304,6 +301,6 @@ def summary_text(esc: dict[str, Any]) -> str:
     h = esc.get("heldout")
     if h:
         lines.append(f"  held-out ({h['n']} labelled {esc['unit']}s): cascade agreement "
-                     f"{_pct(h['agreement'])} at coverage {_pct(h['coverage'])} (first judge "
-                     f"alone {_pct(h['agreement_a'])})")
+                     f"{pct(h['agreement'])} at coverage {pct(h['coverage'])} (first judge "
+                     f"alone {pct(h['agreement_a'])})")
     return "\n".join(lines)
