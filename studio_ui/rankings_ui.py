@@ -17,6 +17,7 @@ from checkeval_core.annotation.preferences import (
     import_preferences,
     import_ratings,
 )
+from checkeval_core.stats.values import fmt
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
 
@@ -93,7 +94,7 @@ def show_pair(detail: dict[str, Any]) -> None:
     st.markdown("**Query**")
     st.text(detail["query"] or "(no query text)")
     for col, side, name in zip(st.columns(2), (detail["a"], detail["b"]), "AB"):
-        score = "n/a" if side["score"] is None else f"{side['score']:.3f}"
+        score = fmt(side["score"])
         who = md_escape(side["system"] or side["item_id"])
         col.markdown(f"**{name}: {who}** · score {score}")
         col.code(side["output"], language=None, wrap_lines=True, height=320)

@@ -26,7 +26,7 @@ from checkeval_core.analysis.rankings import (
     rankings_report,
 )
 from checkeval_core.stats.bootstrap import share_ci
-from checkeval_core.stats.values import Figure, nan_to_none
+from checkeval_core.stats.values import Figure, nan_to_none, pct
 
 #: Resamples of the queries for the interval of the pairwise accuracy.
 PAIR_BOOT = 1000
@@ -36,7 +36,7 @@ _v = nan_to_none  # a table cell shows an undefined number blank, never "nan"
 
 
 def _pct(x: Any) -> str:
-    return "n/a" if _v(x) is None else f"{x:.1%}"
+    return pct(_v(x), 1)
 
 
 def group_bootstrap_share(groups: list[str], hits: list[bool], n_boot: int = PAIR_BOOT,

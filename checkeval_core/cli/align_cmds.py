@@ -8,6 +8,7 @@ import json
 import typer
 
 from checkeval_core.cli.app import app, clean_json, fail
+from checkeval_core.stats.values import fmt
 from checkeval_core.store import NotFound
 
 
@@ -83,8 +84,7 @@ def questions_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
                + (f"{loo['statistic']} = {_n(loo['value'])}" if loo["statistic"]
                   else loo["reason"]))
     for q in out["questions"]:
-        agree = "–" if q["agreement"] is None else f"{q['agreement']:.2f}"
-        kappa = "–" if q["kappa"] is None else f"{q['kappa']:.2f}"
+        agree, kappa = _n(q["agreement"]), _n(q["kappa"])
         sat = f" ({q['saturated']})" if q["saturated"] else ""
         typer.echo(f"#{q['question_id']:<5} {q['dimension'] or '':>12} n={q['n']:<4} "
                    f"agree={agree} κ={kappa} φ={_n(q['phi'])} FPR={_n(q['fpr'])} "
@@ -149,4 +149,4 @@ def reword_cmd(run: int = typer.Option(..., "--run", help="RUN_ID"),
 
 
 def _n(x: float | None, digits: int = 2) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
+    return fmt(x, digits)

@@ -9,6 +9,7 @@ import typer
 
 from checkeval_core.cli.app import app, fail
 from checkeval_core.judges.registry import JudgeSpecError, get_judge, parse_spec
+from checkeval_core.stats.values import fmt
 
 judge_app = typer.Typer(no_args_is_help=True, help="Configure and test judges.")
 app.add_typer(judge_app, name="judge")
@@ -43,7 +44,7 @@ def judge_test_cmd(judge: str = typer.Option("embedded", "--judge", help="Judge 
                                                     "capabilities")} |
                               ({"error": res["error"]} if res["error"] else {})))
     else:
-        p = "n/a" if res["p_yes"] is None else f"{res['p_yes']:.3f}"
+        p = fmt(res["p_yes"])
         typer.echo(f"verdict={res['verdict']} p_yes={p} mode={res['mode']} "
                    f"latency={res['latency_ms']:.0f} ms tokens={res['tokens_in']}"
                    + (f" error={res['error']}" if res["error"] else ""))
