@@ -122,16 +122,17 @@ def test_list_level_scores_ranks_and_bootstrap():
     assert df.loc["s2", "score"] == pytest.approx(0.6)  # mean over the 3 queries it answered
     assert df.loc["s2", "n_queries"] == 3
     assert list(df["rank"]) == [1, 2, 4, 3]
-    assert out["spearman"]["value"] == pytest.approx(1.0)
-    assert out["kendall"]["value"] == pytest.approx(1.0)
+    assert out["spearman"].value == pytest.approx(1.0)
+    assert out["kendall"].value == pytest.approx(1.0)
+    assert (out["spearman"].n_systems, out["spearman"].n_groups) == (4, 4)
     for k in ("s1", "s3"):
         assert df.loc[k, "ci_low"] <= df.loc[k, "score"] <= df.loc[k, "ci_high"]
-    lo, hi = out["spearman"]["ci"]
-    assert lo <= out["spearman"]["value"] <= hi
+    lo, hi = out["spearman"].ci
+    assert lo <= out["spearman"].value <= hi
     # same seed → same interval; the interval is computed from resampled queries
-    assert RS.list_level(t, ref, n_boot=300, seed=1)["spearman"]["ci"] == [lo, hi]
+    assert RS.list_level(t, ref, n_boot=300, seed=1)["spearman"].ci == (lo, hi)
     none = RS.list_level(t, {}, n_boot=50)
-    assert math.isnan(none["spearman"]["value"]) and none["spearman"]["reason"]
+    assert not none["spearman"].defined and none["spearman"].reason
     one_q = RS.list_level(t.iloc[:1], ref, n_boot=50)
     assert math.isnan(one_q["systems"]["ci_low"].iloc[0])
 

@@ -147,6 +147,6 @@ def test_rankings_list_level_on_four_queries_has_no_interval():
     table = pd.DataFrame({"a": [0.9, 0.8, 0.7, 0.9], "b": [0.5, 0.4, 0.6, 0.5],
                           "c": [0.1, 0.3, 0.2, 0.2]})
     ll = list_level(table, {"a": 1200, "b": 1100, "c": 1000}, n_boot=100)
-    assert ll["spearman"]["value"] == pytest.approx(1.0)
-    assert all(c != c for c in ll["spearman"]["ci"])
-    assert ll["spearman"]["reason"] == f"no interval: needs ≥ {MIN_GROUPS} queries (n=4)"
+    assert ll["spearman"].value == pytest.approx(1.0)
+    assert ll["spearman"].ci is None
+    assert ll["spearman"].ci_reason == f"no interval: needs ≥ {MIN_GROUPS} queries (n=4)"

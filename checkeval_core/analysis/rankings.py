@@ -57,6 +57,7 @@ from checkeval_core.stats.ranking import (
     rank_of,
     score_matches,
 )
+from checkeval_core.stats.values import Figure
 from checkeval_core.store import NotFound, loads, rows
 from checkeval_core.task_split import filter_frame, in_part, part_members, split_note
 
@@ -131,6 +132,12 @@ def system_scores(db: sqlite_utils.Database, run_id: int, aggregation: str | Non
         out.append(df.sort_values(["rank", "system"]))
     cols = ["aggregation", "system", "score", "rank", "n_queries", "n_items"]
     return pd.concat(out, ignore_index=True)[cols] if out else pd.DataFrame(columns=cols)
+
+
+def _list_coef(f: Figure, no_ref: str | None) -> dict[str, Any]:
+    """A list-level coefficient in the report's JSON shape ``{"value", "ci", "n", "reason"}``."""
+    b = f.brief()
+    return {**b, "n": f.n_systems, "reason": no_ref or b["reason"]}
 
 
 def _reference(db: sqlite_utils.Database, run: dict[str, Any], source: str | None
@@ -264,8 +271,7 @@ def rankings_report(db: sqlite_utils.Database, run_id: int, aggregation: str | N
             "n_boot": n_boot, "seed": seed, "reference_source": source,
             "n_queries": int(len(table)), "n_systems": int(len(table.columns)),
             "systems": systems,
-            "spearman": {**ll["spearman"], "reason": no_ref or ll["spearman"]["reason"]},
-            "kendall": {**ll["kendall"], "reason": no_ref or ll["kendall"]["reason"]},
+            **{c: _list_coef(ll[c], no_ref) for c in ("spearman", "kendall")},
             "elo": elo, "human_elo": {**human_elo,
                                       "excluded_annotators": sorted(exclude_annotators)},
             "aggregations": per_agg,

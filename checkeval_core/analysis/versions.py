@@ -259,8 +259,9 @@ def _rating_rows(db: sqlite_utils.Database, run: dict[str, Any], sc: pd.DataFram
             continue
         ll = list_level(score_table(sub, agg), ref, n_boot=n_boot, seed=seed)
         e = ll[c]
-        figs[p] = _figure(e["value"], e["ci"], len(sub), sub["group"].nunique(), e["n"],
-                          e["reason"], e["reason"] or ("no interval: needs ≥ 2 queries"))
+        figs[p] = _figure(e.value, e.brief()["ci"], len(sub), sub["group"].nunique(),
+                          e.n_systems, e.reason,
+                          e.brief()["reason"] or "no interval: needs ≥ 2 queries")
     return [{"evidence": "reference_ratings", "dimension": OVERALL,
              "statistic": f"{c} vs {source} (list level)", "parts": figs}]
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from checkeval_core.stats.bootstrap import enough_groups, minimum, wilson_ci
-from checkeval_core.stats.values import Figure
+from checkeval_core.stats.values import Figure, pct
 
 #: Confidence level of the interval.
 LEVEL = 0.95
@@ -75,9 +75,9 @@ def _summary(votes: list[Mapping[str, Any]], who: str | None) -> dict[str, Any]:
         subject = "all annotators together" if who is None else f"annotator {who or '(no name)'}"
         whose = "the votes" if who is None else "their votes"
         side = "" if lo > 0.5 else " (they favour the right answer)"
+        ci = Figure(left / n, (lo, hi)).ci_text(0, percent=True, label="95% CI ")
         out["warning"] = (f"{subject} chose the left answer in {left} of {n} non-tie votes "
-                          f"({Figure(left / n, (lo, hi)).text(0, percent=True, label='95% CI ')}"
-                          f"): {whose} follow "
+                          f"({pct(left / n)}, {ci}): {whose} follow "
                           f"position{side}.")
     return out
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from checkeval_core.cli.app import app, clean_json, fail
-from checkeval_core.stats.values import fmt_ci
+from checkeval_core.stats.values import fmt, fmt_ci
 from checkeval_core.store import NotFound, open_db
 
 checklist_app = typer.Typer(no_args_is_help=True, help="Build, review and freeze checklists.")
@@ -419,11 +419,7 @@ def instance_import_cmd(file: Path = typer.Argument(..., help="JSONL: {\"group_i
 
 
 def _figure_line(name: str, f: dict) -> str:
-    import math
-
-    def v(x: float | None) -> str:
-        return "—" if x is None or math.isnan(x) else f"{x:.3f}"
-
+    v = fmt
     ci = f["ci"]
     line = (f"  {name}: {v(f['before'])} → {v(f['after'])} (Δ {v(f['delta'])}) on "
             f"{f['n_items']} items / {f['n_groups']} groups / {f['n_systems']} systems")

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import json
-import math
 
 import typer
 
 from checkeval_core.cli.app import app, clean_json, fail
-from checkeval_core.stats.values import Figure
+from checkeval_core.stats.values import Figure, fmt
 from checkeval_core.store import NotFound, open_db
 
 
@@ -189,6 +188,6 @@ def version_agreement_cmd(
         typer.echo(f"v{d['a']} → v{d['b']}: {d['n_added']} added, {d['n_removed']} removed, "
                    f"{d['n_edited']} edited")
         for x in d["deltas"]:
-            delta = "—" if x["delta"] is None or math.isnan(x["delta"]) else f"{x['delta']:+.3f}"
+            delta = fmt(x["delta"], signed=True)
             typer.echo(f"  {x['series']} · {x['dimension']} · {x['part']}: Δ {delta}"
                        + (f" ({x['reason']})" if x["reason"] else ""))

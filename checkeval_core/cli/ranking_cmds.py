@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from checkeval_core.cli.app import app, clean_json, fail
-from checkeval_core.stats.values import Figure, fmt, fmt_ci
+from checkeval_core.stats.values import Figure, fmt, fmt_ci, pct
 from checkeval_core.store import NotFound, open_db
 
 pref_app = typer.Typer(no_args_is_help=True, help="Human pairwise preferences between answers.")
@@ -187,7 +187,8 @@ def analyze_rankings(run: list[int] | None, aggregation: str | None, rankings: b
         if pb["n_votes"]:
             typer.echo("position bias: " + (
                 f"left answer chosen in {pb['n_left']} of {pb['n_decisive']} non-tie votes "
-                f"({Figure(pb['share'], pb['ci']).text(0, percent=True, label='95% CI ')})"
+                f"({pct(pb['share'])}, "
+                f"{Figure(pb['share'], pb['ci']).ci_text(0, percent=True, label='95% CI ')})"
                 if pb["reason"] is None else f"undefined ({pb['reason']})"))
         for w in p["position_bias"]["warnings"]:
             typer.echo(f"position bias: {w}")

@@ -26,6 +26,7 @@ from checkeval_core.stats.bootstrap import (
     share_ci,
 )
 from checkeval_core.stats.correlation import is_constant
+from checkeval_core.stats.values import Figure
 
 NAN = float("nan")
 ELO_SCALE = 400.0 / math.log(10.0)
@@ -220,8 +221,9 @@ def list_level(table: pd.DataFrame, reference: dict[str, float], n_boot: int = 1
 
     ``table``: queries × systems, one score per cell (NaN = no answer). Returns
     ``{"systems": DataFrame(system, score, ci_low, ci_high, rank, n_queries),
-    "spearman": {...}, "kendall": {...}}`` where each coefficient is
-    ``{"value", "ci", "n", "reason"}`` (bootstrap over queries)."""
+    "spearman": Figure, "kendall": Figure}`` where each coefficient is a
+    :class:`~checkeval_core.stats.values.Figure` (interval: bootstrap over queries;
+    ``n_systems`` = the systems with both a score and a reference, ``n_groups`` = queries)."""
     vals = table.to_numpy(dtype=float)
     systems = list(table.columns)
     score = nanmean_rows(vals, 0) if len(vals) else np.full(len(systems), NAN)
@@ -234,13 +236,13 @@ def list_level(table: pd.DataFrame, reference: dict[str, float], n_boot: int = 1
         idx = resample_index(len(table), n_boot, seed)
         boot_scores = nanmean_rows(vals[idx], 1)
     sys_ci = [percentile_ci(boot_scores[:, k]) for k in range(len(systems))]
-    coefs: dict[str, Any] = {}
+    coefs: dict[str, Figure] = {}
     boots = batch_rank_correlation(boot_scores, ref) if point["reason"] is None else {}
     for c in ("spearman", "kendall"):
         ci = percentile_ci(boots[c]) if boots else [NAN, NAN]
-        coefs[c] = {"value": point[c], "ci": ci, "n": point["n"],
-                    "reason": point["reason"] or (ci_reason if math.isnan(ci[0]) and ci_reason
-                                                  else None)}
+        coefs[c] = Figure(point[c], ci, reason=point["reason"],
+                          ci_reason=point["reason"] or (ci_reason if math.isnan(ci[0]) else None),
+                          n_systems=point["n"], n_groups=len(table))
     df = pd.DataFrame({"system": systems, "score": score,
                        "ci_low": [c[0] for c in sys_ci], "ci_high": [c[1] for c in sys_ci],
                        "n_queries": table.notna().sum(axis=0).to_numpy()})
