@@ -91,8 +91,9 @@ def test_cold_cascades_ask_b_for_real_on_heldout_only_and_resume(tmp_path, src, 
     parts = res["parts"]
     n_items = res["n_items"]
     assert n_items == 96 and res["heldout_groups"] == 6 and res["dev_groups"] == 6
-    # calibrating: part a asked A about the dev items too, and A's confidence was fitted there
-    assert parts["a"]["n_items"] == 192 and "slope" in res["confidence_calibration"]
+    # calibrating: part dev asked A about the dev items, and A's confidence was fitted there
+    assert parts["a"]["n_items"] == 96 and "slope" in res["confidence_calibration"]
+    assert "dev" not in parts and (cold / "dev.db").exists()
     # B alone executed every held-out request; the cascades executed B's escalated requests,
     # none served from a cache, and asked A nothing (its answers come from part a's cache)
     b_alone = sum(parts["b"]["executed"].values())
@@ -116,10 +117,10 @@ def test_cold_cascades_ask_b_for_real_on_heldout_only_and_resume(tmp_path, src, 
                               " AND question_id != 0 GROUP BY item_id HAVING COUNT(DISTINCT "
                               "judge) > 1)", [r["run"]]).fetchone()[0]
         assert (mixed == 0) if name == "item" else (mixed > 0)
-    # every part but a's dev items ran on the held-out documents only
-    held = _held_groups(cold / "b.db", parts["b"]["run"])
+    # every measured part ran on the held-out documents only
+    held = _held_groups(cold / "a.db", parts["a"]["run"])
     assert len(held) == 6
-    for p in ("answer", "item"):
+    for p in ("b", "answer", "item"):
         assert _held_groups(cold / f"{p}.db", parts[p]["run"]) == held
     # per answer and per summary, with intervals over the 6 held-out documents
     for r in (by["A alone: fake"], by[f"B alone: {fake2}"], ans, item):
@@ -128,7 +129,7 @@ def test_cold_cascades_ask_b_for_real_on_heldout_only_and_resume(tmp_path, src, 
         assert r["n_summaries"] == 96
     assert by["A alone: fake"]["cpu_share"] + by[f"B alone: {fake2}"]["cpu_share"] == \
         pytest.approx(1.0)
-    assert ans["cpu_per_item"] == pytest.approx(parts["a"]["cpu_s"] / 192 +
+    assert ans["cpu_per_item"] == pytest.approx(parts["a"]["cpu_s"] / 96 +
                                                 parts["answer"]["second_cpu_s"] / n_items)
     # the curve from the caches: no request, margin 0 = A alone, margin 0.5 = B everywhere
     assert all(c["new_requests"] == 0 and c["cpu_per_item"] is None for c in res["curve"])
@@ -157,12 +158,14 @@ def test_a_killed_cold_part_resumes_and_sums_its_sessions(tmp_path, src, fake2, 
     bench_escalate("summeval", src, "fake", fake2, docs=12, db_file=bench, n_boot=20,
                    first_only=True)
     cold = tmp_path / "cold"
-    kw = {"db_file": bench, "cold_dir": cold, "n_boot": 20, "per_doc": 4, "curve_margins": ()}
+    kw = {"db_file": bench, "cold_dir": cold, "n_boot": 20, "docs_per_half": 3,
+          "curve_margins": ()}
     first_a = bench_escalate_cold(src, "fake", fake2, 12, ["a"], ["answer"], 0.1, **kw)
-    assert first_a["n_items"] == 24 and first_a["parts"]["a"]["n_items"] == 24  # 6 docs × 4
+    assert first_a["n_items"] == 48 and first_a["parts"]["a"]["n_items"] == 48  # 3 docs × 16
+    assert first_a["heldout_groups"] == 3
     with pytest.raises(ValueError, match="started with"):  # another sample in the same folder
         bench_escalate_cold(src, "fake", fake2, 12, ["a"], ["answer"], 0.1,
-                            **{**kw, "per_doc": 3})
+                            **{**kw, "docs_per_half": 2})
     boom = {"n": 0}
     real = SecondFake.binary
 

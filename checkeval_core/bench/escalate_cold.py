@@ -66,7 +66,7 @@ from checkeval_core.stats.correlation import group_correlations
 from checkeval_core.store import NotFound, dumps, open_db, task_id
 from checkeval_core.task_split import filter_frame, set_explicit_split
 
-COLD_PARTS = ("a", "b", "answer", "item")
+COLD_PARTS = ("dev", "a", "b", "answer", "item")
 DEFAULT_COLD_MARGIN = 0.1
 CURVE_MARGINS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 
@@ -137,14 +137,12 @@ def _split(db: Any, task: str) -> tuple[list[str], list[str]]:
     return groups[:h], groups[h:]
 
 
-def _items_of(db: Any, task: str, groups: list[str], per_doc: int | None = None) -> list[str]:
-    """The items of ``groups`` in import order; with ``per_doc``, the first ``per_doc`` of
-    each group (the first systems of each document)."""
+def _items_of(db: Any, task: str, groups: list[str]) -> list[str]:
+    """The items of ``groups`` in import order."""
     marks = ",".join("?" * len(groups))
-    return [str(i) for i, n in db.execute(
-        f"SELECT item_id, ROW_NUMBER() OVER (PARTITION BY group_id ORDER BY rowid) FROM item "
-        f"WHERE task_id = ? AND group_id IN ({marks}) ORDER BY rowid",
-        [task_id(db, task), *groups]) if per_doc is None or n <= per_doc]
+    return [str(i) for (i,) in db.execute(
+        f"SELECT item_id FROM item WHERE task_id = ? AND group_id IN ({marks}) ORDER BY rowid",
+        [task_id(db, task), *groups])]
 
 
 def _cascade_params(b: str, margin: float, mode: str, cal: dict[str, Any] | None
@@ -159,16 +157,16 @@ def _cascade_params(b: str, margin: float, mode: str, cal: dict[str, Any] | None
     return params
 
 
-def _config(cold: Path, per_doc: int | None, calibrate: bool, margin: float) -> None:
+def _config(cold: Path, sample: int | None, calibrate: bool, margin: float) -> None:
     """The sample and options a cold folder was started with; another set is refused (its
     parts would not be measured on the same items)."""
-    path, want = cold / "config.json", {"per_doc": per_doc, "calibrate": calibrate,
+    path, want = cold / "config.json", {"docs_per_half": sample, "calibrate": calibrate,
                                         "margin": margin}
     if path.exists():
         got = json.loads(path.read_text())
         if got != want:
             raise ValueError(f"--cold-dir {cold}: its parts were started with {got}; give the "
-                             "same --per-doc / --calibrate-judges / --margin, or another "
+                             "same --docs-per-half / --calibrate-judges / --margin, or another "
                              "--cold-dir")
     else:
         path.write_text(json.dumps(want))
@@ -256,10 +254,10 @@ def _totals(st: dict[str, Any]) -> dict[str, Any]:
 
 
 def _dev_fit(cold: Path, b: str) -> dict[str, Any]:
-    """A's confidence calibration (Platt) on A's answers of the dev documents, from part a's
-    run (which asks A about the dev items too when calibrating)."""
-    st = _state(cold / "a.json")
-    db = open_db(cold / "a.db")
+    """A's confidence calibration (Platt) on A's answers of the dev documents, from part
+    dev's run."""
+    st = _state(cold / "dev.json")
+    db = open_db(cold / "dev.db")
     run = get_run(db, st["run"])
     return confidence_calibration(db, {**run, "params": {"escalate_to": b}},
                                   fitted_threshold=False) | {"run": st["run"]}
@@ -340,15 +338,16 @@ def bench_escalate_cold(data: str | Path | None, judge: str, escalate_to: str, d
                         db_file: str | Path | None = None, cold_dir: str | Path | None = None,
                         n_boot: int = 200, seed: int = 0, progress: bool = False,
                         curve_margins: tuple[float, ...] = CURVE_MARGINS,
-                        calibrate: bool = False, per_doc: int | None = None
+                        calibrate: bool = False, docs_per_half: int | None = None
                         ) -> dict[str, Any]:
     """Run the cold ``parts`` not yet complete (module doc), then report every part that is:
     per row the held-out agreement per answer and per summary [95 % CI], the share kept by A,
     the second judge's requests and items, CPU per held-out item and its share of the
     ensemble's (A + B alone). Options are checked by :func:`check_cold` first.
-    ``per_doc``: the first ``per_doc`` summaries of each document only (a sample when the
-    machine has no time for all); ``calibrate``: A's confidence calibrated on A's dev answers
-    (the bench database's A run must have answered every dev item)."""
+    ``docs_per_half``: the first N documents of each half only, with all their summaries (a
+    sample when the machine has no time for all; the split stays the halves of ``docs``);
+    ``calibrate``: A's confidence calibrated (Platt) on A's answers of the dev documents,
+    asked by part ``dev`` (A alone on the dev documents, cold too but not a cost figure)."""
     a, b = parse_spec(judge).spec, parse_spec(escalate_to).spec
     bench = Path(db_file) if db_file else default_db()
     if not bench.exists():
@@ -364,29 +363,35 @@ def bench_escalate_cold(data: str | Path | None, judge: str, escalate_to: str, d
     src.conn.close()
     cold = Path(cold_dir) if cold_dir else bench.with_name(bench.stem + "-cold")
     cold.mkdir(parents=True, exist_ok=True)
-    _config(cold, per_doc, calibrate, margin)
+    _config(cold, docs_per_half, calibrate, margin)
     probe_path = cold / f"split-{os.getpid()}.db"  # parts may run in parallel processes
     probe = _copy(bench, probe_path)
     dev, held = _split(probe, task)
-    held_ids = _items_of(probe, task, held, per_doc)
-    # calibrating: part a asks A about the dev items too, for the fit
-    a_ids = (_items_of(probe, task, dev, per_doc) if calibrate else []) + held_ids
+    if docs_per_half is not None:
+        dev, held = dev[:docs_per_half], held[:docs_per_half]
+    held_ids = _items_of(probe, task, held)
+    dev_ids = _items_of(probe, task, dev)
     probe.conn.close()
     probe_path.unlink(missing_ok=True)
     cal = None
+    if calibrate and any(p in ("answer", "item") for p in parts) and "dev" not in parts:
+        parts = ["dev", *parts]  # the fit needs A's dev answers first
     for p in parts:
-        if p in ("a", "b"):
-            _run_part(p, cold, bench, task, a if p == "a" else b, {},
-                      a_ids if p == "a" else held_ids, progress)
+        if p in ("dev", "a", "b"):
+            _run_part(p, cold, bench, task, b if p == "b" else a, {},
+                      dev_ids if p == "dev" else held_ids, progress)
             continue
-        if not _done(cold, "a"):
-            raise ValueError(f"--only {p}: part a (the first judge alone, cold) is not complete "
-                             "yet; the cascade reads A's answers from its cache")
+        for need in ("a", "dev") if calibrate else ("a",):
+            if not _done(cold, need):
+                raise ValueError(f"--only {p}: part {need} (the first judge alone, cold) is "
+                                 "not complete yet; the cascade reads A's answers from part "
+                                 "a's cache" + (" and its calibration from part dev's run"
+                                                if calibrate else ""))
         cal = _calibration(cold, b) if calibrate else None
         params = _cascade_params(b, margin, p, cal)
         _run_part(p, cold, bench, task, a, params, held_ids, progress,
                   prepare=lambda db: _import_cache(db, cold / "a.db"))
-    if calibrate and cal is None and _done(cold, "a"):
+    if calibrate and cal is None and _done(cold, "dev"):
         cal = _calibration(cold, b)
     return _report(cold, bench, task, a, b, modes, margin, cal, set(held), held_ids, len(dev),
                    n_boot, seed, curve_margins, progress)
@@ -414,7 +419,7 @@ def _report(cold: Path, bench: Path, task: str, a: str, b: str, modes: list[str]
     out: dict[str, Any] = {"benchmark": "summeval", "task": task, "judge_a": a, "judge_b": b,
                            "dev_groups": n_dev, "heldout_groups": len(held), "n_items": n,
                            "margin": margin, "n_boot": n_boot,
-                           "per_doc": _state(cold / "config.json").get("per_doc"),
+                           "docs_per_half": _state(cold / "config.json").get("docs_per_half"),
                            "confidence_calibration": (cal or {}).get("fit"), "rows": [],
                            "curve": [], "missing": [], "parts": {}}
     for p in COLD_PARTS:
@@ -424,8 +429,7 @@ def _report(cold: Path, bench: Path, task: str, a: str, b: str, modes: list[str]
                     _state(cold / f"{p}.json"))}
             else:
                 out["missing"].append(p)
-    # per item of each part's own run (part a also holds the dev items when calibrating)
-    cpu = {p: v["cpu_s"] / v["n_items"] for p, v in out["parts"].items()}
+    cpu = {p: v["cpu_s"] / v["n_items"] for p, v in out["parts"].items() if p != "dev"}
     ens = cpu["a"] + cpu["b"] if {"a", "b"} <= set(cpu) else None
     out["cpu_per_item"] = {"a": cpu.get("a"), "b": cpu.get("b"), "ensemble": ens}
     ref_db = cold / "a.db"

@@ -508,13 +508,14 @@ def bench_escalate_cmd(
             None, "--escalate-by", help="--cold: the cascades, answer and/or item (repeat; "
                                         "default both)"),
         only: list[str] | None = typer.Option(
-            None, "--only", help="--cold: run only these parts now — a, b, answer, item "
-                                 "(repeat; the others are reused when complete)"),
+            None, "--only", help="--cold: run only these parts now — dev, a, b, answer, "
+                                 "item (repeat; the others are reused when complete)"),
         cold_dir: str | None = typer.Option(None, "--cold-dir", help="--cold: where the parts' "
                                             "databases and measurements are kept (default "
                                             "beside --db)"),
-        per_doc: int | None = typer.Option(None, "--per-doc", help="--cold: the first N "
-                                           "summaries of each document only (a sample)"),
+        docs_per_half: int | None = typer.Option(
+            None, "--docs-per-half", help="--cold: the first N documents of each half only, "
+                                          "all their summaries (a sample)"),
         calibrate_judges: bool = typer.Option(False, "--calibrate-judges", help="--cold: A's "
                                               "confidence calibrated on A's dev answers"),
         as_json: bool = typer.Option(False, "--json")) -> None:
@@ -546,14 +547,16 @@ def bench_escalate_cmd(
     only, each part in its own copy of `--db` with an empty request cache in
     `--cold-dir` — `a` (A alone), `b` (B alone), `answer` / `item` (the cascade
     escalating by answer / by item at the one `--margin`, default 0.1, A's
-    confidence calibrated on A's dev answers, A's answers from part a's cache) —
+    answers from part a's cache; with `--calibrate-judges` A's confidence
+    calibrated on A's answers of the dev documents, asked by part `dev`) —
     timing each run as it runs (process CPU seconds, every thread; a killed part
     resumes and sums its sessions). It prints per row the held-out agreement per
     answer and per summary (sample-level Spearman, Δ vs A) \[95 % interval over
     resampled documents], the share A kept, B's executed requests and items, and
     CPU per item as a share of the ensemble's (A + B alone), then the curve of
     margins replayed from the caches (quality only). `--only` runs some parts now
-    (e.g. in parallel processes); the cascades need part a complete. `--json`:
+    (e.g. in parallel processes); the cascades need part a (and dev) complete.
+    `--docs-per-half N` samples the first N documents of each half. `--json`:
     `{"rows", "curve", "parts", "cpu_per_item", "target", "missing", …}`.
     """
     from checkeval_core.bench.escalate import bench_escalate, format_escalate
@@ -576,16 +579,16 @@ def bench_escalate_cmd(
                                  "--first-only first, then --cold)")
             parts, modes, mg = check_cold(benchmark, only, escalate_by,
                                           tuple(margin) if margin else None, judge, escalate_to)
-            if per_doc is not None:
-                check_count(per_doc, "--per-doc", "summaries per document", 2, MAX_BENCH_DOCS)
+            if docs_per_half is not None:
+                check_count(docs_per_half, "--docs-per-half", "documents", 2, docs // 2)
             res = bench_escalate_cold(data, judge, escalate_to, docs, parts, modes, mg,
                                       db_file=db, cold_dir=cold_dir, n_boot=bootstrap,
                                       progress=True, calibrate=calibrate_judges,
-                                      per_doc=per_doc)
+                                      docs_per_half=docs_per_half)
             _print(res, as_json, False, format_cold)
             return
-        if escalate_by or only or cold_dir or per_doc is not None or calibrate_judges:
-            raise ValueError("--escalate-by / --only / --cold-dir / --per-doc / "
+        if escalate_by or only or cold_dir or docs_per_half is not None or calibrate_judges:
+            raise ValueError("--escalate-by / --only / --cold-dir / --docs-per-half / "
                              "--calibrate-judges: only with --cold")
         res = bench_escalate(benchmark, data, judge, escalate_to, queries=queries, docs=docs,
                              target=target_agreement, delta=delta,
