@@ -106,13 +106,13 @@ def test_cold_cascades_ask_b_for_real_on_heldout_only_and_resume(tmp_path, src, 
     assert 0 < item["b_executed"] <= b_alone
     assert len(CALLS) == b_alone + ans["b_executed"] + item["b_executed"]
     for name, r in (("answer", ans), ("item", item)):
-        with sqlite3.connect(cold / f"{name}.db") as c:
+        with sqlite3.connect(cold / f"{name}-0.1.db") as c:
             by_b = c.execute("SELECT COUNT(*), SUM(cached = 0) FROM answer WHERE run_id = ? AND "
                              "judge = ?", [r["run"], fake2]).fetchone()
         assert by_b[0] == r["n_escalated"] and by_b[1] == r["b_executed"]
     # by item: every answer of an escalated item went to B; by answer: only the unsure ones
     for name, r in (("item", item), ("answer", ans)):
-        with sqlite3.connect(cold / f"{name}.db") as c:
+        with sqlite3.connect(cold / f"{name}-0.1.db") as c:
             mixed = c.execute("SELECT COUNT(*) FROM (SELECT item_id FROM answer WHERE run_id = ?"
                               " AND question_id != 0 GROUP BY item_id HAVING COUNT(DISTINCT "
                               "judge) > 1)", [r["run"]]).fetchone()[0]
@@ -120,8 +120,8 @@ def test_cold_cascades_ask_b_for_real_on_heldout_only_and_resume(tmp_path, src, 
     # every measured part ran on the held-out documents only
     held = _held_groups(cold / "a.db", parts["a"]["run"])
     assert len(held) == 6
-    for p in ("b", "answer", "item"):
-        assert _held_groups(cold / f"{p}.db", parts[p]["run"]) == held
+    for p in ("b", "answer-0.1", "item-0.1"):
+        assert _held_groups(cold / f"{p}.db", parts[p.split("-")[0]]["run"]) == held
     # per answer and per summary, with intervals over the 6 held-out documents
     for r in (by["A alone: fake"], by[f"B alone: {fake2}"], ans, item):
         assert r["n_groups"] == 6 and r["answer_ci"] is not None and r["rho_ci"] is not None
@@ -148,6 +148,13 @@ def test_cold_cascades_ask_b_for_real_on_heldout_only_and_resume(tmp_path, src, 
     assert len(CALLS) == calls
     assert [r["answer_agreement"] for r in again["rows"]] == \
         [r["answer_agreement"] for r in res["rows"]]
+    # a cascade at another margin in the same folder: only its own second-judge requests
+    other = bench_escalate_cold(src, "fake", fake2, 12, ["item"], ["item"], 0.02,
+                                db_file=bench, cold_dir=cold, n_boot=50, curve_margins=(),
+                                calibrate=True)
+    row = next(r for r in other["rows"] if r["name"].startswith("cascade by item, margin 0.02"))
+    assert len(CALLS) == calls + row["b_executed"]
+    assert other["parts"]["a"]["sessions"] == 1 and (cold / "item-0.02.db").exists()
 
 
 def test_a_killed_cold_part_resumes_and_sums_its_sessions(tmp_path, src, fake2, monkeypatch):

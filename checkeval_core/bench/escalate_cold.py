@@ -157,17 +157,16 @@ def _cascade_params(b: str, margin: float, mode: str, cal: dict[str, Any] | None
     return params
 
 
-def _config(cold: Path, sample: int | None, calibrate: bool, margin: float) -> None:
+def _config(cold: Path, sample: int | None, calibrate: bool) -> None:
     """The sample and options a cold folder was started with; another set is refused (its
-    parts would not be measured on the same items)."""
-    path, want = cold / "config.json", {"docs_per_half": sample, "calibrate": calibrate,
-                                        "margin": margin}
+    parts would not be measured on the same items). Cascades at other margins may share it:
+    their files carry the margin (:func:`_file`)."""
+    path, want = cold / "config.json", {"docs_per_half": sample, "calibrate": calibrate}
     if path.exists():
         got = json.loads(path.read_text())
         if got != want:
             raise ValueError(f"--cold-dir {cold}: its parts were started with {got}; give the "
-                             "same --docs-per-half / --calibrate-judges / --margin, or another "
-                             "--cold-dir")
+                             "same --docs-per-half / --calibrate-judges, or another --cold-dir")
     else:
         path.write_text(json.dumps(want))
 
@@ -212,9 +211,14 @@ def _measure(db: Any, path: Path, rid: int, first_pass: bool, progress: bool,
         save(part)
 
 
+def _file(part: str, margin: float) -> str:
+    """A part's file name in the cold folder: a cascade's carries its margin."""
+    return f"{part}-{margin:g}" if part in ("answer", "item") else part
+
+
 def _run_part(name: str, cold_dir: Path, bench: Path, task: str, judge: str,
               params: dict[str, Any], held_ids: list[str], progress: bool,
-              prepare: Any = None) -> dict[str, Any]:
+              prepare: Any = None, first_pass: bool = False) -> dict[str, Any]:
     """Part ``name``: its database made once (``prepare(db)`` after the copy), its run created
     once, executed / resumed and measured; the state (run id, sessions) in ``NAME.json``."""
     path, meta = cold_dir / f"{name}.db", cold_dir / f"{name}.json"
@@ -238,7 +242,7 @@ def _run_part(name: str, cold_dir: Path, bench: Path, task: str, judge: str,
             st["sessions"].append(part)
             meta.write_text(json.dumps(st, indent=1))
 
-        _measure(db, path, st["run"], name in ("answer", "item"), progress, name, save)
+        _measure(db, path, st["run"], first_pass, progress, name, save)
     return st
 
 
@@ -363,7 +367,7 @@ def bench_escalate_cold(data: str | Path | None, judge: str, escalate_to: str, d
     src.conn.close()
     cold = Path(cold_dir) if cold_dir else bench.with_name(bench.stem + "-cold")
     cold.mkdir(parents=True, exist_ok=True)
-    _config(cold, docs_per_half, calibrate, margin)
+    _config(cold, docs_per_half, calibrate)
     probe_path = cold / f"split-{os.getpid()}.db"  # parts may run in parallel processes
     probe = _copy(bench, probe_path)
     dev, held = _split(probe, task)
@@ -389,8 +393,8 @@ def bench_escalate_cold(data: str | Path | None, judge: str, escalate_to: str, d
                                                 if calibrate else ""))
         cal = _calibration(cold, b) if calibrate else None
         params = _cascade_params(b, margin, p, cal)
-        _run_part(p, cold, bench, task, a, params, held_ids, progress,
-                  prepare=lambda db: _import_cache(db, cold / "a.db"))
+        _run_part(_file(p, margin), cold, bench, task, a, params, held_ids, progress,
+                  prepare=lambda db: _import_cache(db, cold / "a.db"), first_pass=True)
     if calibrate and cal is None and _done(cold, "dev"):
         cal = _calibration(cold, b)
     return _report(cold, bench, task, a, b, modes, margin, cal, set(held), held_ids, len(dev),
@@ -424,11 +428,12 @@ def _report(cold: Path, bench: Path, task: str, a: str, b: str, modes: list[str]
                            "curve": [], "missing": [], "parts": {}}
     for p in COLD_PARTS:
         if p in ("a", "b") or p in modes:
-            if _done(cold, p):
-                out["parts"][p] = {**_state(cold / f"{p}.json"), **_totals(
-                    _state(cold / f"{p}.json"))}
+            f = _file(p, margin)
+            if _done(cold, f):
+                out["parts"][p] = {**_state(cold / f"{f}.json"), **_totals(
+                    _state(cold / f"{f}.json"))}
             else:
-                out["missing"].append(p)
+                out["missing"].append(f)
     cpu = {p: v["cpu_s"] / v["n_items"] for p, v in out["parts"].items() if p != "dev"}
     ens = cpu["a"] + cpu["b"] if {"a", "b"} <= set(cpu) else None
     out["cpu_per_item"] = {"a": cpu.get("a"), "b": cpu.get("b"), "ensemble": ens}
@@ -467,7 +472,7 @@ def _report(cold: Path, bench: Path, task: str, a: str, b: str, modes: list[str]
     for p in modes:
         if p not in out["parts"]:
             continue
-        dbp = open_db(cold / f"{p}.db")
+        dbp = open_db(cold / f"{_file(p, margin)}.db")
         st = out["parts"][p]
         esc = get_run(dbp, st["run"])["params"]["escalation"]
         b_cpu = st["second_cpu_s"] / n

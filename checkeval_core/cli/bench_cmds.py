@@ -580,7 +580,7 @@ def bench_escalate_cmd(
             parts, modes, mg = check_cold(benchmark, only, escalate_by,
                                           tuple(margin) if margin else None, judge, escalate_to)
             if docs_per_half is not None:
-                check_count(docs_per_half, "--docs-per-half", "documents", 2, docs // 2)
+                check_count(docs_per_half, "--docs-per-half", "documents", 1, docs // 2)
             res = bench_escalate_cold(data, judge, escalate_to, docs, parts, modes, mg,
                                       db_file=db, cold_dir=cold_dir, n_boot=bootstrap,
                                       progress=True, calibrate=calibrate_judges,
