@@ -218,3 +218,27 @@ def test_cold_refuses_bad_options_before_any_judge_call(tmp_path, src, args, wor
     assert r.returncode == 2, r.stdout + r.stderr
     assert words in r.stderr + r.stdout
     assert not db.exists() and not (tmp_path / "cold").exists()
+
+
+def test_target_says_when_there_is_no_interval_to_be_inside():
+    from checkeval_core.bench.escalate_cold import _target
+
+    def row(name, ans, ci, rho, rci, share):
+        return {"name": name, "answer_agreement": ans, "answer_ci": ci, "rho": rho,
+                "rho_ci": rci, "cpu_share": share}
+
+    rows = [row("A alone: a", 0.5, [0.4, 0.6], 0.1, [0.0, 0.2], 0.3),
+            row("B alone: b", 0.4, [0.3, 0.5], 0.3, [0.2, 0.4], 0.7),
+            row("cascade by item, margin 0.1 (cold)", 0.45, [0.4, 0.5], 0.25, [0.2, 0.3], 0.45),
+            row("cascade by answer, margin 0.1 (cold)", 0.55, [0.5, 0.6], 0.1, [0, 0.2], 0.45)]
+    got = _target({"rows": rows})
+    item, ans = got["cascade by item, margin 0.1 (cold)"], got["cascade by answer, margin 0.1 (cold)"]
+    assert item["answer_agreement"]["better_judge"] == "A alone: a"
+    assert item["rho"]["better_judge"] == "B alone: b" and item["met"] is True
+    assert ans["rho"]["inside_its_interval"] is False and ans["met"] is False
+    one_doc = [{**r, "answer_ci": None, "rho_ci": None} for r in rows]
+    got = _target({"rows": one_doc})["cascade by item, margin 0.1 (cold)"]
+    assert got["met"] is None and got["rho"]["inside_its_interval"] is None
+    assert "no interval" in got["rho"]["reason"]
+    dear = _target({"rows": [*one_doc[:2], {**one_doc[2], "cpu_share": 0.8}]})
+    assert dear["cascade by item, margin 0.1 (cold)"]["met"] is False

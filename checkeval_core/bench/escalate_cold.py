@@ -567,13 +567,17 @@ def _target(out: dict[str, Any]) -> dict[str, Any]:
         one = {}
         for key, ci in (("answer_agreement", "answer_ci"), ("rho", "rho_ci")):
             best = max((sa, sb), key=lambda x: x[key])
-            inside = best[ci] is not None and r[key] is not None and \
-                best[ci][0] <= r[key] <= best[ci][1]
-            one[key] = {"better_judge": best["name"], "inside_its_interval": bool(inside)}
+            if best[ci] is None or r[key] is None:  # below the floor's minimum of groups
+                one[key] = {"better_judge": best["name"], "inside_its_interval": None,
+                            "reason": "no interval (too few held-out documents)"}
+                continue
+            one[key] = {"better_judge": best["name"],
+                        "inside_its_interval": bool(best[ci][0] <= r[key] <= best[ci][1])}
         one["cpu_share_at_most_half"] = r["cpu_share"] is not None and r["cpu_share"] <= 0.5
-        one["met"] = all(v["inside_its_interval"] for v in (one["answer_agreement"],
-                                                            one["rho"])) and \
-            one["cpu_share_at_most_half"]
+        inside = [one[k]["inside_its_interval"] for k in ("answer_agreement", "rho")]
+        # met only with both intervals; a cost above half fails it whatever the intervals
+        one["met"] = False if not one["cpu_share_at_most_half"] or False in inside else \
+            (True if all(inside) else None)
         res[r["name"]] = one
     return res
 
