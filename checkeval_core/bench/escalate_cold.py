@@ -2,32 +2,38 @@
 not in the cache, measured on the cascade run as it runs.
 
 SummEval only (units are answers). The split is the one of ``bench escalate``: the first half
-of the documents dev, the second half held out. Every part runs on the **held-out documents
-only**, each in its own database copied from the bench database (``sqlite3`` backup) with an
-empty request cache, kept in ``cold_dir`` beside its measurement (``PART.db``, ``PART.json``):
+of the documents dev, the second half held out (``docs_per_half``: the first N documents of
+each half only, all their summaries — a sample that keeps each document's summaries together,
+as the embedded judge reuses a document's text across them). Each part runs in its own
+database copied from the bench database (``sqlite3`` backup, read only) with an **empty request
+cache**, kept in ``cold_dir`` beside its measurement (``PART.db``, ``PART.json``):
 
-* ``a`` — the first judge alone, every held-out item asked (its CPU is the first half of the
+* ``dev`` — the first judge on the dev documents, only with ``calibrate``: A's confidence is
+  fitted (Platt) on these answers (``dev_fit.json``); not a cost figure;
+* ``a`` — the first judge alone on the held-out items (its CPU is the first part of the
   ensemble's and of every cascade's cost);
-* ``b`` — the second judge alone, every held-out item asked (the ensemble = ``a`` + ``b``);
+* ``b`` — the second judge alone on them (the ensemble = ``a`` + ``b``);
 * ``answer`` / ``item`` — the cascade escalating **by answer** / **by item**
-  (:mod:`checkeval_core.runs.escalation.by_item`): the first judge's answers come from the
-  cache of part ``a`` (imported; it must be complete), the second judge's cache is empty, so
-  every request it gets is executed. A's confidence is calibrated (``calibrate_judges``:
-  Platt on A's answers of the dev documents, read from A's run in the bench database) and the
-  margin fixed; the run carries both as its escalation state, as a resumed run does, so the
-  held-out run escalates exactly what the dev fit says without asking B about dev documents.
+  (:mod:`checkeval_core.runs.escalation.by_item`) at a fixed margin, files named with it
+  (``item-0.1.db``: cascades at other margins share the folder's other parts): A's answers
+  come from part a's cache (imported; it must be complete), B's cache is empty, so every
+  request B gets is executed. With ``calibrate`` the run carries A's dev calibration and the
+  margin as its escalation state, as a resumed run does, so the held-out run escalates what the
+  dev fit says without asking B about dev documents (B's own p(Yes) is then not calibrated:
+  the run has no dev answer of B's).
 
 A part's cost is the **process CPU time** (``time.process_time``: every thread of the
 process, llama.cpp's included) and the wall time around ``execute_run``; for a cascade, the
 part after the first judge's pass (the second judge, its model load, the scores). The requests
 executed are counted per judge model as the cache rows the part added. A killed part resumes
 on the next call (``execute_run`` asks only what is missing) and its measurement is the sum of
-its sessions (``parts``).
+its sessions (an interrupted session is kept; a ``kill -9`` loses that session's figures).
 
 Quality (agreement per answer with the people's labels and per summary, sample-level Spearman
 averaged over dimensions) is read on held-out documents with 95 % intervals over resampled
-documents; the other margins of the curve are replayed from the caches of ``a`` and ``b``
-(``warm.db``): quality only, their cost not measured cold (``cpu_s`` None).
+documents (none below the floor's minimum of groups); the other margins of the curve are
+replayed from the caches of ``a`` and ``b`` (``warm.db``): quality only, their cost not measured
+cold (``cpu_per_item`` None).
 """
 
 from __future__ import annotations
@@ -398,7 +404,7 @@ def bench_escalate_cold(data: str | Path | None, judge: str, escalate_to: str, d
     if calibrate and cal is None and _done(cold, "dev"):
         cal = _calibration(cold, b)
     return _report(cold, bench, task, a, b, modes, margin, cal, set(held), held_ids, len(dev),
-                   n_boot, seed, curve_margins, progress)
+                   n_boot, seed, curve_margins)
 
 
 def _calibration(cold: Path, b: str) -> dict[str, Any]:
@@ -417,8 +423,7 @@ def _done(cold: Path, part: str) -> bool:
 
 def _report(cold: Path, bench: Path, task: str, a: str, b: str, modes: list[str],
             margin: float, cal: dict[str, Any] | None, held: set[str], held_ids: list[str],
-            n_dev: int, n_boot: int, seed: int, curve_margins: tuple[float, ...],
-            progress: bool) -> dict[str, Any]:
+            n_dev: int, n_boot: int, seed: int, curve_margins: tuple[float, ...]) -> dict[str, Any]:
     n = len(held_ids)
     out: dict[str, Any] = {"benchmark": "summeval", "task": task, "judge_a": a, "judge_b": b,
                            "dev_groups": n_dev, "heldout_groups": len(held), "n_items": n,
