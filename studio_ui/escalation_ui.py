@@ -90,7 +90,7 @@ def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
         if b.strip():
             judge_a = next((j for j in judges if j), "")
             cov, why = expected_coverage(db, task, judge_a, margin if how == "margin"
-                                         else None, calibrate)
+                                         else None, calibrate, by)
             est = estimate_calls(n_questions * n_items, cov)
             st.caption(f"Expected: {est['a_calls']} answers by {judge_a or 'the first judge'}, "
                        f"{'at most ' if est['b_calls_upper_bound'] else 'about '}"

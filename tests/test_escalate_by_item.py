@@ -104,3 +104,34 @@ def test_run_page_starts_a_run_escalating_by_item(db, tmp_path, launched):
     assert not at.exception, at.exception
     p = get_run(db, started[0])["params"]
     assert p["escalate_to"] == "fakeb" and p["escalate_by"] == "item" and p["margin"] == 0.2
+
+
+def test_the_cost_before_a_start_counts_the_answers_of_unsure_items(db, tmp_path):
+    """By item, B's expected share before a start is the share of answers in items whose mean
+    confidence is below the margin — what the run will send — not the share of unsure answers
+    (B's cost follows the answers it is asked, docs/scaling.md)."""
+    from checkeval_core.runs.escalation.estimate import expected_coverage, second_judge_estimate
+
+    task = make_runs_task(db, tmp_path)  # 9 items × 5 questions
+    alone = create_run(db, task, "fake", "rocketeval")
+    execute_run(path_of(db), alone)
+    conf = item_confidence(db, alone)
+    ranked = sorted(conf.values())
+    margin = (ranked[3] + ranked[4]) / 2  # the 4 least sure items escalate: 20 answers
+    by_item, why = expected_coverage(db, task, "fake", margin, escalate_by="item")
+    assert by_item == pytest.approx(25 / 45) and "items whose mean confidence" in why
+    by_answer, _ = expected_coverage(db, task, "fake", margin)
+    per_answer = [abs(p - 0.5) >= margin for (p,) in db.execute(
+        "SELECT p_yes FROM answer WHERE run_id = ?", [alone])]
+    assert by_answer == pytest.approx(sum(per_answer) / 45) != pytest.approx(by_item)
+    est = second_judge_estimate(db, task, ["fake"], ["rocketeval"], None, None,
+                                escalation_params("fakeb", margin=margin, escalate_by="item"))
+    assert est.calls == 20  # B asked the 4 items' 5 questions, as the run then does
+    rid = create_run(db, task, "fake", "rocketeval",
+                     params=escalation_params("fakeb", margin=margin, escalate_by="item"))
+    execute_run(path_of(db), rid)
+    assert len(ASKED) == est.calls
+    # a fitted run's achieved coverage is reused only for runs escalating the same way
+    fitted = get_run(db, rid)["params"]["escalation"]["coverage"]
+    assert expected_coverage(db, task, "fake", None, escalate_by="item")[0] == fitted
+    assert expected_coverage(db, task, "fake", None)[1] != f"achieved by escalating run {rid}"

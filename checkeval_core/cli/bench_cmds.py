@@ -502,6 +502,22 @@ def bench_escalate_cmd(
                                         "its fitted threshold, held-out coverage and agreement"),
         estimate: bool = typer.Option(False, "--estimate", help="only print what the judges' "
                                       "runs would cost; no judge is asked"),
+        cold: bool = typer.Option(False, "--cold", help="summeval: measure CPU from cold caches "
+                                  "on the held-out documents (A alone, B alone, the cascades)"),
+        escalate_by: list[str] | None = typer.Option(
+            None, "--escalate-by", help="--cold: the cascades, answer and/or item (repeat; "
+                                        "default both)"),
+        only: list[str] | None = typer.Option(
+            None, "--only", help="--cold: run only these parts now — dev, a, b, answer, "
+                                 "item (repeat; the others are reused when complete)"),
+        cold_dir: str | None = typer.Option(None, "--cold-dir", help="--cold: where the parts' "
+                                            "databases and measurements are kept (default "
+                                            "beside --db)"),
+        docs_per_half: int | None = typer.Option(
+            None, "--docs-per-half", help="--cold: the first N documents of each half only, "
+                                          "all their summaries (a sample)"),
+        calibrate_judges: bool = typer.Option(False, "--calibrate-judges", help="--cold: A's "
+                                              "confidence calibrated on A's dev answers"),
         as_json: bool = typer.Option(False, "--json")) -> None:
     r"""A small judge escalating to a stronger one on a benchmark's held-out half: both alone,
     their ensemble, and the cascade at the fitted threshold and at fixed margins.
@@ -525,6 +541,23 @@ def bench_escalate_cmd(
     at the fitted threshold, A at each margin) the held-out share A keeps and its
     agreement on what it keeps \[interval]; `"first_only": true`, `"judge_b":
     null`.
+
+    `--cold` (SummEval, after `--first-only` has run A in `--db`) measures what
+    the cascades cost when B's answers are not cached: on the held-out documents
+    only, each part in its own copy of `--db` with an empty request cache in
+    `--cold-dir` — `a` (A alone), `b` (B alone), `answer` / `item` (the cascade
+    escalating by answer / by item at the one `--margin`, default 0.1, A's
+    answers from part a's cache; with `--calibrate-judges` A's confidence
+    calibrated on A's answers of the dev documents, asked by part `dev`) —
+    timing each run as it runs (process CPU seconds, every thread; a killed part
+    resumes and sums its sessions). It prints per row the held-out agreement per
+    answer and per summary (sample-level Spearman, Δ vs A) \[95 % interval over
+    resampled documents], the share A kept, B's executed requests and items, and
+    CPU per item as a share of the ensemble's (A + B alone), then the curve of
+    margins replayed from the caches (quality only). `--only` runs some parts now
+    (e.g. in parallel processes); the cascades need part a (and dev) complete.
+    `--docs-per-half N` samples the first N documents of each half. `--json`:
+    `{"rows", "curve", "parts", "cpu_per_item", "target", "missing", …}`.
     """
     from checkeval_core.bench.escalate import bench_escalate, format_escalate
     from checkeval_core.judges.registry import JudgeSpecError
@@ -534,6 +567,29 @@ def bench_escalate_cmd(
         check_bootstrap(bootstrap)
         check_count(docs, "--docs", "documents", 4, MAX_BENCH_DOCS)
         check_count(queries, "--queries", "pairs", 4, MAX_BENCH_DOCS)
+        if cold:
+            from checkeval_core.bench.escalate_cold import (
+                bench_escalate_cold,
+                check_cold,
+                format_cold,
+            )
+
+            if first_only or estimate:
+                raise ValueError("--cold: not with --first-only or --estimate (run "
+                                 "--first-only first, then --cold)")
+            parts, modes, mg = check_cold(benchmark, only, escalate_by,
+                                          tuple(margin) if margin else None, judge, escalate_to)
+            if docs_per_half is not None:
+                check_count(docs_per_half, "--docs-per-half", "documents", 1, docs // 2)
+            res = bench_escalate_cold(data, judge, escalate_to, docs, parts, modes, mg,
+                                      db_file=db, cold_dir=cold_dir, n_boot=bootstrap,
+                                      progress=True, calibrate=calibrate_judges,
+                                      docs_per_half=docs_per_half)
+            _print(res, as_json, False, format_cold)
+            return
+        if escalate_by or only or cold_dir or docs_per_half is not None or calibrate_judges:
+            raise ValueError("--escalate-by / --only / --cold-dir / --docs-per-half / "
+                             "--calibrate-judges: only with --cold")
         res = bench_escalate(benchmark, data, judge, escalate_to, queries=queries, docs=docs,
                              target=target_agreement, delta=delta,
                              margins=tuple(margin) if margin else None, db_file=db,

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
+from checkeval_core.runs.escalation.by_item import check_escalate_by
 from checkeval_core.runs.escalation.options import OPTIONS, escalation_params
 from checkeval_core.runs.estimate import Estimate, cost_line, estimate_batch, estimate_run
 from checkeval_core.stats import escalation as E
@@ -24,12 +25,18 @@ def estimate_calls(n_requests: int, coverage: float | None) -> dict[str, Any]:
 
 
 def expected_coverage(db: sqlite_utils.Database, task: str, judge_a: str,
-                      margin: float | None, calibrate: bool = False) -> tuple[float | None, str]:
+                      margin: float | None, calibrate: bool = False,
+                      escalate_by: str | None = None) -> tuple[float | None, str]:
     """The coverage to expect for a new escalating run by ``judge_a`` on ``task``: the one
     achieved by its latest escalating run, else (with a fixed ``margin``) the share of the
     judge's stored answers on the task at or above it — with ``calibrate``, their confidence
     read through the latest stored calibration of the judge's confidence on the task (the
-    run's own fit is only made after A's pass); ``(None, reason)`` without either."""
+    run's own fit is only made after A's pass); ``(None, reason)`` without either.
+    ``escalate_by="item"``: an answer is kept when its **item's** mean confidence is at or above
+    the margin (as the run decides, ``by_item.py``), and an earlier run's coverage counts only
+    when it escalated the same way — B's cost follows the answers it is asked
+    (``docs/scaling.md``), so the share of answers is the share of B's cost either way."""
+    by = check_escalate_by(escalate_by)
     found = rows(db, "SELECT r.id, r.params FROM run r JOIN task t ON t.id = r.task_id WHERE "
                      "t.name = ? AND r.judge_spec = ? AND r.status = 'completed' ORDER BY "
                      "r.id DESC", [task, judge_a])
@@ -44,16 +51,25 @@ def expected_coverage(db: sqlite_utils.Database, task: str, judge_a: str,
             fit_note = " (raw p(Yes): no earlier run stored a calibration to read it through)"
     for r in found:
         esc = loads(r["params"], {}).get("escalation")
-        if esc and esc.get("coverage") is not None and margin is None:
+        if esc and esc.get("coverage") is not None and margin is None and \
+                check_escalate_by(esc.get("escalate_by")) == by:
             return float(esc["coverage"]), f"achieved by escalating run {r['id']}"
         if margin is not None:
-            got = db.execute("SELECT COALESCE(a_p_yes, p_yes), COALESCE(a_verdict, verdict) "
-                             "FROM answer WHERE run_id = ?", [r["id"]]).fetchall()
+            got = db.execute("SELECT item_id, COALESCE(a_p_yes, p_yes), COALESCE(a_verdict, "
+                             "verdict) FROM answer WHERE run_id = ?", [r["id"]]).fetchall()
             if got:
-                share = float(np.mean([E.confidence(p, v, fit) >= margin for p, v in got]))
+                conf = np.array([E.confidence(p, v, fit) for _, p, v in got], float)
+                if by == "item":  # each answer read at its item's mean confidence
+                    items = np.array([i for i, _, _ in got])
+                    for i in set(items.tolist()):  # no confidence at all: escalated
+                        vals = conf[items == i][~np.isnan(conf[items == i])]
+                        conf[items == i] = float(vals.mean()) if len(vals) else 0.0
+                share = float(np.mean(conf >= margin))
                 # said of what is sent on: the number it stands beside is the second
                 # judge's (the answers below the margin), not the share kept
-                return share, (f"as many as run {r['id']}'s answers with confidence below "
+                what = "answers in items whose mean confidence is" if by == "item" else \
+                    "answers with confidence"
+                return share, (f"as many as run {r['id']}'s {what} below "
                                f"{margin:g}{fit_note}")
     if found:  # runs of the judge, none escalating: a fitted threshold's coverage is unknown
         return None, "no earlier escalating run of this judge on the task"
@@ -73,7 +89,8 @@ def second_judge_estimate(db: sqlite_utils.Database, task: str, judges: list[str
     total = Estimate()
     for j in [j.strip() for j in judges if j and j.strip()]:  # an empty spec field: no judge
         cov, why = expected_coverage(db, task, j, params.get("margin"),
-                                     bool(params.get("calibrate_judges")))
+                                     bool(params.get("calibrate_judges")),
+                                     params.get("escalate_by"))
         total += _share(full, 1.0 - (cov or 0.0), b, j,
                         f"({why})" if cov is not None else f"at most ({why}: all of them)")
     total.parts = {b: total.to_json()}
@@ -119,7 +136,7 @@ def stored_run_estimate(db: sqlite_utils.Database, run_id: int, judge: Any = Non
         return est
     a = found[0]["judge_spec"]
     cov, why = expected_coverage(db, found[0]["task"], a, p.get("margin"),
-                                 bool(p.get("calibrate_judges")))
+                                 bool(p.get("calibrate_judges")), p.get("escalate_by"))
     try:
         full = estimate_run(db, run_id, b)
     except Exception as e:  # noqa: BLE001 - B's share is information: A's estimate is kept
