@@ -69,6 +69,7 @@ from checkeval_core.stats.bootstrap import (
 )
 from checkeval_core.stats.bootstrap import percentile_ci as floor_ci
 from checkeval_core.stats.correlation import group_correlations
+from checkeval_core.stats.values import fmt, fmt_ci
 from checkeval_core.store import NotFound, dumps, open_db, task_id
 from checkeval_core.task_split import filter_frame, set_explicit_split
 
@@ -587,12 +588,11 @@ def _target(out: dict[str, Any]) -> dict[str, Any]:
     return res
 
 
-def _n(x: Any, d: int = 3) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{d}f}"
+_n = fmt  # a number with d decimals, "—" when undefined
 
 
 def _ci(ci: Any) -> str:
-    return f" [{_n(ci[0], 2)}, {_n(ci[1], 2)}]" if ci else ""
+    return " " + fmt_ci(ci) if ci else ""
 
 
 def format_cold(res: dict[str, Any]) -> str:
