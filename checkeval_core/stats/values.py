@@ -165,8 +165,8 @@ class Figure:
 
     def text(self, digits: int = 3, ci_digits: int | None = None, signed: bool = False,
              percent: bool = False, label: str = "") -> str:
-        """``0.412 [0.30, 0.55]``; ``0.412 (no interval: …)`` without an interval;
-        ``— (why)`` without a value."""
+        """``0.412 [0.300, 0.550]`` (``text(3, ci_digits=2)``: ``0.412 [0.30, 0.55]``);
+        ``0.412 (no interval: …)`` without an interval; ``— (why)`` without a value."""
         if not self.defined:
             return f"— ({self.reason})" if self.reason else "—"
         v = self.value_text(digits, signed, percent)
