@@ -17,6 +17,7 @@ import sqlite3
 import tempfile
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -31,8 +32,9 @@ from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.config import data_dir
 from checkeval_core.datasets import import_file
+from checkeval_core.judges.base import BinaryResult, Capabilities
 from checkeval_core.judges.batch_format import chat_completion
-from checkeval_core.judges.fake import FakeJudge
+from checkeval_core.judges.fake import FakeJudge, stable_unit
 from checkeval_core.runs import create_run, execute_run, get_run
 from checkeval_core.runs.batch import offline_judge, plan_run
 from checkeval_core.runs.score_read import run_scores
@@ -201,6 +203,30 @@ def copy_db(src: Path, dst: Path) -> Path:
 
 
 # -- OpenAI-compatible answers and a scripted server -------------------------------------------
+def second_fake(model: str, record: Callable[[list], Any]) -> type:
+    """A deterministic second judge's class (p(Yes) a stable hash of question and text,
+    ``model`` its name) that hands each batch it executes to ``record`` — for the cascade
+    tests, which count what the second judge was really asked."""
+
+    class SecondFake:
+        def __init__(self, parsed, **params) -> None:
+            self.inner = FakeJudge("fake")
+            self.spec, self.params = parsed.spec, params
+            self.capabilities = Capabilities(logprobs=True, local=True, model=model)
+
+        def binary(self, requests):
+            record(requests)
+            return [BinaryResult(verdict="yes" if p >= 0.5 else "no", p_yes=p, raw="x",
+                                 mode="logprob", latency_ms=30.0)
+                    for p in (round(stable_unit("second", r.question, r.prefix), 4)
+                              for r in requests)]
+
+        def generate(self, requests):
+            return self.inner.generate(requests)
+
+    return SecondFake
+
+
 def completion(content, top=None):
     choice = {"index": 0, "finish_reason": "stop",
               "message": {"role": "assistant", "content": content}}

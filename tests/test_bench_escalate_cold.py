@@ -10,35 +10,14 @@ import sqlite3
 
 import pytest
 
-from checkeval_core.judges.base import BinaryResult, Capabilities
 from checkeval_core.judges.registry import Backend, register_backend
+from tests.helpers import second_fake
 
 CALLS: list[str] = []
 
 
-class SecondFake:
-    """A deterministic second judge that counts every request it executes."""
-
-    def __init__(self, parsed, **params) -> None:
-        from checkeval_core.judges.fake import FakeJudge
-
-        self.inner = FakeJudge("fake")
-        self.spec, self.params = parsed.spec, params
-        self.capabilities = Capabilities(logprobs=True, local=True, model="fake-cold-2")
-
-    def binary(self, requests):
-        from checkeval_core.judges.fake import stable_unit
-
-        out = []
-        for r in requests:
-            CALLS.append(r.question)
-            p = round(stable_unit("second", r.question, r.prefix), 4)
-            out.append(BinaryResult(verdict="yes" if p >= 0.5 else "no", p_yes=p, raw="x",
-                                    mode="logprob", latency_ms=30.0))
-        return out
-
-    def generate(self, requests):
-        return self.inner.generate(requests)
+# the question of every request the second judge executes
+SecondFake = second_fake("fake-cold-2", lambda reqs: CALLS.extend(r.question for r in reqs))
 
 
 @pytest.fixture()

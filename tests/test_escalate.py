@@ -28,7 +28,7 @@ from checkeval_core.runs.jobs import get_run, prepare_resume
 from checkeval_core.stats import escalation as E
 from checkeval_core.store import db_path as path_of
 from checkeval_core.task_split import set_explicit_split
-from tests.helpers import ScriptedServer, cli, make_runs_task
+from tests.helpers import ScriptedServer, cli, make_runs_task, second_fake
 
 
 # -- the fitting, by hand ------------------------------------------------------------------------
@@ -404,29 +404,8 @@ def test_run_page_starts_an_escalating_run(db, known_task, launched):
 
 
 # -- the benchmark command, with deterministic judges on the fixture subset -----------------------
-class OtherFake:
-    """A second deterministic judge: p(Yes) a stable hash of (question, text)."""
-
-    def __init__(self, parsed, **params) -> None:
-        from checkeval_core.judges.fake import FakeJudge
-
-        self.inner = FakeJudge("fake")
-        self.spec, self.params = parsed.spec, params
-        self.capabilities = Capabilities(logprobs=True, local=True, model="fake-2")
-
-    def binary(self, requests):
-        from checkeval_core.judges.fake import stable_unit
-
-        CALLS["pb"].extend("x" * len(requests))  # one mark per request
-        out = []
-        for r in requests:
-            p = round(stable_unit("second", r.question, r.prefix), 4)
-            out.append(BinaryResult(verdict="yes" if p >= 0.5 else "no", p_yes=p, raw="x",
-                                    mode="logprob", latency_ms=30.0))
-        return out
-
-    def generate(self, requests):
-        return self.inner.generate(requests)
+# one mark per request the second judge executes
+OtherFake = second_fake("fake-2", lambda reqs: CALLS["pb"].extend("x" * len(reqs)))
 
 
 def test_bench_escalate_rows_are_consistent_and_resumable(tmp_path):
