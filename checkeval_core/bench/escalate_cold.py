@@ -223,6 +223,19 @@ def _file(part: str, margin: float) -> str:
     return f"{part}-{margin:g}" if part in ("answer", "item") else part
 
 
+def _held_run(db: Any, task: str, judge: str, held_ids: list[str],
+              params: dict[str, Any]) -> int:
+    """A new run on the held-out items; a cascade's dev fit (``params["escalation"]``) is
+    carried as the run's escalation state, as a resumed run reads it."""
+    rid = create_run(db, task, judge, "rocketeval", item_ids=held_ids,
+                     params={k: v for k, v in params.items() if k != "escalation"})
+    if "escalation" in params:
+        run = get_run(db, rid)
+        run["params"]["escalation"] = params["escalation"]
+        db.execute("UPDATE run SET params = ? WHERE id = ?", [dumps(run["params"]), rid])
+    return rid
+
+
 def _run_part(name: str, cold_dir: Path, bench: Path, task: str, judge: str,
               params: dict[str, Any], held_ids: list[str], progress: bool,
               prepare: Any = None, first_pass: bool = False) -> dict[str, Any]:
@@ -235,11 +248,7 @@ def _run_part(name: str, cold_dir: Path, bench: Path, task: str, judge: str,
         _split(db, task)
         if prepare is not None:
             prepare(db)
-        rid = create_run(db, task, judge, "rocketeval", item_ids=held_ids, params=params)
-        if "escalation" in params:  # the dev fit carried as the run's escalation state
-            run = get_run(db, rid)
-            run["params"]["escalation"] = params["escalation"]
-            db.execute("UPDATE run SET params = ? WHERE id = ?", [dumps(run["params"]), rid])
+        rid = _held_run(db, task, judge, held_ids, params)
         st = {"part": name, "run": rid, "judge": judge, "n_items": len(held_ids),
               "threads": os.environ.get("CHECKEVAL_EMBEDDED_THREADS"), "sessions": []}
         meta.write_text(json.dumps(st, indent=1))
@@ -549,11 +558,7 @@ def _cached_run(db: Any, task: str, judge: str, params: dict[str, Any],
         if spec == judge and sorted(json.loads(ids)) == sorted(pks) and status == \
                 "completed" and all(got.get(k) == want.get(k) for k in OPTIONS):
             return int(rid)
-    rid = create_run(db, task, judge, "rocketeval", item_ids=held_ids, params=want)
-    if "escalation" in params:
-        run = get_run(db, rid)
-        run["params"]["escalation"] = params["escalation"]
-        db.execute("UPDATE run SET params = ? WHERE id = ?", [dumps(run["params"]), rid])
+    rid = _held_run(db, task, judge, held_ids, params)
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
     execute_run(path, rid)
     return rid
