@@ -32,20 +32,28 @@ def check_escalate_by(value: Any) -> str:
     return v
 
 
-def by_item(units: Units, params: dict[str, Any]) -> Units:
-    """``units`` with A's confidence replaced by its item's mean when the run escalates by
-    item (answer units only: a pair's confidence already spans its two items); else as is."""
-    if check_escalate_by(params.get("escalate_by")) != "item" or units.kind != "answer":
-        return units
-    conf = np.asarray(units.conf_a, float)
-    per_item: dict[int, list[int]] = defaultdict(list)
-    for i, key in enumerate(units.keys):
-        per_item[key[0]].append(i)
+def item_mean_confidence(conf: Any, items: Any) -> np.ndarray:
+    """Each answer's confidence replaced by the mean over its item's answers (``items``: the
+    item of each answer); an item with no confidence at all gets 0, so it is escalated. The
+    one rule of the run (:func:`by_item`) and of the cost expected before it."""
+    conf = np.asarray(conf, float)
+    per_item: dict[Any, list[int]] = defaultdict(list)
+    for i, item in enumerate(items):
+        per_item[item].append(i)
     out = conf.copy()
     for idx in per_item.values():
         vals = conf[idx]
         vals = vals[~np.isnan(vals)]
         out[idx] = float(vals.mean()) if len(vals) else 0.0  # no confidence: escalate
+    return out
+
+
+def by_item(units: Units, params: dict[str, Any]) -> Units:
+    """``units`` with A's confidence replaced by its item's mean when the run escalates by
+    item (answer units only: a pair's confidence already spans its two items); else as is."""
+    if check_escalate_by(params.get("escalate_by")) != "item" or units.kind != "answer":
+        return units
+    out = item_mean_confidence(units.conf_a, [key[0] for key in units.keys])
     return replace(units, conf_a=out.tolist())
 
 

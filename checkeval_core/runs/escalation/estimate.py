@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from checkeval_core.runs.escalation.by_item import check_escalate_by
+from checkeval_core.runs.escalation.by_item import check_escalate_by, item_mean_confidence
 from checkeval_core.runs.escalation.options import OPTIONS, escalation_params
 from checkeval_core.runs.estimate import Estimate, cost_line, estimate_batch, estimate_run
 from checkeval_core.stats import escalation as E
@@ -60,10 +60,7 @@ def expected_coverage(db: sqlite_utils.Database, task: str, judge_a: str,
             if got:
                 conf = np.array([E.confidence(p, v, fit) for _, p, v in got], float)
                 if by == "item":  # each answer read at its item's mean confidence
-                    items = np.array([i for i, _, _ in got])
-                    for i in set(items.tolist()):  # no confidence at all: escalated
-                        vals = conf[items == i][~np.isnan(conf[items == i])]
-                        conf[items == i] = float(vals.mean()) if len(vals) else 0.0
+                    conf = item_mean_confidence(conf, [i for i, _, _ in got])
                 share = float(np.mean(conf >= margin))
                 # said of what is sent on: the number it stands beside is the second
                 # judge's (the answers below the margin), not the share kept
