@@ -35,6 +35,7 @@ def test_bench_grounded_with_the_fake_judge(summeval_folder, tmp_path):
     assert v["seeds"] < v["grown"] < v["published"]
     g = res["generation"]
     assert g["added"] > 0 and g["kept"] + g["flagged"] <= g["added"]
+    assert g["requests"] > 0 and g["from_cache"] == 0 and g["seconds"] >= 0
     assert set(g["by_strategy"]) == {"diversify", "elaborate", "contrastive"}
     db = open_db(res["db"])
     # every proposal decided by the rule, none by a person; the flagged ones rejected with it
@@ -43,6 +44,11 @@ def test_bench_grounded_with_the_fake_judge(summeval_folder, tmp_path):
     assert actors <= {RULE}
     assert not db.execute("SELECT 1 FROM question q JOIN task t ON t.id = q.task_id WHERE "
                           "t.name = ? AND q.status = 'proposed'", [res["task"]]).fetchone()
+    # the versions run on the held-out documents only (nothing is reported on dev)
+    held = set(res["heldout_docs"])
+    run_groups = {r[0] for r in db.execute(
+        "SELECT DISTINCT i.group_id FROM answer a JOIN item i ON i.id = a.item_id")}
+    assert run_groups == held
     for key in ("grown_vs_seeds", "grown_vs_published"):
         rows_ = res["heldout"][key]
         assert rows_ and all(r["verdict"] or r["Δ on shared items (paired)"] for r in rows_)

@@ -35,6 +35,26 @@ def test_generate_cached_and_no_db_means_no_cache(db):
     assert nocache.inner.calls == 4
 
 
+def test_an_answer_from_the_cache_keeps_the_time_it_took_when_asked(db):
+    """``answer_ms`` sums what each answer cost the backend when it was asked: a rerun served
+    from the cache reports the same time (a benchmark resumed after a kill), not the lookup."""
+    class Slow(FakeJudge):
+        def generate(self, requests):
+            out = super().generate(requests)
+            for r in out:
+                r.latency_ms = 40.0
+            return out
+
+    g = [GenerateRequest.chat("s", f"write {i}") for i in range(3)]
+    j = CachedJudge(Slow(), db=db)
+    j.generate(g)
+    assert abs(j.answer_ms - 120.0) < 1e-6
+    again = CachedJudge(Slow(), db=db)
+    again.generate(g)
+    assert again.inner.calls == 0 and again.n_cache_hits == 3
+    assert abs(again.answer_ms - 120.0) < 1e-6
+
+
 def test_errors_are_not_cached(db):
     class Failing(FakeJudge):
         def binary(self, requests):

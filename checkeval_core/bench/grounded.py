@@ -13,11 +13,14 @@ On SummEval's first ``docs`` documents — the first half dev, the second half h
   in the loop;
 * **(b) published** — the authors' published checklist (imported after (c) was frozen).
 
-``judge`` then runs the ``checkeval`` method on every version (all documents), and
+``judge`` then runs the ``checkeval`` method on every version (the held-out documents only:
+nothing is reported on the dev ones, and the runs are most of the bench's hours), and
 :func:`checkeval_core.analysis.versions.version_diff` reads the held-out agreement with the
 experts of (c) against (a) and of (c) against (b): Δ with its paired group interval, smallest
 detectable change and verdict. Reported beside it: how many generated questions were copies,
-flagged, kept, and how long generation took.
+flagged, kept, and how long generation took — the generator's time per request as it was asked
+(a rerun served from the request cache reports the same seconds, not the lookups), beside the
+wall time of this process and how many requests the cache answered.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 
 from checkeval_core.analysis.versions import delta_rows, version_diff
 from checkeval_core.bench import quality as Q
+from checkeval_core.bench.escalate_cold import items_of_groups
 from checkeval_core.checklists.editing import dimensions, questions
 from checkeval_core.checklists.evidence import question_evidence
 from checkeval_core.checklists.grounded import generate
@@ -38,6 +42,7 @@ from checkeval_core.checklists.review import decide
 from checkeval_core.checklists.seeds import seeds_only
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
+from checkeval_core.judges.registry import get_judge
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.safeio import load_json_text
 from checkeval_core.store import open_db
@@ -52,8 +57,9 @@ def bench_grounded(data: str | Path | None = None, generator: str = "embedded:qu
                    db_file: str | Path | None = None, n_boot: int = 200,
                    progress: bool = False) -> dict[str, Any]:
     """See the module doc. Returns ``{"task", "db", "versions": {"seeds", "grown",
-    "published"}, "generation": {"seconds", "added", "copies", "flagged", "kept",
-    "by_strategy"}, "heldout": {"grown_vs_seeds": [...], "grown_vs_published": [...]}}``."""
+    "published"}, "generation": {"seconds", "wall_seconds", "requests", "from_cache", "added",
+    "copies", "flagged", "kept", "by_strategy"}, "heldout": {"grown_vs_seeds": [...],
+    "grown_vs_published": [...]}}``."""
     src = Path(data) if data else Q.default_data_dir()
     b = Q.BENCHMARKS["summeval"]
     rows_, groups = Q._load_rows(src, b, docs)
@@ -77,18 +83,19 @@ def bench_grounded(data: str | Path | None = None, generator: str = "embedded:qu
         import_checklist(db, task, seeds)
     v_seeds = freeze(db, task, note="(a) the authors' seeds")["version"]
     t0 = time.perf_counter()
+    gen = get_judge(generator, db=db)  # one model load; it sums what each answer took
     by: dict[str, dict[str, int]] = {}
     for d in [x["name"] for x in dimensions(db, task)]:
         for strategy in GROW:
             if progress:
                 print(f"generating: {d} / {strategy}", flush=True)
-            r = generate(db, task, d, strategy, generator, n=n)
+            r = generate(db, task, d, strategy, generator, n=n, judge_obj=gen)
             s = by.setdefault(strategy, {"added": 0, "copies": 0, "not_yes_no_or_negative": 0})
             s["added"] += len(r["added"])
             s["copies"] += (len(r["copies"]) if "copies" in r else sum(
                 "repeats an existing" in p or "copies an existing" in p for p in r["problems"]))
             s["not_yes_no_or_negative"] += r["flagged"]
-    gen_s = time.perf_counter() - t0
+    wall_s = time.perf_counter() - t0
     ev = question_evidence(db, task, judge, "proposed", items)
     kept = [e["question_id"] for e in ev["questions"] if not e["flag"]]
     for e in ev["questions"]:
@@ -102,10 +109,11 @@ def bench_grounded(data: str | Path | None = None, generator: str = "embedded:qu
     import_checklist(db, task, ck_file)
     v_pub = freeze(db, task, note="(b) the authors' published checklist",
                    exclude=generated)["version"]
+    held_ids = items_of_groups(db, task, held)
     for v in (v_seeds, v_grown, v_pub):
         if progress:
             print(f"running {judge} on version {v}", flush=True)
-        rid = create_run(db, task, judge, "checkeval", checklist=v)
+        rid = create_run(db, task, judge, "checkeval", checklist=v, item_ids=held_ids)
         run = execute_run(path, rid)
         if run["status"] != "completed":
             raise RuntimeError(f"run {rid} on version {v}: {run['status']} {run['error']}")
@@ -114,7 +122,10 @@ def bench_grounded(data: str | Path | None = None, generator: str = "embedded:qu
     return {"task": task, "db": str(path), "generator": generator, "judge": judge,
             "docs": len(groups), "heldout_docs": held,
             "versions": {"seeds": v_seeds, "grown": v_grown, "published": v_pub},
-            "generation": {"seconds": round(gen_s, 1),
+            "generation": {"seconds": round(gen.answer_ms / 1000, 1),
+                           "wall_seconds": round(wall_s, 1),
+                           "requests": gen.n_requests + gen.n_cache_hits,
+                           "from_cache": gen.n_cache_hits,
                            "added": sum(s["added"] for s in by.values()),
                            "copies": sum(s["copies"] for s in by.values()),
                            "flagged": sum(bool(e["flag"]) for e in ev["questions"]),

@@ -91,6 +91,10 @@ class CachedJudge:
         self.tokens_in = 0
         self.tokens_out = 0
         self.cost = 0.0
+        # what the answers handed out took the backend when each was asked (a cached answer
+        # keeps its latency): a benchmark resumed from the cache still reports the time its
+        # requests cost, not the milliseconds of the lookup
+        self.answer_ms = 0.0
         self._price = price_for(self.capabilities.model, self.capabilities.local, self.spec)
 
     # -- cache ---------------------------------------------------------------------------
@@ -162,6 +166,7 @@ class CachedJudge:
                 res.cached = True
                 results[i] = res
                 self.n_cache_hits += 1
+                self.answer_ms += res.latency_ms
             else:
                 misses.append(i)
         return keys, results, misses
@@ -220,6 +225,7 @@ class CachedJudge:
 
     def _account(self, kind: str, key: str, res: Any) -> None:
         self.n_requests += 1
+        self.answer_ms += res.latency_ms
         self.tokens_in += res.tokens_in
         self.tokens_out += res.tokens_out
         self.cost += (res.tokens_in * self._price[0] + res.tokens_out * self._price[1]) / 1e6
