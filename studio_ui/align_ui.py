@@ -14,6 +14,7 @@ from checkeval_core.analysis.reword import propose_rewording
 from checkeval_core.annotation.agreement_report import ci_text, stat_text
 from checkeval_core.annotation.pools import people_agreement
 from checkeval_core.checklists.augment import generation_judge
+from checkeval_core.stats.values import pct
 from checkeval_core.textsafe import md_escape
 from studio_ui.tables import show_table
 from studio_ui.widgets import current_user
@@ -148,11 +149,9 @@ def reword_form(db: sqlite_utils.Database, res: dict[str, Any], run_id: int,
         h = r["heldout"]
         st.success(md_escape(f"#{r['new_question']} proposed for review: {r['new_text']}"
                              + ("" if r["created"] else " (already proposed)")))
-        st.markdown(md_escape(f"Dev agreement {_p(r['dev']['old']['value'])} → "
-                              f"{_p(r['dev']['new']['value'])}; held-out {_p(h['old'])} → "
-                              f"{_p(h['new'])} on {h['n_items']} items / {h['n_groups']} "
+        st.markdown(md_escape(f"Dev agreement {pct(r['dev']['old']['value'])} → "
+                              f"{pct(r['dev']['new']['value'])}; held-out {pct(h['old'])} → "
+                              f"{pct(h['new'])} on {h['n_items']} items / {h['n_groups']} "
                               f"groups — {h['verdict']}"))
 
 
-def _p(x: Any) -> str:
-    return "—" if x is None or x != x else f"{100 * x:.0f} %"

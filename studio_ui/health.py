@@ -11,6 +11,7 @@ import streamlit as st
 
 from checkeval_core.analysis.health import health_warnings, runs_health
 from checkeval_core.analysis.report import scores_stamp
+from checkeval_core.stats.values import pct
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
 
@@ -55,10 +56,10 @@ def health_box(db: sqlite_utils.Database, run_ids: list[int], context: str,
     share = t["share"]
     c1, c2 = st.columns([5, 1], vertical_alignment="center")
     c1.caption(f"Tie margin used: **{t['margin']:.3g}** ({t['margin_source']}"
-               + (f", {_pct(share)} of {t['n_matches']} matches tied" if share == share else "")
+               + (f", {pct(share)} of {t['n_matches']} matches tied" if share == share else "")
                + f") · derived from the score spread: **{d:.3g}** ({t['rule']}, IQR "
                  f"{t['score_iqr']:.3g}"
-               + (f"; {_pct(t['share_at_derived'])} ties" if t["share_at_derived"] ==
+               + (f"; {pct(t['share_at_derived'])} ties" if t["share_at_derived"] ==
                   t["share_at_derived"] else "") + ")")
     c2.button("Use derived margin", key=f"{tie_key}_derive", disabled=abs(t["margin"] - d) < 1e-9,
               on_click=_set, args=(tie_key, round(float(d), 4)),
@@ -69,5 +70,3 @@ def _set(key: str, value: float) -> None:
     st.session_state[key] = value
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f} %"

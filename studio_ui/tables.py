@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from checkeval_core.stats.values import pct
+
 #: Width in pixels of a compact decision cell ("✓ 0.82", "invalid", "4.5").
 DECISION_WIDTH = 84
 #: Width of short identifier columns (ids, groups, systems, dimensions).
@@ -124,7 +126,7 @@ def _cell(v: Any, fmt: str | None) -> str:
     if not _number(v):
         return str(v)
     if fmt == "percent":
-        return f"{v:.1%}"
+        return pct(v, 1)
     if fmt and "%" in fmt:
         try:
             return fmt % v

@@ -57,7 +57,7 @@ def test_format_table_shows_undefined_cells_as_dash():
            "baselines": {}}
     text = format_table(res)
     share = next(x for x in text.splitlines() if "share_yes" in x)
-    assert share.split()[-2:] == ["–/–", "–/–"]
+    assert share.split()[-2:] == ["—", "—"]  # undefined: one dash, not one per coefficient
     assert "0.50/0.25" in next(x for x in text.splitlines() if "mean_p_yes" in x)
 
 

@@ -46,7 +46,7 @@ def test_health_warnings_above_the_charts(app_server, screen):
     screen.locator(".js-plotly-plot").first.wait_for()
     screen.wait_for_timeout(1000)
     screen.screenshot(path="/tmp/g-analysis-health-1440.png")
-    assert "says No to 97 %" in screen.locator('[data-testid="stAlert"]').filter(
+    assert "says No to 97%" in screen.locator('[data-testid="stAlert"]').filter(
         has_text="Judge health").first.inner_text()
     chart = screen.locator(".js-plotly-plot").first.bounding_box()
     assert box.bounding_box()["y"] < chart["y"]

@@ -47,7 +47,7 @@ def test_answer_metrics_by_hand(task):
     assert (nv["n"], nv["n_questions"]) == (1, 2)           # q1 only; q2 varies
     assert nv["questions"][0]["question"] == "Is it q1?" and nv["questions"][0]["verdict"] == "yes"
     assert codes(h) >= {"invalid", "never_varying"} and "yes_share" not in codes(h)
-    assert any("8 % of 12 answers are invalid" in w["message"] for w in h["warnings"])
+    assert any("8% of 12 answers are invalid" in w["message"] for w in h["warnings"])
 
 
 @pytest.mark.usefixtures("few_groups_allowed")
@@ -71,8 +71,8 @@ def test_spread_length_and_ties_by_hand(task):
     assert wide["share"] == pytest.approx(4 / 6)
     warn = next(w for w in H.run_health(db, h["run"], tie_margin=0.25)["warnings"]
                 if w["code"] == "ties")["message"]
-    assert "4 of 6 matches (67 %) are ties at the given margin 0.25" in warn
-    assert "0.015) gives 50 % ties" in warn
+    assert "4 of 6 matches (67%) are ties at the given margin 0.25" in warn
+    assert "0.015) gives 50% ties" in warn
     auto = H.run_health(db, h["run"])["ties"]
     assert auto["margin_source"] == "derived" and auto["margin"] == pytest.approx(0.015)
 
@@ -88,7 +88,7 @@ def test_yes_share_length_and_constant_group_warnings(task):
     assert d["length_corr"]["spearman"] == pytest.approx(1.0)
     assert d["human_corr"]["spearman"] == pytest.approx(8 / math.sqrt(17.5 * 16))
     msgs = {w["code"]: w["message"] for w in h["warnings"]}
-    assert msgs["yes_share"].startswith("this judge says Yes to 100 % of questions (12 answers)")
+    assert msgs["yes_share"].startswith("this judge says Yes to 100% of questions (12 answers)")
     assert "ρ = 1.00, n = 6 items" in msgs["length"] and "ρ = 0.48" in msgs["length"]
     flat = H.run_health(db, make_run(db, tid, {"g1": [0.5] * 3, "g2": [0.7] * 3}, yes))
     assert "in 2 of 2 groups every item gets the same score" in {
@@ -166,7 +166,7 @@ def test_analysis_page_shows_health_warning(task):
              {(i, q): "yes" for i in ITEMS for q in (0, 1)})
     at = _page("app_pages/analysis.py", "an_task")
     box = [w.value.replace("\\", "") for w in at.warning if "Judge health" in w.value]
-    assert box and "says Yes to 100 % of questions" in box[0]
+    assert box and "says Yes to 100% of questions" in box[0]
 
 
 @pytest.mark.usefixtures("few_groups_allowed")

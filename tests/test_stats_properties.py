@@ -251,7 +251,8 @@ NOT_A_STATISTIC: dict[Callable[..., Any], str] = {
     **dict.fromkeys((correlation.correlations, correlation.average_levels,
                      correlation.quality_split, escalation.curve, bootstrap.delta_fields,
                      significance.bh_adjust, significance.wilcoxon_bh), "report of rows above"),
-    **dict.fromkeys((values.isnan, values.nan_to_none, values.fmt, values.fmt_ci, values.pct),
+    **dict.fromkeys((values.isnan, values.nan_to_none, values.ci_list, values.fmt, values.fmt_ci,
+                     values.pct),
                     "format"),
 }
 

@@ -44,7 +44,7 @@ from checkeval_core.runs.traces import COIN_FLIP_BAND
 from checkeval_core.stats.bootstrap import enough_groups, minimum
 from checkeval_core.stats.correlation import corr
 from checkeval_core.stats.ranking import DEFAULT_TIE_MARGIN
-from checkeval_core.stats.values import isnan
+from checkeval_core.stats.values import isnan, pct
 from checkeval_core.store import rows
 
 NAN = float("nan")
@@ -87,10 +87,6 @@ CONTEXTS = {"analysis": ("yes_share", "invalid", "constant_groups", "length", "s
                          "never_varying", "coin_flips"),
             "rankings": ("ties", "strong_span", "yes_share", "invalid", "never_varying",
                          "coin_flips")}
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f} %"
 
 
 
@@ -337,9 +333,9 @@ def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({"code": code, "dimension": dim, "message": message})
 
     if not isnan(h["invalid_share"]) and h["invalid_share"] > INVALID_WARN_SHARE:
-        warn("invalid", f"{_pct(h['invalid_share'])} of {h['n_answers']} answers are invalid "
+        warn("invalid", f"{pct(h['invalid_share'])} of {h['n_answers']} answers are invalid "
                         "(no readable verdict): scores rest on fewer answers than the checklist "
-                        f"has (threshold {_pct(INVALID_WARN_SHARE)})")
+                        f"has (threshold {pct(INVALID_WARN_SHARE)})")
     ys = h["yes_share"]
     if not isnan(ys) and (ys > YES_WARN_SHARE or ys < 1 - YES_WARN_SHARE):
         s = h["systems"]
@@ -350,9 +346,9 @@ def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
                 f"; its {h['n_items']} items' scores span {max(ranges, default=0):.2f}")
         word = "Yes" if ys > YES_WARN_SHARE else "No"
         share = ys if word == "Yes" else 1 - ys
-        warn("yes_share", f"this judge says {word} to {_pct(share)} of questions "
+        warn("yes_share", f"this judge says {word} to {pct(share)} of questions "
                           f"({h['n_yes_no']} answers){span} — its scores barely separate "
-                          f"outputs (threshold {_pct(YES_WARN_SHARE)})")
+                          f"outputs (threshold {pct(YES_WARN_SHARE)})")
     s = h["systems"]
     if (not isnan(s["strong_span"]) and not isnan(s["strong_se"])
             and s["strong_span"] < STRONG_SPAN_SE_FACTOR * s["strong_se"]):
@@ -382,16 +378,16 @@ def warnings_for(h: dict[str, Any]) -> list[dict[str, Any]]:
     cf = h.get("coin_flips") or {"share": NAN}
     if not isnan(cf["share"]) and cf["share"] > COIN_FLIP_WARN_SHARE:
         warn("coin_flips", f"{cf['n']} of {cf['n_with_p']} Yes/No answers "
-                           f"({_pct(cf['share'])}) have p(Yes) within {cf['band']:g} of 0.5: "
+                           f"({pct(cf['share'])}) have p(Yes) within {cf['band']:g} of 0.5: "
                            "a rerun on another build or CPU can flip them (Traces marks them "
                            f"≈); the figures below rest on them (threshold "
-                           f"{_pct(COIN_FLIP_WARN_SHARE)})")
+                           f"{pct(COIN_FLIP_WARN_SHARE)})")
     t = h["ties"]
     if not isnan(t["share"]) and t["share"] > TIE_WARN_SHARE:
         alt = (f"; the margin derived from the score spread ({t['rule']}, "
-               f"{t['derived_margin']:.3g}) gives {_pct(t['share_at_derived'])} ties"
+               f"{t['derived_margin']:.3g}) gives {pct(t['share_at_derived'])} ties"
                if t["margin_source"] == "given" and not isnan(t["share_at_derived"]) else "")
-        warn("ties", f"{t['n_ties']} of {t['n_matches']} matches ({_pct(t['share'])}) are ties "
+        warn("ties", f"{t['n_ties']} of {t['n_matches']} matches ({pct(t['share'])}) are ties "
                      f"at the {t['margin_source']} margin {t['margin']:.3g} (item scores' IQR "
                      f"{t['score_iqr']:.3g}): Elo and pair accuracy rest on the few decisive "
                      f"matches{alt}")

@@ -45,6 +45,7 @@ from checkeval_core.stats.bootstrap import (
     ratio_of_sums,
     share_ci,
 )
+from checkeval_core.stats.values import pct
 from checkeval_core.store import rows, transaction
 from checkeval_core.task_split import in_part, part_members
 from checkeval_core.tasks import get_task, items
@@ -176,7 +177,7 @@ def _to_review(db: sqlite_utils.Database, q: dict[str, Any], new_text: str, judg
                ) -> tuple[bool, int]:
     h = figures["heldout"]
     why = (f"rewording proposed from {len(fp)} false positive(s) and {len(fn)} false "
-           f"negative(s) on dev; held-out agreement {_pct(h['old'])} → {_pct(h['new'])}: "
+           f"negative(s) on dev; held-out agreement {pct(h['old'])} → {pct(h['new'])}: "
            f"{h['verdict']}")[:500]
     with transaction(db):
         same = db.execute("SELECT id FROM question WHERE parent_id = ? AND origin = 'edited' AND "
@@ -200,10 +201,6 @@ def _to_review(db: sqlite_utils.Database, q: dict[str, Any], new_text: str, judg
 
 def _num(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
-
-def _pct(x: float) -> str:
-    return "—" if _num(x) is None else f"{100 * x:.0f} %"
 
 
 def _fake_reword(req: GenerateRequest) -> str:

@@ -28,7 +28,7 @@ from checkeval_core.stats.agreement import (
 )
 from checkeval_core.stats.bootstrap import group_bootstrap, minimum
 from checkeval_core.stats.correlation import corr
-from checkeval_core.stats.values import NAN, Figure
+from checkeval_core.stats.values import NAN, Figure, pct
 from checkeval_core.store import task_id
 from checkeval_core.tasks import item_groups
 
@@ -230,7 +230,7 @@ def _question_row(r: dict[str, Any]) -> dict[str, Any]:
     else:
         note = reason or ""
     return {"question": r["question"], "units": r["n_units"], "groups": r["n_groups"],
-            "agreement": f"{r['percent_agreement']:.0%}",
+            "agreement": pct(r["percent_agreement"]),
             "Fleiss κ": None if math.isnan(k) or reason else round(k, 3),
             "95% CI": None if math.isnan(k) or reason else ci_text(r["ci"], None),
             "note": note}

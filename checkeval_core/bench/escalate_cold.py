@@ -69,7 +69,7 @@ from checkeval_core.stats.bootstrap import (
 )
 from checkeval_core.stats.bootstrap import percentile_ci as floor_ci
 from checkeval_core.stats.correlation import group_correlations
-from checkeval_core.stats.values import fmt, fmt_ci
+from checkeval_core.stats.values import ci_list, fmt, fmt_ci
 from checkeval_core.store import NotFound, dumps, open_db, task_id
 from checkeval_core.task_split import filter_frame, set_explicit_split
 
@@ -345,13 +345,6 @@ def summary_agreement(db: Any, rid_ref: int, rid: int, n_boot: int, seed: int,
             "reason": boot.reason}
 
 
-def _ci_list(ci: Any) -> list[float] | None:
-    if ci is None:
-        return None
-    lo, hi = (float(x) for x in ci)
-    return None if math.isnan(lo) or math.isnan(hi) else [lo, hi]
-
-
 # -- the command ------------------------------------------------------------------------------
 def bench_escalate_cold(data: str | Path | None, judge: str, escalate_to: str, docs: int,
                         parts: list[str], modes: list[str], margin: float,
@@ -463,10 +456,10 @@ def _report(cold: Path, bench: Path, task: str, a: str, b: str, modes: list[str]
         ans = answer_agreement(db, rid, held, n_boot, seed)
         summ = summary_agreement(db, rid_a, rid, n_boot, seed)
         return {"name": name, "run": rid, "answer_agreement": ans["agreement"],
-                "answer_ci": _ci_list(ans["ci"]), "n_answers": ans["n"],
-                "n_groups": ans["n_groups"], "rho": summ["rho"], "rho_ci": _ci_list(summ["ci"]),
+                "answer_ci": ci_list(ans["ci"]), "n_answers": ans["n"],
+                "n_groups": ans["n_groups"], "rho": summ["rho"], "rho_ci": ci_list(summ["ci"]),
                 "rho_delta_vs_a": summ.get("delta") if rid != rid_a else None,
-                "rho_delta_ci": _ci_list(summ.get("delta_ci")) if rid != rid_a else None,
+                "rho_delta_ci": ci_list(summ.get("delta_ci")) if rid != rid_a else None,
                 "n_summaries": summ["n_items"], "cpu_per_item": cpu_s,
                 "cpu_share": None if cpu_s is None or ens is None else cpu_s / ens, **extra}
 
@@ -481,7 +474,7 @@ def _report(cold: Path, bench: Path, task: str, a: str, b: str, modes: list[str]
         out["rows"].append(r)
         e = _ensemble(warm, rid_aw, rid_bw, held)
         out["rows"].append({"name": "ensemble A + B (mean p(Yes) per answer)",
-                            "answer_agreement": e["agreement"], "answer_ci": _ci_list(e["ci"]),
+                            "answer_agreement": e["agreement"], "answer_ci": ci_list(e["ci"]),
                             "n_answers": e["n"], "n_groups": e["n_groups"], "rho": None,
                             "cpu_per_item": ens, "cpu_share": 1.0 if ens else None})
     for p in modes:
@@ -515,9 +508,9 @@ def _report(cold: Path, bench: Path, task: str, a: str, b: str, modes: list[str]
                     "escalate_by": p, "margin": mg, "run": rid, "coverage": esc.get("coverage"),
                     "n_escalated": esc.get("n_escalated"),
                     "n_items_escalated": esc.get("n_items_escalated"),
-                    "answer_agreement": ans["agreement"], "answer_ci": _ci_list(ans["ci"]),
-                    "rho": summ["rho"], "rho_ci": _ci_list(summ["ci"]),
-                    "rho_delta_vs_a": summ["delta"], "rho_delta_ci": _ci_list(summ["delta_ci"]),
+                    "answer_agreement": ans["agreement"], "answer_ci": ci_list(ans["ci"]),
+                    "rho": summ["rho"], "rho_ci": ci_list(summ["ci"]),
+                    "rho_delta_vs_a": summ["delta"], "rho_delta_ci": ci_list(summ["delta_ci"]),
                     "new_requests": sum(_cache_counts(warm).values()) - sum(before.values()),
                     "cpu_per_item": None})
     out["target"] = _target(out)
@@ -527,7 +520,7 @@ def _report(cold: Path, bench: Path, task: str, a: str, b: str, modes: list[str]
 def _delta_vs(db: Any, rid_a: int, rid: int, n_boot: int, seed: int
               ) -> tuple[float | None, list[float] | None]:
     s = summary_agreement(db, rid_a, rid, n_boot, seed)
-    return s["delta"], _ci_list(s["delta_ci"])
+    return s["delta"], ci_list(s["delta_ci"])
 
 
 def _warm_db(cold: Path, bench: Path, task: str) -> Any:

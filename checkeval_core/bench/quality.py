@@ -49,6 +49,7 @@ from checkeval_core.runs.registry import AGGREGATIONS, primary_aggregation
 from checkeval_core.runs.score_write import compute_scores
 from checkeval_core.safeio import InputError, decode_text, load_json_text, read_bytes
 from checkeval_core.stats.ranking import judge_outcome, pair_agreement, rank_correlation
+from checkeval_core.stats.values import fmt, isnan
 from checkeval_core.store import db_path, dumps, loads, open_db, rows, task_id
 
 # rouge_score (about 0.6 s to import, optional) is imported where ROUGE is computed: without
@@ -337,13 +338,13 @@ def format_table(res: dict[str, Any]) -> str:
              f"items · {res['questions']} questions · {res['level']} "
              f"({' / '.join(coefs)}) · params {dumps(res['params'])}", head]
 
-    def num(v: Any) -> str:  # None = undefined (e.g. a constant score): shown as a dash
-        return "–" if v is None or v != v else f"{v:.2f}"
+    def pair(c: dict[str, Any]) -> str:  # undefined (e.g. a constant score): one dash
+        vals = [c.get(k) for k in coefs]
+        return "—" if all(isnan(v) for v in vals) else "/".join(fmt(v, 2) for v in vals)
 
     def line(name: str, table: dict[str, Any]) -> str:
         cells = [table.get(d) or {} for d in dims] + [table.get("AVG") or {}]
-        return name[:43].ljust(44) + "".join(
-            ("/".join(num(c.get(k)) for k in coefs)).rjust(12) for c in cells)
+        return name[:43].ljust(44) + "".join(pair(c).rjust(12) for c in cells)
 
     for r in res["runs"]:
         for agg, t in r["aggregations"].items():
@@ -582,7 +583,7 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
 def format_rankings(res: dict[str, Any]) -> str:
     """A short text table of :func:`bench_rankings`' result."""
     def num(v: Any) -> str:
-        return "–" if v is None or v != v else f"{v:.3f}"
+        return fmt(v, 3)
 
     head = (f"{res['benchmark']} · {res['queries']} {'queries' if res['level'] == 'list' else 'pairs'}"
             f" · checklist {res['checklist']}"

@@ -7,8 +7,9 @@ table in docs/benchmarks.md: one row per judge × aggregation, ensembles, baseli
 from __future__ import annotations
 
 import json
-import math
 import sys
+
+from checkeval_core.stats.values import fmt, isnan
 
 DIMS = {"summeval": ["coherence", "consistency", "fluency", "relevance"],
         "topical_chat": ["coherence", "engagingness", "groundedness", "naturalness"]}
@@ -16,9 +17,9 @@ DIMS = {"summeval": ["coherence", "consistency", "fluency", "relevance"],
 
 def cell(t: dict, coefs: list[str]) -> str:
     vals = [t.get(c) for c in coefs]
-    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals):
-        return "–"
-    return " / ".join(f"{v:.2f}" for v in vals)
+    if all(isnan(v) for v in vals):
+        return "—"
+    return " / ".join(fmt(v, 2) for v in vals)
 
 
 def rows(res: dict) -> list[str]:
@@ -33,7 +34,7 @@ def rows(res: dict) -> list[str]:
                 f" | {cost} |")
 
     for r in res["runs"]:
-        cost = f"{r['run_wall_s']:.0f} s" if r.get("run_wall_s") else "–"
+        cost = f"{r['run_wall_s']:.0f} s" if r.get("run_wall_s") else "—"
         if r.get("run_wall_s") and r.get("cpu_s", 0) > 0.5 * r["run_wall_s"]:
             # computed in this invocation (not reused from the bench database): its CPU time
             cost += f" (CPU {r['cpu_s']:.0f} s)"

@@ -38,7 +38,7 @@ from checkeval_core.judges.registry import get_judge
 from checkeval_core.prompts.judge import binary_request_for_item
 from checkeval_core.stats.draws import sampling_rng, shuffled
 from checkeval_core.stats.ranking import pairs_ordered, separation
-from checkeval_core.stats.values import Figure
+from checkeval_core.stats.values import Figure, pct
 from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
 from checkeval_core.task_split import in_part, part_members
 from checkeval_core.tasks import get_task, items
@@ -266,11 +266,11 @@ def evidence_text(ev: dict[str, Any] | None) -> str:
         ci = ev.get("separation_ci") or [None, None]
         parts.append(f"separates {Figure(ev['separation'], ci).text(2)}"
                      f" on {ev['n_pairs']} pairs / {ev['n_groups']} groups")
-    parts.append(f"yes {100 * ev['yes_rate']:.0f} % of {ev['n_answers']}"
+    parts.append(f"yes {pct(ev['yes_rate'])} of {ev['n_answers']}"
                  if _num(ev.get("yes_rate")) else "no valid answer")
     if ev.get("redundant_with"):
         r = ev["redundant_with"][0]
-        parts.append(f"answers like kept #{r['question_id']} on {100 * r['agreement']:.0f} %")
+        parts.append(f"answers like kept #{r['question_id']} on {pct(r['agreement'])}")
     cost = ev.get("cost") or {}
     if cost:
         parts.append(f"{cost['prompt_tokens']:.0f} tokens/item"

@@ -310,11 +310,14 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
     does not flag — the flagged ones rejected with their flag — and (b) the
     authors' published checklist, each frozen as a version of one task in the
     bench database (`--db`, default `grounded.db` beside the quality bench's) and
-    run with `--judge` (method `checkeval`); it prints the generation counts
-    (added, copies, flagged, kept, seconds) and the held-out Δ agreement with the
-    experts of (c) against (a) and against (b) with paired intervals, smallest
-    detectable change and verdicts (`versions --diff` rows). A long CPU run with
-    the embedded models.
+    run with `--judge` (method `checkeval`) on the held-out documents; it prints the
+    generation counts (added, copies, flagged, kept) and time (`seconds`: what the
+    generator's requests took when asked, so a rerun answered from the request cache
+    reports the same; `wall_seconds`, `from_cache`) and the held-out Δ agreement with
+    the experts of (c) against (a) and against (b) with paired intervals, smallest
+    detectable change and verdicts (`versions --diff` rows). A long CPU run with the
+    embedded models; a killed run restarted with the same `--db` asks only what is
+    missing.
     """
     from checkeval_core.bench.grounded import bench_grounded
     from checkeval_core.checklists.evidence import check_options

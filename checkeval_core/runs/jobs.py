@@ -33,6 +33,7 @@ from checkeval_core.runs.estimate import record_actual, record_estimate
 from checkeval_core.runs.options import check_limit, check_params, max_error_share
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_write import compute_scores
+from checkeval_core.stats.values import pct
 from checkeval_core.store import (
     NotFound,
     db_path,
@@ -380,7 +381,7 @@ def execute_run(path: str | Path, run_id: int,
         if n_all and n_err / n_all > limit:
             first = db.execute("SELECT error FROM answer WHERE run_id = ? AND error != '' "
                                "ORDER BY id LIMIT 1", [run_id]).fetchone()[0]
-            msg = (f"{n_err} of {n_all} answers ({n_err / n_all:.0%}) are judge errors, above "
+            msg = (f"{n_err} of {n_all} answers ({pct(n_err / n_all)}) are judge errors, above "
                    f"max_error_share={limit:g}; first error: {first[:300]} — fix the judge and "
                    f"resume (checkeval run --resume {run_id}) to ask them again")
             db.execute("UPDATE run SET status = 'failed', error = ?, finished_at = ?, "

@@ -65,6 +65,12 @@ def _pair(ci: Any) -> tuple[float, float] | None:
     return (float(ci[0]), float(ci[1]))
 
 
+def ci_list(ci: Any) -> list[float] | None:
+    """An interval for JSON: ``[lo, hi]``, or None when either end is missing."""
+    pair = _pair(ci)
+    return None if pair is None else list(pair)
+
+
 def _count(x: Any) -> int | None:
     return None if x is None else int(x)
 

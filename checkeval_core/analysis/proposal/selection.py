@@ -34,7 +34,7 @@ from checkeval_core.analysis.proposal.figures import agreement_stat
 from checkeval_core.checklists.filtering import similar_pairs
 from checkeval_core.stats.bootstrap import enough_groups, minimum
 from checkeval_core.stats.correlation import complete_pairs, corr
-from checkeval_core.stats.values import isnan
+from checkeval_core.stats.values import isnan, pct
 
 INVALID_SHARE = 0.5
 VARY_EPS = 0.05
@@ -95,8 +95,8 @@ def select(ev: Evidence, epsilon: float = EPSILON, similarity: float = SIMILARIT
     for k in np.where(active)[0]:
         inv = ev.invalid[dev, k].sum() / dev_answers[k]
         if inv > invalid_share and not last_in_unit(k):
-            drop(k, "mostly invalid", f"{inv:.0%} of its {int(dev_answers[k])} dev answers are "
-                                      f"invalid (> {invalid_share:.0%})")
+            drop(k, "mostly invalid", f"{pct(inv)} of its {int(dev_answers[k])} dev answers are "
+                                      f"invalid (> {pct(invalid_share)})")
     for k in np.where(active & keep)[0]:
         vs = set().union(*[ev.verdicts.get((r, k), set()) for r in dev_rows])
         vals = ev.V[dev, k]

@@ -254,7 +254,7 @@ def b_error_problem(esc: dict[str, Any], limit: float, run_id: int) -> str | Non
     if not asked or failed / asked <= limit:
         return None
     return (f"the second judge ({esc.get('b_spec') or 'escalate_to'}) failed {failed} of "
-            f"{asked} requests ({failed / asked:.0%}), above max_error_share={limit:g}; "
+            f"{asked} requests ({pct(failed / asked)}), above max_error_share={limit:g}; "
             f"first error: {b.get('first', '')} — the escalated answers are still the first "
             f"judge's; fix the second judge and resume (checkeval run --resume {run_id}) to "
             "ask them again")

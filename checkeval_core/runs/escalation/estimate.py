@@ -12,6 +12,7 @@ from checkeval_core.runs.escalation.by_item import check_escalate_by, item_mean_
 from checkeval_core.runs.escalation.options import OPTIONS, escalation_params
 from checkeval_core.runs.estimate import Estimate, cost_line, estimate_batch, estimate_run
 from checkeval_core.stats import escalation as E
+from checkeval_core.stats.values import pct
 from checkeval_core.store import NotFound, loads, rows
 
 
@@ -100,7 +101,7 @@ def _share(full: Estimate, share: float, b: str, a: str, why: str) -> Estimate:
                     round(full.prompt_tokens * share), round(full.completion_tokens * share),
                     None if full.seconds is None else full.seconds * share,
                     None if full.usd is None else full.usd * share,
-                    [*full.notes, f"{b} asked {share:.0%} of {a}'s requests {why}"])
+                    [*full.notes, f"{b} asked {pct(share)} of {a}'s requests {why}"])
 
 
 def start_estimate(db: sqlite_utils.Database, task: str, judges: list[str], methods: list[str],
