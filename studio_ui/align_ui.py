@@ -16,7 +16,7 @@ from checkeval_core.annotation.pools import people_agreement
 from checkeval_core.checklists.augment import generation_judge
 from checkeval_core.stats.values import pct
 from checkeval_core.textsafe import md_escape
-from studio_ui.tables import show_table
+from studio_ui.tables import show_table, wrapped_row_height
 from studio_ui.widgets import current_user
 
 _NUM = ("agreement", "κ", "φ", "FPR", "FNR", "κ–φ gap", "yes-rate", "LOO Δ", "people κ")
@@ -58,6 +58,7 @@ def question_table(rows: list[dict[str, Any]]) -> Any:
                            **{c: st.column_config.NumberColumn(c, format="%.2f", width="small")
                               for c in _NUM if c in df.columns}},
                       hide_index=True, key="al_table", on_select="rerun", width="stretch",
+                      row_height=wrapped_row_height(df.get("question", [])),
                       selection_mode="single-row",
                       column_order=[c for c in df.columns if c != "question_id"])
 

@@ -48,6 +48,22 @@ def long_text_column(label: str, help_text: str, width: str | int = "large") -> 
     return st.column_config.TextColumn(label, width=width, help=help_text)
 
 
+#: a row's text line and the cell's padding in pixels (Streamlit's grid at its default font)
+LINE_PX, PAD_PX = 18, 16
+
+
+def wrapped_row_height(texts: Iterable[Any], chars_per_line: int = 60,
+                       max_lines: int = 3) -> int | None:
+    """A ``row_height`` for ``st.dataframe`` that shows the longest of ``texts`` on up to
+    ``max_lines`` lines (Streamlit wraps a cell's text when its row is taller than one line),
+    or None (the default height) when every text fits on one. A question cut after ~25
+    characters cannot be read without selecting its row; a longer one still shows whole
+    when selected."""
+    longest = max((len(str(t)) for t in texts), default=0)
+    lines = min(max_lines, -(-longest // max(1, chars_per_line)))
+    return None if lines <= 1 else LINE_PX * lines + PAD_PX
+
+
 def table_config(*, decisions: Mapping[str, str] | None = None,
                  scores: Mapping[str, str] | None = None,
                  counts: Mapping[str, str] | None = None,

@@ -11,7 +11,7 @@ import streamlit as st
 
 from checkeval_core.runs.traces import PEOPLE, coin_flip_line, run_column, score_rows, unit_rows
 from checkeval_core.textsafe import md_escape
-from studio_ui.tables import decision_column, order, table_config
+from studio_ui.tables import decision_column, order, table_config, wrapped_row_height
 from studio_ui.widgets import csv_download
 
 
@@ -67,6 +67,7 @@ def decisions_table(rows: list[dict[str, Any]], chosen: list[int],
             config[c] = decision_column(c, config[c]["help"], 330)
     event = st.dataframe(
         table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+        row_height=wrapped_row_height(table["question"]),
         key="tr_dec", column_order=order(["dimension", "sub-dimension"], verdict_cols,
                                          ["question"]), column_config=config)
     if flips := coin_flip_line(rows, verdict_cols[:len(chosen)]):
