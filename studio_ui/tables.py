@@ -48,8 +48,9 @@ def long_text_column(label: str, help_text: str, width: str | int = "large") -> 
     return st.column_config.TextColumn(label, width=width, help=help_text)
 
 
-#: a row's text line and the cell's padding in pixels (Streamlit's grid at its default font)
-LINE_PX, PAD_PX = 18, 16
+#: a row's text line and the cell's padding in pixels (Streamlit's grid at its default font);
+#: the grid wraps a cell's text only in rows taller than 4rem (64 px)
+LINE_PX, PAD_PX, WRAP_MIN_PX = 18, 16, 66
 
 
 def wrapped_row_height(texts: Iterable[Any], chars_per_line: int = 60,
@@ -61,7 +62,7 @@ def wrapped_row_height(texts: Iterable[Any], chars_per_line: int = 60,
     when selected."""
     longest = max((len(str(t)) for t in texts), default=0)
     lines = min(max_lines, -(-longest // max(1, chars_per_line)))
-    return None if lines <= 1 else LINE_PX * lines + PAD_PX
+    return None if lines <= 1 else max(WRAP_MIN_PX, LINE_PX * lines + PAD_PX)
 
 
 def table_config(*, decisions: Mapping[str, str] | None = None,
