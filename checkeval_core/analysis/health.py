@@ -89,7 +89,6 @@ CONTEXTS = {"analysis": ("yes_share", "invalid", "constant_groups", "length", "s
                          "coin_flips")}
 
 
-
 def _answer_stats(db: sqlite_utils.Database, run_id: int
                   ) -> tuple[dict[str, dict[str, int]], dict[int, str], int]:
     """One scan of the run's answers: per dimension the answers, invalid, Yes/No and Yes
