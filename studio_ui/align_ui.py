@@ -154,5 +154,3 @@ def reword_form(db: sqlite_utils.Database, res: dict[str, Any], run_id: int,
                               f"{pct(r['dev']['new']['value'])}; held-out {pct(h['old'])} → "
                               f"{pct(h['new'])} on {h['n_items']} items / {h['n_groups']} "
                               f"groups — {h['verdict']}"))
-
-

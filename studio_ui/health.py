@@ -68,5 +68,3 @@ def health_box(db: sqlite_utils.Database, run_ids: list[int], context: str,
 
 def _set(key: str, value: float) -> None:
     st.session_state[key] = value
-
-
