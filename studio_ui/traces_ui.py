@@ -44,6 +44,11 @@ def scores_and_texts(trace: dict[str, Any], chosen: list[int], labels: dict[int,
                      hide_index=True, width="content")
 
 
+#: an escalated verdict ("✗ 0.46 ≈ by B (A said ✓ 0.54 ≈)") on two lines, and the question
+#: column beside it: both fit the table at 1440 px with the dimension and people columns
+ESCALATED_WIDTH, QUESTION_BESIDE_ESCALATED = 200, 330
+
+
 def decisions_table(rows: list[dict[str, Any]], chosen: list[int],
                     labels: dict[int, str]) -> None:
     """One narrow verdict column per run; a selected row shows its question and raw answers."""
@@ -62,12 +67,19 @@ def decisions_table(rows: list[dict[str, Any]], chosen: list[int],
                            "(✓) and no (✗)"},
         long={"question": "The checklist question (or SEAL unit). Select the row to read it "
                           "in full below the table."})
-    for c in verdict_cols[:len(chosen)]:  # a run with escalated answers: room to say by whom
-        if any(" by " in str(row.get(c, "")) for row in rows):
-            config[c] = decision_column(c, config[c]["help"], 330)
+    wide = [c for c in verdict_cols[:len(chosen)]
+            if any(" by " in str(row.get(c, "")) for row in rows)]
+    for c in wide:  # a run with escalated answers: room to say by whom (wrapped, two lines)
+        config[c] = decision_column(c, config[c]["help"], ESCALATED_WIDTH)
+    per_line = 60
+    if wide:  # at 1440 px a large question column went past the table's right edge
+        config["question"]["width"] = QUESTION_BESIDE_ESCALATED
+        per_line = 45
+    heights = [wrapped_row_height(table["question"], per_line),
+               wrapped_row_height([r.get(c, "") for r in rows for c in wide], 28)]
     event = st.dataframe(
         table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
-        row_height=wrapped_row_height(table["question"]),
+        row_height=max((h for h in heights if h), default=None),
         key="tr_dec", column_order=order(["dimension", "sub-dimension"], verdict_cols,
                                          ["question"]), column_config=config)
     if flips := coin_flip_line(rows, verdict_cols[:len(chosen)]):

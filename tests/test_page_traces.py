@@ -211,3 +211,25 @@ def test_coin_flips_are_marked_and_counted():
             {"#1": verdict_cell("no", 0.1), "#2": "invalid"}]
     assert coin_flip_line(rows, ["#1", "#2"]).startswith("1 of 3 decisions shown are coin flips")
     assert coin_flip_line(rows[1:], ["#1", "#2"]) == ""
+
+
+def test_an_escalated_verdict_column_leaves_the_question_inside_the_table():
+    """At 1440 px a 330 px escalated-verdict column pushed the large question column past the
+    table's right edge (screenshot): beside one the verdict wraps in 200 px and the question
+    gets 330 px, on rows tall enough for both to wrap."""
+    import json
+
+    def page():
+        from studio_ui.traces_ui import decisions_table
+        rows = [{"dimension": "coherence", "sub-dimension": "Flow", "question_id": 1, "unit": "",
+                 "question": "Does the summary about the council and the park flow logically "
+                             "from one sentence to the next?",
+                 "#1": "✗ 0.46 ≈ by fakeb (fake said ✓ 0.54 ≈)", "raw": {}}]
+        decisions_table(rows, [1], {1: "#1"})
+
+    at = AppTest.from_function(page).run()
+    assert not at.exception, at.exception
+    grid = at.dataframe[0].proto
+    cols = json.loads(grid.columns)
+    assert cols["#1"]["width"] == 200 and cols["question"]["width"] == 330
+    assert grid.row_height > 64
