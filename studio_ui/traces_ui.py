@@ -57,6 +57,10 @@ def decisions_table(rows: list[dict[str, Any]], chosen: list[int],
         verdict_cols.append(PEOPLE)
     table = pd.DataFrame(rows, columns=["dimension", "sub-dimension", "question", "question_id",
                                         "unit", *verdict_cols])
+    # a run with escalated answers: room to say by whom (wrapped, two lines), and at 1440 px a
+    # large question column beside it went past the table's right edge
+    wide = [c for c in verdict_cols[:len(chosen)]
+            if any(" by " in str(row.get(c, "")) for row in rows)]
     config = table_config(
         keys={"dimension": "", "sub-dimension": ""},
         decisions={**{c: f"Run {labels[r]}: ✓ yes / ✗ no with p(Yes); ≈ = a coin flip "
@@ -66,16 +70,11 @@ def decisions_table(rows: list[dict[str, Any]], chosen: list[int],
                    PEOPLE: "People's answers to the question on this item: how many said yes "
                            "(✓) and no (✗)"},
         long={"question": "The checklist question (or SEAL unit). Select the row to read it "
-                          "in full below the table."})
-    wide = [c for c in verdict_cols[:len(chosen)]
-            if any(" by " in str(row.get(c, "")) for row in rows)]
-    for c in wide:  # a run with escalated answers: room to say by whom (wrapped, two lines)
+                          "in full below the table."},
+        widths={"question": QUESTION_BESIDE_ESCALATED} if wide else None)
+    for c in wide:
         config[c] = decision_column(c, config[c]["help"], ESCALATED_WIDTH)
-    per_line = 60
-    if wide:  # at 1440 px a large question column went past the table's right edge
-        config["question"]["width"] = QUESTION_BESIDE_ESCALATED
-        per_line = 45
-    heights = [wrapped_row_height(table["question"], per_line),
+    heights = [wrapped_row_height(table["question"], 45 if wide else 60),
                wrapped_row_height([r.get(c, "") for r in rows for c in wide], 28)]
     event = st.dataframe(
         table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",

@@ -144,7 +144,7 @@ def _split(db: Any, task: str) -> tuple[list[str], list[str]]:
     return groups[:h], groups[h:]
 
 
-def items_of_groups(db: Any, task: str, groups: list[str]) -> list[str]:
+def _items_of(db: Any, task: str, groups: list[str]) -> list[str]:
     """The items of ``groups`` in import order."""
     marks = ",".join("?" * len(groups))
     return [str(i) for (i,) in db.execute(
@@ -382,8 +382,8 @@ def bench_escalate_cold(data: str | Path | None, judge: str, escalate_to: str, d
     dev, held = _split(probe, task)
     if docs_per_half is not None:
         dev, held = dev[:docs_per_half], held[:docs_per_half]
-    held_ids = items_of_groups(probe, task, held)
-    dev_ids = items_of_groups(probe, task, dev)
+    held_ids = _items_of(probe, task, held)
+    dev_ids = _items_of(probe, task, dev)
     probe.conn.close()
     probe_path.unlink(missing_ok=True)
     cal = None

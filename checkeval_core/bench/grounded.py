@@ -33,7 +33,6 @@ from typing import Any
 
 from checkeval_core.analysis.versions import delta_rows, version_diff
 from checkeval_core.bench import quality as Q
-from checkeval_core.bench.escalate_cold import items_of_groups
 from checkeval_core.checklists.editing import dimensions, questions
 from checkeval_core.checklists.evidence import question_evidence
 from checkeval_core.checklists.grounded import generate
@@ -46,7 +45,8 @@ from checkeval_core.judges.registry import get_judge
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.safeio import load_json_text
 from checkeval_core.store import open_db
-from checkeval_core.task_split import set_explicit_split
+from checkeval_core.task_split import filter_items_by_split, set_explicit_split
+from checkeval_core.tasks import items as task_items
 
 GROW = ("diversify", "elaborate", "contrastive")
 RULE = "dev-only evidence rule"
@@ -109,7 +109,8 @@ def bench_grounded(data: str | Path | None = None, generator: str = "embedded:qu
     import_checklist(db, task, ck_file)
     v_pub = freeze(db, task, note="(b) the authors' published checklist",
                    exclude=generated)["version"]
-    held_ids = items_of_groups(db, task, held)
+    held_ids = [it["item_id"] for it in
+                filter_items_by_split(db, task, task_items(db, task), "heldout")]
     for v in (v_seeds, v_grown, v_pub):
         if progress:
             print(f"running {judge} on version {v}", flush=True)
