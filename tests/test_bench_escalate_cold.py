@@ -221,3 +221,66 @@ def test_target_says_when_there_is_no_interval_to_be_inside():
     assert "no interval" in got["rho"]["reason"]
     dear = _target({"rows": [*one_doc[:2], {**one_doc[2], "cpu_share": 0.8}]})
     assert dear["cascade by item, margin 0.1 (cold)"]["met"] is False
+
+
+KILLED_PART = '''
+import os, signal, sys, time
+sys.path.insert(0, {root!r})
+from checkeval_core.bench import escalate_cold
+from checkeval_core.judges.registry import Backend, register_backend
+from tests.helpers import second_fake
+
+calls = []
+
+def record(reqs):
+    calls.extend(reqs)
+    time.sleep(0.05)  # long enough for checkpoints between requests
+    if len(calls) >= 40:  # mid-run, no Python left to save anything: the machine stops
+        os.kill(os.getpid(), signal.SIGKILL)
+
+register_backend(Backend("fakecold", second_fake("fake-cold-2", record), title="dies"))
+escalate_cold.CHECKPOINT_S = 0.02
+escalate_cold.bench_escalate_cold({src!r}, "fake", "fakecold", 12, ["b"], ["answer"], 0.1,
+                                  db_file={bench!r}, cold_dir={cold!r}, n_boot=20,
+                                  docs_per_half=3, curve_margins=())
+'''
+
+
+def test_a_part_killed_without_notice_keeps_its_session_to_the_last_checkpoint(
+        tmp_path, src, fake2):
+    """The machine stopping kills a long part with no Python left to save its figures (the
+    16-document parts lost every session's CPU this way): the checkpoint saved while it ran
+    stays, and the resumed part sums it with its own session."""
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from checkeval_core.bench.escalate import bench_escalate
+    from checkeval_core.bench.escalate_cold import bench_escalate_cold
+
+    bench, cold = tmp_path / "bench.db", tmp_path / "cold"
+    bench_escalate("summeval", src, "fake", fake2, docs=12, db_file=bench, n_boot=20,
+                   first_only=True)
+    script = KILLED_PART.format(root=str(Path(__file__).resolve().parents[1]), src=str(src),
+                                bench=str(bench), cold=str(cold))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == -signal.SIGKILL, r.stderr[-2000:]
+    first = json.loads((cold / "b.json").read_text())["sessions"]
+    assert len(first) == 1 and first[0]["status"] == "checkpoint"
+    killed_b = first[0]["executed"].get("fake-cold-2", 0)
+    assert 0 < killed_b <= 40 and first[0]["cpu_s"] > 0
+    with sqlite3.connect(cold / "b.db") as c:
+        stored = c.execute("SELECT COUNT(*) FROM llm_cache WHERE model = 'fake-cold-2'"
+                           ).fetchone()[0]
+    assert killed_b <= stored <= 40  # at most the requests after the last checkpoint uncounted
+    res = bench_escalate_cold(src, "fake", fake2, 12, ["b"], ["answer"], 0.1, db_file=bench,
+                              cold_dir=cold, n_boot=20, docs_per_half=3, curve_margins=())
+    part = res["parts"]["b"]
+    assert part["sessions"] == 2
+    assert part["executed"]["fake-cold-2"] == killed_b + len(CALLS)
+    with sqlite3.connect(cold / "b.db") as c:  # the resumed session asked only what was missing
+        total = c.execute("SELECT COUNT(*) FROM llm_cache WHERE model = 'fake-cold-2'"
+                          ).fetchone()[0]
+    assert total == stored + len(CALLS)

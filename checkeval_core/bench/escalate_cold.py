@@ -27,7 +27,8 @@ process, llama.cpp's included) and the wall time around ``execute_run``; for a c
 part after the first judge's pass (the second judge, its model load, the scores). The requests
 executed are counted per judge model as the cache rows the part added. A killed part resumes
 on the next call (``execute_run`` asks only what is missing) and its measurement is the sum of
-its sessions (an interrupted session is kept; a ``kill -9`` loses that session's figures).
+its sessions (an interrupted session is kept; one killed without notice keeps its figures up
+to its last checkpoint, :data:`CHECKPOINT_S` seconds at most before the kill).
 
 Quality (agreement per answer with the people's labels and per summary, sample-level Spearman
 averaged over dimensions) is read on held-out documents with 95 % intervals over resampled
@@ -43,6 +44,7 @@ import math
 import os
 import sqlite3
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -183,12 +185,20 @@ def _state(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
+CHECKPOINT_S = 30.0  # a session's figures so far are saved this often while it runs
+
+
 def _measure(db: Any, path: Path, rid: int, first_pass: bool, progress: bool,
              name: str, save: Any) -> None:
     """Execute (or resume) run ``rid`` and ``save`` its measurement: process CPU and wall
     seconds, and with ``first_pass`` those spent after the first judge's pass (an escalating
-    run's second judge); the cache rows added per model (= requests executed). An
-    interrupted session is saved too (``status`` "interrupted"; a ``kill -9`` loses it)."""
+    run's second judge); the cache rows added per model (= requests executed).
+
+    The session's figures so far are saved every :data:`CHECKPOINT_S` seconds (``status``
+    "checkpoint") and replaced at its end (a Python exception too: "interrupted"), so a
+    process killed without notice — ``kill -9``, or the machine stopping, which is how a long
+    part ends a working session — keeps its session up to the last checkpoint: the CPU and
+    the requests of at most that many seconds go uncounted, never the whole session."""
     prepare_resume(db, rid)
     before = _cache_counts(db)
     c0, t0 = time.process_time(), time.perf_counter()
@@ -201,12 +211,9 @@ def _measure(db: Any, path: Path, rid: int, first_pass: bool, progress: bool,
             print(f"[cold {name}] {done}/{total} items, {time.perf_counter() - t0:.0f} s",
                   file=sys.stderr, flush=True)
 
-    status = "interrupted"
-    try:
-        status = execute_run(str(path), rid, progress=tick)["status"]
-    finally:
+    def figures(conn: Any, status: str) -> dict[str, Any]:
         c1, t1 = time.process_time(), time.perf_counter()
-        after = _cache_counts(db)
+        after = _cache_counts(conn)
         part = {"cpu_s": round(c1 - c0, 2), "wall_s": round(t1 - t0, 2),
                 "executed": {m: n - before.get(m, 0) for m, n in after.items()
                              if n != before.get(m, 0)},
@@ -215,7 +222,27 @@ def _measure(db: Any, path: Path, rid: int, first_pass: bool, progress: bool,
         if first_pass:
             part["second_cpu_s"] = round(c1 - mark.get("cpu", c0), 2)
             part["second_wall_s"] = round(t1 - mark.get("wall", t0), 2)
-        save(part)
+        return part
+
+    stop = threading.Event()
+
+    def checkpoints() -> None:  # its own connection: sqlite's are per thread
+        conn = open_db(path)
+        try:
+            while not stop.wait(CHECKPOINT_S):
+                save(figures(conn, "checkpoint"))
+        finally:
+            conn.conn.close()
+
+    saver = threading.Thread(target=checkpoints, name=f"cold-{name}-checkpoint", daemon=True)
+    saver.start()
+    status = "interrupted"
+    try:
+        status = execute_run(str(path), rid, progress=tick)["status"]
+    finally:
+        stop.set()
+        saver.join()
+        save(figures(db, status))
 
 
 def _file(part: str, margin: float) -> str:
@@ -254,9 +281,13 @@ def _run_part(name: str, cold_dir: Path, bench: Path, task: str, judge: str,
         meta.write_text(json.dumps(st, indent=1))
     db = open_db(path)
     if get_run(db, st["run"])["status"] != "completed":
+        this = len(st["sessions"])  # this session's entry, replaced at each checkpoint
+
         def save(part: dict[str, Any]) -> None:
-            st["sessions"].append(part)
-            meta.write_text(json.dumps(st, indent=1))
+            st["sessions"][this:] = [part]
+            tmp = meta.with_suffix(".json.tmp")  # a kill while writing keeps the last one
+            tmp.write_text(json.dumps(st, indent=1))
+            os.replace(tmp, meta)
 
         _measure(db, path, st["run"], first_pass, progress, name, save)
     return st
