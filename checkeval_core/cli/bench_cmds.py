@@ -553,7 +553,7 @@ def bench_escalate_cmd(
     answers from part a's cache; with `--calibrate-judges` A's confidence
     calibrated on A's answers of the dev documents, asked by part `dev`) —
     timing each run as it runs (process CPU seconds, every thread; a killed part
-    resumes and sums its sessions). It prints per row the held-out agreement per
+    resumes and sums its sessions, each saved every 30 s while it runs). It prints per row the held-out agreement per
     answer and per summary (sample-level Spearman, Δ vs A) \[95 % interval over
     resampled documents], the share A kept, B's executed requests and items, and
     CPU per item as a share of the ensemble's (A + B alone), then the curve of
