@@ -24,6 +24,9 @@ from checkeval_core.stats.values import pct
 DECISION_WIDTH = 84
 #: Width of short identifier columns (ids, groups, systems, dimensions).
 KEY_WIDTH = 110
+#: An identifier column widens to show its longest value whole, up to this (a SummEval
+#: document id is ~48 characters: "dm-test-8764fb…" told the reader nothing)
+KEY_MAX_WIDTH, KEY_CHAR_PX, KEY_PAD_PX = 420, 8, 24
 
 
 def decision_column(label: str, help_text: str, width: int = DECISION_WIDTH) -> Any:
@@ -191,9 +194,24 @@ def dash_missing(data: Any, column_config: Mapping[str, Any] | None = None,
     return df, cfg
 
 
+def fit_keys(df: pd.DataFrame, cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """``cfg`` with each identifier column (:func:`key_column`, ``KEY_WIDTH``) as wide as its
+    longest value, up to ``KEY_MAX_WIDTH``: short ids stay narrow, a long document id is read
+    whole instead of cut after a dozen characters."""
+    out = dict(cfg)
+    for col, c in cfg.items():
+        if col not in df.columns or not isinstance(c, dict) or c.get("width") != KEY_WIDTH:
+            continue
+        longest = max((len(str(v)) for v in df[col].tolist()), default=0)
+        out[col] = {**c, "width": min(KEY_MAX_WIDTH,
+                                      max(KEY_WIDTH, KEY_PAD_PX + KEY_CHAR_PX * longest))}
+    return out
+
+
 def show_table(data: Any, column_config: Mapping[str, Any] | None = None,
                reasons: Mapping[str, str] | None = None, **kw: Any) -> Any:
     """``st.dataframe`` of ``data`` with undefined cells as a dash and why on hover
-    (:func:`dash_missing`); every other keyword goes to ``st.dataframe``."""
+    (:func:`dash_missing`) and identifier columns wide enough for their values
+    (:func:`fit_keys`); every other keyword goes to ``st.dataframe``."""
     df, cfg = dash_missing(data, column_config, reasons)
-    return st.dataframe(df, column_config=cfg, **kw)
+    return st.dataframe(df, column_config=fit_keys(df, cfg), **kw)

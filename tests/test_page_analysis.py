@@ -43,3 +43,34 @@ def test_switching_task_keeps_the_page_filled(db):
     corr = at.dataframe[0].value
     assert "groundedness" in set(corr["dimension"])
     assert at.selectbox(key="an_pick_dim").value in set(corr["dimension"])
+
+
+def test_the_items_table_shows_a_long_document_id_whole(db):
+    """SummEval's document ids are ~48 characters; in a 110 px column the items behind a bar
+    read "dm-test-876…" (screenshot). The group column widens to its longest value (capped);
+    a short id column stays narrow."""
+    import json
+
+    load_demo_copy(db)
+    execute_run(db_path(db), create_run(db, "summeval-demo", "fake", "rocketeval", limit=16))
+    at = analysis_page()
+    items = at.dataframe[1]
+    longest = max(len(str(g)) for g in items.value["group"])
+    assert longest > 40
+    cols = json.loads(items.proto.columns)
+    assert cols["group"]["width"] >= 8 * longest
+    assert cols["system"]["width"] == 110  # "M11": the narrow key width
+
+
+def test_identifier_columns_fit_their_values_within_a_cap():
+    import pandas as pd
+
+    from studio_ui.tables import KEY_MAX_WIDTH, KEY_WIDTH, fit_keys, key_column, long_text_column
+
+    df = pd.DataFrame({"id": ["a1", "b2"], "group": ["x" * 30, "y"], "doc": ["z" * 500, "w"],
+                       "text": ["t" * 500, "u"]})
+    cfg = fit_keys(df, {"id": key_column("id"), "group": key_column("group"),
+                        "doc": key_column("doc"), "text": long_text_column("text", "")})
+    assert cfg["id"]["width"] == KEY_WIDTH and cfg["doc"]["width"] == KEY_MAX_WIDTH
+    assert KEY_WIDTH < cfg["group"]["width"] < KEY_MAX_WIDTH
+    assert cfg["text"]["width"] == "large"  # only identifier columns are fitted
