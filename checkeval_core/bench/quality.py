@@ -582,9 +582,6 @@ def bench_rankings(benchmark: str, data: str | Path | None, judge: str | list[st
 
 def format_rankings(res: dict[str, Any]) -> str:
     """A short text table of :func:`bench_rankings`' result."""
-    def num(v: Any) -> str:
-        return fmt(v, 3)
-
     head = (f"{res['benchmark']} · {res['queries']} {'queries' if res['level'] == 'list' else 'pairs'}"
             f" · checklist {res['checklist']}"
             + (f" by {res['checklist_judge']}" if res["checklist_judge"] else "")
@@ -595,19 +592,19 @@ def format_rankings(res: dict[str, Any]) -> str:
                      f"{res['checklist_generation']['cpu_s']} s CPU")
     for r in res["runs"]:
         if res["level"] == "list":
-            lines.append(f"{r['judge']:<20} {r['aggregation']:<12} spearman {num(r['spearman'])}"
-                         f"  kendall {num(r['kendall'])}  (BT-Elo spearman "
-                         f"{num(r['elo_spearman'])})")
+            lines.append(f"{r['judge']:<20} {r['aggregation']:<12} spearman {fmt(r['spearman'], 3)}"
+                         f"  kendall {fmt(r['kendall'], 3)}  (BT-Elo spearman "
+                         f"{fmt(r['elo_spearman'], 3)})")
             for agg, c in r["aggregations"].items():
                 if agg != r["aggregation"]:
-                    lines.append(f"{'':<20} {agg:<12} spearman {num(c['spearman'])}  kendall "
-                                 f"{num(c['kendall'])}")
+                    lines.append(f"{'':<20} {agg:<12} spearman {fmt(c['spearman'], 3)}  kendall "
+                                 f"{fmt(c['kendall'], 3)}")
         else:
             lines.append(f"{r['judge']:<20} {r['aggregation']:<12} accuracy "
-                         f"{num(r['accuracy'])}  tie rate {num(r['tie_rate'])}  "
+                         f"{fmt(r['accuracy'], 3)}  tie rate {fmt(r['tie_rate'], 3)}  "
                          f"({r['n_pairs']} pairs)")
         lines.append(f"  run {r['run']}: {r['n_answers']} answers, {r['wall_s']} s wall, "
                      f"{r['cpu_s']} s CPU now (run took {r['run_wall_s']} s)")
     for name, v in res["baselines"].items():
-        lines.append(f"baseline {name}: " + "  ".join(f"{k} {num(x)}" for k, x in v.items()))
+        lines.append(f"baseline {name}: " + "  ".join(f"{k} {fmt(x, 3)}" for k, x in v.items()))
     return "\n".join(lines)
