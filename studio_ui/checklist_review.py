@@ -20,6 +20,7 @@ from checkeval_core.checklists.editing import provenance_of
 from checkeval_core.checklists.evidence import latest_evidence
 from checkeval_core.checklists.review import question_history, review_agreement
 from checkeval_core.checklists.review_view import agreement_line, history_rows, review_table
+from studio_ui.access import may
 from studio_ui.tables import key_column, order, table_config
 
 #: The review table's column order (columns missing from the table are skipped by Streamlit).
@@ -82,7 +83,13 @@ _MODES = {"single": "one question per generation (small local judges)",
 
 
 def per_query_form() -> dict[str, Any] | None:
-    """Render the form; the request of the button pressed on this run, else None."""
+    """Render the form; the request of the button pressed on this run, else None. Writing
+    the checklists needs the right to edit one (a reviewer decides on them): without it the
+    form is not drawn, and the core refuses anyway, before any judge call."""
+    if not may("checklist.edit"):
+        st.caption("Writing per-query checklists is for a role that may edit checklists "
+                   "(researcher, admin); you review them below.")
+        return None
     st.caption("Generate 5–10 Yes/No questions per query with a judge, or import a JSONL file "
                '(`{"group_id" | "instruction_id": ..., "questions": [...]}`). They appear '
                "below (origin instance), then freeze them with *Freeze instance checklists*.")

@@ -153,6 +153,27 @@ def test_save_seeds_is_all_or_nothing(db, tmp_path):
         ["Is it coherent?", SEEDS[1], "New one?"]
 
 
+def test_rewording_an_answered_seed_is_refused_and_changes_nothing(db, tmp_path):
+    """Rewording a seed people already answered would keep their answers on words they
+    never read (the audit's repro: "logical order?" became "spelling mistake?", its Yes
+    answers still attached): refused like a deletion, all or nothing."""
+    _task(db, tmp_path)
+    freeze(db, "news")
+    jid = J.create_job(db, "news", ["ann"], 1, n_items=1)
+    item = J.queue(db, jid, "ann")[0]["item_pk"]
+    qs = {q["text"]: q["id"] for q in M.questions(db, "news")}
+    J.save_answer(db, jid, "ann", item, qs[SEEDS[1]], "yes")
+    sub = M.dimensions(db, "news")[0]["sub_dimensions"][0]["id"]
+    with pytest.raises(M.InUse, match="its text was not changed.*Checklist review"):
+        save_seeds(db, sub, {qs[SEEDS[0]]: "Is it coherent?",
+                             qs[SEEDS[1]]: "Does it contain a spelling mistake?"})
+    assert sorted(_status(db)) == sorted(SEEDS)  # the unanswered one unchanged too
+    with pytest.raises(M.InUse):
+        M.set_question_text(db, qs[SEEDS[1]], "Does it contain a spelling mistake?")
+    M.set_question_text(db, qs[SEEDS[0]], "Is it coherent?")  # nobody answered this one
+    assert {q["text"] for q in M.questions(db, "news")} == {"Is it coherent?", SEEDS[1]}
+
+
 def test_preset_seeds_core_and_cli(db, tmp_path):
     from checkeval_core.cli import app
 

@@ -339,3 +339,30 @@ def test_generation_mode_and_count_are_checked(db, tmp_path):
     with pytest.raises(ValueError, match="--n 50"):
         I.generate_group_checklists(db, task, "fake", mode="single", n=50)
     assert live(db, task) == []
+
+
+def test_a_reviewer_sees_no_per_query_generation(db, tmp_path, monkeypatch):
+    """The page offered a reviewer a free judge field whose *Generate* spent the judge (the
+    server's key) before the core refused: behind a login the form is for a role that may
+    edit checklists, and the core refuses first anyway (tests/test_team_roles.py)."""
+    from streamlit.testing.v1 import AppTest
+
+    from checkeval_core import team
+    from checkeval_core.identity import TRUSTED_HEADER_ENV
+    from tests.conftest import APP
+
+    monkeypatch.delenv(TRUSTED_HEADER_ENV, raising=False)
+    monkeypatch.setenv(team.ADMINS_ENV, "ada")
+    monkeypatch.setenv(team.SECRETS_ENV, str(tmp_path / "none.toml"))
+    make_task(db, tmp_path, name="pq")
+    team.grant(db, "rev", "reviewer")
+    team.grant(db, "rita", "researcher")
+    for person, drawn in (("rev", False), ("rita", True)):
+        at = AppTest.from_file(APP, default_timeout=120)
+        # the person's name in every claim a login may name them by
+        at.user = {"is_logged_in": True, "name": person, "sub": person}
+        at.run()
+        at.switch_page("app_pages/checklist.py").run()
+        assert not at.exception, at.exception
+        assert any(b.key == "pq_gen" for b in at.button) == drawn, person
+        assert any("you review them below" in c.value for c in at.caption) != drawn

@@ -13,13 +13,14 @@ from checkeval_core.annotation.files import export_annotations, import_annotatio
 from checkeval_core.checklists import editing as M
 from checkeval_core.checklists.evidence import question_evidence
 from checkeval_core.checklists.grounded import generate as generate_grounded
+from checkeval_core.checklists.instance import generate_group_checklists, import_group_checklists
 from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.review import decide
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
 from checkeval_core.judges.saved import add_judge
-from checkeval_core.runs.batch import store_batch_results
-from checkeval_core.runs.jobs import cancel_run, create_run
+from checkeval_core.runs.batch import finish_if_done, store_batch_results, write_batch_files
+from checkeval_core.runs.jobs import cancel_run, create_run, start_background
 from checkeval_core.runs.start import start_runs
 from checkeval_core.store import db_path
 from checkeval_core.team import Actor, Denied, acting_as
@@ -97,6 +98,17 @@ WRITES = [
     ("propose a rewording", "annotator",
      lambda db, s: propose_rewording(db, s["run"], s["q"], "fake")),
     ("grant a role", "researcher", lambda db, s: team.grant(db, "eve", "admin")),
+    # a reviewer's per-query generation asked the judge (and filled the request cache) before
+    # the inner question write refused; a viewer wrote batch files and switched a run to them
+    ("per-query checklists", "reviewer", lambda db, s: generate_group_checklists(
+        db, s["task"], "fake")),
+    ("import per-query checklists", "reviewer", lambda db, s: import_group_checklists(
+        db, s["task"], data='{"group_id": "*", "questions": ["Is it new?"]}\n',
+        filename="q.jsonl")),
+    ("write batch files", "viewer", lambda db, s: write_batch_files(
+        db, s["run"], s["files"] / "batch")),
+    ("finish a batched run", "annotator", lambda db, s: finish_if_done(db_path(db), s["run"])),
+    ("start a run's worker", "reviewer", lambda db, s: start_background(db_path(db), s["run"])),
 ]
 
 
@@ -146,7 +158,8 @@ def test_the_right_role_writes_and_the_audit_log_says_who(db, study):
 
 
 def test_without_a_login_nothing_is_checked_nor_logged(db, study):
-    M.set_question_text(db, study["q"], "Still editable?")  # the local operator
+    unanswered = next(q["id"] for q in M.questions(db, study["task"]) if q["id"] != study["q"])
+    M.set_question_text(db, unanswered, "Still editable?")  # the local operator
     team.grant(db, "new", "viewer")
     assert db.execute("SELECT COUNT(*) FROM audit_log").fetchone()[0] == 0
 

@@ -157,7 +157,7 @@ def _has_table(db: sqlite_utils.Database, name: str) -> bool:
                       [name]).fetchone() is not None
 
 
-def _refuse_if_used(what: str, work: dict[str, int]) -> None:
+def _refuse_if_used(what: str, work: dict[str, int], editing: bool = False) -> None:
     if not (work["answers"] or work["decisions"] or work["settled"]):
         return
     parts = []
@@ -170,6 +170,11 @@ def _refuse_if_used(what: str, work: dict[str, int]) -> None:
         text += f" by {work['annotators']} annotator(s)"
     if work["settled"]:
         text += f"{' and ' if parts else ''}{work['settled']} settled disagreement(s)"
+    if editing:  # the people's records would silently become answers to other words
+        raise InUse(f"{text} reference {what}: its text was not changed (people answered "
+                    "or reviewed the words they read). Edit it on the Checklist review page "
+                    "instead: the edit becomes a new question and the old one keeps its "
+                    "records.")
     raise InUse(f"{text} reference {what}: nothing was deleted (human "
                 "annotations are never deleted silently). Reject its questions on the "
                 "Checklist review page to leave them out of the next version instead.")
@@ -192,6 +197,9 @@ def update_sub(db: sqlite_utils.Database, sub_id: int, name: str, description: s
 
 @guarded("checklist.edit")
 def set_question_text(db: sqlite_utils.Database, qid: int, text: str) -> None:
+    """Reword a question in place; refused (``InUse``) when humans answered or reviewed it
+    (their records would then be about words they never read)."""
+    _refuse_if_used(f"question #{qid}", human_work(db, "id = ?", [qid]), editing=True)
     db.execute("UPDATE question SET text = ? WHERE id = ?", [norm(text), qid])
 
 

@@ -46,6 +46,7 @@ from checkeval_core.safeio import (
     read_bytes,
 )
 from checkeval_core.store import task_id, transaction
+from checkeval_core.team import guarded
 
 DIMENSION = "overall"
 SUB = "instance checklist"
@@ -147,6 +148,7 @@ def _single_group(j: Any, query: str, reference: str, n: int, base_seed: int,
     return out
 
 
+@guarded("checklist.edit")  # before any judge call: a refused person spends nothing
 def generate_group_checklists(db: sqlite_utils.Database, task: str, judge: str,
                               limit: int | None = None, include_reference: bool = True,
                               judge_obj: Any = None, fresh: bool = False,
@@ -306,6 +308,7 @@ def parse_group_file(text: str, name: str, known: set[str]) -> dict[str, list[st
     return out
 
 
+@guarded("checklist.edit")
 def import_group_checklists(db: sqlite_utils.Database, task: str, path: str | Path | None = None,
                             data: bytes | str | None = None,
                             filename: str | None = None) -> dict[str, Any]:

@@ -60,8 +60,8 @@ def save_seeds(db: sqlite_utils.Database, sub_id: int, texts: dict[int, str],
     """Save a sub-dimension's seed questions as edited: ``texts`` maps a seed's id to its new
     text (empty = delete it), ``new_seed`` is added unless already there.
 
-    All or nothing: when any deletion is refused because people answered or reviewed the
-    question, :class:`~checkeval_core.checklists.editing.InUse` names every refusal and nothing
+    All or nothing: when any deletion or rewording is refused because people answered or
+    reviewed the question, :class:`~checkeval_core.checklists.editing.InUse` names every refusal and nothing
     is changed. Returns ``{"changed", "deleted", "added"}`` (``added``: the new seed was new).
     """
     sub = rows(db, "SELECT s.id, s.dimension_id, d.task_id FROM sub_dimension s JOIN dimension "

@@ -229,7 +229,10 @@ def batch_requests(db: sqlite_utils.Database, run_id: int, api: bool = False) ->
 def write_batch_files(db: sqlite_utils.Database, run_id: int, out_dir: str | Path,
                       shards: int = 1) -> dict[str, Any]:
     """Write run ``run_id``'s pending requests to ``out_dir`` as OpenAI batch files and
-    record them on the run; returns ``{"run", "files", "requests"}``. Nothing is asked."""
+    record them on the run; returns ``{"run", "files", "requests"}``. Nothing is asked.
+    Behind a login, only a role that may start runs may (the files hold every item's text
+    and switch the run to batch mode): checked before anything is read."""
+    require(db, "run.start")
     if not 1 <= shards <= MAX_SHARDS:
         raise ValueError(f"--shards must be between 1 and {MAX_SHARDS}")
     run = get_run(db, run_id)
@@ -452,6 +455,7 @@ def finish_if_done(path: str | Path, run_id: int,
     """Store cached answers of a batched run; complete it (``execute_run``, which then asks
     nothing) when nothing is pending. Returns ``{"pending", "status"}``."""
     db = open_db(path)
+    require(db, "run.start")  # it completes the run: the same right as storing its answers
     run = get_run(db, run_id)
     cj = offline_judge(db, run["judge_spec"])
     left = _settle_cached(db, run, cj, plan_run(db, run, cj, write=True))

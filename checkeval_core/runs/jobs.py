@@ -46,7 +46,7 @@ from checkeval_core.store import (
     transaction,
 )
 from checkeval_core.tasks import get_task, items
-from checkeval_core.team import guarded
+from checkeval_core.team import guarded, require
 
 
 def run_params(method: str, version: dict[str, Any],
@@ -206,7 +206,14 @@ def start_background(path: str | Path, run_id: int, engine: Sequence[str] = ()) 
     """Run ``run_id`` in a detached worker process (``checkeval run --resume``, with the
     ``engine`` options of ``runs/ray_engine.engine_args``); returns pid. A worker that exits
     with an error before it starts the run (a Ray cluster it cannot join) leaves the run
-    failed with its last line of output, so the page says why and offers *Resume*."""
+    failed with its last line of output, so the page says why and offers *Resume*. Behind a
+    login, only a role that may start runs may start its worker (which spends as the local
+    operator), whoever called this."""
+    db = open_db(path)
+    try:
+        require(db, "run.start")
+    finally:
+        db.close()
     log_dir = cache_dir() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / f"run-{run_id}.log"
