@@ -102,3 +102,41 @@ def test_cli_agreement_json(tmp_path):
                                    "ci_reasons": {"krippendorff_alpha": no_ci[0],
                                                   "fleiss_kappa": no_ci[1]}},
                    "human_judge": {}}
+
+
+def test_an_import_never_replaces_a_stored_answer(db, tmp_path):
+    """A second file (or a file naming a team member) overwrote a person's stored answer in
+    place, with no trace: the same answer again is a duplicate, another one refuses the file
+    with its line, and nothing of that file is stored."""
+    from checkeval_core.annotation import jobs as J
+
+    load_demo_copy(db)
+    ITEM = "8764fb95bfad-M11"
+    first = tmp_path / "first.csv"
+    first.write_text(f"annotator,item_id,question,answer\nann,{ITEM},\"{qtext(db, 0)}\",yes\n")
+    assert import_annotations(db, "summeval-demo", first)["n_annotations"] == 1
+    again = tmp_path / "again.csv"
+    again.write_text("annotator,item_id,question,answer\n"
+                     f"ann,{ITEM},\"{qtext(db, 0)}\",yes\nann,{ITEM},\"{qtext(db, 1)}\",no\n")
+    r = import_annotations(db, "summeval-demo", again)
+    assert (r["n_annotations"], r["n_duplicates"]) == (1, 1)
+    other = tmp_path / "other.csv"
+    other.write_text("annotator,item_id,question,answer\n"
+                     f"ann,{ITEM},\"{qtext(db, 2)}\",yes\nann,{ITEM},\"{qtext(db, 0)}\",no\n")
+    before = db.execute("SELECT annotator, item_id, question_id, value, updated_at FROM "
+                        "annotation ORDER BY id").fetchall()
+    with pytest.raises(AnnotationFileError, match="other.csv, line 3, field 'answer': 'no' "
+                                                  "conflicts with 'yes' already stored"):
+        import_annotations(db, "summeval-demo", other)
+    assert db.execute("SELECT annotator, item_id, question_id, value, updated_at FROM "
+                      "annotation ORDER BY id").fetchall() == before
+    # an answer given in a job is a stored answer too
+    jid = J.create_job(db, "summeval-demo", ["bea"], 1, n_items=1)
+    pk = J.queue(db, jid, "bea")[0]["item_pk"]
+    q = J.job_questions(db, jid, pk)[0]
+    J.save_answer(db, jid, "bea", pk, q["id"], "no")
+    iid = db.execute("SELECT item_id FROM item WHERE id = ?", [pk]).fetchone()[0]
+    mine = tmp_path / "mine.csv"
+    mine.write_text(f"annotator,item_id,question,answer\nbea,{iid},\"{q['text']}\",yes\n")
+    with pytest.raises(AnnotationFileError, match="mine.csv, line 2.*already stored for 'bea'"):
+        import_annotations(db, "summeval-demo", mine)

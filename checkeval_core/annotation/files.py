@@ -116,6 +116,9 @@ def import_annotations(db: sqlite_utils.Database, task: str, path: str | Path,
 
     The same (annotator, item, question) twice in one file with the same answer is counted
     once (``n_duplicates``); with different answers the file is refused (both lines named).
+    A stored answer is never replaced: a row giving the answer already stored for that
+    person, item and question (imported before, or given in the app) is counted as a
+    duplicate, a row giving another answer refuses the file (its line named).
     """
     name = PurePosixPath(str(path).replace("\\", "/")).name or "upload"
     if data is None:
@@ -181,17 +184,45 @@ def import_annotations(db: sqlite_utils.Database, task: str, path: str | Path,
                 good[key] = (loc, av)
         if len(errors) >= MAX_ERRORS:
             break
+    # a person's answer already stored (imported before, or given in the app) is never
+    # replaced by a file: the same answer is already there, another one is refused
+    stored = _stored_answers(db, tid, {k[0] for k in good})
+    for key, (loc, av) in list(good.items()):
+        if key not in stored or len(errors) >= MAX_ERRORS:
+            continue
+        if stored[key] == av:
+            del good[key]
+            n_dup += 1
+        else:
+            errors.append(f"{loc}, field 'answer': {av!r} conflicts with {stored[key]!r} "
+                          f"already stored for {key[0]!r} on this item and question (an "
+                          "import never replaces a person's answer)")
     if errors:
         raise AnnotationFileError("\n".join(errors[:MAX_ERRORS]))
     now = now_iso()
     with transaction(db):
         for (ann, item, qid), (_, av) in good.items():
             db.execute("INSERT INTO annotation (task_id, annotator, kind, item_id, question_id, "
-                       "value, created_at, updated_at) VALUES (?, ?, 'answer', ?, ?, ?, ?, ?) "
-                       "ON CONFLICT DO UPDATE SET value = excluded.value, "
-                       "updated_at = excluded.updated_at", [tid, ann, item, qid, av, now, now])
+                       "value, created_at, updated_at) VALUES (?, ?, 'answer', ?, ?, ?, ?, ?)",
+                       [tid, ann, item, qid, av, now, now])
     return {"n_annotations": len(good), "n_duplicates": n_dup,
             "annotators": sorted({k[0] for k in good})}
+
+
+def _stored_answers(db: sqlite_utils.Database, tid: int, annotators: set[str]
+                    ) -> dict[tuple[str, int, int], str]:
+    """The latest stored answer of each (annotator, item, question) of ``annotators``, in a
+    job or imported."""
+    out: dict[tuple[str, int, int], str] = {}
+    names = sorted(annotators)
+    for i in range(0, len(names), 500):  # SQLite's bound-parameter limit
+        chunk = names[i:i + 500]
+        for a, item, q, v in db.execute(
+                "SELECT annotator, item_id, question_id, value FROM annotation WHERE task_id = ? "
+                f"AND kind = 'answer' AND annotator IN ({', '.join('?' * len(chunk))}) "
+                "ORDER BY updated_at, id", [tid, *chunk]):
+            out[(a, item, q)] = v
+    return out
 
 
 @guarded("answers.export", audit=False)
