@@ -104,9 +104,10 @@ left, right = st.columns([1, 1])
 with left:
     item_panel(item, get_task(db, meta["task"])["kind"])
 with right:
-    st.caption("Tab moves between questions; arrow keys choose Yes / No / Unsure. Every answer "
-               "is saved the moment you choose it.")
     done = entry["status"] == "done"  # submitted: its answers are final, shown read-only
+    if not done:
+        st.caption("Tab moves between questions; arrow keys choose Yes / No / Unsure. Every "
+                   "answer is saved the moment you choose it.")
     questions_panel(questions, J.dimension_notes(db, job), saved, _key, _save,
                     lambda qid: (job, who, item["id"], qid, _key(qid)), read_only=done)
     answered = sum(qq["id"] in J.answers_of(db, job, who, item["id"]) for qq in questions)
