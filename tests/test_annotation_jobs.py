@@ -137,5 +137,7 @@ def test_only_the_people_given_an_item_answer_it(db):
     assert db.execute("SELECT DISTINCT annotator FROM annotation WHERE job_id = ? ORDER BY 1",
                       [jid]).fetchall() == [("ann",), ("bob",)]
     assert J.queue(db, jid, "eve") == []
+    J.adjudicate(db, jid, item, qs[0]["id"], "yes", " coord ")  # stored as one person
+    assert db.execute("SELECT coordinator FROM adjudication").fetchall() == [("coord",)]
     who = people_answers(db, "summeval-demo", [item])[(item, qs[1]["id"])].answers
     assert who == {"ann": "yes"}

@@ -345,7 +345,8 @@ def adjudicate(db: sqlite_utils.Database, job_id: int, item_pk: int, question_id
                value: str, coordinator: str, note: str = "") -> None:
     if value not in ("yes", "no"):
         raise ValueError("the settled answer is yes or no")
-    if not coordinator.strip():
+    coordinator = coordinator.strip()  # one person, however the name was padded
+    if not coordinator:
         raise ValueError("enter the coordinator's name")
     now = now_iso()
     with transaction(db):
