@@ -87,8 +87,11 @@ saved = J.answers_of(db, job, who, item["id"])
 
 def _save(job_id: int, annotator: str, item_pk: int, qid: int, key: str) -> None:
     v = st.session_state.get(key)
-    if v in OPTIONS:
-        J.save_answer(page_db(), job_id, annotator, item_pk, qid, v)
+    try:
+        if v in OPTIONS:
+            J.save_answer(page_db(), job_id, annotator, item_pk, qid, v)
+    except ValueError as e:  # a submitted item, or one no longer given to this person
+        st.error(md_escape(str(e)))
 
 
 def _key(qid: int) -> str:
@@ -101,10 +104,12 @@ left, right = st.columns([1, 1])
 with left:
     item_panel(item, get_task(db, meta["task"])["kind"])
 with right:
-    st.caption("Tab moves between questions; arrow keys choose Yes / No / Unsure. Every answer "
-               "is saved the moment you choose it.")
+    done = entry["status"] == "done"  # submitted: its answers are final, shown read-only
+    if not done:
+        st.caption("Tab moves between questions; arrow keys choose Yes / No / Unsure. Every "
+                   "answer is saved the moment you choose it.")
     questions_panel(questions, J.dimension_notes(db, job), saved, _key, _save,
-                    lambda qid: (job, who, item["id"], qid, _key(qid)))
+                    lambda qid: (job, who, item["id"], qid, _key(qid)), read_only=done)
     answered = sum(qq["id"] in J.answers_of(db, job, who, item["id"]) for qq in questions)
     st.caption(f"{answered} of {len(questions)} answered")
     b1, b2, b3 = st.columns(3)
@@ -120,23 +125,23 @@ with right:
             st.session_state[f"ann_last|{job}|{who}"] = (item["id"], item["item_id"])
             st.rerun()
         except ValueError as e:
-            st.error(str(e))
+            st.error(md_escape(str(e)))
     reason = b2.text_input("Skip reason", key=f"ann_skip_reason|{job}|{item['id']}|{who}")
-    if b2.button("Skip item", key="ann_skip"):
+    if b2.button("Skip item", key="ann_skip", disabled=done):
         try:
             J.set_status(db, job, who, item["id"], "skipped", reason)
             if not pool:
                 st.session_state[pos_key] = J.next_position(J.queue(db, job, who), pos)
             st.rerun()
         except ValueError as e:
-            st.error(str(e))
+            st.error(md_escape(str(e)))
     if pool and b3.button("Give back", key="ann_release",
                           help="Return this item to the pool for someone else"):
         P.release(db, job, who, item["id"])
         st.session_state[f"ann_paused|{job}|{who}"] = True
         st.rerun()
 
-if entry["status"] == "done":
+if done:
     beside_judges(db, job, who, item["id"], item["item_id"], here=True)
 else:
     st.caption("Judges' answers are hidden until you submit this item (blind annotation).")

@@ -15,6 +15,7 @@ from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.selection import default_reference
 from checkeval_core.stats.bootstrap import minimum
 from checkeval_core.store import db_path, open_db
+from checkeval_core.team import acting_name
 from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
 from studio_ui.widgets import task_picker
@@ -132,7 +133,7 @@ if st.session_state.get("im_confirm") and not few:
         k1, k2 = st.columns(2)
         if k1.button("Confirm", key="im_confirm_yes", type="primary"):
             st.session_state.pop("im_confirm", None)
-            res = to_review(db, prop)
+            res = to_review(db, prop, actor=acting_name())  # recorded as its author
             st.session_state["im_done"] = (f"Queued {res['queued']} question(s) for dropping "
                                            f"and {len(res['added'])} new question(s): review "
                                            "them on Checklist review.")

@@ -233,7 +233,8 @@ def guarded(capability: str, *, self_param: str | None = None,
             audit: bool = True) -> Callable[[F], F]:
     """The one line at the top of every write: check the acting person's role for
     ``capability`` before the function runs (and, with ``self_param``, that the name the
-    write records as its author is the acting person's own), then append the write to the
+    write records as its author is exactly the acting person's own: not blank, not padded,
+    not someone else's), then append the write to the
     audit log (``audit=False`` for an export a page prepares on every render: checked, not
     logged). The local operator is not checked and not logged."""
     if capability not in CAPABILITIES:
@@ -250,10 +251,16 @@ def guarded(capability: str, *, self_param: str | None = None,
             db = bound.arguments.get("db", args[0] if args else None)
             actor, role = require(db, capability)
             if actor is not None and self_param:
-                named = bound.arguments.get(self_param)
-                if isinstance(named, str) and named.strip() and named.strip() != actor.name:
+                # exactly the acting person's name: a blank name or one padded with spaces
+                # would be stored as someone else (another "person" with their own answers)
+                named = bound.arguments.get(self_param, sig.parameters[self_param].default)
+                if not isinstance(named, str) or not named.strip():
+                    raise Denied(f"Refused: {actor.name} must name themselves as "
+                                 f"{self_param} (the name given is blank). Nothing was "
+                                 "written.")
+                if named != actor.name:
                     raise Denied(f"Refused: {actor.name} may not record work as "
-                                 f"{named.strip()!r}. Nothing was written.")
+                                 f"{named!r}. Nothing was written.")
             token = _DEPTH.set(1)
             try:
                 out = fn(*args, **kwargs)
@@ -275,9 +282,15 @@ def _check_role(role: str) -> str:
     return role
 
 
-def _granter() -> str:
+def acting_name() -> str:
+    """The acting person's name, for a write that records its author (``''``: the local
+    operator, nobody logged in)."""
     actor = current_actor()
-    return actor.name if actor is not None and actor.name else "(local operator)"
+    return actor.name if actor is not None and actor.name else ""
+
+
+def _granter() -> str:
+    return acting_name() or "(local operator)"
 
 
 @guarded("team.manage")

@@ -20,6 +20,7 @@ from checkeval_core.analysis.judge_agreement import judge_agreement
 from checkeval_core.checklists.review import send_to_review, undo_send_to_review
 from checkeval_core.export import rows_to_csv
 from checkeval_core.store import open_db
+from checkeval_core.team import acting_name
 from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
 from studio_ui.tables import NOTE_COLUMNS as NOTES
@@ -214,7 +215,7 @@ def _send_confirmed(pending: list[int], reasons: dict[int, str]) -> None:
     """*Confirm*'s action, run before the redraw: only there may the selector be emptied (a
     widget's value cannot be set once it is drawn; popping it left the sent chips shown)."""
     st.session_state["an_send_done"] = send_to_review(page_db(), pending, REASON,
-                                                      reasons=reasons)
+                                                      actor=acting_name(), reasons=reasons)
     st.session_state.pop("an_send_pending", None)
     st.session_state["an_send_pick"] = []
 

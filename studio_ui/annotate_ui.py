@@ -49,8 +49,13 @@ def item_panel(item: dict[str, Any], kind: str) -> None:
 
 def questions_panel(questions: list[dict[str, Any]], notes: dict[str, dict[str, Any]],
                     saved: dict[int, str], key_of: Callable[[int], str],
-                    on_change: Callable[..., None], args_of: Callable[[int], tuple]) -> None:
-    """One Yes / No / Unsure radio per question under its dimension and sub-dimension."""
+                    on_change: Callable[..., None], args_of: Callable[[int], tuple],
+                    read_only: bool = False) -> None:
+    """One Yes / No / Unsure radio per question under its dimension and sub-dimension;
+    ``read_only`` (a submitted item: its answers are final) shows them disabled. The question
+    is a label, which renders Markdown: escaped, so a link or image in it stays text."""
+    if read_only:
+        st.caption("You submitted this item: its answers are final (shown read-only).")
     dim = sub = None
     for q in questions:
         if q["dimension"] != dim:
@@ -63,9 +68,9 @@ def questions_panel(questions: list[dict[str, Any]], notes: dict[str, dict[str, 
             sub = q["sub_dimension"]
             desc = notes.get(dim, {}).get("subs", {}).get(sub)
             st.markdown(f"**{md_escape(sub)}**" + (f" — {md_escape(desc)}" if desc else ""))
-        st.radio(q["text"], OPTIONS, index=OPTIONS.index(saved[q["id"]])
+        st.radio(md_escape(q["text"]), OPTIONS, index=OPTIONS.index(saved[q["id"]])
                  if q["id"] in saved else None, horizontal=True, key=key_of(q["id"]),
-                 on_change=on_change, args=args_of(q["id"]))
+                 on_change=on_change, args=args_of(q["id"]), disabled=read_only)
 
 
 def beside_judges(db: sqlite_utils.Database, job: int, who: str, item_pk: int,
@@ -76,7 +81,7 @@ def beside_judges(db: sqlite_utils.Database, job: int, who: str, item_pk: int,
         st.caption(why)
         return
     st.subheader("Your answers beside the judges'" + ("" if here else
-                                                      f" on the item you submitted ({item_id})"))
+                                                      f" on the item you submitted ({md_escape(item_id)})"))
     table, runs = J.judge_comparison(db, job, who, item_pk, J.job_questions(db, job, item_pk))
     if runs:
         # yours, each judge's and the ⚠️ first, narrow; the question last

@@ -85,3 +85,59 @@ def test_concurrent_annotators_and_judge_writes(db, db_path):
     assert d.execute("SELECT COUNT(*) FROM annotation WHERE job_id = ?", [jid]).fetchone()[0] \
         == 2 * 4 * 30
     assert d.execute("SELECT COUNT(*) FROM answer").fetchone()[0] == 4 * 122
+
+
+def _answered_and_submitted(db):
+    """A fixed job of ann and bob (both on every item); ann answered and submitted her first
+    item, bob has answered its first question."""
+    load_demo_copy(db)
+    jid = J.create_job(db, "summeval-demo", ["ann", "bob"], 2, n_items=2)
+    item = J.queue(db, jid, "ann")[0]["item_pk"]
+    qs = J.job_questions(db, jid, item)
+    for q in qs:
+        J.save_answer(db, jid, "ann", item, q["id"], "yes")
+    J.submit_item(db, jid, "ann", item)
+    J.save_answer(db, jid, "bob", item, qs[0]["id"], "yes")
+    return jid, item, qs
+
+
+def test_a_submitted_item_keeps_its_answers(db):
+    """Security audit D2: after submitting (the page then shows the judges' answers) nothing
+    of the item changes any more: no answer, no status; refused with the reason, nothing
+    written."""
+    jid, item, qs = _answered_and_submitted(db)
+    before = J.answers_of(db, jid, "ann", item)
+    stamp = db.execute("SELECT MAX(updated_at), COUNT(*) FROM annotation").fetchone()
+    for write in (lambda: J.save_answer(db, jid, "ann", item, qs[0]["id"], "no"),
+                  lambda: J.set_status(db, jid, "ann", item, "todo"),
+                  lambda: J.set_status(db, jid, "ann", item, "skipped", "changed my mind"),
+                  lambda: J.submit_item(db, jid, "ann", item)):
+        with pytest.raises(ValueError, match="this item is submitted: its answers are final"):
+            write()
+    assert J.answers_of(db, jid, "ann", item) == before and set(before.values()) == {"yes"}
+    assert db.execute("SELECT MAX(updated_at), COUNT(*) FROM annotation").fetchone() == stamp
+    assert J.queue(db, jid, "ann")[0]["status"] == "done"
+    # bob has not submitted: he still changes his mind
+    J.save_answer(db, jid, "bob", item, qs[0]["id"], "no")
+    assert J.answers_of(db, jid, "bob", item) == {qs[0]["id"]: "no"}
+
+
+def test_only_the_people_given_an_item_answer_it(db):
+    """Security audit D4: a person the job did not give the item to (not in the job at all)
+    cannot answer it, skip it or submit it; people's answers therefore never count them."""
+    from checkeval_core.people import people_answers
+
+    jid, item, qs = _answered_and_submitted(db)
+    for write in (lambda: J.save_answer(db, jid, "eve", item, qs[1]["id"], "no"),
+                  lambda: J.save_answer(db, jid, "ann ", item, qs[1]["id"], "no"),
+                  lambda: J.set_status(db, jid, "eve", item, "skipped", "not mine"),
+                  lambda: J.submit_item(db, jid, "eve", item)):
+        with pytest.raises(ValueError, match="was not given item"):
+            write()
+    assert db.execute("SELECT DISTINCT annotator FROM annotation WHERE job_id = ? ORDER BY 1",
+                      [jid]).fetchall() == [("ann",), ("bob",)]
+    assert J.queue(db, jid, "eve") == []
+    J.adjudicate(db, jid, item, qs[0]["id"], "yes", " coord ")  # stored as one person
+    assert db.execute("SELECT coordinator FROM adjudication").fetchall() == [("coord",)]
+    who = people_answers(db, "summeval-demo", [item])[(item, qs[1]["id"])].answers
+    assert who == {"ann": "yes"}

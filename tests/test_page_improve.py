@@ -5,9 +5,11 @@ are written, and the review queue only after a confirmation."""
 from __future__ import annotations
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from checkeval_core import task_split as S
-from tests.conftest import open_app_page
+from checkeval_core.team import ADMINS_ENV
+from tests.conftest import APP, open_app_page
 from tests.helpers import build_proposal_task as build
 
 
@@ -92,3 +94,22 @@ def test_improve_send_needs_as_many_dev_documents_as_send_flagged(db):
     assert any(f"needs ≥ {MIN_FLAG_GROUPS}" in w.value for w in at.warning)
     assert db.execute("SELECT COUNT(*) FROM question WHERE status = 'proposed'"
                       ).fetchone()[0] == 0
+
+
+@pytest.mark.usefixtures("few_groups_allowed")
+def test_improve_send_behind_a_login_records_the_person(db, monkeypatch):
+    """Security audit D10: queueing a proposal records who did it; behind a login that is
+    the logged-in person (the core refuses any other name, a blank one included)."""
+    monkeypatch.setenv(ADMINS_ENV, "dana")
+    build(db)
+    S.set_split(db, "pt", 0.25, seed=0)
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.user = {"is_logged_in": True, "name": "dana"}
+    at.run()
+    at.switch_page("app_pages/improve.py").run()
+    at.button(key="im_send").click().run()
+    at.button(key="im_confirm_yes").click().run()
+    assert not at.exception, at.exception
+    assert any("Queued 3 question(s)" in s.value for s in at.success)
+    assert {r[0] for r in db.execute("SELECT actor FROM review_event WHERE action = "
+                                     "'proposal_drop'")} == {"dana"}

@@ -11,6 +11,7 @@ from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path
+from checkeval_core.textsafe import md_escape
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 QUESTIONS = ["Is the reply polite?", "Does the reply answer the question?",
@@ -84,3 +85,47 @@ def test_jobs_page_create_and_settle(db, tmp_path):
     at.button(key="aj_settle").click().run()
     assert any(s.value == "Saved" for s in at.success)
     assert J.disagreements(db, 1)[0]["settled"] == "yes"
+
+
+def test_a_submitted_item_is_read_only(db, tmp_path):
+    """Security audit D2 and D8: Previous back to a submitted item shows its answers beside
+    the judges' but the radios are disabled (a change sent anyway is refused by the core:
+    tests/test_annotation_jobs.py), and the stored answer stays. Question texts and item ids
+    are shown as text (Markdown escaped)."""
+    p = tmp_path / "d.jsonl"
+    p.write_text("".join(json.dumps({"id": f"r_{i}*", "output": f"Fine {i}.",
+                                     "context": "Hi?"}) + "\n" for i in range(2)))
+    import_file(db, p, "chat", kind="dialogue")
+    linky = "Is it safe? ![x](https://evil.example/p.png) [click](https://evil.example)"
+    c = tmp_path / "c.json"
+    c.write_text(json.dumps({"quality": {"definition": "good", "sub_dimensions": {
+        "Basics": {"seed": [linky, QUESTIONS[0]]}}}}))
+    import_checklist(db, "chat", c)
+    freeze(db, "chat")
+    execute_run(db_path(db), create_run(db, "chat", "fake", "rocketeval"))
+    jid = J.create_job(db, "chat", ["alice"], 1, n_items=2)
+    first = J.queue(db, jid, "alice")[0]
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("app_pages/annotate.py").run()
+    at.text_input(key="ann_name").input("alice").run()
+    assert md_escape(linky) in [r.label for r in at.radio] and linky not in \
+        [r.label for r in at.radio]
+    assert not any(r.disabled for r in at.radio)
+    for r in at.radio:
+        r.set_value("yes")
+    at.run()
+    at.button(key="ann_submit").click().run()
+    assert not at.exception
+    # the judges' answers of the item just submitted, its id escaped in the heading
+    assert any(md_escape(first["item_id"]) in s.value for s in at.subheader)
+    at.button(key="ann_prev").click().run()
+    assert any(f"Item {md_escape(first['item_id'])}" in c.value for c in at.caption)
+    assert len(at.dataframe) == 1  # the comparison stays after submitting
+    assert len(at.radio) == 2 and all(r.disabled for r in at.radio)
+    assert at.button(key="ann_skip").disabled and at.button(key="ann_submit").disabled
+    assert [r.value for r in at.radio] == ["yes", "yes"]  # shown as stored, not changeable
+    assert any("its answers are final" in c.value for c in at.caption)
+    at.button(key="ann_next").click().run()
+    at.button(key="ann_prev").click().run()
+    assert not at.exception and all(r.disabled for r in at.radio)
+    assert set(J.answers_of(db, jid, "alice", first["item_pk"]).values()) == {"yes"}

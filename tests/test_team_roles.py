@@ -217,3 +217,46 @@ def test_cli_team_add_list_remove(db_path, monkeypatch):
     assert json.loads(run_cli(["team", "list", "--json"], db=db_path).stdout) == []
     r = run_cli(["team", "remove", "ann"], db=db_path)
     assert r.returncode == 2 and "no role" in r.stderr
+
+
+def test_the_author_is_exactly_the_acting_person(db, study):
+    """Security audit D4: a blank or space-padded name is another person in the store, so it
+    is refused like someone else's name; the exact name writes."""
+    before = _file_bytes(db)
+    for name in ("ann ", " ann", ""):
+        with acting_as(Actor("ann")), pytest.raises(Denied, match="Refused: ann"):
+            J.save_answer(db, study["job"], name, study["item"], study["q"], "no")
+    with acting_as(Actor("cora")), pytest.raises(Denied, match="blank"):
+        J.create_job(db, study["task"], ["ann"], 1, n_items=1, name="x")  # no coordinator
+    assert _file_bytes(db) == before
+    with acting_as(Actor("ann")):
+        J.save_answer(db, study["job"], "ann", study["item"], study["q"], "no")
+    assert J.answers_of(db, study["job"], "ann", study["item"]) == {study["q"]: "no"}
+
+
+def test_writers_that_name_their_author_check_it(db, study):
+    """Security audit D10: handing items on, proposing a rewording and sending questions to
+    review record a name: it must be the acting person's (blank refused), while the local
+    operator (no login, the CLI) still writes with none."""
+    from checkeval_core.annotation.pools import hand_on
+    from checkeval_core.checklists.review import send_to_review, to_review
+
+    proposal = {"task": study["task"], "dropped": [], "new": []}
+    writes = [
+        ("cora", "coordinator", lambda name: hand_on(db, study["job"], "ann", ["zed"],
+                                                     coordinator=name)),
+        ("rita", "actor", lambda name: propose_rewording(db, study["run"], study["q"], "fake",
+                                                         actor=name)),
+        ("rita", "actor", lambda name: send_to_review(db, [study["q"]], "why", actor=name)),
+        ("rita", "actor", lambda name: to_review(db, proposal, actor=name)),
+    ]
+    before = _file_bytes(db)
+    for person, _, write in writes:
+        for name in ("ada", f"{person} ", ""):
+            with acting_as(Actor(person)), pytest.raises(Denied, match=f"Refused: {person}"):
+                write(name)
+    assert _file_bytes(db) == before
+    with acting_as(Actor("rita")):
+        assert to_review(db, proposal, actor="rita") == {"queued": 0, "added": [],
+                                                         "skipped": []}
+    assert hand_on(db, study["job"], "ann", ["zed"])["moved"] >= 1  # the local operator

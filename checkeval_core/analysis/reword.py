@@ -91,7 +91,7 @@ def _agreement(df: pd.DataFrame, col: str, n_boot: int, seed: int) -> dict[str, 
     return {**fig.brief(), "n_groups": fig.n_groups}
 
 
-@guarded("checklist.edit")
+@guarded("checklist.edit", self_param="actor")
 def propose_rewording(db: sqlite_utils.Database, run_id: int, question_id: int, judge: str,
                       n_boot: int = N_BOOT, seed: int = 0, judge_obj: Any = None,
                       actor: str = "") -> dict[str, Any]:

@@ -1,5 +1,7 @@
 """Annotation jobs: sample items, assign each to exactly k annotators with balanced loads,
-save answers as they are given, submit/skip items, and settle disagreements.
+save answers as they are given (only by the people given the item, and never once they
+submitted it: the judges' answers may have been shown then), submit/skip items, and settle
+disagreements.
 
 Assignment: items are dealt round-robin over the annotators (k consecutive annotators per
 item, starting where the previous item stopped), so every item gets exactly k distinct
@@ -217,6 +219,7 @@ def check_all_answered(db: sqlite_utils.Database, job_id: int, annotator: str,
 @guarded("annotate", self_param="annotator")
 def submit_item(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int) -> None:
     """Mark the item done once every question of ITS checklist has an answer."""
+    open_assignment(db, job_id, annotator, item_pk)
     check_all_answered(db, job_id, annotator, item_pk)
     set_status(db, job_id, annotator, item_pk, "done")
 
@@ -247,21 +250,45 @@ def queue(db: sqlite_utils.Database, job_id: int, annotator: str) -> list[dict[s
                 [job_id, annotator])
 
 
+#: Why an answer of a submitted item cannot change: the judges' answers may have been shown.
+FINAL = "this item is submitted: its answers are final"
+
+
+def open_assignment(db: sqlite_utils.Database, job_id: int, annotator: str,
+                    item_pk: int) -> str:
+    """The status of ``annotator``'s assignment of the item in the job (``todo`` or
+    ``skipped``); ValueError when they have none (only the people given an item answer it) or
+    when they submitted it (:data:`FINAL`: the page then showed them the judges' answers)."""
+    row = db.execute("SELECT status FROM annotation_assignment WHERE job_id = ? AND "
+                     "annotator = ? AND item_id = ?", [job_id, annotator, item_pk]).fetchone()
+    if row is None:
+        raise ValueError(f"{annotator!r} was not given item {item_pk} in job #{job_id}: only "
+                         "the people a job gives an item to answer it. Nothing was written.")
+    if row[0] == "done":
+        raise ValueError(f"{FINAL}. Nothing was written.")
+    return str(row[0])
+
+
 @guarded("annotate", self_param="annotator")
 def save_answer(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int,
                 question_id: int, value: str) -> None:
-    """Upsert one answer at once (nothing is lost on refresh or crash)."""
+    """Upsert one answer at once (nothing is lost on refresh or crash), on an item the job
+    gave ``annotator`` and that they have not submitted yet (see :func:`open_assignment`)."""
     if value not in ("yes", "no", "unsure"):
         raise ValueError(f"answer {value!r}: use yes, no or unsure")
     if question_id not in {q["id"] for q in job_questions(db, job_id, item_pk)}:
         raise ValueError(f"question #{question_id} is not on this item's checklist in job "
                          f"#{job_id}")
     now = now_iso()
-    tid = db.execute("SELECT task_id FROM annotation_job WHERE id = ?", [job_id]).fetchone()[0]
-    db.execute("INSERT INTO annotation (task_id, annotator, kind, item_id, question_id, value, "
-               "job_id, created_at, updated_at) VALUES (?, ?, 'answer', ?, ?, ?, ?, ?, ?) "
-               "ON CONFLICT DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-               [tid, annotator, item_pk, question_id, value, job_id, now, now])
+    with transaction(db):  # the status is read under the write lock: a submit cannot slip in
+        open_assignment(db, job_id, annotator, item_pk)
+        tid = db.execute("SELECT task_id FROM annotation_job WHERE id = ?",
+                         [job_id]).fetchone()[0]
+        db.execute("INSERT INTO annotation (task_id, annotator, kind, item_id, question_id, "
+                   "value, job_id, created_at, updated_at) VALUES (?, ?, 'answer', ?, ?, ?, ?, "
+                   "?, ?) ON CONFLICT DO UPDATE SET value = excluded.value, "
+                   "updated_at = excluded.updated_at",
+                   [tid, annotator, item_pk, question_id, value, job_id, now, now])
 
 
 def answers_of(db: sqlite_utils.Database, job_id: int, annotator: str,
@@ -274,11 +301,17 @@ def answers_of(db: sqlite_utils.Database, job_id: int, annotator: str,
 @guarded("annotate", self_param="annotator")
 def set_status(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int,
                status: str, reason: str = "") -> None:
+    """Submit (``done``), skip (with a reason) or reopen (``todo``) ``annotator``'s item;
+    refused, nothing changed, on an item not given to them or already submitted."""
+    if status not in ("todo", "done", "skipped"):
+        raise ValueError(f"status {status!r}: use todo, done or skipped")
     if status == "skipped" and not reason.strip():
         raise ValueError("skipping an item needs a reason")
-    db.execute("UPDATE annotation_assignment SET status = ?, skip_reason = ?, updated_at = ? "
-               "WHERE job_id = ? AND annotator = ? AND item_id = ?",
-               [status, reason, now_iso(), job_id, annotator, item_pk])
+    with transaction(db):
+        open_assignment(db, job_id, annotator, item_pk)
+        db.execute("UPDATE annotation_assignment SET status = ?, skip_reason = ?, "
+                   "updated_at = ? WHERE job_id = ? AND annotator = ? AND item_id = ?",
+                   [status, reason, now_iso(), job_id, annotator, item_pk])
 
 
 def progress(db: sqlite_utils.Database, job_id: int) -> list[dict[str, Any]]:
@@ -312,7 +345,8 @@ def adjudicate(db: sqlite_utils.Database, job_id: int, item_pk: int, question_id
                value: str, coordinator: str, note: str = "") -> None:
     if value not in ("yes", "no"):
         raise ValueError("the settled answer is yes or no")
-    if not coordinator.strip():
+    coordinator = coordinator.strip()  # one person, however the name was padded
+    if not coordinator:
         raise ValueError("enter the coordinator's name")
     now = now_iso()
     with transaction(db):

@@ -215,7 +215,7 @@ def submit(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int,
         set_status(db, job_id, annotator, item_pk, "done")
 
 
-@guarded("job.manage")
+@guarded("job.manage", self_param="coordinator")
 def hand_on(db: sqlite_utils.Database, job_id: int, person: str, to: list[str] | None = None,
             coordinator: str = "", now: datetime | None = None) -> dict[str, Any]:
     """Hand ``person``'s open items on: in a pool their claims are released (others pull

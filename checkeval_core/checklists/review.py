@@ -160,7 +160,7 @@ def review_agreement(db: sqlite_utils.Database, task: str) -> dict[str, Any]:
 SENDABLE = ("kept",)
 
 
-@guarded("checklist.edit")
+@guarded("checklist.edit", self_param="actor")
 def send_to_review(db: sqlite_utils.Database, question_ids: list[int],
                    reason: str, actor: str = "",
                    reasons: dict[int, str] | None = None) -> dict[str, Any]:
@@ -237,7 +237,7 @@ def _repeats_last(db: sqlite_utils.Database, qid: int, action: str, reason: str)
     return last is not None and (last[0], last[1]) == (action, reason)
 
 
-@guarded("checklist.edit")
+@guarded("checklist.edit", self_param="actor")
 def to_review(db: sqlite_utils.Database, proposal: dict[str, Any],
               actor: str = "") -> dict[str, Any]:
     """Queue a checklist proposal (:func:`checkeval_core.analysis.proposal.propose`) for a
