@@ -101,6 +101,21 @@ def _answered_and_submitted(db):
     return jid, item, qs
 
 
+def test_a_changed_answer_keeps_the_one_it_replaced(db):
+    """Before submitting, a person may change their mind; the answer it replaces was
+    overwritten without a trace: it is appended to the history, the current one stays one row."""
+    import json
+
+    jid, item, qs = _answered_and_submitted(db)
+    J.save_answer(db, jid, "bob", item, qs[0]["id"], "yes")  # the same again: no change
+    J.save_answer(db, jid, "bob", item, qs[0]["id"], "no")
+    assert J.answers_of(db, jid, "bob", item)[qs[0]["id"]] == "no"
+    hist = [(a, json.loads(d)) for a, d in db.execute(
+        "SELECT actor, detail FROM review_event WHERE action = 'change_answer'")]
+    assert [(a, d["question"], d["was"], d["now"]) for a, d in hist] == [
+        ("bob", qs[0]["id"], "yes", "no")]
+
+
 def test_a_submitted_item_keeps_its_answers(db):
     """Security audit D2: after submitting (the page then shows the judges' answers) nothing
     of the item changes any more: no answer, no status; refused with the reason, nothing

@@ -4,6 +4,7 @@ ranking analysis counts app votes beside imported ones."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -83,6 +84,10 @@ def test_same_vote_twice_is_idempotent_and_changes_move_the_stamp(db):
     assert human_data_stamp(db) != stamp  # the Rankings page's cache sees a changed vote
     PW.record_vote(db, "duel", "bob", b, a, "A")  # another annotator: a row of their own
     assert db.execute("SELECT COUNT(*) FROM preference").fetchone()[0] == 2
+    # the vote a change replaced stays on record (it was overwritten without a trace)
+    hist = [json.loads(d) for (d,) in db.execute(
+        "SELECT detail FROM review_event WHERE action = 'change_vote' AND actor = 'alice'")]
+    assert [(h["was"], h["now"]) for h in hist] == [("tie", "a" if a < b else "b")]
 
 
 def test_bad_votes_change_nothing(db):

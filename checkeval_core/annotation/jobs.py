@@ -273,7 +273,9 @@ def open_assignment(db: sqlite_utils.Database, job_id: int, annotator: str,
 def save_answer(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int,
                 question_id: int, value: str) -> None:
     """Upsert one answer at once (nothing is lost on refresh or crash), on an item the job
-    gave ``annotator`` and that they have not submitted yet (see :func:`open_assignment`)."""
+    gave ``annotator`` and that they have not submitted yet (see :func:`open_assignment`).
+    A changed answer appends the one it replaces to the history (``review_event``,
+    ``change_answer``): the current answer is one row, what was given before is kept."""
     if value not in ("yes", "no", "unsure"):
         raise ValueError(f"answer {value!r}: use yes, no or unsure")
     if question_id not in {q["id"] for q in job_questions(db, job_id, item_pk)}:
@@ -284,6 +286,14 @@ def save_answer(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk:
         open_assignment(db, job_id, annotator, item_pk)
         tid = db.execute("SELECT task_id FROM annotation_job WHERE id = ?",
                          [job_id]).fetchone()[0]
+        was = db.execute("SELECT value, updated_at FROM annotation WHERE task_id = ? AND "
+                         "annotator = ? AND kind = 'answer' AND item_id = ? AND question_id = ? "
+                         "AND job_id = ?", [tid, annotator, item_pk, question_id, job_id]
+                         ).fetchone()
+        if was and was[0] != value:  # a change of mind: the answer it replaces stays on record
+            record_event(db, tid, "annotator", "change_answer", actor=annotator, job_id=job_id,
+                         detail={"item": item_pk, "question": question_id, "was": was[0],
+                                 "given_at": was[1], "now": value}, now=now)
         db.execute("INSERT INTO annotation (task_id, annotator, kind, item_id, question_id, "
                    "value, job_id, created_at, updated_at) VALUES (?, ?, 'answer', ?, ?, ?, ?, "
                    "?, ?) ON CONFLICT DO UPDATE SET value = excluded.value, "

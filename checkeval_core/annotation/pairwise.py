@@ -32,6 +32,7 @@ from typing import Any
 import sqlite_utils
 
 from checkeval_core.annotation.preferences import derived_vote_id
+from checkeval_core.checklists.review import record_event
 from checkeval_core.store import NotFound, now_iso, rows, task_id, transaction
 from checkeval_core.team import guarded
 
@@ -130,7 +131,8 @@ def record_vote(db: sqlite_utils.Database, task: str, annotator: str, shown_a: i
 
     ``choice`` is ``A``, ``B`` or ``tie`` as shown; it is stored relative to the canonical
     order (``item_a`` = the smaller item id) with ``shown_first`` = ``shown_a``. Voting again
-    on the same pair replaces the choice (same choice: nothing changes, not even the time).
+    on the same pair replaces the choice (same choice: nothing changes, not even the time);
+    the vote it replaces is appended to the history (``review_event``, ``change_vote``).
     Returns the stored vote with both systems (see :func:`vote_detail`)."""
     annotator = (annotator or "").strip()
     if not annotator:
@@ -154,6 +156,13 @@ def record_vote(db: sqlite_utils.Database, task: str, annotator: str, shown_a: i
         ("a" if (shown_a if choice == "A" else shown_b) == lo else "b")
     vid = derived_vote_id(APP_SOURCE, annotator, found[lo]["item_id"], found[hi]["item_id"])
     with transaction(db):
+        was = db.execute("SELECT winner, shown_first, created_at FROM preference WHERE "
+                         "task_id = ? AND item_a = ? AND item_b = ? AND annotator = ? AND "
+                         "source = ?", [tid, lo, hi, annotator, APP_SOURCE]).fetchone()
+        if was and (was[0], was[1]) != (winner, shown_a):  # the vote it replaces stays on record
+            record_event(db, tid, "annotator", "change_vote", actor=annotator,
+                         detail={"item_a": lo, "item_b": hi, "was": was[0],
+                                 "shown_first": was[1], "given_at": was[2], "now": winner})
         db.execute(
             "INSERT INTO preference (task_id, group_id, item_a, item_b, winner, source, "
             "annotator, created_at, shown_first, vote_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "

@@ -34,7 +34,7 @@ from checkeval_core.team import guarded
 DECISIONS = ("keep", "reject", "edit")
 #: Who acts on questions and jobs: a reviewer on the review page, a coordinator of annotation
 #: jobs, an analysis that sends questions back to review, the LLM filter.
-EVENT_ROLES = ("reviewer", "coordinator", "analysis", "filter")
+EVENT_ROLES = ("reviewer", "coordinator", "analysis", "filter", "annotator")
 
 
 @guarded("checklist.review", self_param="annotator")
