@@ -29,7 +29,7 @@ else:
 st.subheader("Give a role")
 with st.form("team_grant"):
     c1, c2 = st.columns(2)
-    name = c1.text_input("Login name (as the login or the proxy header gives it)",
+    name = c1.text_input("Login name (verified email, else OIDC sub; or the proxy header)",
                          key="team_name")
     new_role = c2.selectbox("Role", list(team.ROLES), index=team.ROLES.index("annotator"),
                             key="team_role")

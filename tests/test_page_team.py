@@ -19,7 +19,9 @@ def _admins(monkeypatch, tmp_path):
 
 def logged_in(name: str | None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
-    at.user = {"is_logged_in": True, "name": name} if name else {"is_logged_in": False}
+    # the provider's subject names the person (docs/security.md); the display name does not
+    at.user = ({"is_logged_in": True, "sub": name, "name": f"Display {name}"} if name
+               else {"is_logged_in": False})
     return at.run()
 
 
@@ -70,7 +72,7 @@ def test_a_write_the_role_may_not_make_is_refused_on_the_page(db, tmp_path):
     run(db, task, "rocketeval")
     team.grant(db, "vic", "viewer")
     at = AppTest.from_file(APP, default_timeout=180)
-    at.user = {"is_logged_in": True, "name": "vic"}
+    at.user = {"is_logged_in": True, "sub": "vic"}
     at.session_state["task_name"] = task
     at.run()
     assert not [b for b in at.button if b.key == "load_demo"]  # Home: no import offered
