@@ -54,6 +54,23 @@ def test_an_annotator_gets_only_their_pages(db):
         at.switch_page("app_pages/traces.py")  # registered only as its refusal
 
 
+def test_home_shows_the_tasks_only_to_people_with_a_role(db):
+    """Audit D6: a person without a role, or a visitor not logged in, sees no task names."""
+    from tests.helpers import load_demo_copy
+
+    load_demo_copy(db)
+    for name in ("zed", None):  # a stranger, then a visitor who is not logged in
+        at = logged_in(name)
+        assert not at.exception
+        assert not at.dataframe and not at.success  # no Tasks table, no demo status
+        assert not [h for h in at.subheader if h.value in ("Tasks", "Demo")]
+        assert not [m for m in at.markdown if "summeval-demo" in m.value]
+    team.grant(db, "vic", "viewer")
+    at = logged_in("vic")
+    assert "summeval-demo" in at.dataframe[0].value["name"].tolist()
+    assert any("demo tasks are loaded" in s.value for s in at.success)
+
+
 def test_a_stranger_gets_nothing_and_without_login_everything(db):
     at = logged_in("zed")
     assert at.session_state["_allowed_pages"] == {""}
