@@ -40,7 +40,7 @@ with st.expander("Per-query checklists (RocketEval: one list per query, shared b
                 st.rerun()
             st.success(r["message"])  # shown with the problems below it
             for p in r["problems"][:20]:
-                st.warning(p)
+                st.warning(md_escape(p))
 
 qs = questions(db, task, instance=None)
 if not qs:
