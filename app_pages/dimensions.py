@@ -88,7 +88,7 @@ for s in dim["sub_dimensions"]:
             try:  # all or nothing: a refused deletion leaves every seed as it was
                 r = save_seeds(db, s["id"], texts, new_seed, author=known_user("reviewer"))
             except M.InUse as e:
-                st.error(f"Nothing was saved: {e}")
+                st.error(f"Nothing was saved: {md_escape(str(e))}")
             else:
                 st.session_state[f"newseed_gen_{s['id']}"] = gen + 1
                 st.session_state["dim_flash"] = "Seed questions saved" + (

@@ -77,7 +77,8 @@ def disagreements(res: dict[str, Any], run_id: int, pick: int | None, why: str =
         st.caption(md_escape(f"Why: {why}"))
     for d in q["disagreements"]:
         st.page_link("app_pages/traces.py",
-                     label=f"{d['item_id']}: judge {d['judge']}, people {d['human']}",
+                     label=md_escape(f"{d['item_id']}: judge {d['judge']}, "
+                                     f"people {d['human']}"),
                      query_params={"runs": str(run_id), "item": str(d["item_pk"]),
                                    "dim": q["dimension"] or "", "show": "people"})
 
