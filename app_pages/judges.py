@@ -68,7 +68,7 @@ with st.expander("Add a judge", expanded=False):
         try:
             jid = add_judge(db, spec, label=label, key_env=key_env, secrets=st.secrets)
         except (JudgeSpecError, ValueError) as e:
-            st.error(str(e))
+            st.error(md_escape(str(e)))
         else:
             st.session_state["judges_saved"] = (
                 f"Saved judge {jid}: {parse_spec(spec).spec}"

@@ -70,7 +70,7 @@ try:  # the checkbox is drawn with the position bias below; its last value is re
     view = compute(db_path(db), run_id, agg, float(tie), ref_src if sources else None,
                    human_data_stamp(db), bool(st.session_state.get("rk_drop_biased")))
 except ValueError as e:
-    st.error(str(e))
+    st.error(md_escape(str(e)))
     st.stop()
 health_box(db, [run_id], "rankings", agg, float(tie), tie_key="rk_tie")
 st.subheader("Leaderboard")

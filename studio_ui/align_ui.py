@@ -39,7 +39,7 @@ def sample_form(db: sqlite_utils.Database, run_id: int, expanded: bool) -> None:
                 jid, created = start_sample(db, run_id, names.split(","), int(overlap), int(n),
                                             coordinator=creator)
             except ValueError as e:
-                st.error(str(e))
+                st.error(md_escape(str(e)))
                 return
             st.success(f"Job #{jid} {'created' if created else 'already exists'}: annotators "
                        "answer it on the Annotate page.")

@@ -5,6 +5,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from checkeval_core.textsafe import md_escape
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
@@ -35,7 +37,8 @@ def test_bad_spec_shows_error_and_key_is_not_stored(db):
     at.selectbox(key="add_backend").select("openai-compat").run()
     at.text_input(key="add_model").input("").run()
     at.button(key="add_save").click().run()
-    assert any("openai-compat:<base_url>#<model>" in e.value for e in at.error)
+    assert any(md_escape("openai-compat:<base_url>#<model>") in e.value  # shown as text
+               for e in at.error)
     at.text_input(key="add_model").input("my-model").run()
     # nothing can be typed as a key source: only the approved variables are offered (none
     # for localhost:8000 here), so a pasted key never reaches the form's value
