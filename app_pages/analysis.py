@@ -20,6 +20,7 @@ from checkeval_core.runs.score_read import aggregations
 from checkeval_core.runs.selection import default_runs
 from checkeval_core.stats.correlation import COEFFICIENTS, LEVELS
 from checkeval_core.store import db_path
+from checkeval_core.textsafe import md_escape
 from studio_ui.analysis_ui import (
     agreement_section,
     cached_judge_agreement,
@@ -127,12 +128,12 @@ if run_keys and dims:
     pick_dim = p2.selectbox("dimension", dims, key="an_pick_dim")
     part = items_behind(db, int(pick_run), pick_dim, agg,
                         only=report["coverage"].get("shared_item_pks"))
-    st.markdown(f"**{per_run[pick_run]['label']} · {pick_dim}: {len(part)} items** "
-                "(largest rank disagreement with humans first)")
+    st.markdown(f"**{md_escape(per_run[pick_run]['label'] + ' · ' + pick_dim)}: {len(part)} "
+                "items** (largest rank disagreement with humans first)")
     table(part, cols["items"])
     if len(part):
         st.page_link("app_pages/traces.py",
-                     label=f"Open the Yes/No trace of {part.iloc[0]['item_id']}",
+                     label=f"Open the Yes/No trace of {md_escape(part.iloc[0]['item_id'])}",
                      query_params={"runs": pick_run, "item": str(int(part.iloc[0]["item_pk"])),
                                    "dim": pick_dim})
 

@@ -116,4 +116,4 @@ else:
             J.adjudicate(db, job, pick[0], pick[1], value, coord, note)
             st.success("Saved")
         except ValueError as e:
-            st.error(str(e))
+            st.error(md_escape(str(e)))

@@ -40,7 +40,7 @@ with st.expander("Per-query checklists (RocketEval: one list per query, shared b
                 st.rerun()
             st.success(r["message"])  # shown with the problems below it
             for p in r["problems"][:20]:
-                st.warning(p)
+                st.warning(md_escape(p))
 
 qs = questions(db, task, instance=None)
 if not qs:
@@ -104,7 +104,7 @@ st.text_input("New text (edit exactly one selected question)", key=text_key)
 b3.button("Save edit", key="rv_edit", disabled=len(selected) != 1, on_click=_act,
           args=("edit", list(selected), annotator))
 if "rv_error" in st.session_state:
-    st.error(st.session_state.pop("rv_error"))
+    st.error(md_escape(st.session_state.pop("rv_error")))
 UI.show_history(db, list(selected) or st.session_state.get("rv_last", []))  # appended, with why
 
 with st.expander("Near-duplicates (lexical similarity)"):
@@ -126,7 +126,7 @@ if freeze_kind:
     try:
         st.success(RV.freeze_message(freeze(db, task, note=note, kind=freeze_kind), freeze_kind))
     except ValueError as e:
-        st.error(str(e))
+        st.error(md_escape(str(e)))
 vs = list_versions(db, task)
 if vs:
     st.dataframe(RV.versions_table(vs), hide_index=True, width="stretch")

@@ -80,7 +80,7 @@ try:
     res = compute(db_path(db), run_a, run_b, level, coef, split,
                   f"{scores_stamp(db)}|{evidence_stamp(db, task)}")
 except CompareError as e:
-    st.error(f"Not comparable: {e}")
+    st.error(f"Not comparable: {md_escape(str(e))}")
     st.stop()
 
 ag = res["agreement"]
@@ -117,7 +117,8 @@ picked = (event or {}).get("selection", {}).get("rows", []) if event else []
 if res["items"]:  # a part of the split may hold no shared item
     row = res["items"][picked[0] if picked and picked[0] < len(res["items"]) else 0]
     st.page_link("app_pages/traces.py", icon=":material/search:",
-                 label=f"Open both traces of item {row['item_id']} ({row['dimension']})",
+                 label=md_escape(f"Open both traces of item {row['item_id']} "
+                                 f"({row['dimension']})"),
                  query_params={"runs": f"{run_a},{run_b}", "item": str(row["item_pk"]),
                                "dim": row["dimension"]})
 csv_download(items.drop(columns=["trace"]), f"compare_{run_a}_{run_b}.csv", "cmp_items_csv")

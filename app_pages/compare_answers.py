@@ -51,7 +51,7 @@ def _vote(task_name: str, annotator: str, a: int, b: int, choice: str) -> None:
 
 
 if err := st.session_state.pop("pw_error", None):
-    st.error(err)
+    st.error(md_escape(err))
 last = st.session_state.get("pw_last")
 if last and last["task"] == task and last["who"] == who:  # never the previous person's vote
     pref = "a tie" if last["preferred"] == "tie" else f"**{md_escape(last['preferred'])}**"

@@ -52,14 +52,14 @@ with tab_import:
                             key="import_kind")
         clash = target.strip() in names
         if clash:
-            st.warning(f"A task named {target.strip()!r} already exists: choose *{EXISTING}* "
-                       "to add the file's items to it, or give another name.")
+            st.warning(f"A task named '{md_escape(target.strip())}' already exists: choose "
+                       f"*{EXISTING}* to add the file's items to it, or give another name.")
     elif dest == EXISTING:
         target = st.selectbox("Task to add the items to", names, index=None,
                               placeholder="choose a task", key="import_existing") or ""
         if target:
             info = next(t for t in tasks if t["name"] == target)
-            st.caption(f"The file's items are added to {target!r} ({info['kind']}, "
+            st.caption(f"The file's items are added to '{md_escape(target)}' ({info['kind']}, "
                        f"{info['n_items']} items now); an id it already has is refused.")
     else:
         st.caption("Choose where the file goes: a new task, or added to an existing one.")
@@ -72,8 +72,9 @@ with tab_import:
             try:
                 preview = parse_rows(Path(up.name), mapping, data=data)
                 ok = True
+                dims = md_escape(", ".join(preview["dimensions"]) or "none")
                 st.write(f"{len(preview['items'])} items, {len(preview['scores'])} human "
-                         f"scores (dimensions: {', '.join(preview['dimensions']) or 'none'})")
+                         f"scores (dimensions: {dims})")
                 for note in preview["notes"]:  # ids from row numbers, columns left out
                     st.caption(md_escape(note))
                 preview_table(preview["items"])
@@ -94,7 +95,7 @@ with tab_import:
                 else:
                     st.session_state["task_name"] = res["task"]
                     st.success(f"Imported {res['n_items']} items and {res['n_scores']} human "
-                               f"scores into {res['task']!r} ("
+                               f"scores into '{md_escape(res['task'])}' ("
                                + ("new task" if dest == NEW else "added to the task") + ").")
         except Exception as e:  # noqa: BLE001 - shown without details, logged in full
             upload_failed(e)
@@ -109,8 +110,8 @@ with tab_browse:
         st.session_state["task_name"] = task
         info = next(t for t in tasks if t["name"] == task)
         st.caption(f"{info['kind']} · {info['n_items']} items · dimensions: "
-                   f"{', '.join(info['dimensions']) or 'none'} (the table's score columns are the "
-                   "human scores)")
+                   f"{md_escape(', '.join(info['dimensions']) or 'none')} (the table's score "
+                   "columns are the human scores)")
         gs = groups(db, task)
         group = st.selectbox("Group (source document / context)", ["(all)", *gs], key="group")
         gid = None if group == "(all)" else group

@@ -61,7 +61,7 @@ if confirm_step("dim_delete", c4.button("Delete", key="dim_delete"), dim["id"],
         st.session_state["dim_flash"] = "Dimension deleted"
         st.rerun()
     except M.InUse as e:
-        st.error(str(e))
+        st.error(md_escape(str(e)))
 
 st.markdown("**Sub-dimensions and seed questions** (phrase questions so that *Yes* = better)")
 all_seeds = seed_questions(db, task, dim["name"])
@@ -88,7 +88,7 @@ for s in dim["sub_dimensions"]:
             try:  # all or nothing: a refused deletion leaves every seed as it was
                 r = save_seeds(db, s["id"], texts, new_seed, author=known_user("reviewer"))
             except M.InUse as e:
-                st.error(f"Nothing was saved: {e}")
+                st.error(f"Nothing was saved: {md_escape(str(e))}")
             else:
                 st.session_state[f"newseed_gen_{s['id']}"] = gen + 1
                 st.session_state["dim_flash"] = "Seed questions saved" + (
@@ -136,4 +136,4 @@ try:
     filter_block(db, task, dim["name"], judge.strip())  # scope and cost said before it runs
     evidence_block(db, task, dim["name"], judge.strip())  # each proposal tested on dev items
 except (ValueError, ImportError) as e:
-    st.error(str(e))
+    st.error(md_escape(str(e)))

@@ -26,28 +26,29 @@ c2.markdown("**RocketEval** — one independent Yes/No judgment per question, no
 c3.markdown("**SEAL** — split outputs into semantic units (sentences, pairs, facts) and "
             "verify each unit against weighted sub-dimensions.")
 
-db = page_db()
-st.subheader("Demo")
-st.caption("SummEval (12 documents × 16 systems) and Topical-Chat (12 contexts × 6 responses) "
-           "subsets with human scores and the CheckEval authors' published checklists; "
-           "AlpacaEval (8 queries × 12 LLMs) with per-query checklists and Chatbot Arena Elo. "
-           "No internet and no API key needed.")
-if demo_loaded(db):
-    st.success("The demo tasks are loaded: " + ", ".join(demo_task_names()))
-else:
-    if may("data.import") and st.button("Load the demo tasks", type="primary",
+known = actor is None or role is not None  # no login, or a person with a role
+if known:  # unknown and logged-out visitors get nothing: not even the tasks' names
+    db = page_db()
+    st.subheader("Demo")
+    st.caption("SummEval (12 documents × 16 systems) and Topical-Chat (12 contexts × 6 "
+               "responses) subsets with human scores and the CheckEval authors' published "
+               "checklists; AlpacaEval (8 queries × 12 LLMs) with per-query checklists and "
+               "Chatbot Arena Elo. No internet and no API key needed.")
+    if demo_loaded(db):
+        st.success("The demo tasks are loaded: " + ", ".join(demo_task_names()))
+    elif may("data.import") and st.button("Load the demo tasks", type="primary",
                                           key="load_demo"):
         with st.spinner("Importing the demo…"):
             load_demo(db)
         st.rerun()
 
-tasks = list_tasks(db)
-st.subheader("Tasks")
-if tasks:
-    st.dataframe([{**t, "dimensions": ", ".join(t["dimensions"])} for t in tasks],
-                 hide_index=True, width="stretch")
-else:
-    st.info("No task yet: load the demo above or import a dataset on the Data page.")
+    tasks = list_tasks(db)
+    st.subheader("Tasks")
+    if tasks:
+        st.dataframe([{**t, "dimensions": ", ".join(t["dimensions"])} for t in tasks],
+                     hide_index=True, width="stretch")
+    else:
+        st.info("No task yet: load the demo above or import a dataset on the Data page.")
 
 st.subheader("Where to start")
 st.caption("The path a newcomer follows, in order (the demo tasks already have a frozen "

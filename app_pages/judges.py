@@ -8,6 +8,7 @@ from checkeval_core.judges.keys import key_sources_for
 from checkeval_core.judges.saved import DEFAULT_SPEC, add_judge, delete_judge, list_judges
 from checkeval_core.judges.spec import BACKENDS, JudgeSpecError, parse_spec, spec_forms
 from checkeval_core.runs.judge_check import TEST_QUESTION, ask_judge
+from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
 from studio_ui.tables import table_config
 
@@ -67,7 +68,7 @@ with st.expander("Add a judge", expanded=False):
         try:
             jid = add_judge(db, spec, label=label, key_env=key_env, secrets=st.secrets)
         except (JudgeSpecError, ValueError) as e:
-            st.error(str(e))
+            st.error(md_escape(str(e)))
         else:
             st.session_state["judges_saved"] = (
                 f"Saved judge {jid}: {parse_spec(spec).spec}"
@@ -100,8 +101,8 @@ answer = st.session_state.get("judge_answer")
 if answer and (answer["spec"], answer["question"]) == (chosen, question):
     if answer["error"]:
         # a failed request has no verdict, latency or capability worth showing
-        st.error(answer["error"] if answer.get("setup") else
-                 f"The judge failed: {answer['error']}")
+        st.error(md_escape(answer["error"] if answer.get("setup") else  # server text
+                           f"The judge failed: {answer['error']}"))
     else:
         c1, c2, c3, c4 = st.columns(4)
         c1.metric("Verdict", answer["verdict"])

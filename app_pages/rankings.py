@@ -70,7 +70,7 @@ try:  # the checkbox is drawn with the position bias below; its last value is re
     view = compute(db_path(db), run_id, agg, float(tie), ref_src if sources else None,
                    human_data_stamp(db), bool(st.session_state.get("rk_drop_biased")))
 except ValueError as e:
-    st.error(str(e))
+    st.error(md_escape(str(e)))
     st.stop()
 health_box(db, [run_id], "rankings", agg, float(tie), tie_key="rk_tie")
 st.subheader("Leaderboard")
@@ -108,8 +108,8 @@ with st.expander("Elo ratings (Bradley–Terry on matches per query)", expanded=
 st.subheader("Agreement with human pairwise votes")
 show_position_bias(view["position_bias"])
 if view["position_bias"]["biased"]:
-    st.checkbox(f"Leave out the votes of {', '.join(view['position_bias']['biased'])} (they "
-                "follow position)", key="rk_drop_biased",
+    st.checkbox(f"Leave out the votes of {md_escape(', '.join(view['position_bias']['biased']))}"
+                " (they follow position)", key="rk_drop_biased",
                 help="Human Elo, pair accuracy and the pairs below then use the other "
                      "annotators' votes only; the position-bias table still shows everyone.")
     if view["position_bias"]["dropped"]:

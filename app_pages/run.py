@@ -16,6 +16,7 @@ from checkeval_core.runs.registry import METHODS, all_aggregations
 from checkeval_core.runs.start import start_runs
 from checkeval_core.store import db_path
 from checkeval_core.tasks import list_tasks
+from checkeval_core.textsafe import md_escape
 from studio_ui.batch_ui import batch_section
 from studio_ui.engine_ui import engine_choice, launcher
 from studio_ui.escalation_ui import cost_box, escalation_fields
@@ -71,8 +72,8 @@ with st.expander("Prompt layout and scoring"):
                                 "need human scores and are fitted on other documents.")
 esc = escalation_fields(db, task, [*judges, extra], next(
     v["n_questions"] for v in versions if v["version"] == vnum), int(limit))
-st.caption(f"Preselected: {' + '.join(rec['judges'])} · {rec['method']} · "
-           f"{rec['aggregation']} — {rec['why']}.")
+st.caption(md_escape(f"Preselected: {' + '.join(rec['judges'])} · {rec['method']} · "
+                     f"{rec['aggregation']} — {rec['why']}."))
 opts = {k: True for k, on in (("include_definition", inc_def),
                                ("include_reference", inc_ref)) if on}
 if phrasing:
@@ -83,15 +84,15 @@ if st.button("Start", type="primary", key="run_start", disabled=engine is None):
     try:
         opts.update(escalation_params(**esc))
     except ValueError as e:
-        st.error(str(e))
+        st.error(md_escape(str(e)))
         st.stop()
     res = start_runs(db, task, [*judges, extra], methods, checklist=vnum, limit=int(limit),
                      params=opts, primary=None if primary == "(method default)" else primary,
                      launch=launcher(engine))
     for e in res.errors:
-        st.error(e)
+        st.error(md_escape(e))
     for rid, spec, m in res.reused:
-        st.info(f"Run {rid} ({spec} / {m}) with the same settings is already pending or "
+        st.info(f"Run {rid} ({md_escape(spec)} / {m}) with the same settings is already pending or "
                 "running: not started again.")
     if res.started:
         st.session_state[PICK] = res.started[0]  # the panel below shows the new run at once
@@ -132,7 +133,7 @@ def runs_panel() -> None:
         try:  # the same core step as `checkeval run --resume`: judge errors are asked again
             r = prepare_resume(db, int(rid))
         except Exception as e:  # noqa: BLE001 - unknown run, or its worker is still alive
-            st.error(str(e))
+            st.error(md_escape(str(e)))
         else:
             if r["status"] == "completed":  # finished meanwhile (or a second click)
                 st.info("That run is complete.")

@@ -29,7 +29,7 @@ else:
 st.subheader("Give a role")
 with st.form("team_grant"):
     c1, c2 = st.columns(2)
-    name = c1.text_input("Login name (as the login or the proxy header gives it)",
+    name = c1.text_input("Login name (verified email, else OIDC sub; or the proxy header)",
                          key="team_name")
     new_role = c2.selectbox("Role", list(team.ROLES), index=team.ROLES.index("annotator"),
                             key="team_role")
@@ -39,7 +39,7 @@ with st.form("team_grant"):
             st.success(f"{md_escape(name.strip())} is now {new_role}.")
             st.rerun()
         except (ValueError, team.Denied) as e:
-            st.error(str(e))
+            st.error(md_escape(str(e)))
 
 removable = [p["person"] for p in people if p["source"] == "team"]
 if removable:
@@ -53,7 +53,7 @@ if removable:
             team.remove(db, gone)
             st.rerun()
         except (ValueError, team.Denied) as e:
-            st.error(str(e))
+            st.error(md_escape(str(e)))
 
 st.subheader("What a person did")
 everyone = sorted({p["person"] for p in people} | {h["person"] for h in team.history(db)})

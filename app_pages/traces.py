@@ -20,6 +20,7 @@ from checkeval_core.runs.traces import (
     run_dimensions,
     run_label,
 )
+from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
 from studio_ui.traces_ui import decisions_table, listing_table, scores_and_texts, units_table
 from studio_ui.widgets import task_picker
@@ -72,13 +73,13 @@ if not chosen:
 # the items come from the first selected run that has answers (one still starting has none)
 lead = first_run_with_answers(db, chosen)
 if lead is None:
-    st.info("No selected run has answers yet: " + ", ".join(labels[r] for r in chosen)
+    st.info("No selected run has answers yet: " + md_escape(", ".join(labels[r] for r in chosen))
             + ". A running run's answers appear here as they are stored; refresh to see them.")
     st.stop()
 waiting = [labels[r] for r in chosen if r != lead and first_run_with_answers(db, [r]) is None]
 if waiting:
-    st.caption("No answers yet from " + ", ".join(waiting) + f"; items listed from "
-               f"{labels[lead]}.")
+    st.caption("No answers yet from " + md_escape(", ".join(waiting)) + "; items listed from "
+               f"{md_escape(labels[lead])}.")
 dims = run_dimensions(db, lead)
 want_dim = qp.get("dim")
 gap_dim = c_dim.selectbox("Items ordered by score difference on", dims or ["(no scores yet)"],
@@ -87,7 +88,7 @@ gap_dim = c_dim.selectbox("Items ordered by score difference on", dims or ["(no 
                           index=dims.index(want_dim) if want_dim in dims else 0, key="tr_dim")
 listing = item_listing(db, lead, gap_dim if dims else None)
 if not listing:
-    st.info(f"Run {labels[lead]} has no answers yet.")
+    st.info(f"Run {md_escape(labels[lead])} has no answers yet.")
     st.stop()
 pks = [r["item_pk"] for r in listing]
 by_pk = {r["item_pk"]: r for r in listing}
@@ -101,8 +102,8 @@ st.query_params.from_dict({"runs": ",".join(map(str, chosen)), "item": str(pk),
                            **({"dim": gap_dim} if dims else {})})
 st.session_state["tr_link"] = (st.query_params.get("runs", ""), st.query_params.get("item", ""),
                                st.query_params.get("dim", ""))
-st.caption("Columns: " + " · ".join(f"**{run_column(r)}** = {labels[r].split(' · ', 1)[-1]}"
-                                    for r in chosen))
+st.caption("Columns: " + " · ".join(
+    f"**{run_column(r)}** = {md_escape(labels[r].split(' · ', 1)[-1])}" for r in chosen))
 
 trace = item_trace(db, pk, chosen)
 scores_and_texts(trace, chosen, labels)

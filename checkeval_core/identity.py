@@ -6,7 +6,9 @@ strict order of trust, and never mixes them:
 
 1. **Streamlit login** (an ``[auth]`` section in ``.streamlit/secrets.toml``): when a login is
    configured only the logged-in identity counts. A visitor who is not logged in gets no
-   name at all — never a header or a typed name instead.
+   name at all — never a header or a typed name instead. The person is named by a stable,
+   unique claim (:func:`login_identity`): the ``email`` when the provider says it is verified,
+   else the subject ``sub`` — never the display ``name``, which people set themselves.
 2. **A trusted proxy header**, only when the operator names it in the environment variable
    ``CHECKEVAL_TRUSTED_USER_HEADER`` (one header, e.g. ``X-Auth-Request-User``). Any other
    header (``X-Forwarded-User``, ``Remote-User``, …) is ignored: a client can send anything,
@@ -67,6 +69,27 @@ def clean_name(value: Any) -> str | None:
     if any(unicodedata.category(ch).startswith("C") for ch in name):
         return None
     return name
+
+
+def _claim_true(value: Any) -> bool:
+    # OIDC says boolean; some providers (Cognito, older Auth0 rules) send the string "true".
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def login_identity(claims: Mapping[str, Any]) -> str | None:
+    """The name an OIDC login gives a person: their ``email`` when ``email_verified`` is true,
+    else their subject ``sub`` (the provider's stable id for the account); ``None`` when
+    neither is usable.
+
+    Never the ``name`` claim: that is the profile's display name, which the person sets and
+    which is not unique — an outsider who calls their profile "Alice Martin" must not become
+    the admin named "Alice Martin". An unverified email is skipped for the same reason.
+    """
+    if _claim_true(claims.get("email_verified")):
+        email = clean_name(claims.get("email"))
+        if email:
+            return email
+    return clean_name(claims.get("sub"))
 
 
 def _header_values(headers: Mapping[str, str], name: str) -> list[str]:

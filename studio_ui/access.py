@@ -19,6 +19,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from checkeval_core import team
 from checkeval_core.identity import identity_mode, resolve_annotator
+from checkeval_core.textsafe import md_escape
 from studio_ui.widgets import login_state
 
 _ALLOWED = "_allowed_pages"  # session: the url paths this person may open (None: all)
@@ -81,13 +82,13 @@ def navigation(db: Callable[[], sqlite_utils.Database], pages: dict[str, list[An
 
 def _page_refusal(actor: team.Actor, role: str | None, path: str, title: str) -> str:
     if not actor.name:
-        return f"Refused: {actor.reason or 'nobody is logged in.'}"
+        return f"Refused: {md_escape(actor.reason or 'nobody is logged in.')}"
     if role is None:
-        return (f"Refused: {actor.name} has no role in this app yet. An admin adds people on "
+        return (f"Refused: {md_escape(actor.name)} has no role in this app yet. An admin adds people on "
                 "the Team page.")
     need = team.PAGES.get(path, "team.manage") or ""
     who = ", ".join(r for r in team.ROLES if team.can(r, need))
-    return f"Refused: {actor.name} is {role}; the page {title} is for the role {who}."
+    return f"Refused: {md_escape(actor.name)} is {role}; the page {title} is for the role {who}."
 
 
 def may(capability: str) -> bool:
@@ -113,8 +114,8 @@ def mode_line(actor: team.Actor | None, role: str | None) -> str:
         return ("Single-user mode: no login is configured, so whoever reaches this app may do "
                 "everything (see *Deploying for a team* in docs/security.md).")
     if not actor.name:
-        return actor.reason or "Log in to continue."
+        return md_escape(actor.reason or "Log in to continue.")
     if role is None:
-        return (f"Signed in as {actor.name}, who has no role yet: an admin adds people on the "
+        return (f"Signed in as {md_escape(actor.name)}, who has no role yet: an admin adds people on the "
                 "Team page (or `checkeval team add NAME --role ROLE`).")
-    return f"Signed in as {actor.name} ({role}: {team.ROLE_TEXT[role]})."
+    return f"Signed in as {md_escape(actor.name)} ({role}: {team.ROLE_TEXT[role]})."

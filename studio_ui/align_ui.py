@@ -39,7 +39,7 @@ def sample_form(db: sqlite_utils.Database, run_id: int, expanded: bool) -> None:
                 jid, created = start_sample(db, run_id, names.split(","), int(overlap), int(n),
                                             coordinator=creator)
             except ValueError as e:
-                st.error(str(e))
+                st.error(md_escape(str(e)))
                 return
             st.success(f"Job #{jid} {'created' if created else 'already exists'}: annotators "
                        "answer it on the Annotate page.")
@@ -77,7 +77,8 @@ def disagreements(res: dict[str, Any], run_id: int, pick: int | None, why: str =
         st.caption(md_escape(f"Why: {why}"))
     for d in q["disagreements"]:
         st.page_link("app_pages/traces.py",
-                     label=f"{d['item_id']}: judge {d['judge']}, people {d['human']}",
+                     label=md_escape(f"{d['item_id']}: judge {d['judge']}, "
+                                     f"people {d['human']}"),
                      query_params={"runs": str(run_id), "item": str(d["item_pk"]),
                                    "dim": q["dimension"] or "", "show": "people"})
 

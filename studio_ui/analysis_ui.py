@@ -42,7 +42,7 @@ def table(rows: Any, spec: dict[str, Any], key: str | None = None,
                                         spec.get("long", [])), **kw)
     lines = note_lines(df) if notes else []
     if lines:
-        st.caption("Notes in full:\n" + "\n".join(f"- {line}" for line in lines))
+        st.caption("Notes in full:\n" + "\n".join(f"- {md_escape(line)}" for line in lines))
     return out
 
 
@@ -148,9 +148,10 @@ def metric_import(db: sqlite_utils.Database, task: str) -> None:
         if up is not None and st.button("Import metric", key="an_metric_import"):
             try:
                 res = import_metric(db, task, up.name, data=up.getvalue())
-                st.success(f"Imported {res['n_scores']} scores as metric {res['metric']!r}")
+                st.success(f"Imported {res['n_scores']} scores as metric "
+                           f"'{md_escape(res['metric'])}'")
             except MetricFileError as e:
-                st.error(str(e))
+                st.error(md_escape(str(e)))
 
 
 def stability_section(view: dict[str, Any], cols: dict[str, Any]) -> None:

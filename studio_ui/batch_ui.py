@@ -87,7 +87,7 @@ def _files(db: Any, rid: int) -> None:
     for b in batch_files_of(db, rid):
         p = Path(b["file_name"])
         if b["mode"] == "files" and b["status"] == "written" and p.is_file():
-            st.download_button(f"Download {p.name}", p.read_bytes(), file_name=p.name,
+            st.download_button(f"Download {md_escape(p.name)}", p.read_bytes(), file_name=p.name,
                                mime="application/jsonl", key=f"batch_dl_{b['id']}")
     up = st.file_uploader("Result files (.jsonl, OpenAI's batch output format)",
                           type=["jsonl"], accept_multiple_files=True, key="batch_upload")

@@ -10,6 +10,7 @@ import streamlit as st
 
 from checkeval_core.analysis.calibrate import SHOWN_COLUMNS, calibrated_view, run_calibrated
 from checkeval_core.store import NotFound
+from checkeval_core.textsafe import md_escape
 from studio_ui.tables import show_table
 from studio_ui.widgets import csv_download
 
@@ -31,7 +32,7 @@ def calibrated_section(db: sqlite_utils.Database, run_ids: list[int], labels: di
         view = calibrated_view(run_calibrated(db, int(rid), int(per) or None,
                                               aggregation=aggregation))
     except (NotFound, ValueError) as e:
-        st.info(str(e))
+        st.info(md_escape(str(e)))
         return
     if view["note"]:
         st.info(view["note"] + " — import human scores on the Data page (or annotate a "

@@ -42,7 +42,7 @@ def agreement_section(ag: dict[str, Any], level: str, coef: str) -> None:
     green or red only when the verdict says better or worse, grey otherwise."""
     m1, m2, m3 = st.columns(3)
     if ag["reason"]:
-        st.info(f"Agreement with humans: {ag['reason']}.")
+        st.info(f"Agreement with humans: {md_escape(ag['reason'])}.")
         return
     m1.metric(f"A · {coef} with humans", f"{ag['a']:.3f}")
     m2.metric(f"B · {coef} with humans", f"{ag['b']:.3f}")

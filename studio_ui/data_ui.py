@@ -12,7 +12,7 @@ import streamlit as st
 from checkeval_core.datasets import TEXT_FIELDS
 from checkeval_core.export import rows_to_csv, rows_to_jsonl
 from checkeval_core.tasks import export_rows
-from checkeval_core.textsafe import truncate
+from checkeval_core.textsafe import md_escape, truncate
 from studio_ui.tables import order, table_config
 
 ROW_NUMBERS = "(row numbers)"
@@ -46,7 +46,8 @@ def column_mapping(columns: list[str], numeric: list[str] | None = None) -> dict
             help="Each becomes a human-score dimension (named below); columns named "
                  "human_<dimension> are human scores already.")
         for c in picked:
-            dim = st.text_input(f"Dimension of column {c!r}", c, key=f"map_dim_{c}").strip()
+            dim = st.text_input(f"Dimension of column '{md_escape(c)}'", c,
+                                key=f"map_dim_{c}").strip()
             mapping[f"human_{dim or c}"] = c
     return mapping
 

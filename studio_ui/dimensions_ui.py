@@ -40,7 +40,7 @@ def presets_and_files(db: sqlite_utils.Database, task: str) -> None:
                                                     data=up.getvalue())
                 st.success(f"Imported {res['n_questions']} questions")
             except checklist_io.ChecklistError as e:
-                st.error(str(e))
+                st.error(md_escape(str(e)))
             except Exception as e:  # noqa: BLE001 - no traceback or server path on the page
                 upload_failed(e)
         st.download_button("Export working checklist (JSON)",

@@ -92,9 +92,10 @@ def escalation_fields(db: sqlite_utils.Database, task: str, judges: list[str],
             cov, why = expected_coverage(db, task, judge_a, margin if how == "margin"
                                          else None, calibrate, by)
             est = estimate_calls(n_questions * n_items, cov)
-            st.caption(f"Expected: {est['a_calls']} answers by {judge_a or 'the first judge'}, "
-                       f"{'at most ' if est['b_calls_upper_bound'] else 'about '}"
-                       f"{est['b_calls']} asked again of {b.strip()} ({why}).")
+            st.caption(md_escape(f"Expected: {est['a_calls']} answers by "
+                                 f"{judge_a or 'the first judge'}, "
+                                 f"{'at most ' if est['b_calls_upper_bound'] else 'about '}"
+                                 f"{est['b_calls']} asked again of {b.strip()} ({why})."))
     if not b.strip():  # no second judge: the other fields are not asked
         return {"escalate_to": ""}
     return {"escalate_to": b, "target_agreement": target if how == "target" else None,

@@ -63,7 +63,7 @@ def create_form(db: sqlite_utils.Database, task: str, info: dict[str, Any],
         else:
             st.info(f"Job #{jid} already has exactly these settings: not created again.")
     except (ValueError, Denied) as e:
-        st.error(str(e))
+        st.error(md_escape(str(e)))
 
 
 def people_section(db: sqlite_utils.Database, job: int, meta: dict[str, Any]) -> None:
@@ -102,7 +102,7 @@ def people_section(db: sqlite_utils.Database, job: int, meta: dict[str, Any]) ->
                 st.success(f"Moved {res['moved']}, released {res['released']}, kept "
                            f"{res['kept']} (nobody else could take them).")
             except (ValueError, Denied) as e:
-                st.error(str(e))
+                st.error(md_escape(str(e)))
 
 
 def people_agreement(db: sqlite_utils.Database, job: int) -> None:

@@ -54,7 +54,7 @@ def show_filter_result(res: dict[str, Any]) -> None:
                    column_order=["id", "outcome", "p_yes", "criterion", "text", "reason",
                                  "origin", "duplicate_of"])
     for p in res["problems"]:
-        st.warning(p)
+        st.warning(md_escape(p))  # may quote the judge's output
 
 
 def show_evidence_result(res: dict[str, Any]) -> None:

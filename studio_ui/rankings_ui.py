@@ -59,7 +59,7 @@ def import_expander(db: sqlite_utils.Database, task: str) -> None:
                            + (f", {len(res['unmatched'])} not in it." if res["unmatched"]
                               else "."))
         except PreferenceError as e:
-            st.error(str(e))
+            st.error(md_escape(str(e)))
 
 
 def pair_picker(view: dict[str, Any], focus: str | None) -> tuple[int, int]:

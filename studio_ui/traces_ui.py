@@ -28,10 +28,11 @@ def scores_and_texts(trace: dict[str, Any], chosen: list[int], labels: dict[int,
                      column_config=table_config(
                          keys={"dimension": ""},
                          decisions={"human": "Human score of this item", **{
-                             run_column(r): f"Score from run {labels[r]} ({aggs.get(r, '')})"
+                             run_column(r): md_escape(f"Score from run {labels[r]} "
+                                                      f"({aggs.get(r, '')})")
                              for r in chosen}}))
     with right:
-        st.markdown(f"**Output** of item {item['item_id']}")
+        st.markdown(f"**Output** of item {md_escape(item['item_id'])}")
         with st.container(height=150):
             st.text(item["output"])
     with st.expander("Source, context, reference and every aggregation's score"):
@@ -87,8 +88,8 @@ def decisions_table(rows: list[dict[str, Any]], chosen: list[int],
     picked = (event or {}).get("selection", {}).get("rows", []) if event else []
     if picked and picked[0] < len(rows):
         row = rows[picked[0]]
-        st.markdown(f"**{row['dimension']}" + (f" · {row['sub-dimension']}"
-                                               if row["sub-dimension"] else "") + "**")
+        st.markdown(f"**{md_escape(row['dimension'])}" + (
+            f" · {md_escape(row['sub-dimension'])}" if row["sub-dimension"] else "") + "**")
         st.text(row["question"])
         for col, r in zip(verdict_cols, chosen):
             if col in row:

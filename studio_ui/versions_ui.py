@@ -58,7 +58,7 @@ def split_control(db: sqlite_utils.Database, task: str) -> None:
                             db, task, share, seed, sp["by_system"] if sp["defined"] else None)
                         st.rerun()
                     except SplitError as e:
-                        st.error(str(e))
+                        st.error(md_escape(str(e)))
                 if k2.button("Cancel", key="vs_confirm_no"):
                     st.session_state.pop("vs_confirm", None)
                     st.rerun()

@@ -10,7 +10,7 @@ import sqlite_utils
 import streamlit as st
 
 from checkeval_core.export import rows_to_csv
-from checkeval_core.identity import identity_mode, resolve_annotator
+from checkeval_core.identity import identity_mode, login_identity, resolve_annotator
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.selection import comparability
 from checkeval_core.tasks import default_task, list_tasks
@@ -34,7 +34,9 @@ def task_picker(db: sqlite_utils.Database, key: str,
 
 
 def login_state() -> tuple[bool, str | None]:
-    """(a Streamlit login is configured, the logged-in user's name or None)."""
+    """(a Streamlit login is configured, the logged-in person or None): the person is their
+    verified email, else their ``sub`` (:func:`checkeval_core.identity.login_identity`), never
+    the display ``name`` they chose; an account with neither is not named."""
     try:
         info = st.user.to_dict()
     except Exception:  # noqa: BLE001 - no script context / no auth support
@@ -43,7 +45,7 @@ def login_state() -> tuple[bool, str | None]:
         return False, None
     if not info.get("is_logged_in"):
         return True, None
-    return True, str(info.get("name") or info.get("email") or info.get("sub") or "")
+    return True, login_identity(info)
 
 
 #: The roles a person acts in; each keeps its own name for the session.

@@ -13,8 +13,13 @@ from checkeval_core.annotation import jobs as J
 from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
-from checkeval_core.identity import TRUSTED_HEADER_ENV, identity_mode, resolve_annotator
-from checkeval_core.team import grant
+from checkeval_core.identity import (
+    TRUSTED_HEADER_ENV,
+    identity_mode,
+    login_identity,
+    resolve_annotator,
+)
+from checkeval_core.team import ADMINS_ENV, SECRETS_ENV, grant, role_of
 from tests.conftest import APP
 
 SPOOF = {"X-Forwarded-User": "mallory", "X-Auth-Request-User": "mallory",
@@ -67,6 +72,37 @@ def test_login_never_falls_through():
     assert name is None and source == "login" and "Log in" in msg
 
 
+def test_login_names_a_person_by_verified_email_else_sub_never_display_name():
+    mallory = {"is_logged_in": True, "name": "Alice Martin", "email": "mallory@example.com",
+               "sub": "google-oauth2|999"}
+    assert login_identity(mallory) == "google-oauth2|999"  # unverified email: the subject
+    assert login_identity({**mallory, "email_verified": True}) == "mallory@example.com"
+    assert login_identity({**mallory, "email_verified": "true"}) == "mallory@example.com"
+    assert login_identity({**mallory, "email_verified": False}) == "google-oauth2|999"
+    assert login_identity({**mallory, "email_verified": "false"}) == "google-oauth2|999"
+    # a display name alone names nobody
+    assert login_identity({"is_logged_in": True, "name": "Alice Martin"}) is None
+    assert login_identity({"email": "a@example.com", "email_verified": True, "sub": ""}) == \
+        "a@example.com"
+    assert login_identity({"sub": "x\ny"}) is None  # control characters: no name
+
+
+def test_a_display_name_set_to_an_admins_name_gets_nothing(db, monkeypatch, tmp_path):
+    """Audit D1: an outsider whose profile is called "Alice Martin" is not that admin."""
+    monkeypatch.delenv(TRUSTED_HEADER_ENV, raising=False)
+    monkeypatch.setenv(ADMINS_ENV, "Alice Martin")
+    monkeypatch.setenv(SECRETS_ENV, str(tmp_path / "none.toml"))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.user = {"is_logged_in": True, "name": "Alice Martin", "email": "mallory@example.com",
+               "email_verified": True, "sub": "google-oauth2|999"}
+    at.run()
+    assert not at.exception
+    actor, role = at.session_state["_team_actor"]
+    assert actor.name == "mallory@example.com" and role is None
+    assert at.session_state["_allowed_pages"] == {""}  # Home only
+    assert role_of(db, "mallory@example.com") is None
+
+
 def _job(db, tmp_path, annotators=("alice", "bob")):
     p = tmp_path / "d.jsonl"
     p.write_text("".join(json.dumps({"id": f"r{i}", "context": "Hi?", "output": f"Fine {i}.",
@@ -83,18 +119,20 @@ def _job(db, tmp_path, annotators=("alice", "bob")):
 
 def test_annotate_page_uses_login_not_typed_name(db, tmp_path, monkeypatch):
     monkeypatch.delenv(TRUSTED_HEADER_ENV, raising=False)
-    jid = _job(db, tmp_path, ("carol",))
-    grant(db, "carol", "annotator")  # behind a login a person needs a role
+    carol = "carol@example.org"  # the verified email names her, not her display name
+    jid = _job(db, tmp_path, (carol,))
+    grant(db, carol, "annotator")  # behind a login a person needs a role
     at = AppTest.from_file(APP, default_timeout=120)
-    at.user = {"is_logged_in": True, "name": "carol", "email": "c@example.org"}
+    at.user = {"is_logged_in": True, "name": "Carol", "email": carol, "email_verified": True,
+               "sub": "oidc|c1"}
     at.run()
     at.switch_page("app_pages/annotate.py").run()
     assert not at.exception
     assert not [t for t in at.text_input if t.key == "ann_name"]  # no name field to type
-    assert any("Signed in as" in c.value and "carol" in c.value for c in at.caption)
+    assert any("Signed in as" in c.value and "carol@example" in c.value for c in at.caption)
     at.radio[0].set_value("no").run()
-    item = J.queue(db, jid, "carol")[0]["item_pk"]
-    assert list(J.answers_of(db, jid, "carol", item).values()) == ["no"]
+    item = J.queue(db, jid, carol)[0]["item_pk"]
+    assert list(J.answers_of(db, jid, carol, item).values()) == ["no"]
 
 
 def test_annotate_page_login_configured_but_logged_out(db, tmp_path, monkeypatch):
@@ -119,7 +157,7 @@ def test_coordinator_name_follows_login(db, tmp_path, monkeypatch):
     J.save_answer(db, jid, "b", item, qid, "no")
     grant(db, "boss", "coordinator")
     at = AppTest.from_file(APP, default_timeout=120)
-    at.user = {"is_logged_in": True, "name": "boss"}
+    at.user = {"is_logged_in": True, "sub": "boss", "name": "Someone Else"}  # sub names
     at.run()
     at.switch_page("app_pages/annotation_jobs.py").run()
     at.selectbox(key="aj_task").select("chat").run()

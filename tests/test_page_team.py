@@ -19,7 +19,9 @@ def _admins(monkeypatch, tmp_path):
 
 def logged_in(name: str | None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
-    at.user = {"is_logged_in": True, "name": name} if name else {"is_logged_in": False}
+    # the provider's subject names the person (docs/security.md); the display name does not
+    at.user = ({"is_logged_in": True, "sub": name, "name": f"Display {name}"} if name
+               else {"is_logged_in": False})
     return at.run()
 
 
@@ -52,6 +54,23 @@ def test_an_annotator_gets_only_their_pages(db):
         at.switch_page("app_pages/traces.py")  # registered only as its refusal
 
 
+def test_home_shows_the_tasks_only_to_people_with_a_role(db):
+    """Audit D6: a person without a role, or a visitor not logged in, sees no task names."""
+    from tests.helpers import load_demo_copy
+
+    load_demo_copy(db)
+    for name in ("zed", None):  # a stranger, then a visitor who is not logged in
+        at = logged_in(name)
+        assert not at.exception
+        assert not at.dataframe and not at.success  # no Tasks table, no demo status
+        assert not [h for h in at.subheader if h.value in ("Tasks", "Demo")]
+        assert not [m for m in at.markdown if "summeval-demo" in m.value]
+    team.grant(db, "vic", "viewer")
+    at = logged_in("vic")
+    assert "summeval-demo" in at.dataframe[0].value["name"].tolist()
+    assert any("demo tasks are loaded" in s.value for s in at.success)
+
+
 def test_a_stranger_gets_nothing_and_without_login_everything(db):
     at = logged_in("zed")
     assert at.session_state["_allowed_pages"] == {""}
@@ -70,13 +89,13 @@ def test_a_write_the_role_may_not_make_is_refused_on_the_page(db, tmp_path):
     run(db, task, "rocketeval")
     team.grant(db, "vic", "viewer")
     at = AppTest.from_file(APP, default_timeout=180)
-    at.user = {"is_logged_in": True, "name": "vic"}
+    at.user = {"is_logged_in": True, "sub": "vic"}
     at.session_state["task_name"] = task
     at.run()
     assert not [b for b in at.button if b.key == "load_demo"]  # Home: no import offered
     at.switch_page("app_pages/align.py").run()  # read-only analysis: the viewer's page
     at.text_input(key="al_annotators").input("ann, bob")  # the form's fields, sent together
     next(b for b in at.button if b.label.startswith("Draw the sample")).click().run()
-    assert any("Refused: vic is viewer" in e.value and "Nothing was written" in e.value
-               for e in at.error), [e.value for e in at.error]
+    shown = [e.value.replace("\\", "") for e in at.error]  # escaped: the message is text
+    assert any("Refused: vic is viewer" in e and "Nothing was written" in e for e in shown), shown
     assert db.execute("SELECT COUNT(*) FROM annotation_job").fetchone()[0] == 0

@@ -3,6 +3,7 @@
 from checkeval_core.runs import create_run, execute_run, get_run
 from checkeval_core.runs.jobs import wait_for
 from checkeval_core.store import db_path
+from checkeval_core.textsafe import md_escape
 from tests.conftest import open_app_page as open_page
 from tests.helpers import load_demo_copy
 
@@ -14,8 +15,8 @@ def test_run_page_starts_background_run(db):
     from checkeval_core.runs.defaults import recommended
     rec = recommended(db, "summeval-demo", "summarization")
     assert at.multiselect(key="run_judges").value == rec["judges"]
-    assert any(c.value.startswith(f"Preselected: {' + '.join(rec['judges'])} · rocketeval")
-               for c in at.caption)
+    shown = md_escape(f"Preselected: {' + '.join(rec['judges'])} · rocketeval")  # user text
+    assert any(c.value.startswith(shown) for c in at.caption)
     # widgets inside a form are committed by the submit: set them, click, then one run
     at.multiselect(key="run_judges").set_value([])
     at.text_input(key="run_extra").input("fake")
@@ -70,6 +71,6 @@ def test_run_page_bad_extra_spec_starts_nothing_and_lists_only_this_tasks_runs(d
     at.multiselect(key="run_judges").set_value(["fake"])
     at.text_input(key="run_extra").input("openai-compat:nohash")
     at.button[0].click().run()  # the form's Start button
-    assert any("openai-compat" in e.value for e in at.error)
+    assert any(md_escape("openai-compat") in e.value for e in at.error)  # shown as text
     # the valid "fake" judge did not start either
     assert [r["id"] for r in list_runs(db, "summeval-demo")] == [mine]

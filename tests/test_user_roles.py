@@ -70,7 +70,7 @@ def test_login_names_every_role(db, tmp_path, monkeypatch):
     monkeypatch.setenv(ADMINS_ENV, "dana")  # behind a login a person needs a role to act
     _job_with_disagreement(db, tmp_path)
     at = AppTest.from_file(APP, default_timeout=120)
-    at.user = {"is_logged_in": True, "name": "dana"}
+    at.user = {"is_logged_in": True, "email": "dana", "email_verified": True, "name": "D."}
     at.run()
     for page, role in (("app_pages/annotate.py", "annotator"),
                        ("app_pages/checklist.py", "reviewer")):

@@ -19,8 +19,10 @@ app.add_typer(team_app, name="team")
 
 
 @team_app.command("add")
-def add_cmd(name: str = typer.Argument(..., help="The person's login name (as the login "
-                                                 "or the proxy header gives it)."),
+def add_cmd(name: str = typer.Argument(..., help="The person's login name: under a "
+                                                 "Streamlit login their verified email, "
+                                                 "else their OIDC sub (never the display "
+                                                 "name); behind a proxy the header's value."),
             role: str = typer.Option(..., "--role", help="admin, researcher, reviewer, "
                                                          "coordinator, annotator or viewer")
             ) -> None:
