@@ -136,6 +136,16 @@ def _secrets_file() -> Path:
     return Path(os.environ.get(SECRETS_ENV) or Path(".streamlit") / "secrets.toml")
 
 
+def auth_configured(secrets: Path | None = None) -> bool:
+    """Does the secrets file configure a Streamlit login (an ``[auth]`` section)? Read on its
+    own so that a page that cannot read the login state fails closed (logged out), not open."""
+    try:
+        data = tomllib.loads((secrets or _secrets_file()).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False
+    return isinstance(data.get("auth"), dict)
+
+
 def config_admins(env: Mapping[str, str] | None = None,
                   secrets: Path | None = None) -> list[str]:
     """The first admins: ``CHECKEVAL_ADMINS`` (comma-separated) if set, else the secrets

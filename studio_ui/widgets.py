@@ -14,6 +14,7 @@ from checkeval_core.identity import identity_mode, login_identity, resolve_annot
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.selection import comparability
 from checkeval_core.tasks import default_task, list_tasks
+from checkeval_core.team import auth_configured
 from checkeval_core.textsafe import md_escape
 from studio_ui.tables import show_table
 
@@ -40,7 +41,9 @@ def login_state() -> tuple[bool, str | None]:
     try:
         info = st.user.to_dict()
     except Exception:  # noqa: BLE001 - no script context / no auth support
-        return False, None
+        # with a login configured, a state that cannot be read is nobody (it turned every
+        # role check off: the app took it for the single-user tool)
+        return auth_configured(), None
     if "is_logged_in" not in info:  # no [auth] section in secrets.toml
         return False, None
     if not info.get("is_logged_in"):

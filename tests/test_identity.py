@@ -167,3 +167,25 @@ def test_coordinator_name_follows_login(db, tmp_path, monkeypatch):
     assert not at.exception
     row = db.execute("SELECT coordinator FROM adjudication").fetchall()
     assert row == [("boss",)]
+
+
+def test_a_login_state_that_cannot_be_read_is_nobody(monkeypatch, tmp_path):
+    """Any error reading ``st.user`` made the app the single-user tool (every role check
+    off) even with a login configured: it now fails closed, logged out."""
+    import streamlit as st
+
+    from checkeval_core import team
+    from studio_ui.widgets import login_state
+
+    class Broken:
+        def to_dict(self):
+            raise RuntimeError("no auth support")
+
+    monkeypatch.setattr(st, "user", Broken())
+    secrets = tmp_path / "secrets.toml"
+    monkeypatch.setenv(team.SECRETS_ENV, str(secrets))
+    assert login_state() == (False, None)  # no secrets file: no login configured
+    secrets.write_text('[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\n')
+    assert login_state() == (True, None)
+    secrets.write_text('checkeval_admins = ["ada"]\n')  # secrets, but no [auth] section
+    assert login_state() == (False, None)
