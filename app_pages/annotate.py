@@ -113,7 +113,9 @@ with right:
     answered = sum(qq["id"] in J.answers_of(db, job, who, item["id"]) for qq in questions)
     st.caption(f"{answered} of {len(questions)} answered")
     b1, b2, b3 = st.columns(3)
-    if b1.button("Submit item", type="primary", key="ann_submit",
+    # keyed by the item: a second click queued while the page moved on is not a click on the
+    # next item's Submit (which a fully answered next item would take)
+    if b1.button("Submit item", type="primary", key=f"ann_submit|{job}|{item['id']}|{who}",
                  disabled=answered < len(questions) or entry["status"] != "todo"):
         try:
             if pool:
@@ -127,7 +129,7 @@ with right:
         except ValueError as e:
             st.error(md_escape(str(e)))
     reason = b2.text_input("Skip reason", key=f"ann_skip_reason|{job}|{item['id']}|{who}")
-    if b2.button("Skip item", key="ann_skip", disabled=done):
+    if b2.button("Skip item", key=f"ann_skip|{job}|{item['id']}|{who}", disabled=done):
         try:
             J.set_status(db, job, who, item["id"], "skipped", reason)
             if not pool:

@@ -1041,3 +1041,11 @@ def evidence_task(db, name: str = "ev") -> dict[str, int]:
     s = ensure_sub(db, d, "structure")
     return {n: add_question(db, tid, d, s, t, status="kept" if n == "kept" else "proposed")
             for n, t in EV_TEXTS.items()}
+
+
+def item_button(at, prefix: str):
+    """The Annotate page's Submit / Skip button of the item shown (keyed by job, item and
+    annotator: a queued second click cannot press the next item's)."""
+    found = [b for b in at.button if (b.key or "").startswith(prefix + "|")]
+    assert len(found) == 1, [b.key for b in at.button]
+    return found[0]

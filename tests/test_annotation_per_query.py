@@ -13,7 +13,7 @@ from checkeval_core.checklists.instance import import_group_checklists
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
 from checkeval_core.store import open_db
-from tests.helpers import run_cli
+from tests.helpers import item_button, run_cli
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 GROUP_QS = {"g0": ["Does it name Paris?", "Is it one sentence?"],
@@ -158,7 +158,7 @@ def test_annotate_page_lists_the_item_questions_and_advances(db, tmp_path):
     for r in at.radio:
         r.set_value("yes")
     at.run()
-    at.button(key="ann_submit").click().run()
+    item_button(at, "ann_submit").click().run()
     assert not at.exception
     assert J.queue(db, jid, "alice")[0]["status"] == "done"
     # on to the next item (r1, same query), the submitted one's comparison below

@@ -10,7 +10,7 @@ from checkeval_core.annotation import jobs as J
 from checkeval_core.annotation import pools as P
 from checkeval_core.people import people_answers, people_stamp
 from checkeval_core.team import Actor, Denied, acting_as, grant
-from tests.helpers import make_runs_task
+from tests.helpers import item_button, make_runs_task
 
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)  # the past, any day
 
@@ -220,7 +220,7 @@ def test_annotate_and_jobs_pages_run_a_pool(db, tmp_path):
     for r in at.radio:
         r.set_value("yes")
     at.run()
-    at.button(key="ann_submit").click().run()
+    item_button(at, "ann_submit").click().run()
     assert not at.exception, at.exception
     # submitted: on to the pool's other item, progress "1 done · 1 held"
     held = db.execute("SELECT item_id, status FROM annotation_assignment WHERE annotator = "

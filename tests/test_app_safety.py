@@ -21,6 +21,7 @@ from checkeval_core.runs.dedupe import create_run_once
 from checkeval_core.store import task_id
 from studio_ui.widgets import table_csv
 from tests.conftest import APP
+from tests.helpers import item_button
 
 QUESTIONS = ["Is the reply polite?", "Does the reply answer the question?",
              "Is the reply short?"]
@@ -239,7 +240,7 @@ def test_annotate_switching_annotator_leaks_nothing(db, tmp_path):
     for r in at.radio:
         r.set_value("yes")  # the same option alice chose
     at.run()
-    at.button(key="ann_submit").click().run()  # Submit moves on to bob's next item
+    item_button(at, "ann_submit").click().run()  # Submit moves on to bob's next item
     assert [r.value for r in at.radio] == [None] * n_q
     for r in at.radio:
         r.set_value("no")

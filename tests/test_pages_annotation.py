@@ -12,6 +12,7 @@ from checkeval_core.datasets import import_file
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path
 from checkeval_core.textsafe import md_escape
+from tests.helpers import item_button
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 QUESTIONS = ["Is the reply polite?", "Does the reply answer the question?",
@@ -48,8 +49,12 @@ def test_annotate_blind_until_submit(db, tmp_path):
     at.run()
     item = J.queue(db, jid, "alice")[0]["item_pk"]
     assert set(J.answers_of(db, jid, "alice", item).values()) == {"yes"}  # saved as given
-    at.button(key="ann_submit").click().run()
+    pressed = item_button(at, "ann_submit")
+    pressed.click().run()
     assert not at.exception
+    # the next item's Submit is another button: a second click queued on this one while the
+    # page moved on cannot submit it
+    assert item_button(at, "ann_submit").key != pressed.key and str(item) in pressed.key
     table = at.dataframe[0].value
     assert list(table["you"]) == ["yes"] * 3
     assert any(c.startswith("#1 fake") for c in table.columns)
@@ -114,7 +119,7 @@ def test_a_submitted_item_is_read_only(db, tmp_path):
     for r in at.radio:
         r.set_value("yes")
     at.run()
-    at.button(key="ann_submit").click().run()
+    item_button(at, "ann_submit").click().run()
     assert not at.exception
     # the judges' answers of the item just submitted, its id escaped in the heading
     assert any(md_escape(first["item_id"]) in s.value for s in at.subheader)
@@ -122,7 +127,7 @@ def test_a_submitted_item_is_read_only(db, tmp_path):
     assert any(f"Item {md_escape(first['item_id'])}" in c.value for c in at.caption)
     assert len(at.dataframe) == 1  # the comparison stays after submitting
     assert len(at.radio) == 2 and all(r.disabled for r in at.radio)
-    assert at.button(key="ann_skip").disabled and at.button(key="ann_submit").disabled
+    assert item_button(at, "ann_skip").disabled and item_button(at, "ann_submit").disabled
     assert [r.value for r in at.radio] == ["yes", "yes"]  # shown as stored, not changeable
     assert any("its answers are final" in c.value for c in at.caption)
     at.button(key="ann_next").click().run()
