@@ -134,7 +134,8 @@ def test_review_page_lists_flagged_seeds_by_default(db, tmp_path):
                                                              SEEDS[1]: "kept ⚑"}
 
 
-def test_save_seeds_is_all_or_nothing(db, tmp_path):
+def _second_seed_answered(db, tmp_path):
+    """The news task frozen, ann's answer on its second seed: ``({text: id}, sub id)``."""
     _task(db, tmp_path)
     freeze(db, "news")
     jid = J.create_job(db, "news", ["ann"], 1, n_items=1)
@@ -142,6 +143,11 @@ def test_save_seeds_is_all_or_nothing(db, tmp_path):
     qs = {q["text"]: q["id"] for q in M.questions(db, "news")}
     J.save_answer(db, jid, "ann", item, qs[SEEDS[1]], "yes")
     sub = M.dimensions(db, "news")[0]["sub_dimensions"][0]["id"]
+    return qs, sub
+
+
+def test_save_seeds_is_all_or_nothing(db, tmp_path):
+    qs, sub = _second_seed_answered(db, tmp_path)
     with pytest.raises(M.InUse, match="human answer"):  # deleting an answered seed is refused
         save_seeds(db, sub, {qs[SEEDS[0]]: "Is it coherent?", qs[SEEDS[1]]: ""}, "New one?")
     assert sorted(_status(db)) == sorted(SEEDS)  # … and nothing else changed either
@@ -157,13 +163,7 @@ def test_rewording_an_answered_seed_is_refused_and_changes_nothing(db, tmp_path)
     """Rewording a seed people already answered would keep their answers on words they
     never read (the audit's repro: "logical order?" became "spelling mistake?", its Yes
     answers still attached): refused like a deletion, all or nothing."""
-    _task(db, tmp_path)
-    freeze(db, "news")
-    jid = J.create_job(db, "news", ["ann"], 1, n_items=1)
-    item = J.queue(db, jid, "ann")[0]["item_pk"]
-    qs = {q["text"]: q["id"] for q in M.questions(db, "news")}
-    J.save_answer(db, jid, "ann", item, qs[SEEDS[1]], "yes")
-    sub = M.dimensions(db, "news")[0]["sub_dimensions"][0]["id"]
+    qs, sub = _second_seed_answered(db, tmp_path)
     with pytest.raises(M.InUse, match="its text was not changed.*Checklist review"):
         save_seeds(db, sub, {qs[SEEDS[0]]: "Is it coherent?",
                              qs[SEEDS[1]]: "Does it contain a spelling mistake?"})
