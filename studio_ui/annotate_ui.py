@@ -53,7 +53,8 @@ def questions_panel(questions: list[dict[str, Any]], notes: dict[str, dict[str, 
                     read_only: bool = False) -> None:
     """One Yes / No / Unsure radio per question under its dimension and sub-dimension;
     ``read_only`` (a submitted item: its answers are final) shows them disabled. The question
-    is a label, which renders Markdown: escaped, so a link or image in it stays text."""
+    is drawn escaped above its radio (a label renders Markdown: a link or image in it would
+    load), the radio's hidden label its plain text."""
     if read_only:
         st.caption("You submitted this item: its answers are final (shown read-only).")
     dim = sub = None
@@ -68,9 +69,13 @@ def questions_panel(questions: list[dict[str, Any]], notes: dict[str, dict[str, 
             sub = q["sub_dimension"]
             desc = notes.get(dim, {}).get("subs", {}).get(sub)
             st.markdown(f"**{md_escape(sub)}**" + (f" — {md_escape(desc)}" if desc else ""))
-        st.radio(md_escape(q["text"]), OPTIONS, index=OPTIONS.index(saved[q["id"]])
+        # shown as escaped Markdown; the radio keeps the plain text as its (hidden) label,
+        # which is what a screen reader says (an escaped label read "built\-in")
+        st.markdown(md_escape(q["text"]))
+        st.radio(q["text"], OPTIONS, index=OPTIONS.index(saved[q["id"]])
                  if q["id"] in saved else None, horizontal=True, key=key_of(q["id"]),
-                 on_change=on_change, args=args_of(q["id"]), disabled=read_only)
+                 on_change=on_change, args=args_of(q["id"]), disabled=read_only,
+                 label_visibility="collapsed")
 
 
 def beside_judges(db: sqlite_utils.Database, job: int, who: str, item_pk: int,

@@ -113,8 +113,13 @@ def test_a_submitted_item_is_read_only(db, tmp_path):
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.switch_page("app_pages/annotate.py").run()
     at.text_input(key="ann_name").input("alice").run()
-    assert md_escape(linky) in [r.label for r in at.radio] and linky not in \
-        [r.label for r in at.radio]
+    # the question is shown escaped (a link or image stays text); the radio's hidden label,
+    # what a screen reader says, is its plain text (an escaped label read "built\\-in")
+    assert md_escape(linky) in [m.value for m in at.markdown]
+    assert linky not in [m.value for m in at.markdown]
+    assert linky in [r.label for r in at.radio]
+    assert all(r.proto.label_visibility.value == r.proto.label_visibility.COLLAPSED
+               for r in at.radio)
     assert not any(r.disabled for r in at.radio)
     for r in at.radio:
         r.set_value("yes")
