@@ -104,7 +104,7 @@ def test_improve_send_behind_a_login_records_the_person(db, monkeypatch):
     build(db)
     S.set_split(db, "pt", 0.25, seed=0)
     at = AppTest.from_file(APP, default_timeout=180)
-    at.user = {"is_logged_in": True, "name": "dana"}
+    at.user = {"is_logged_in": True, "name": "Dana D.", "sub": "dana"}  # named by sub
     at.run()
     at.switch_page("app_pages/improve.py").run()
     at.button(key="im_send").click().run()

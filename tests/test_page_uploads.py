@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from checkeval_core.datasets import import_file
+from checkeval_core.textsafe import md_escape
 from tests.conftest import open_app_page
 from tests.helpers import FakeUpload, use_upload
 
@@ -85,7 +86,8 @@ def test_dimensions_page_surrogate_and_unexpected_error(db, task_t, monkeypatch)
     at = open_app_page("app_pages/dimensions.py")
     at.button(key="ck_import").click().run()
     no_server_detail(at)
-    assert any("c_seed.yaml, line 2, field 'sub_aspect.s'" in e.value and "surrogate" in e.value
+    where = md_escape("c_seed.yaml, line 2, field 'sub_aspect.s'")  # shown as text
+    assert any(where in e.value and "surrogate" in e.value
                for e in at.error), [e.value for e in at.error]
 
     import checkeval_core.checklists.io as IO
