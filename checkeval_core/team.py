@@ -136,14 +136,18 @@ def _secrets_file() -> Path:
     return Path(os.environ.get(SECRETS_ENV) or Path(".streamlit") / "secrets.toml")
 
 
+def _secrets(path: Path | None = None) -> dict[str, Any]:
+    """The secrets file's contents; ``{}`` when it is missing or unreadable."""
+    try:
+        return tomllib.loads((path or _secrets_file()).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return {}
+
+
 def auth_configured(secrets: Path | None = None) -> bool:
     """Does the secrets file configure a Streamlit login (an ``[auth]`` section)? Read on its
     own so that a page that cannot read the login state fails closed (logged out), not open."""
-    try:
-        data = tomllib.loads((secrets or _secrets_file()).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return False
-    return isinstance(data.get("auth"), dict)
+    return isinstance(_secrets(secrets).get("auth"), dict)
 
 
 def config_admins(env: Mapping[str, str] | None = None,
@@ -153,11 +157,7 @@ def config_admins(env: Mapping[str, str] | None = None,
     env = os.environ if env is None else env
     raw: Any = env.get(ADMINS_ENV, "")
     if not raw.strip():
-        path = secrets or _secrets_file()
-        try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8")).get(SECRETS_KEY, "")
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-            raw = ""
+        raw = _secrets(secrets).get(SECRETS_KEY, "")
     names = raw if isinstance(raw, list) else str(raw).split(",")
     return list(dict.fromkeys(str(n).strip() for n in names if str(n).strip()))
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -214,14 +215,11 @@ def _stored_answers(db: sqlite_utils.Database, tid: int, annotators: set[str]
     """The latest stored answer of each (annotator, item, question) of ``annotators``, in a
     job or imported."""
     out: dict[tuple[str, int, int], str] = {}
-    names = sorted(annotators)
-    for i in range(0, len(names), 500):  # SQLite's bound-parameter limit
-        chunk = names[i:i + 500]
-        for a, item, q, v in db.execute(
-                "SELECT annotator, item_id, question_id, value FROM annotation WHERE task_id = ? "
-                f"AND kind = 'answer' AND annotator IN ({', '.join('?' * len(chunk))}) "
-                "ORDER BY updated_at, id", [tid, *chunk]):
-            out[(a, item, q)] = v
+    for a, item, q, v in db.execute(  # the names as one JSON parameter: no bound-parameter limit
+            "SELECT annotator, item_id, question_id, value FROM annotation WHERE task_id = ? AND "
+            "kind = 'answer' AND annotator IN (SELECT value FROM json_each(?)) "
+            "ORDER BY updated_at, id", [tid, json.dumps(sorted(annotators))]):
+        out[(a, item, q)] = v  # rows come oldest first: the latest wins
     return out
 
 
