@@ -15,10 +15,12 @@ questions``).
   is, a tie included; when several jobs settled the same decision, the latest job's answer;
 * only questions on the item's own checklist count (a global question, the item's own or its
   query's), as everywhere else an answer is asked;
-* in a **pool** (:mod:`checkeval_core.annotation.pools`) an answer counts once its author
-  submitted the item: answers saved on a claim that expired and went to someone else, or on
-  one still open, are kept under their author but are not people's answer (a pool item never
-  has more than its *k* answers).
+* an answer given in an **annotation job** counts once its author submitted the item — in a
+  fixed job as in a pool (:mod:`checkeval_core.annotation.pools`): answers saved on an item
+  still open, skipped, handed on to someone else (``hand_on``), or on a pool claim that
+  expired and went to someone else, are kept under their author but are not people's answer
+  (a pool item never has more than its *k* answers; the jobs' own agreement reads the same
+  submitted answers). Answers outside a job (``annotations import``) count as given.
 
 **Pairwise votes** (the ``preference`` table): every vote as stored, in canonical order
 (``item_a`` < ``item_b``, the winner turned with it), for the human Elo (each vote is a match,
@@ -118,10 +120,9 @@ def _in(col: str, chunk: list[int] | None) -> tuple[str, list[Any]]:
 # cannot import the checklists): a global question, the item's own, or its query's
 _APPLIES = ("(q.item_id IS NULL OR q.item_id = a.item_id) AND (COALESCE(q.group_id, '') = '' "
             "OR q.group_id = COALESCE(NULLIF(i.group_id, ''), i.item_id, ''))")
-# in a pool, the author's item submitted (see the module's rules)
-_SUBMITTED_IN_POOL = (
-    "(a.job_id IS NULL OR NOT EXISTS (SELECT 1 FROM annotation_job j WHERE j.id = a.job_id AND "
-    "j.mode = 'pool') OR EXISTS (SELECT 1 FROM annotation_assignment s WHERE s.job_id = "
+# in a job, the author's item submitted (see the module's rules)
+_SUBMITTED = (
+    "(a.job_id IS NULL OR EXISTS (SELECT 1 FROM annotation_assignment s WHERE s.job_id = "
     "a.job_id AND s.item_id = a.item_id AND s.annotator = a.annotator AND s.status = 'done'))")
 
 
@@ -140,7 +141,7 @@ def people_answers(db: sqlite_utils.Database, task: str | int,
                 "SELECT a.item_id, a.question_id, a.annotator, a.value FROM annotation a "
                 "JOIN item i ON i.id = a.item_id JOIN question q ON q.id = a.question_id "
                 f"WHERE a.task_id = ? AND a.kind = 'answer'{where} AND {_APPLIES} AND "
-                f"{_SUBMITTED_IN_POOL} "
+                f"{_SUBMITTED} "
                 "ORDER BY a.updated_at, a.id", [tid, *params]):
             # the latest answer of each annotator wins (rows come oldest first)
             latest.setdefault((int(pk), int(qid)), {})[str(who)] = str(value).strip().lower()

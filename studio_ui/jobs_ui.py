@@ -113,9 +113,14 @@ def people_agreement(db: sqlite_utils.Database, job: int) -> None:
                 f"{stat_text(o['alpha'])} {_ci(o['ci'], o['reason'])} · {o['units']} "
                 f"(item, question) units on {o['groups']} groups")
     if agr["per_question"]:
+        # as the task's per-question table (agreement_report._question_row): a value without
+        # its interval — too few units or groups, e.g. κ −1.000 on one unit — is a dash, the
+        # interval column says why
         st.dataframe(pd.DataFrame([{
-            "question": r["question"], "units": r["units"], "α": stat_text(r["alpha"]),
-            "α 95% CI": _ci(r["ci"], r["reason"]), "Fleiss κ": stat_text(r["fleiss_kappa"]),
+            "question": r["question"], "units": r["units"],
+            "α": "—" if r["reason"] else stat_text(r["alpha"]),
+            "α 95% CI": _ci(r["ci"], r["reason"]),
+            "Fleiss κ": "—" if r["kappa_reason"] else stat_text(r["fleiss_kappa"]),
             "κ 95% CI": _ci(r["kappa_ci"], r["kappa_reason"])} for r in agr["per_question"]]),
             hide_index=True, width="stretch")
 

@@ -1049,3 +1049,24 @@ def item_button(at, prefix: str):
     found = [b for b in at.button if (b.key or "").startswith(prefix + "|")]
     assert len(found) == 1, [b.key for b in at.button]
     return found[0]
+
+
+def submit_answered(db, job_id: int, fill: str = "unsure") -> int:
+    """Submit every item of a fixed job that someone answered and has not submitted, as the
+    annotator would: the questions of the item's checklist they left get ``fill`` (``unsure``
+    is no answer for either side), then *Submit*. People's answers count once submitted
+    (:mod:`checkeval_core.people`). Returns how many items were submitted."""
+    from checkeval_core.annotation import jobs as J
+
+    open_items = db.execute(
+        "SELECT DISTINCT a.annotator, a.item_id FROM annotation a JOIN annotation_assignment s "
+        "ON s.job_id = a.job_id AND s.item_id = a.item_id AND s.annotator = a.annotator AND "
+        "s.status = 'todo' WHERE a.job_id = ? AND a.kind = 'answer' ORDER BY 2, 1",
+        [job_id]).fetchall()
+    for who, pk in open_items:
+        have = J.answers_of(db, job_id, who, pk)
+        for q in J.job_questions(db, job_id, pk):
+            if q["id"] not in have:
+                J.save_answer(db, job_id, who, pk, q["id"], fill)
+        J.submit_item(db, job_id, who, pk)
+    return len(open_items)

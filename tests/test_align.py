@@ -26,7 +26,7 @@ from checkeval_core.analysis.align import (
     version_headlines,
 )
 from checkeval_core.annotation.jobs import save_answer
-from tests.helpers import small_run
+from tests.helpers import small_run, submit_answered
 
 
 def test_kappa_by_hand():
@@ -119,6 +119,7 @@ def test_per_question_agreement_with_simulated_annotators(aligned):
             maj = max(set(votes), key=votes.count)
             counts[(r.verdict == "no") * 2 + (maj == "no")] += 1
         expect[q] = counts
+    submit_answered(db, jid)
     res = question_agreement(db, rid, "all", n_boot=100)
     by = {x["question_id"]: x for x in res["questions"]}
     for q in varied:
@@ -248,6 +249,7 @@ def test_a_question_people_split_on_says_so_and_answers_are_counted(aligned):
     for r in sub[sub["question_id"] == q_ok].itertuples():
         for who in ("ann1", "ann2", "ann3"):
             save_answer(db, jid, who, int(r.item_pk), int(q_ok), r.verdict)
+    submit_answered(db, jid)
     res = question_agreement(db, rid, "all", n_boot=20)
     rows = {r["question_id"]: r for r in align_rows(res)}
     assert rows[q_tied]["answers"] == 0

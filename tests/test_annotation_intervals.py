@@ -11,6 +11,7 @@ from checkeval_core.checklists.editing import questions
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path
 from tests.conftest import open_app_page
+from tests.helpers import submit_answered
 
 
 def _job(db, tmp_path, n_docs: int = 6):
@@ -41,6 +42,7 @@ def _answer(db, jid, pattern):
         for i, pk in enumerate(items):
             for k, q in enumerate(qs):
                 J.save_answer(db, jid, ann, pk, q, pattern(ann, i, k))
+    submit_answered(db, jid)
 
 
 def test_alpha_kappa_and_judge_kappa_have_group_intervals(db, tmp_path):
@@ -90,6 +92,11 @@ def test_a_kappa_on_one_unit_is_a_dash_with_the_reason(db, tmp_path):
         assert r["units"] == 1 and "too few units" in r["note"]
     assert "too few units" in view["summary"] or "needs ≥ 2 groups" in view["summary"]
     at = open_app_page("app_pages/annotation_jobs.py")
-    per_q = next(d.value for d in at.dataframe if "Fleiss κ" in d.value.columns)
-    assert set(per_q["Fleiss κ"]) == {"—"} and "-1" not in " ".join(map(str, per_q["Fleiss κ"]))
-    assert per_q["note"].str.contains("too few units").all()
+    tables = [d.value for d in at.dataframe if "Fleiss κ" in d.value.columns]
+    assert len(tables) == 2  # this job's (submitted items) and every job's of the task
+    for per_q in tables:
+        assert set(per_q["Fleiss κ"]) == {"—"}
+        assert "-1" not in " ".join(map(str, per_q["Fleiss κ"]))
+    job_q, task_q = tables
+    assert job_q["κ 95% CI"].str.contains("group").all()  # why: one document
+    assert task_q["note"].str.contains("too few units").all()

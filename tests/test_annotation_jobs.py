@@ -9,7 +9,7 @@ import pytest
 from checkeval_core.annotation import jobs as J
 from checkeval_core.annotation.agreement_report import agreement_report
 from checkeval_core.store import open_db
-from tests.helpers import load_demo_copy
+from tests.helpers import load_demo_copy, submit_answered
 
 
 @pytest.mark.parametrize("n_items,annotators,k", [(10, 3, 2), (7, 4, 3), (5, 2, 1), (9, 3, 3)])
@@ -40,10 +40,18 @@ def test_job_flow(db):
     assert J.answers_of(db, jid, "ann", item) == {qs[0]["id"]: "no"}
     with pytest.raises(ValueError, match="reason"):
         J.set_status(db, jid, "ann", item, "skipped")
-    J.set_status(db, jid, "ann", item, "done")
+    # done needs every question of the item's checklist answered, by any path
+    with pytest.raises(ValueError, match="121 of 122 questions of this item have no answer"):
+        J.set_status(db, jid, "ann", item, "done")
+    assert J.queue(db, jid, "ann")[0]["status"] == "todo"
+    submit_answered(db, jid)  # the 121 others: unsure
+    assert J.queue(db, jid, "ann")[0]["status"] == "done"
     other = next(a for a in ("bob", "cy") if any(x["item_pk"] == item for x in J.queue(db, jid,
                                                                                         a)))
     J.save_answer(db, jid, other, item, qs[0]["id"], "yes")
+    # a disagreement is between submitted answers: the other's is a draft until submitted
+    assert J.disagreements(db, jid) == []
+    submit_answered(db, jid)
     dis = J.disagreements(db, jid)
     assert [(d["item_pk"], d["question_id"]) for d in dis] == [(item, qs[0]["id"])]
     J.adjudicate(db, jid, item, qs[0]["id"], "yes", "coord", "checked the article")

@@ -55,6 +55,11 @@ def test_job_shows_only_the_query_questions_and_agreement_counts_only_them(db, t
     for ann, vals in (("a", ["yes", "yes", "no", "no"]), ("b", ["yes", "no", "no", "no"])):
         for (item, q), v in zip([(r0, q1), (r0, q2), (r1, q1), (r1, q2)], vals):
             J.save_answer(db, jid, ann, item, q, v)
+    # submit needs the item's 2 questions only (the other query's 3 stay unanswered); an
+    # answer counts once submitted
+    for ann in ("a", "b"):
+        for item in (r0, r1):
+            J.submit_item(db, jid, ann, item)
     # answers to the other query's questions are refused ...
     off1, off2 = qid(db, GROUP_QS["g1"][0]), qid(db, GROUP_QS["g1"][1])
     with pytest.raises(ValueError, match="not on this item's checklist"):
@@ -79,8 +84,6 @@ def test_job_shows_only_the_query_questions_and_agreement_counts_only_them(db, t
     # the only disagreement on the item's own questions is (r0, q2)
     assert [(d["item_id"], d["question"]) for d in J.disagreements(db, jid)] == \
         [("r0", GROUP_QS["g0"][1])]
-    # submit needs the item's 2 questions only (the other query's 3 stay unanswered)
-    J.submit_item(db, jid, "a", r0)
     J.save_answer(db, jid, "a", pk(db, "r2"), qid(db, GROUP_QS["g1"][0]), "yes")
     J.save_answer(db, jid, "a", pk(db, "r2"), qid(db, GROUP_QS["g1"][1]), "yes")
     with pytest.raises(ValueError, match="1 of 3 questions of this item have no answer"):
@@ -98,6 +101,7 @@ def test_agreement_view_says_why_numbers_are_undefined(db, tmp_path):
     for ann in ("a", "b"):
         for t in GROUP_QS["g0"]:
             J.save_answer(db, jid, ann, r0, qid(db, t), "yes")
+        J.submit_item(db, jid, ann, r0)
     v = agreement_view(db, "pq")
     assert "every answer on the 2 shared units is 'yes'" in v["summary"]
     assert [r["question"] for r in v["per_question"]] == GROUP_QS["g0"]

@@ -21,7 +21,7 @@ from checkeval_core.runs.dedupe import create_run_once
 from checkeval_core.store import task_id
 from studio_ui.widgets import table_csv
 from tests.conftest import APP
-from tests.helpers import item_button
+from tests.helpers import item_button, submit_answered
 
 QUESTIONS = ["Is the reply polite?", "Does the reply answer the question?",
              "Is the reply short?"]
@@ -272,6 +272,7 @@ def test_annotation_jobs_downloads_are_formula_safe(db, tmp_path, monkeypatch):
     qid = J.job_questions(db, jid, item)[0]["id"]
     J.save_answer(db, jid, EVIL, item, qid, "yes")
     J.save_answer(db, jid, "bob", item, qid, "no")
+    submit_answered(db, jid)
     got = {}
     real = streamlit.download_button
 

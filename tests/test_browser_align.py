@@ -11,7 +11,7 @@ def build_aligned(db) -> int:
     from checkeval_core.analysis.align import run_answers, start_sample
     from checkeval_core.annotation.jobs import save_answer
     from checkeval_core.demo import load_demo
-    from tests.helpers import small_run
+    from tests.helpers import small_run, submit_answered
 
     load_demo(db)
     rid = small_run(db)
@@ -25,6 +25,7 @@ def build_aligned(db) -> int:
             v = r.verdict if (k == 0 or i % 3) else ("no" if r.verdict == "yes" else "yes")
             for who in ("ann1", "ann2"):
                 save_answer(db, jid, who, int(r.item_pk), int(q), v)
+    submit_answered(db, jid)
     return rid
 
 

@@ -13,7 +13,7 @@ from checkeval_core.judges.spec import BACKENDS, Backend, register_backend
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.runs.escalation.options import escalation_params
 from checkeval_core.store import open_db
-from tests.helpers import make_runs_task
+from tests.helpers import make_runs_task, submit_answered
 
 
 class Opposite(FakeJudge):
@@ -42,6 +42,7 @@ def test_escalated_answer_and_peoples_answers_on_traces_at_1440(app_server, scre
         job = create_job(db, task, ["ann", "bob", "cy"], overlap=3)
         for who, value in (("ann", other), ("bob", other), ("cy", said)):
             save_answer(db, job, who, pk, qid, value)
+        submit_answered(db, job)
         db.close()
     finally:
         BACKENDS.pop("fakeb", None)

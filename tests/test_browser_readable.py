@@ -8,7 +8,7 @@ import pytest
 from checkeval_core.demo import load_demo
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import open_db
-from tests.helpers import fake_demo_runs
+from tests.helpers import fake_demo_runs, submit_answered
 
 # Geometry of every st.dataframe on the page: its box, its header names (from the grid's
 # accessibility layer) and whether its grid scrolls sideways.
@@ -151,7 +151,7 @@ def test_annotate_judge_comparison_in_view_at_1440(app_server, screen):
     item = J.queue(db, jid, "alice")[0]["item_pk"]
     for q in J.job_questions(db, jid, item)[:10]:
         J.save_answer(db, jid, "alice", item, q["id"], "yes")
-    J.set_status(db, jid, "alice", item, "done")
+    submit_answered(db, jid)  # the other questions: unsure
     db.close()
     screen.goto(f"{app_server.url}/annotate")
     box = screen.get_by_label("Your name")

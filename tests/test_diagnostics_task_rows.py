@@ -12,7 +12,7 @@ from checkeval_core.checklists.io import import_checklist
 from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
 from checkeval_core.store import task_id
-from tests.helpers import CHECKLIST, make_runs_task, run
+from tests.helpers import CHECKLIST, make_runs_task, run, submit_answered
 
 
 def _answer_all(db, task: str, who: str, value: str) -> int:
@@ -23,6 +23,7 @@ def _answer_all(db, task: str, who: str, value: str) -> int:
         for q in job_questions(db, jid, pk):
             save_answer(db, jid, who, pk, q["id"], value)
             n += 1
+    submit_answered(db, jid)
     return n
 
 

@@ -27,6 +27,7 @@ from checkeval_core.runs.progress import panel
 from checkeval_core.runs.traces import decision_rows, item_trace, verdict_cell
 from checkeval_core.store import db_path, loads, open_db
 from tests.conftest import open_app_page
+from tests.helpers import submit_answered
 
 SEEN: list[dict] = []  # what the Run page's panel said while the second judge answered
 
@@ -161,6 +162,7 @@ def test_traces_page_says_by_whom_and_shows_peoples_answers(db, task):
     save_answer(db, job, "ann", pk, qid, "yes")
     save_answer(db, job, "bob", pk, qid, "no")
     save_answer(db, job, "bob", pk, qid, "yes")  # changed: the last answer counts
+    submit_answered(db, job)
     at = open_app_page("app_pages/traces.py")
     # the link Align's disagreeing items give
     at.query_params.update({"runs": str(rid), "item": str(pk), "dim": "", "show": "people"})

@@ -21,6 +21,7 @@ from checkeval_core.identity import (
 )
 from checkeval_core.team import ADMINS_ENV, SECRETS_ENV, grant, role_of
 from tests.conftest import APP
+from tests.helpers import submit_answered
 
 SPOOF = {"X-Forwarded-User": "mallory", "X-Auth-Request-User": "mallory",
          "Remote-User": "mallory"}
@@ -155,6 +156,7 @@ def test_coordinator_name_follows_login(db, tmp_path, monkeypatch):
     qid = J.job_questions(db, jid, item)[0]["id"]
     J.save_answer(db, jid, "a", item, qid, "yes")
     J.save_answer(db, jid, "b", item, qid, "no")
+    submit_answered(db, jid)
     grant(db, "boss", "coordinator")
     at = AppTest.from_file(APP, default_timeout=120)
     at.user = {"is_logged_in": True, "sub": "boss", "name": "Someone Else"}  # sub names

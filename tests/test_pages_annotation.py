@@ -12,7 +12,7 @@ from checkeval_core.datasets import import_file
 from checkeval_core.runs import create_run, execute_run
 from checkeval_core.store import db_path
 from checkeval_core.textsafe import md_escape
-from tests.helpers import item_button
+from tests.helpers import item_button, submit_answered
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 QUESTIONS = ["Is the reply polite?", "Does the reply answer the question?",
@@ -77,6 +77,7 @@ def test_jobs_page_create_and_settle(db, tmp_path):
     qid = J.job_questions(db, 1, item)[0]["id"]
     J.save_answer(db, 1, "a", item, qid, "yes")
     J.save_answer(db, 1, "b", item, qid, "no")
+    submit_answered(db, 1)
     at.run()
     at.text_input(key="aj_coord").input("coord").run()
     # not settled yet: a dash with why, never "None"; no answer preselected

@@ -33,7 +33,7 @@ from checkeval_core.runs.jobs import get_run
 from checkeval_core.runs.traces import SHOW_FILTERS, decision_rows, item_trace
 from checkeval_core.stats.agreement import cohen_kappa
 from checkeval_core.store import db_path, task_id
-from tests.helpers import build_ranking_task, run_cli, small_run
+from tests.helpers import build_ranking_task, run_cli, small_run, submit_answered
 
 TASK = "summeval-demo"
 
@@ -86,6 +86,7 @@ def job(demo_db):
     answer(y, qa, [_flip(verdict[(y, qa)])] * 3)
     answer(w, qc, [verdict[(w, qc)]] * 3)
     answer(z, qc, [verdict[(z, qc)]] * 2 + [_flip(verdict[(z, qc)])])
+    submit_answered(db, jid)  # people's answers count once their item is submitted
     return {"db": db, "rid": rid, "jid": jid, "it": it, "qa": qa, "qb": qb, "qc": qc,
             "x": x, "y": y, "w": w, "z": z, "verdict": verdict}
 
@@ -210,18 +211,23 @@ def test_an_annotator_counts_once_with_the_latest_answer(demo_db):
     rid = small_run(db)
     j1, _ = start_sample(db, rid, ["ann1", "ann2", "ann3"], overlap=3, n=6, name="first")
     j2, _ = start_sample(db, rid, ["ann1", "ann2", "ann3"], overlap=3, n=6, name="second")
+    j3, _ = start_sample(db, rid, ["ann1"], overlap=1, n=6, name="third")
     pk = next(r[0] for r in db.execute("SELECT item_id FROM annotation_assignment WHERE "
                                        "job_id = ? ORDER BY position", [j1]))
     q = int(run_answers(db, rid)["question_id"].min())
     save_answer(db, j1, "ann1", pk, q, "yes")
     save_answer(db, j1, "ann2", pk, q, "no")
+    submit_answered(db, j1)
     db.execute("UPDATE annotation SET updated_at = '2020-01-01' WHERE job_id = ?", [j1])
     save_answer(db, j2, "ann1", pk, q, "yes")  # the same person again: still 1–1
+    submit_answered(db, j2)
     assert people_answers(db, TASK)[(pk, q)].answers == {"ann1": "yes", "ann2": "no"}
     assert people_labels(db, TASK) == {}
     save_answer(db, j2, "ann3", pk, q, "yes")
+    submit_answered(db, j2)
     assert people_labels(db, TASK) == {(pk, q): "yes"}
-    save_answer(db, j2, "ann1", pk, q, "unsure")  # ann1's latest word: unsure
+    save_answer(db, j3, "ann1", pk, q, "unsure")  # ann1's latest word: unsure
+    submit_answered(db, j3)
     assert people_answers(db, TASK)[(pk, q)].answers == {"ann2": "no", "ann3": "yes"}
     assert people_labels(db, TASK) == {}
     # two jobs settle the same decision: the later job's answer holds, whatever the order;
@@ -235,6 +241,56 @@ def test_an_annotator_counts_once_with_the_latest_answer(demo_db):
     stamps.append(people_stamp(db, TASK))
     assert people_labels(db, TASK) == {(pk, q): "no"}
     assert len(set(stamps)) == 3
+
+
+def test_an_answer_counts_once_its_item_is_submitted(demo_db):
+    """In a fixed job as in a pool, a saved answer is a draft until its author submits the
+    item: an item still open, skipped, or handed on to someone else (its first annotator's
+    partial answers stay under their name) is nobody's answer — the same answers the job's own
+    agreement and its disagreements read. Submitting needs every question answered, by any
+    path."""
+    from checkeval_core.annotation import jobs as J
+    from checkeval_core.annotation.pools import hand_on, people_agreement
+
+    db = demo_db
+    rid = small_run(db)
+    jid, _ = start_sample(db, rid, ["ann1", "ann2", "ann3"], overlap=2, n=6)
+    q = int(run_answers(db, rid)["question_id"].min())
+    queue = {who: [r["item_pk"] for r in J.queue(db, jid, who)] for who in ("ann1", "ann2",
+                                                                            "ann3")}
+    shared = sorted(set(queue["ann1"]) & set(queue["ann2"]))
+    one, two = shared[0], shared[1]
+    for who, v in (("ann1", "yes"), ("ann2", "no")):
+        J.save_answer(db, jid, who, one, q, v)
+        J.save_answer(db, jid, who, two, q, v)
+    assert people_answers(db, TASK) == {}  # drafts: nothing is people's answer yet
+    assert J.disagreements(db, jid) == []
+    with pytest.raises(ValueError, match="questions of this item have no answer"):
+        J.set_status(db, jid, "ann1", one, "done")  # done by the back door: refused too
+    assert people_answers(db, TASK) == {}
+    J.set_status(db, jid, "ann2", two, "skipped", "cannot judge this one")
+    submit_answered(db, jid)  # ann1 on both, ann2 on `one` (`two` is skipped)
+    rec = people_answers(db, TASK)
+    assert rec[(one, q)].answers == {"ann1": "yes", "ann2": "no"}
+    assert rec[(two, q)].answers == {"ann1": "yes"}  # the skipped item's answer: not counted
+    assert [d["item_pk"] for d in J.disagreements(db, jid)] == [one]
+    units = {r["units"] for r in people_agreement(db, jid)["per_question"]
+             if r["question_id"] == q}
+    assert units == {1}  # the job's agreement reads the same submitted answers
+
+    # a partial answer handed on: its author no longer has the item, their draft never counts
+    left = next(pk for pk in queue["ann3"] if pk not in shared
+                and J.queue(db, jid, "ann3")[queue["ann3"].index(pk)]["status"] == "todo")
+    J.save_answer(db, jid, "ann3", left, q, "no")
+    moved = hand_on(db, jid, "ann3", ["ann1", "ann2"], coordinator="coord")
+    assert moved["moved"] >= 1
+    taker = next(w for w in ("ann1", "ann2") if left in [r["item_pk"] for r in
+                                                         J.queue(db, jid, w)])
+    J.save_answer(db, jid, taker, left, q, "yes")
+    submit_answered(db, jid)
+    assert people_answers(db, TASK)[(left, q)].answers == {taker: "yes"}
+    assert db.execute("SELECT value FROM annotation WHERE job_id = ? AND annotator = 'ann3' "
+                      "AND item_id = ?", [jid, left]).fetchone()[0] == "no"  # kept, on record
 
 
 def test_pairwise_votes_a_tie_vote_is_for_neither_side(db):

@@ -13,7 +13,7 @@ from checkeval_core.analysis.reword import propose_rewording
 from checkeval_core.annotation.jobs import save_answer
 from checkeval_core.checklists.review import question_history
 from checkeval_core.task_split import members
-from tests.helpers import cli, small_run
+from tests.helpers import cli, small_run, submit_answered
 
 
 @pytest.fixture
@@ -32,6 +32,7 @@ def contradicted(demo_db):
         v = r.verdict if r.question_id == q_good else {"yes": "no", "no": "yes"}[r.verdict]
         for who in ("ann1", "ann2"):
             save_answer(db, jid, who, int(r.item_pk), int(r.question_id), v)
+    submit_answered(db, jid)
     return db, rid, q_bad, q_good
 
 

@@ -11,7 +11,7 @@ from checkeval_core.checklists import editing as M
 from checkeval_core.identity import TRUSTED_HEADER_ENV
 from checkeval_core.team import ADMINS_ENV
 from tests.conftest import APP
-from tests.helpers import dialogue_task
+from tests.helpers import dialogue_task, submit_answered
 
 
 @pytest.fixture(autouse=True)
@@ -26,6 +26,7 @@ def _job_with_disagreement(db, tmp_path) -> int:
     qid = J.job_questions(db, jid, item)[0]["id"]
     J.save_answer(db, jid, "alice", item, qid, "yes")
     J.save_answer(db, jid, "bob", item, qid, "no")
+    submit_answered(db, jid)
     return jid
 
 

@@ -219,8 +219,6 @@ def check_all_answered(db: sqlite_utils.Database, job_id: int, annotator: str,
 @guarded("annotate", self_param="annotator")
 def submit_item(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int) -> None:
     """Mark the item done once every question of ITS checklist has an answer."""
-    open_assignment(db, job_id, annotator, item_pk)
-    check_all_answered(db, job_id, annotator, item_pk)
     set_status(db, job_id, annotator, item_pk, "done")
 
 
@@ -311,14 +309,17 @@ def answers_of(db: sqlite_utils.Database, job_id: int, annotator: str,
 @guarded("annotate", self_param="annotator")
 def set_status(db: sqlite_utils.Database, job_id: int, annotator: str, item_pk: int,
                status: str, reason: str = "") -> None:
-    """Submit (``done``), skip (with a reason) or reopen (``todo``) ``annotator``'s item;
-    refused, nothing changed, on an item not given to them or already submitted."""
+    """Submit (``done``: every question of the item's checklist answered), skip (with a
+    reason) or reopen (``todo``) ``annotator``'s item; refused, nothing changed, on an item not
+    given to them or already submitted."""
     if status not in ("todo", "done", "skipped"):
         raise ValueError(f"status {status!r}: use todo, done or skipped")
     if status == "skipped" and not reason.strip():
         raise ValueError("skipping an item needs a reason")
     with transaction(db):
         open_assignment(db, job_id, annotator, item_pk)
+        if status == "done":  # read under the write lock, as the answers are written
+            check_all_answered(db, job_id, annotator, item_pk)
         db.execute("UPDATE annotation_assignment SET status = ?, skip_reason = ?, "
                    "updated_at = ? WHERE job_id = ? AND annotator = ? AND item_id = ?",
                    [status, reason, now_iso(), job_id, annotator, item_pk])
@@ -331,12 +332,15 @@ def progress(db: sqlite_utils.Database, job_id: int) -> list[dict[str, Any]]:
 
 
 def disagreements(db: sqlite_utils.Database, job_id: int) -> list[dict[str, Any]]:
-    """(item, question) pairs where annotators gave both yes and no, with any settled answer
-    (only questions on the item's own checklist)."""
+    """(item, question) pairs where annotators gave both yes and no on items they submitted
+    (an answer counts once submitted, as in :mod:`checkeval_core.people`), with any settled
+    answer (only questions on the item's own checklist)."""
     out = rows(db, "SELECT a.item_id AS item_pk, i.item_id, i.group_id, q.item_id AS q_item, "
                     "q.group_id AS q_group, a.question_id, q.text AS question, "
                     "GROUP_CONCAT(a.annotator || '=' || a.value, ', ') AS answers, "
-                    "adj.value AS settled FROM annotation a JOIN item i ON i.id = a.item_id "
+                    "adj.value AS settled FROM annotation a JOIN annotation_assignment s ON "
+                    "s.job_id = a.job_id AND s.item_id = a.item_id AND s.annotator = "
+                    "a.annotator AND s.status = 'done' JOIN item i ON i.id = a.item_id "
                     "JOIN question q ON q.id = a.question_id LEFT JOIN adjudication adj ON "
                     "adj.job_id = a.job_id AND adj.item_id = a.item_id AND adj.question_id = "
                     "a.question_id WHERE a.job_id = ? AND a.kind = 'answer' AND a.value IN "
