@@ -84,7 +84,15 @@ for s in dim["sub_dimensions"]:
         gen = st.session_state.get(f"newseed_gen_{s['id']}", 0)
         new_seed = st.text_input("New seed question",
                                  key=f"newseed_{s['id']}" + (f"_{gen}" if gen else ""))
-        if st.button("Save seed questions", key=f"seedsave_{s['id']}"):
+        pressed = st.button("Save seed questions", key=f"seedsave_{s['id']}")
+        emptied = tuple(sorted(i for i, t in texts.items() if not t.strip()))
+        # an emptied text deletes its question: that asks first (another set asks again)
+        go = confirm_step(
+            f"seeddel_{s['id']}", pressed, emptied,
+            f"Delete seed question(s) {', '.join(f'#{i}' for i in emptied)} (their text is "
+            "empty) and save the others? A deletion cannot be undone.",
+            "Save and delete") if emptied else pressed
+        if go:
             try:  # all or nothing: a refused deletion leaves every seed as it was
                 r = save_seeds(db, s["id"], texts, new_seed, author=known_user("reviewer"))
             except M.InUse as e:

@@ -80,3 +80,30 @@ def test_a_decided_question_stays_in_the_list_until_the_filter_changes(db):
     statuses = at.multiselect(key="rv_status").value
     if "rejected" not in statuses:
         assert not any(o.startswith(f"#{qid} ") for o in at.multiselect(key="rv_selected").options)
+
+
+def test_emptying_a_seed_asks_before_it_deletes(db):
+    """An emptied seed text deletes its question on *Save seed questions*: that asks first,
+    Cancel keeps every seed as it was, *Save and delete* deletes that one and saves the rest
+    (here a new seed of the same sub-dimension)."""
+    load_demo_copy(db)
+    at = open_page("app_pages/dimensions.py")
+    gone = int(next(t for t in at.text_input if t.key and t.key.startswith("seed_")
+                    ).key.split("_")[1])  # the first sub-dimension's first seed
+    sub_key = next(b.key for b in at.button if b.key and b.key.startswith("seedsave_"))
+    sub = sub_key.split("_")[1]
+    before = len(questions(db, "summeval-demo"))
+    at.text_input(key=f"seed_{gone}").input("").run()
+    at.text_input(key=f"newseed_{sub}").input("Does the summary keep to the article's order?"
+                                              ).run()
+    at.button(key=sub_key).click().run()
+    assert any(f"Delete seed question(s) #{gone}" in w.value for w in at.warning)
+    assert len(questions(db, "summeval-demo")) == before  # asked, nothing changed yet
+    at.button(key=f"seeddel_{sub}_cancel").click().run()
+    assert not at.warning and len(questions(db, "summeval-demo")) == before
+    at.button(key=sub_key).click().run()
+    at.button(key=f"seeddel_{sub}_confirm").click().run()
+    assert not at.exception
+    texts = {q["id"]: q["text"] for q in questions(db, "summeval-demo")}
+    assert gone not in texts and len(texts) == before  # one deleted, one added
+    assert "Does the summary keep to the article's order?" in texts.values()
