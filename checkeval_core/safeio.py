@@ -35,6 +35,11 @@ class InputError(ValueError):
     """Input refused by a safety rule; the message names the file and the rule."""
 
 
+class WouldReplace(ValueError):
+    """An import asked not to replace what is stored under its name (``replace=False``): the
+    message says what would go, so a page can ask before it does. Nothing was written."""
+
+
 def _env_int(name: str, default: int) -> int:
     try:
         v = int(os.environ.get(name, ""))

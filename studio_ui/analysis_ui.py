@@ -25,6 +25,7 @@ from checkeval_core.textsafe import md_escape
 from studio_ui.frame import page_db
 from studio_ui.tables import NOTE_COLUMNS as NOTES
 from studio_ui.tables import order, show_table, table_config
+from studio_ui.widgets import ask_before_replacing
 
 REASON = "flagged by question diagnostics"
 
@@ -145,13 +146,21 @@ def metric_import(db: sqlite_utils.Database, task: str) -> None:
     with st.expander("External metric (compare with ROUGE or your own metric)"):
         up = st.file_uploader("CSV with item_id and one column per dimension", type=["csv"],
                               key="an_metric_file")
-        if up is not None and st.button("Import metric", key="an_metric_import"):
-            try:
-                res = import_metric(db, task, up.name, data=up.getvalue())
+        pressed = up is not None and st.button("Import metric", key="an_metric_import")
+        try:  # a metric of the same name is replaced only once the person said so
+            res = ask_before_replacing(
+                "an_metric_replace", pressed,
+                (task, up and up.name, up and len(up.getvalue())),
+                lambda replace: import_metric(db, task, up.name, data=up.getvalue(),
+                                              replace=replace)) if up is not None else None
+        except MetricFileError as e:
+            st.error(md_escape(str(e)))
+        else:
+            if res:
                 st.success(f"Imported {res['n_scores']} scores as metric "
-                           f"'{md_escape(res['metric'])}'")
-            except MetricFileError as e:
-                st.error(md_escape(str(e)))
+                           f"'{md_escape(res['metric'])}'" + (
+                               f" (replacing its {res['replaced']} earlier scores)"
+                               if res["replaced"] else ""))
 
 
 def stability_section(view: dict[str, Any], cols: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ from checkeval_core.annotation.preferences import (
 from checkeval_core.stats.values import fmt
 from checkeval_core.store import db_path, open_db
 from checkeval_core.textsafe import md_escape
+from studio_ui.widgets import ask_before_replacing
 
 
 @st.cache_data(ttl=60, max_entries=16, show_spinner=False)
@@ -52,12 +53,21 @@ def import_expander(db: sqlite_utils.Database, task: str) -> None:
                            "created)" + (f"; {res['n_already_stored']} were already stored "
                                          f"(same vote ids), {res['n_new']} new."
                                          if res.get("n_already_stored") else "."))
-            if up_r is not None and c2.button("Import ratings", key="rk_rating_import"):
-                res = import_ratings(db, task, data=up_r.getvalue(), filename=up_r.name)
-                c2.success(f"Imported {res['n_ratings']} ratings as {res['source']!r}: "
-                           f"{len(res['matched'])} systems of this task"
-                           + (f", {len(res['unmatched'])} not in it." if res["unmatched"]
-                              else "."))
+            pressed = up_r is not None and c2.button("Import ratings", key="rk_rating_import")
+            # ratings of the same source are replaced only once the person said so
+            res = ask_before_replacing(
+                "rk_rating_replace", pressed,
+                (task, up_r and up_r.name, up_r and len(up_r.getvalue())),
+                lambda replace: import_ratings(db, task, data=up_r.getvalue(),
+                                               filename=up_r.name, replace=replace)
+            ) if up_r is not None else None
+            if res:
+                c2.success(f"Imported {res['n_ratings']} ratings as "
+                           f"{md_escape(repr(res['source']))}: {len(res['matched'])} systems "
+                           "of this task" + (f", {len(res['unmatched'])} not in it"
+                                             if res["unmatched"] else "")
+                           + (f" (replacing {res['replaced']} earlier ratings)."
+                              if res["replaced"] else "."))
         except PreferenceError as e:
             st.error(md_escape(str(e)))
 

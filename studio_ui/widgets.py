@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pandas as pd
@@ -13,6 +13,7 @@ from checkeval_core.export import rows_to_csv
 from checkeval_core.identity import identity_mode, login_identity, resolve_annotator
 from checkeval_core.runs.labels import run_label
 from checkeval_core.runs.selection import comparability
+from checkeval_core.safeio import WouldReplace
 from checkeval_core.tasks import default_task, list_tasks
 from checkeval_core.team import auth_configured
 from checkeval_core.textsafe import md_escape
@@ -190,6 +191,25 @@ def confirm_step(key: str, armed_by: bool, subject: Any, question: str,
             st.session_state.pop(state, None)
             return True
     return False
+
+
+def ask_before_replacing(key: str, pressed: bool, subject: Any,
+                         do: Callable[[bool], dict[str, Any]]) -> dict[str, Any] | None:
+    """An import that may replace what is stored under its name: on ``pressed`` runs
+    ``do(False)`` (the core refuses with :class:`WouldReplace` instead of replacing); when it
+    would replace, asks first (:func:`confirm_step`, key ``key``, for this ``subject`` — the
+    task and file) and runs ``do(True)`` on *Replace*. ``do``'s result, or None."""
+    if pressed:
+        try:
+            return do(False)
+        except WouldReplace as e:
+            st.session_state[f"{key}_msg"] = str(e)
+    msg = st.session_state.get(f"{key}_msg", "")
+    if msg and confirm_step(key, pressed, subject, md_escape(msg[:1].upper() + msg[1:]) +
+                            ". Replace it?", "Replace"):
+        st.session_state.pop(f"{key}_msg", None)
+        return do(True)
+    return None
 
 
 def run_multiselect(db: sqlite_utils.Database, container: Any, label: str,

@@ -19,6 +19,7 @@ from checkeval_core.annotation.files import import_annotations
 from checkeval_core.checklists.editing import questions
 from checkeval_core.checklists.io import import_checklist
 from checkeval_core.datasets import import_file
+from checkeval_core.store import db_path
 from tests.conftest import open_app_page
 from tests.helpers import FakeUpload, use_upload  # noqa: F401
 
@@ -139,3 +140,67 @@ def test_data_page_import_is_disabled_for_a_rejected_file(db, monkeypatch):
     use_upload(monkeypatch, "upload", FakeUpload("good.csv", b"id,output\n7,seven\n8,eight\n"))
     at.run()
     assert not at.button(key="do_import").disabled
+
+
+def test_reimporting_a_metric_asks_before_it_replaces(db, tmp_path, monkeypatch):
+    """Audit doubt 5: a metric of the same name, or ratings of the same source, was replaced
+    silently. The core refuses with ``replace=False`` (what a page asks with) and says what
+    would go; the page asks, Cancel keeps the stored scores, *Replace* replaces them and says
+    how many went. The CLI keeps replacing and says so (``replaced``)."""
+    from checkeval_core.safeio import WouldReplace
+
+    prepare(db, tmp_path)
+    import_metric(db, "t", "m.csv", data=b"item_id,c\n1,0.5\n")
+    with pytest.raises(WouldReplace, match="a metric named 'm' is already stored \\(1 scores"):
+        import_metric(db, "t", "m.csv", data=b"item_id,c\n1,0.9\n", replace=False)
+    assert db.execute("SELECT value FROM external_score").fetchall() == [(0.5,)]
+    use_upload(monkeypatch, "an_metric_file", FakeUpload("m.csv", b"item_id,c\n1,0.9\n"))
+    at = open_app_page("app_pages/analysis.py")
+    at.button(key="an_metric_import").click().run()
+    assert any("A metric named 'm' is already stored" in w.value and "Replace it?" in w.value
+               for w in at.warning)
+    at.button(key="an_metric_replace_cancel").click().run()
+    assert db.execute("SELECT value FROM external_score").fetchall() == [(0.5,)]
+    at.button(key="an_metric_import").click().run()
+    at.button(key="an_metric_replace_confirm").click().run()
+    assert not at.exception, at.exception
+    assert any("replacing its 1 earlier scores" in s.value for s in at.success)
+    assert db.execute("SELECT value FROM external_score").fetchall() == [(0.9,)]
+
+
+def test_reimporting_ratings_asks_before_it_replaces(db, monkeypatch):
+    """As for a metric: ratings of the same source are replaced once the person said so."""
+    from checkeval_core.annotation.preferences import import_ratings
+    from checkeval_core.safeio import WouldReplace
+    from tests.helpers import RANKING_TASK, RATINGS_CSV, build_ranking_task, open_rankings_page
+
+    build_ranking_task(db)  # ratings 'ref.csv' stored
+    with pytest.raises(WouldReplace, match="ratings of source 'ref.csv' are already stored"):
+        import_ratings(db, RANKING_TASK, data=RATINGS_CSV.encode(), filename="ref.csv",
+                       replace=False)
+    use_upload(monkeypatch, "rk_rating_file",
+               FakeUpload("ref.csv", RATINGS_CSV.replace("1100", "1150").encode()))
+    at = open_rankings_page()
+    at.button(key="rk_rating_import").click().run()
+    assert any("Ratings of source 'ref" in w.value and "Replace it?" in w.value
+               for w in at.warning)
+    mid = "SELECT rating FROM system_rating WHERE system_id = 'sys-mid'"
+    assert db.execute(mid).fetchone()[0] == 1100
+    at.button(key="rk_rating_replace_confirm").click().run()
+    assert not at.exception, at.exception
+    assert any("replacing 4 earlier ratings" in s.value for s in at.success)
+    assert db.execute(mid).fetchone()[0] == 1150
+
+
+def test_cli_ratings_import_says_what_it_replaced(db, tmp_path):
+    from tests.helpers import RANKING_TASK, RATINGS_CSV, build_ranking_task, run_cli
+
+    build_ranking_task(db, ratings=False)
+    f = tmp_path / "ref.csv"
+    f.write_text(RATINGS_CSV, encoding="utf-8")
+    args = ["ratings", "import", str(f), "--task", RANKING_TASK]
+    first = run_cli(args, db=db_path(db), check=True)
+    assert "replaced" not in first.stdout
+    again = run_cli(args, db=db_path(db), check=True)
+    assert "replaced the 4 ratings stored under that source" in again.stdout
+    assert db.execute("SELECT COUNT(*) FROM system_rating").fetchone()[0] == 4

@@ -11,7 +11,14 @@ from typing import Any
 
 import sqlite_utils
 
-from checkeval_core.safeio import LIMITS, InputError, check_size, decode_text, read_bytes
+from checkeval_core.safeio import (
+    LIMITS,
+    InputError,
+    WouldReplace,
+    check_size,
+    decode_text,
+    read_bytes,
+)
 from checkeval_core.store import now_iso, rows, task_id, transaction
 from checkeval_core.team import guarded
 
@@ -25,10 +32,13 @@ class MetricFileError(ValueError):
 
 @guarded("data.import")
 def import_metric(db: sqlite_utils.Database, task: str, path: str | Path,
-                  name: str | None = None, data: bytes | None = None) -> dict[str, Any]:
+                  name: str | None = None, data: bytes | None = None,
+                  replace: bool = True) -> dict[str, Any]:
     """Import a metric CSV from ``path`` (or ``data``, an upload's bytes; ``path`` is then only
     the client's file name, for the metric's default name and messages). All or nothing:
-    ragged rows, an item listed twice, a non-number or an unknown item refuse the file."""
+    ragged rows, an item listed twice, a non-number or an unknown item refuse the file. A
+    metric of the same name is replaced (``replaced``: how many scores went), or with
+    ``replace=False`` the import is refused with :class:`WouldReplace` (the page asks first)."""
     fname = PurePosixPath(str(path).replace("\\", "/")).name or "upload.csv"
     name = (name or PurePosixPath(fname).stem).strip()[:MAX_NAME_CHARS] or "metric"
     try:
@@ -104,6 +114,13 @@ def import_metric(db: sqlite_utils.Database, task: str, path: str | Path,
     if not values:
         raise MetricFileError(f"{fname}: no scores")
     with transaction(db):
+        old = db.execute("SELECT COUNT(*), MIN(m.created_at) FROM external_metric m LEFT JOIN "
+                         "external_score s ON s.metric_id = m.id WHERE m.task_id = ? AND "
+                         "m.name = ?", [tid, name]).fetchone()
+        if old[1] is not None and not replace:
+            raise WouldReplace(f"a metric named {name!r} is already stored ({old[0]:,} scores, "
+                               f"imported {old[1][:16].replace('T', ' ')}): this file replaces "
+                               "it")
         db.execute("DELETE FROM external_score WHERE metric_id IN (SELECT id FROM "
                    "external_metric WHERE task_id = ? AND name = ?)", [tid, name])
         db.execute("DELETE FROM external_metric WHERE task_id = ? AND name = ?", [tid, name])
@@ -111,7 +128,8 @@ def import_metric(db: sqlite_utils.Database, task: str, path: str | Path,
                          "(?, ?, ?)", [tid, name, now_iso()]).lastrowid
         db.conn.executemany("INSERT INTO external_score (metric_id, item_id, dimension, value) "
                             "VALUES (?, ?, ?, ?)", [(mid, i, d, v) for i, d, v in values])
-    return {"metric": name, "id": mid, "n_scores": len(values), "dimensions": dims}
+    return {"metric": name, "id": mid, "n_scores": len(values), "dimensions": dims,
+            "replaced": int(old[0]) if old[1] is not None else 0}
 
 
 def list_metrics(db: sqlite_utils.Database, task: str) -> list[dict[str, Any]]:

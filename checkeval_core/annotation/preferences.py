@@ -49,7 +49,14 @@ import sqlite_utils
 
 from checkeval_core.datasets import MAX_ERRORS, DatasetError, _decode, _read_records, as_number
 from checkeval_core.fields import check_name, check_text
-from checkeval_core.safeio import InputError, check_count, check_size, load_json_text, read_bytes
+from checkeval_core.safeio import (
+    InputError,
+    WouldReplace,
+    check_count,
+    check_size,
+    load_json_text,
+    read_bytes,
+)
 from checkeval_core.store import dumps, now_iso, rows, task_id, transaction
 from checkeval_core.team import guarded
 
@@ -429,12 +436,14 @@ def _num(rec: dict[str, Any], key: str, loc: str, errors: list[str],
 @guarded("data.import")
 def import_ratings(db: sqlite_utils.Database, task: str, path: str | Path | None = None,
                    data: bytes | None = None, filename: str | None = None,
-                   rating_field: str | None = None, source: str | None = None
-                   ) -> dict[str, Any]:
-    """Import reference ratings per system into ``task``; all or nothing.
+                   rating_field: str | None = None, source: str | None = None,
+                   replace: bool = True) -> dict[str, Any]:
+    """Import reference ratings per system into ``task``; all or nothing. Ratings of the same
+    source are replaced (``replaced``: how many went), or with ``replace=False`` the import is
+    refused with :class:`~checkeval_core.safeio.WouldReplace` (the page asks first).
 
-    Returns ``{"task", "source", "n_ratings", "matched", "unmatched"}`` (systems without /
-    with no item in the task)."""
+    Returns ``{"task", "source", "n_ratings", "matched", "unmatched", "replaced"}`` (systems
+    without / with no item in the task)."""
     tid = task_id(db, task)
     if source is not None:
         try:  # a source is a name shown in menus and stored: the shared name rule
@@ -485,6 +494,12 @@ def import_ratings(db: sqlite_utils.Database, task: str, path: str | Path | None
                                         [tid])}
     now = now_iso()
     with transaction(db):
+        old = db.execute("SELECT COUNT(*), MIN(created_at) FROM system_rating WHERE task_id = ? "
+                         "AND source = ?", [tid, src]).fetchone()
+        if old[0] and not replace:
+            raise WouldReplace(f"ratings of source {src!r} are already stored ({old[0]:,} "
+                               f"systems, imported {str(old[1])[:16].replace('T', ' ')}): this "
+                               "file replaces them")
         db.execute("DELETE FROM system_rating WHERE task_id = ? AND source = ?", [tid, src])
         db.conn.executemany(
             "INSERT INTO system_rating (task_id, system_id, rating, lower, upper, source, "
@@ -492,7 +507,8 @@ def import_ratings(db: sqlite_utils.Database, task: str, path: str | Path | None
             [(tid, s, r, lo_, hi_, src, now) for s, r, lo_, hi_ in out])
     return {"task": task, "source": src, "n_ratings": len(out),
             "matched": sorted(s for s, *_ in out if s in systems),
-            "unmatched": sorted(s for s, *_ in out if s not in systems)}
+            "unmatched": sorted(s for s, *_ in out if s not in systems),
+            "replaced": int(old[0])}
 
 
 # -- reading back ------------------------------------------------------------------------------

@@ -186,7 +186,8 @@ def analyze_metric_cmd(task: str = typer.Option(..., "--task"),
     "pearson", "n", "ci", "skipped", "reasons", "ci_reasons"}, "dataset_level":
     {…}, "system_level": {…}, "support": {…}}}, "average": {…}, "support":
     {"n_items", "n_groups", "n_systems"}}` (`support`: the items with both scores
-    and their groups and systems).
+    and their groups and systems). A metric of the same name (the file's stem) is replaced;
+    a note on stderr says so (the Analysis page asks first).
     """
     _analyze(task=task, metric_file=metric_file, bootstrap=bootstrap, split=split,
              as_json=as_json)
@@ -353,6 +354,9 @@ def _analyze(run: list[int] | None = None, task: str | None = None,
             if not metric_file.exists():
                 fail(f"{metric_file}: no such file")
             res = import_metric(db, task, metric_file)
+            if res["replaced"]:  # on stderr: stdout stays the report (its JSON unchanged)
+                typer.echo(f"note: replaced the metric {res['metric']!r} stored before "
+                           f"({res['replaced']} scores)", err=True)
             out = analyze_metric(db, task, res["metric"], n_boot=bootstrap, split=split)
         elif run:
             out = analyze_runs(db, list(run), aggregation, n_boot=bootstrap, split=split,

@@ -101,7 +101,9 @@ def ratings_import_cmd(
     """Import reference ratings per system (system_id, rating, optional lower/upper; or the
     models.json shape with arena_elo, arena_elo_lower, arena_elo_upper).
 
-    Reads `system_id,rating[,lower,upper]` or a `models.json`.
+    Reads `system_id,rating[,lower,upper]` or a `models.json`. Ratings already stored under
+    the same source are replaced, and the output says how many (`--json`: `replaced`); the
+    Rankings page asks first.
     """
     from checkeval_core.annotation.preferences import PreferenceError, import_ratings
 
@@ -116,7 +118,9 @@ def ratings_import_cmd(
         return
     typer.echo(f"imported {res['n_ratings']} ratings (source {res['source']!r}) into task "
                f"{res['task']!r}: {len(res['matched'])} systems of the task"
-               + (f", {len(res['unmatched'])} not in the task" if res["unmatched"] else ""))
+               + (f", {len(res['unmatched'])} not in the task" if res["unmatched"] else "")
+               + (f"; replaced the {res['replaced']} ratings stored under that source"
+                  if res["replaced"] else ""))
 
 
 def _num(x: object, spec: str = ".3f") -> str:
