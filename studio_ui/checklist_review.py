@@ -90,6 +90,8 @@ def per_query_form() -> dict[str, Any] | None:
         st.caption("Writing per-query checklists is for a role that may edit checklists "
                    "(researcher, admin); you review them below.")
         return None
+    if st.session_state.pop("pq_fresh_reset", False):  # set before a rewrite: see the page
+        st.session_state["pq_fresh"] = False
     st.caption("Generate 5–10 Yes/No questions per query with a judge, or import a JSONL file "
                '(`{"group_id" | "instruction_id": ..., "questions": [...]}`). They appear '
                "below (origin instance), then freeze them with *Freeze instance checklists*.")

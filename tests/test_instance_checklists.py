@@ -267,6 +267,12 @@ def test_checklist_page_per_query_block(db, tmp_path):
     assert {q["prompt_version"] for q in live(db, "pq")} == \
         {INSTANCE_SINGLE_PROMPT_VERSION + "+reference"}
     assert any("from the cache" in s.value for s in at.success), [w.value for w in at.warning]
+    # a second press (a double click, its box still ticked in the browser) does not rewrite
+    # again: "Rewrite" is unticked before the judge was asked
+    kept = {q["id"] for q in live(db, "pq")}
+    at.button(key="pq_gen").click().run()
+    assert not at.exception and {q["id"] for q in live(db, "pq")} == kept
+    assert at.checkbox(key="pq_fresh").value is False
     at.button(key="pq_fix").click().run()
     assert not at.exception
     assert sorted({q["prompt_version"] for q in live(db, "pq")}) == \
