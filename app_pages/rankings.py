@@ -100,7 +100,7 @@ else:
 calibrated_section(db, [run_id], labels, agg, "rk_cal")
 with st.expander("Elo ratings (Bradley–Terry on matches per query)", expanded=False):
     st.caption(view["elo"]["caption"])
-    st.caption(view["elo"]["human_caption"])
+    st.caption(md_escape(view["elo"]["human_caption"]))  # names the annotators left out
     show_table(pd.DataFrame(view["elo"]["rows"]),
                {c: st.column_config.NumberColumn(format="%.0f") for c in (
                    "judge Elo", "CI low", "CI high", "human Elo", "human CI low",

@@ -65,6 +65,10 @@ def test_enough_votes_give_an_interval_and_biased_votes_can_be_left_out(db, four
     assert not at.exception, at.exception
     assert len(at.dataframe(key="rk_pairs").value) == n_pairs - 12
     assert any("12 votes left out" in c.value for c in at.caption)
+    # the caption names annotators (their own text): shown as text, Markdown escaped
+    from checkeval_core.textsafe import md_escape
+
+    assert any(c.value == md_escape(kept["elo"]["human_caption"]) for c in at.caption)
 
 
 def test_cli_leaves_out_position_biased_votes(db, db_path, four_queries_flag):
