@@ -19,7 +19,7 @@ import streamlit as st
 from checkeval_core.annotation import jobs as J
 from checkeval_core.annotation import pools as P
 from checkeval_core.prompts.judge import OUTPUT_LABEL
-from checkeval_core.textsafe import md_escape
+from checkeval_core.textsafe import md_escape, md_inert
 from studio_ui.tables import order, table_config
 
 OPTIONS = ["yes", "no", "unsure"]
@@ -69,10 +69,12 @@ def questions_panel(questions: list[dict[str, Any]], notes: dict[str, dict[str, 
             sub = q["sub_dimension"]
             desc = notes.get(dim, {}).get("subs", {}).get(sub)
             st.markdown(f"**{md_escape(sub)}**" + (f" — {md_escape(desc)}" if desc else ""))
-        # shown as escaped Markdown; the radio keeps the plain text as its (hidden) label,
-        # which is what a screen reader says (an escaped label read "built\-in")
+        # shown as escaped Markdown; the radio's (hidden) label is what a screen reader says,
+        # so it keeps the text as typed (an escaped label read "built\-in") with only what
+        # would load or link something escaped: a collapsed label is still rendered, and an
+        # image in it was fetched by every annotator's browser
         st.markdown(md_escape(q["text"]))
-        st.radio(q["text"], OPTIONS, index=OPTIONS.index(saved[q["id"]])
+        st.radio(md_inert(q["text"]), OPTIONS, index=OPTIONS.index(saved[q["id"]])
                  if q["id"] in saved else None, horizontal=True, key=key_of(q["id"]),
                  on_change=on_change, args=args_of(q["id"]), disabled=read_only,
                  label_visibility="collapsed")

@@ -180,3 +180,17 @@ def test_user_text_reaches_markdown_escaped():
     found = unescaped_user_text(ROOT)
     assert not found, ("wrap these in md_escape (checkeval_core.textsafe), or add them to "
                        "RAW_OK with the reason:\n" + "\n".join(found))
+
+
+def test_escaped_text_has_no_bare_link_left():
+    """GFM finds bare URLs and e-mails in the text after Markdown is parsed (a backslash does
+    not stop it): a word joiner inside each keeps it text; the text reads the same."""
+    from checkeval_core.textsafe import md_escape, md_inert
+
+    t = "see https://evil.example/a, WWW.evil.example or bob@evil.example; ![x](http://e/p.png)"
+    for out in (md_escape(t), md_inert(t)):
+        assert "://" not in out and "www." not in out.lower() and "@e" not in out
+        assert out.replace("\u2060", "").replace("\\", "") == t
+    assert md_inert("Is the built-in, 3.5-point scale (a) used?") == \
+        "Is the built-in, 3.5-point scale (a) used?"  # read aloud as typed
+    assert md_inert("![x](u) [y](v) <z>") == "!\\[x\\](u) \\[y\\](v) \\<z>"
