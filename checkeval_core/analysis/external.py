@@ -114,8 +114,8 @@ def import_metric(db: sqlite_utils.Database, task: str, path: str | Path,
     if not values:
         raise MetricFileError(f"{fname}: no scores")
     with transaction(db):
-        old = db.execute("SELECT COUNT(*), MIN(m.created_at) FROM external_metric m LEFT JOIN "
-                         "external_score s ON s.metric_id = m.id WHERE m.task_id = ? AND "
+        old = db.execute("SELECT COUNT(s.metric_id), MIN(m.created_at) FROM external_metric m "
+                         "LEFT JOIN external_score s ON s.metric_id = m.id WHERE m.task_id = ? AND "
                          "m.name = ?", [tid, name]).fetchone()
         if old[1] is not None and not replace:
             raise WouldReplace(f"a metric named {name!r} is already stored ({old[0]:,} scores, "
