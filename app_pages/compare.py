@@ -105,8 +105,8 @@ event = st.dataframe(
     column_config={
         "item_id": st.column_config.TextColumn("item", width=150),
         "group": st.column_config.TextColumn("group", width=160),
-        "score_a": st.column_config.NumberColumn("A", format="%.3f", help=labels[run_a]),
-        "score_b": st.column_config.NumberColumn("B", format="%.3f", help=labels[run_b]),
+        "score_a": st.column_config.NumberColumn("A", format="%.3f", help=md_escape(labels[run_a])),
+        "score_b": st.column_config.NumberColumn("B", format="%.3f", help=md_escape(labels[run_b])),
         "delta": st.column_config.NumberColumn("Δ B − A", format="%+.3f"),
         "human": st.column_config.NumberColumn("human", format="%.2f"),
         "regression": st.column_config.NumberColumn(
