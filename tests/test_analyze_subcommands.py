@@ -16,8 +16,10 @@ from tests.helpers import build_ranking_task, small_run
 
 
 def analyze(*args: str) -> tuple[int, str]:
+    """Exit code and what was printed: standard output when it succeeds (notes go to stderr —
+    importing a metric file a second time says there that it replaced the first), else both."""
     r = CliRunner().invoke(app, ["analyze", *args])
-    return r.exit_code, r.output
+    return r.exit_code, r.stdout if r.exit_code == 0 else r.output
 
 
 def same(old: list[str], new: list[str], key: str | None) -> None:
