@@ -28,10 +28,6 @@ if not annotator:
 with st.expander("Per-query checklists (RocketEval: one list per query, shared by its answers)"):
     req = UI.per_query_form()
     if req:
-        # a rewrite unticks "Rewrite" before the judge is asked: a second press queued
-        # meanwhile writes only the queries without a list (none), never a paid rewrite again
-        if req["fresh"]:
-            st.session_state["pq_fresh_reset"] = True
         try:
             with st.spinner("The judge is writing one checklist per query…"
                             if req["source"] == "generate" else "Importing the checklists…"):

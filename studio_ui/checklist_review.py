@@ -90,7 +90,7 @@ def per_query_form() -> dict[str, Any] | None:
         st.caption("Writing per-query checklists is for a role that may edit checklists "
                    "(researcher, admin); you review them below.")
         return None
-    if st.session_state.pop("pq_fresh_reset", False):  # set before a rewrite: see the page
+    if st.session_state.pop("pq_fresh_reset", False):  # set before a rewrite: see below
         st.session_state["pq_fresh"] = False
     st.caption("Generate 5–10 Yes/No questions per query with a judge, or import a JSONL file "
                '(`{"group_id" | "instruction_id": ..., "questions": [...]}`). They appear '
@@ -111,6 +111,8 @@ def per_query_form() -> dict[str, Any] | None:
     fix = b_fix.button("Use the Fixed checklist (6 general questions)", key="pq_fix")
     if not (gen or imp or fix):
         return None
+    if gen and fresh:  # unticked before the judge is asked: a second press queued meanwhile
+        st.session_state["pq_fresh_reset"] = True  # never pays for a second rewrite
     return {"source": "generate" if gen else "file" if imp else "fixed", "judge": judge,
             "mode": mode, "fresh": fresh, "include_reference": ref,
             "data": up.getvalue() if imp else None, "filename": up.name if imp else None}
