@@ -120,8 +120,9 @@ def _in(col: str, chunk: list[int] | None) -> tuple[str, list[Any]]:
 # cannot import the checklists): a global question, the item's own, or its query's
 _APPLIES = ("(q.item_id IS NULL OR q.item_id = a.item_id) AND (COALESCE(q.group_id, '') = '' "
             "OR q.group_id = COALESCE(NULLIF(i.group_id, ''), i.item_id, ''))")
-# in a job, the author's item submitted (see the module's rules)
-_SUBMITTED = (
+#: in a job, the author's item submitted (see the module's rules); on ``annotation a``, also
+#: for the job's own disagreements (:func:`checkeval_core.annotation.jobs.disagreements`)
+SUBMITTED = (
     "(a.job_id IS NULL OR EXISTS (SELECT 1 FROM annotation_assignment s WHERE s.job_id = "
     "a.job_id AND s.item_id = a.item_id AND s.annotator = a.annotator AND s.status = 'done'))")
 
@@ -141,7 +142,7 @@ def people_answers(db: sqlite_utils.Database, task: str | int,
                 "SELECT a.item_id, a.question_id, a.annotator, a.value FROM annotation a "
                 "JOIN item i ON i.id = a.item_id JOIN question q ON q.id = a.question_id "
                 f"WHERE a.task_id = ? AND a.kind = 'answer'{where} AND {_APPLIES} AND "
-                f"{_SUBMITTED} "
+                f"{SUBMITTED} "
                 "ORDER BY a.updated_at, a.id", [tid, *params]):
             # the latest answer of each annotator wins (rows come oldest first)
             latest.setdefault((int(pk), int(qid)), {})[str(who)] = str(value).strip().lower()

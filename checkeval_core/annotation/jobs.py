@@ -27,6 +27,7 @@ import sqlite_utils
 from checkeval_core.checklists.instance import question_applies, questions_of_item
 from checkeval_core.checklists.review import record_event
 from checkeval_core.checklists.versions import get_version
+from checkeval_core.people import SUBMITTED
 from checkeval_core.runs.registry import per_question_methods
 from checkeval_core.store import dumps, loads, now_iso, rows, task_id, transaction
 from checkeval_core.tasks import items
@@ -338,12 +339,11 @@ def disagreements(db: sqlite_utils.Database, job_id: int) -> list[dict[str, Any]
     out = rows(db, "SELECT a.item_id AS item_pk, i.item_id, i.group_id, q.item_id AS q_item, "
                     "q.group_id AS q_group, a.question_id, q.text AS question, "
                     "GROUP_CONCAT(a.annotator || '=' || a.value, ', ') AS answers, "
-                    "adj.value AS settled FROM annotation a JOIN annotation_assignment s ON "
-                    "s.job_id = a.job_id AND s.item_id = a.item_id AND s.annotator = "
-                    "a.annotator AND s.status = 'done' JOIN item i ON i.id = a.item_id "
+                    "adj.value AS settled FROM annotation a JOIN item i ON i.id = a.item_id "
                     "JOIN question q ON q.id = a.question_id LEFT JOIN adjudication adj ON "
                     "adj.job_id = a.job_id AND adj.item_id = a.item_id AND adj.question_id = "
-                    "a.question_id WHERE a.job_id = ? AND a.kind = 'answer' AND a.value IN "
+                    f"a.question_id WHERE a.job_id = ? AND {SUBMITTED} AND a.kind = 'answer' "
+                    "AND a.value IN "
                     "('yes', 'no') GROUP BY a.item_id, a.question_id HAVING "
                     "COUNT(DISTINCT a.value) > 1 ORDER BY i.position, a.question_id", [job_id])
     keep = []
