@@ -44,6 +44,10 @@ def batch_section(db: Any, task: str, judges: list[str], methods: list[str], ver
                                 limit=limit, params=dict(opts))
             for e in res["errors"]:
                 st.error(md_escape(e))
+            for rid, spec, m in res["reused"]:  # a second press: said, not started again
+                st.info(f"Run {rid} ({md_escape(spec)} / {m}) with the same settings is "
+                        "already pending or running: not started again.")
+                st.session_state["batch_run"] = rid
             for rid in res["started"]:
                 if api:
                     runs.start_background(db_path(db), rid)

@@ -38,6 +38,10 @@ def test_start_as_batch_files_writes_them_for_download(db, chat, launched):
     assert len(body) == lines[0][1] > 0
     assert json.loads(body[0])["url"] == "/v1/chat/completions"
     assert any("answers stored" in c.value for c in at.caption)
+    at.button(key="batch_start_files").click().run()  # pressed again: said, nothing started
+    assert [r["id"] for r in list_runs(db, chat)] == [rid]
+    assert any(f"Run {rid} (fake / rocketeval) with the same settings is already pending"
+               in i.value for i in at.info)
 
 
 def test_start_with_the_batch_api_launches_its_worker(db, chat, launched):
