@@ -169,9 +169,14 @@ def people_stamp(db: sqlite_utils.Database, task: str | int) -> str:
 
 
 def has_answers(db: sqlite_utils.Database, task: str | int) -> bool:
-    """Whether anyone answered a question of ``task`` Yes or No."""
-    return db.execute("SELECT 1 FROM annotation WHERE task_id = ? AND kind = 'answer' AND "
-                      "value IN ('yes', 'no') LIMIT 1", [_task_pk(db, task)]).fetchone() is not None
+    """Whether :func:`people_answers` has anything for ``task``: someone's Yes or No that
+    counts (outside a job, or its item submitted) or a coordinator's settled answer."""
+    tid = _task_pk(db, task)
+    given = db.execute("SELECT 1 FROM annotation a WHERE a.task_id = ? AND a.kind = 'answer' "
+                       f"AND a.value IN ('yes', 'no') AND {SUBMITTED} LIMIT 1", [tid]).fetchone()
+    return given is not None or db.execute(
+        "SELECT 1 FROM adjudication adj JOIN annotation_job j ON j.id = adj.job_id WHERE "
+        "j.task_id = ? AND adj.value IN ('yes', 'no') LIMIT 1", [tid]).fetchone() is not None
 
 
 def people_labels(db: sqlite_utils.Database, task: str | int,

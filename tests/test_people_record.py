@@ -16,11 +16,16 @@ import pytest
 
 from checkeval_core.analysis.align import question_agreement, run_answers, start_sample
 from checkeval_core.analysis.diagnostics import question_diagnostics
-from checkeval_core.analysis.version_readers import annotation_hits, evidence_stamp
+from checkeval_core.analysis.version_readers import (
+    annotation_hits,
+    evidence_kinds,
+    evidence_stamp,
+)
 from checkeval_core.annotation.agreement_report import agreement_report
 from checkeval_core.annotation.jobs import adjudicate, save_answer
 from checkeval_core.people import (
     answer_labels,
+    has_answers,
     pair_majority,
     people_answers,
     people_labels,
@@ -265,6 +270,7 @@ def test_an_answer_counts_once_its_item_is_submitted(demo_db):
         J.save_answer(db, jid, who, two, q, v)
     assert people_answers(db, TASK) == {}  # drafts: nothing is people's answer yet
     assert J.disagreements(db, jid) == []
+    assert not has_answers(db, TASK) and "annotations" not in evidence_kinds(db, TASK)
     with pytest.raises(ValueError, match="questions of this item have no answer"):
         J.set_status(db, jid, "ann1", one, "done")  # done by the back door: refused too
     assert people_answers(db, TASK) == {}
@@ -273,6 +279,7 @@ def test_an_answer_counts_once_its_item_is_submitted(demo_db):
     rec = people_answers(db, TASK)
     assert rec[(one, q)].answers == {"ann1": "yes", "ann2": "no"}
     assert rec[(two, q)].answers == {"ann1": "yes"}  # the skipped item's answer: not counted
+    assert has_answers(db, TASK) and "annotations" in evidence_kinds(db, TASK)
     assert [d["item_pk"] for d in J.disagreements(db, jid)] == [one]
     units = {r["units"] for r in people_agreement(db, jid)["per_question"]
              if r["question_id"] == q}

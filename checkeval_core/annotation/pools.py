@@ -38,6 +38,7 @@ from checkeval_core.annotation.jobs import (
 )
 from checkeval_core.checklists.review import record_event
 from checkeval_core.checklists.versions import get_version
+from checkeval_core.people import SUBMITTED
 from checkeval_core.stats.agreement import alpha_binary_ci, binary_alpha, fleiss_from_labels
 from checkeval_core.store import dumps, loads, rows, task_id, transaction
 from checkeval_core.tasks import item_groups
@@ -260,10 +261,8 @@ def hand_on(db: sqlite_utils.Database, job_id: int, person: str, to: list[str] |
 def _submitted(db: sqlite_utils.Database, job_id: int) -> list[dict[str, Any]]:
     """Yes/No answers of submitted items of the job (the one read of people's answers here)."""
     return rows(db, "SELECT a.annotator, a.item_id AS item_pk, a.question_id, a.value FROM "
-                    "annotation a JOIN annotation_assignment s ON s.job_id = a.job_id AND "
-                    "s.item_id = a.item_id AND s.annotator = a.annotator AND s.status = 'done' "
-                    "WHERE a.job_id = ? AND a.kind = 'answer' AND a.value IN ('yes', 'no')",
-                    [job_id])
+                    f"annotation a WHERE a.job_id = ? AND {SUBMITTED} AND a.kind = 'answer' "
+                    "AND a.value IN ('yes', 'no')", [job_id])
 
 
 def _ts(text: str | None) -> datetime | None:
