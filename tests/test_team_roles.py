@@ -24,7 +24,7 @@ from checkeval_core.runs.jobs import cancel_run, create_run, start_background
 from checkeval_core.runs.start import start_runs
 from checkeval_core.store import db_path
 from checkeval_core.team import Actor, Denied, acting_as
-from tests.helpers import make_runs_task, run_cli
+from tests.helpers import batch_lines, fake_batch_results, make_runs_task, run_cli
 
 
 @pytest.fixture(autouse=True)
@@ -155,6 +155,25 @@ def test_the_right_role_writes_and_the_audit_log_says_who(db, study):
     mine = team.activity(db, "ann")
     assert [a["action"] for a in mine] == ["save_answer"]
     assert f"job_id={study['job']}" in mine[0]["target"] and "value='no'" in mine[0]["target"]
+
+
+def test_a_batch_round_trip_is_logged_with_who_did_it(db, study, tmp_path):
+    """Batch files are written, their results stored and the run completed by a researcher:
+    three writes, each in the audit log under her name and the run (the last two open their
+    own database from a path, so they log as the guarded writes do)."""
+    rid = study["run"]
+    with acting_as(Actor("rita")):
+        out = write_batch_files(db, rid, tmp_path / "batch")
+        lines = [x for f in out["files"] for x in batch_lines(f)]
+        results = "\n".join(fake_batch_results(db, rid, lines)).encode()
+        res = store_batch_results(db_path(db), rid, [("out.jsonl", results)], finish=False)
+        assert res["pending"] == 0 and res["stored"] == len(lines) > 0
+        assert finish_if_done(db_path(db), rid)["status"] == "completed"
+    log = team.activity(db, "rita")  # newest first
+    assert [(a["role"], a["action"]) for a in log] == [
+        ("researcher", "finish_if_done"), ("researcher", "store_batch_results"),
+        ("researcher", "write_batch_files")]
+    assert all(a["target"].startswith(f"run_id={rid}") for a in log)
 
 
 def test_without_a_login_nothing_is_checked_nor_logged(db, study):

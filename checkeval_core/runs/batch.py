@@ -62,7 +62,7 @@ from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.start import start_runs
 from checkeval_core.store import now_iso, open_db, transaction
 from checkeval_core.tasks import get_task, items
-from checkeval_core.team import require
+from checkeval_core.team import guarded, record, require
 
 BATCH_BACKENDS = ("openai", "openai-compat", "fake")
 API_BACKENDS = ("openai", "openai-compat")
@@ -226,13 +226,13 @@ def batch_requests(db: sqlite_utils.Database, run_id: int, api: bool = False) ->
             for k, p in plan.pending.items() if k not in plan.cached]
 
 
+@guarded("run.start")
 def write_batch_files(db: sqlite_utils.Database, run_id: int, out_dir: str | Path,
                       shards: int = 1) -> dict[str, Any]:
     """Write run ``run_id``'s pending requests to ``out_dir`` as OpenAI batch files and
     record them on the run; returns ``{"run", "files", "requests"}``. Nothing is asked.
     Behind a login, only a role that may start runs may (the files hold every item's text
-    and switch the run to batch mode): checked before anything is read."""
-    require(db, "run.start")
+    and switch the run to batch mode): checked before anything is read, and logged."""
     if not 1 <= shards <= MAX_SHARDS:
         raise ValueError(f"--shards must be between 1 and {MAX_SHARDS}")
     run = get_run(db, run_id)
@@ -387,7 +387,7 @@ def store_batch_results(path: str | Path, run_id: int, files: list[tuple[str, by
     anything. With ``finish``, a run with nothing pending is completed. Behind a login, only a
     role that may start runs may store their answers (checked before anything is read)."""
     db = open_db(path)
-    require(db, "run.start")
+    actor, role = require(db, "run.start")
     run = get_run(db, run_id)
     if run["status"] == "completed":
         raise ValueError(f"run {run_id} is completed: nothing is pending")
@@ -430,6 +430,7 @@ def store_batch_results(path: str | Path, run_id: int, files: list[tuple[str, by
     status = get_run(db, run_id)["status"]
     if finish and not left:
         status = _complete(path, run_id, cj)["status"]
+    _audit(db, actor, role, "store_batch_results", run_id)
     return {"run": run_id, "stored": stored, "skipped": sum(c.skipped for c in checked),
             "failed": len(failed), "pending": len(left), "status": status,
             "errors": failed[:5]}
@@ -455,13 +456,24 @@ def finish_if_done(path: str | Path, run_id: int,
     """Store cached answers of a batched run; complete it (``execute_run``, which then asks
     nothing) when nothing is pending. Returns ``{"pending", "status"}``."""
     db = open_db(path)
-    require(db, "run.start")  # it completes the run: the same right as storing its answers
+    # it completes the run: the same right as storing its answers
+    actor, role = require(db, "run.start")
     run = get_run(db, run_id)
     cj = offline_judge(db, run["judge_spec"])
     left = _settle_cached(db, run, cj, plan_run(db, run, cj, write=True))
+    _audit(db, actor, role, "finish_if_done", run_id)
     if left:
         return {"pending": len(left), "status": run["status"]}
     return {"pending": 0, "status": _complete(path, run_id, cj, progress)["status"]}
+
+
+def _audit(db: sqlite_utils.Database, actor: Any, role: str | None, action: str,
+           run_id: int) -> None:
+    """The audit row of a write that opens its own database from a path (so it cannot wear
+    :func:`~checkeval_core.team.guarded`, which reads ``db``): who, as what, on which run.
+    The local operator (no login) is not logged, as there."""
+    if actor is not None and actor.name and role:
+        record(db, actor.name, role, action, f"run_id={run_id}")
 
 
 def _complete(path: str | Path, run_id: int, cj: CachedJudge,
