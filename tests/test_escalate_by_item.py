@@ -135,3 +135,26 @@ def test_the_cost_before_a_start_counts_the_answers_of_unsure_items(db, tmp_path
     fitted = get_run(db, rid)["params"]["escalation"]["coverage"]
     assert expected_coverage(db, task, "fake", None, escalate_by="item")[0] == fitted
     assert expected_coverage(db, task, "fake", None)[1] != f"achieved by escalating run {rid}"
+
+
+def test_the_cost_line_says_answers_scattered_over_items_cost_a_prefix_judge_more(db, tmp_path):
+    """By answer, a second judge that reuses an item's prefix (the embedded model) re-reads
+    each item it is asked about: measured 12 % above the share of answers on SummEval
+    (docs/benchmarks.md). The cost line says so then, and only then: not by item (measured
+    within 1 %), not for a judge without a prefix cache (each request costs its own prompt)."""
+    from checkeval_core.runs.escalation.estimate import SCATTERED, second_judge_estimate
+
+    task = make_runs_task(db, tmp_path)
+    alone = create_run(db, task, "fake", "rocketeval")
+    execute_run(path_of(db), alone)
+    ranked = sorted(item_confidence(db, alone).values())
+    margin = (ranked[3] + ranked[4]) / 2
+
+    def notes(b: str, by: str | None) -> list[str]:
+        return second_judge_estimate(db, task, ["fake"], ["rocketeval"], None, 2,
+                                     escalation_params(b, margin=margin, escalate_by=by)).notes
+
+    said = SCATTERED.format(b="embedded")
+    assert said in notes("embedded", None) and "12 % above this share" in said
+    assert said not in notes("embedded", "item")
+    assert not any("re-reads the text" in n for n in notes("fakeb", None))

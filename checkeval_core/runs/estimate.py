@@ -378,7 +378,7 @@ def estimate_requests(judge: Any, batches: Iterable[tuple[str, Sequence[Any]]],
                       db: sqlite_utils.Database | None = None) -> Estimate:
     """The cost of sending ``batches`` — ``(kind, requests)`` pairs, one per wrapper call, in
     order — to ``judge`` (a judge object or a spec string); nothing is asked."""
-    sim = Simulation(_judge(judge, db), db)
+    sim = Simulation(judge_to_look_at(judge, db), db)
     for kind, reqs in batches:
         sim.ask(kind, list(reqs))
     return sim.result()
@@ -409,7 +409,7 @@ def estimate_calls(judge: Any, work: Callable[[Any], Any],
     writes rolled back and its result discarded. Requests that depend on an answer not yet
     cached are planned from the feature's own fallback for a failed answer. The feature's
     refusals (ValueError: no seeds, an unknown dimension) are raised as they would be."""
-    sim = Simulation(_judge(judge, db), db)
+    sim = Simulation(judge_to_look_at(judge, db), db)
     with _dry(db):
         work(sim)
     est = sim.result()
@@ -418,7 +418,7 @@ def estimate_calls(judge: Any, work: Callable[[Any], Any],
     return est
 
 
-def _judge(judge: Any, db: sqlite_utils.Database | None) -> Any:
+def judge_to_look_at(judge: Any, db: sqlite_utils.Database | None) -> Any:
     """The judge object for a spec, built to be looked at, never asked: a backend that sends
     a key gets a placeholder (so a price can be shown before a key is set; nothing is sent,
     and keys are not part of the request ids)."""
@@ -484,7 +484,7 @@ def estimate_run(db: sqlite_utils.Database, run_id: int, judge: Any = None) -> E
     if not found:
         raise NotFound(f"no run {run_id}")
     run = found[0]
-    sim = Simulation(_judge(judge or run["judge_spec"], db), db)
+    sim = Simulation(judge_to_look_at(judge or run["judge_spec"], db), db)
     content = version_by_id(db, run["checklist_version_id"])["content"]
     its = items(db, run["task"], pks=list(loads(run["item_ids"], [])))
     _plan(db, sim, run["task"], run["method"], content, loads(run["params"], {}), its, run_id)
@@ -508,7 +508,7 @@ def estimate_new_run(db: sqlite_utils.Database, task: str, judge: str, method: s
     chosen = items(db, task, limit=limit, item_ids=item_ids)
     if not chosen:
         raise ValueError(f"task {task!r}: no items selected")
-    sim = Simulation(_judge(spec, db), db)
+    sim = Simulation(judge_to_look_at(spec, db), db)
     # the options planners read are the ones given (the defaults create_run adds are scoring
     # options: they do not change what is asked)
     _plan(db, sim, task, method, version["content"], dict(params or {}), chosen, None)

@@ -10,7 +10,13 @@ import sqlite_utils
 
 from checkeval_core.runs.escalation.by_item import check_escalate_by, item_mean_confidence
 from checkeval_core.runs.escalation.options import OPTIONS, escalation_params
-from checkeval_core.runs.estimate import Estimate, cost_line, estimate_batch, estimate_run
+from checkeval_core.runs.estimate import (
+    Estimate,
+    cost_line,
+    estimate_batch,
+    estimate_run,
+    judge_to_look_at,
+)
 from checkeval_core.stats import escalation as E
 from checkeval_core.stats.values import pct
 from checkeval_core.store import NotFound, loads, rows
@@ -84,15 +90,34 @@ def second_judge_estimate(db: sqlite_utils.Database, task: str, judges: list[str
     base = {k: v for k, v in params.items() if k not in OPTIONS}
     full = estimate_batch(db, task, [b], methods, checklist=checklist, limit=limit,
                           params=base)
+    by = check_escalate_by(params.get("escalate_by"))
     total = Estimate()
     for j in [j.strip() for j in judges if j and j.strip()]:  # an empty spec field: no judge
         cov, why = expected_coverage(db, task, j, params.get("margin"),
-                                     bool(params.get("calibrate_judges")),
-                                     params.get("escalate_by"))
-        total += _share(full, 1.0 - (cov or 0.0), b, j,
-                        f"({why})" if cov is not None else f"at most ({why}: all of them)")
+                                     bool(params.get("calibrate_judges")), by)
+        part = _share(full, 1.0 - (cov or 0.0), b, j,
+                      f"({why})" if cov is not None else f"at most ({why}: all of them)")
+        if by == "answer" and cov and _reuses_prefix(db, b):
+            part.notes.append(SCATTERED.format(b=b))
+        total += part
     total.parts = {b: total.to_json()}
     return total
+
+
+#: measured (docs/benchmarks.md, *Cold cascades*; 2026-11-28): the share of answers priced
+#: B's CPU within 1 % by item, and 12 % low by answer — scattered answers re-read their items
+SCATTERED = ("{b} asked answer by answer re-reads the text of each item it is asked about "
+             "(its prefix cache helps only within an item): measured on SummEval, its time was "
+             "12 % above this share (by item: within 1 %; docs/benchmarks.md, Cold cascades)")
+
+
+def _reuses_prefix(db: sqlite_utils.Database, spec: str) -> bool:
+    """Whether judge ``spec`` answers an item's questions from a shared prefix (the embedded
+    judge, vLLM): then answers scattered over items cost it more each than answers in a row."""
+    try:
+        return bool(judge_to_look_at(spec, db).capabilities.prefix_reuse)
+    except Exception:  # noqa: BLE001 - a spec the estimate above reported already
+        return False
 
 
 def _share(full: Estimate, share: float, b: str, a: str, why: str) -> Estimate:
