@@ -57,32 +57,3 @@ def test_bench_grounded_with_the_fake_judge(summeval_folder, tmp_path):
     bad = run_cli(["bench", "grounded", "--data", str(summeval_folder), "--docs", "0"],
                   db=tmp_path / "c.db")
     assert bad.exit_code == 2 and "--docs 0" in bad.stderr
-    bad = run_cli(["bench", "grounded", "--data", str(summeval_folder), "--only", "all"],
-                  db=tmp_path / "c.db")
-    assert bad.exit_code == 2 and "--only 'all'" in bad.stderr
-
-
-@pytest.mark.slow
-def test_bench_grounded_parts_side_by_side_fill_one_cache(summeval_folder, tmp_path,
-                                                          monkeypatch):
-    """``--only``: one version's held-out run per process; the run without it then asks the
-    judge nothing new and reports the same Δ rows as a run that asked everything itself."""
-    asked = tmp_path / "asked.log"  # one line per request the fake judge answers
-    monkeypatch.setenv("CHECKEVAL_FAKE_LOG", str(asked))
-    kw = {"docs": 8, "items": 8, "n": 1, "db_file": tmp_path / "b.db", "n_boot": 50}
-    parts = [bench_grounded(summeval_folder, "fake", "fake", only=v, **kw)
-             for v in ("grown", "published", "seeds")]
-    db = open_db(tmp_path / "b.db")
-    for p in parts:
-        runs = db.execute("SELECT r.id, v.id FROM run r JOIN task t ON t.id = r.task_id JOIN "
-                          "checklist_version v ON v.id = r.checklist_version_id WHERE t.name "
-                          "= ?", [p["task"]]).fetchall()
-        assert [r[0] for r in runs] == [p["run"]] and p["answers"] > 0
-    assert asked.read_text()
-    asked.unlink()
-    res = bench_grounded(summeval_folder, "fake", "fake", **kw)
-    assert not asked.exists()  # every request answered from the cache the parts filled
-    assert res["generation"]["from_cache"] == res["generation"]["requests"] > 0
-    fresh = bench_grounded(summeval_folder, "fake", "fake", **{**kw, "db_file": tmp_path /
-                                                               "c.db"})
-    assert res["heldout"] == fresh["heldout"]

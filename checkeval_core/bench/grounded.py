@@ -50,28 +50,16 @@ from checkeval_core.tasks import items as task_items
 
 GROW = ("diversify", "elaborate", "contrastive")
 RULE = "dev-only evidence rule"
-#: the three versions, in the order they run; ``only=`` runs one (parts side by side)
-VERSIONS = ("seeds", "grown", "published")
-
-
-def check_only(only: str | None) -> None:
-    """``--only``: one of :data:`VERSIONS` or none (ValueError naming it, before any work)."""
-    if only is not None and only not in VERSIONS:
-        raise ValueError(f"--only {only!r}: give one of {', '.join(VERSIONS)}")
 
 
 def bench_grounded(data: str | Path | None = None, generator: str = "embedded:quality",
                    judge: str = "embedded", docs: int = 32, items: int = 24, n: int = 4,
                    db_file: str | Path | None = None, n_boot: int = 200,
-                   progress: bool = False, only: str | None = None) -> dict[str, Any]:
+                   progress: bool = False) -> dict[str, Any]:
     """See the module doc. Returns ``{"task", "db", "versions": {"seeds", "grown",
     "published"}, "generation": {"seconds", "wall_seconds", "requests", "from_cache", "added",
     "copies", "flagged", "kept", "by_strategy"}, "heldout": {"grown_vs_seeds": [...],
-    "grown_vs_published": [...]}}``. ``only``: run that one version's held-out run and
-    report no Δ (``{"task", "db", "only", "version", "run", "answers"}``) — processes side by
-    side, each with one version, fill the shared request cache; the run without ``only``
-    then asks nothing new and reports."""
-    check_only(only)
+    "grown_vs_published": [...]}}``."""
     src = Path(data) if data else Q.default_data_dir()
     b = Q.BENCHMARKS["summeval"]
     rows_, groups = Q._load_rows(src, b, docs)
@@ -123,19 +111,13 @@ def bench_grounded(data: str | Path | None = None, generator: str = "embedded:qu
                    exclude=generated)["version"]
     held_ids = [it["item_id"] for it in
                 filter_items_by_split(db, task, task_items(db, task), "heldout")]
-    versions = dict(zip(VERSIONS, (v_seeds, v_grown, v_pub), strict=True))
-    for name, v in versions.items():
-        if only is not None and name != only:
-            continue
+    for v in (v_seeds, v_grown, v_pub):
         if progress:
-            print(f"running {judge} on version {v} ({name})", flush=True)
+            print(f"running {judge} on version {v}", flush=True)
         rid = create_run(db, task, judge, "checkeval", checklist=v, item_ids=held_ids)
         run = execute_run(path, rid)
         if run["status"] != "completed":
             raise RuntimeError(f"run {rid} on version {v}: {run['status']} {run['error']}")
-        if only is not None:
-            return {"task": task, "db": str(path), "only": only, "version": v, "run": rid,
-                    "answers": run["n_answers"]}
     diffs = {"grown_vs_seeds": version_diff(db, task, v_seeds, v_grown, n_boot=n_boot),
              "grown_vs_published": version_diff(db, task, v_pub, v_grown, n_boot=n_boot)}
     return {"task": task, "db": str(path), "generator": generator, "judge": judge,

@@ -298,10 +298,6 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
                                              "seed; pairs (contrastive)"),
                        db: Path | None = typer.Option(None, "--db", help="bench database"),
                        bootstrap: int = typer.Option(200, "--bootstrap"),
-                       only: str | None = typer.Option(
-                           None, "--only", help="seeds|grown|published: run that version "
-                           "only (processes side by side fill one request cache; the run "
-                           "without --only then reports)"),
                        as_json: bool = typer.Option(False, "--json")) -> None:
     """SummEval: (a) the seeds, (b) the published checklist, (c) the seeds plus diversified,
     elaborated and contrastive questions kept by the dev-only evidence rule with no person;
@@ -321,11 +317,9 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
     the experts of (c) against (a) and against (b) with paired intervals, smallest
     detectable change and verdicts (`versions --diff` rows). A long CPU run with the
     embedded models; a killed run restarted with the same `--db` asks only what is
-    missing. `--only seeds|grown|published` runs one version's held-out run and prints
-    `{"task", "db", "only", "version", "run", "answers"}`: three such processes side by
-    side share the request cache, and the run without `--only` then asks nothing new.
+    missing.
     """
-    from checkeval_core.bench.grounded import bench_grounded, check_only
+    from checkeval_core.bench.grounded import bench_grounded
     from checkeval_core.checklists.evidence import check_options
     from checkeval_core.judges.spec import JudgeSpecError, parse_spec
     from checkeval_core.runs.options import check_bootstrap, check_count
@@ -334,11 +328,10 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
         check_count(docs, "--docs", "documents")
         check_options("proposed", items)
         check_bootstrap(bootstrap)
-        check_only(only)
         parse_spec(generator)
         parse_spec(judge)
         res = clean_json(bench_grounded(data, generator, judge, docs, items, n, db, bootstrap,
-                                        progress=not as_json, only=only))
+                                        progress=not as_json))
     except (NotFound, JudgeSpecError, ValueError, ImportError) as e:
         fail(str(e))
     typer.echo(json.dumps(res, ensure_ascii=False, indent=None if as_json else 1))
