@@ -21,7 +21,7 @@ from studio_ui.batch_ui import batch_section
 from studio_ui.engine_ui import engine_choice, launcher
 from studio_ui.escalation_ui import cost_box, escalation_fields
 from studio_ui.frame import page_db
-from studio_ui.widgets import cost_table, task_picker
+from studio_ui.widgets import cost_table, say_reused, task_picker
 
 st.title("Run")
 db = page_db()
@@ -91,9 +91,7 @@ if st.button("Start", type="primary", key="run_start", disabled=engine is None):
                      launch=launcher(engine))
     for e in res.errors:
         st.error(md_escape(e))
-    for rid, spec, m in res.reused:
-        st.info(f"Run {rid} ({md_escape(spec)} / {m}) with the same settings is already pending or "
-                "running: not started again.")
+    say_reused(res.reused)
     if res.started:
         st.session_state[PICK] = res.started[0]  # the panel below shows the new run at once
         st.success(f"Started run(s) {', '.join(map(str, res.started))}")

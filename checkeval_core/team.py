@@ -236,6 +236,14 @@ def _target(arguments: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def log_write(db: sqlite_utils.Database, actor: Actor | None, role: str | None, action: str,
+              target: str) -> None:
+    """Append an allowed write to the audit log: who, as what, what, on what. The local
+    operator (no login, ``actor`` None or nameless) is not logged."""
+    if actor is not None and actor.name and role:
+        record(db, actor.name, role, action, target)
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -276,9 +284,8 @@ def guarded(capability: str, *, self_param: str | None = None,
                 out = fn(*args, **kwargs)
             finally:
                 _DEPTH.reset(token)
-            if audit and actor is not None and actor.name and role and \
-                    isinstance(db, sqlite_utils.Database):
-                record(db, actor.name, role, fn.__qualname__, _target(bound.arguments))
+            if audit and isinstance(db, sqlite_utils.Database):
+                log_write(db, actor, role, fn.__qualname__, _target(bound.arguments))
             return out
 
         inner.capability = capability  # type: ignore[attr-defined]

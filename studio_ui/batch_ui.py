@@ -22,6 +22,7 @@ from checkeval_core.runs.batch import (
 )
 from checkeval_core.store import db_path
 from checkeval_core.textsafe import md_escape
+from studio_ui.widgets import say_reused
 
 
 def batch_section(db: Any, task: str, judges: list[str], methods: list[str], version: int,
@@ -44,9 +45,8 @@ def batch_section(db: Any, task: str, judges: list[str], methods: list[str], ver
                                 limit=limit, params=dict(opts))
             for e in res["errors"]:
                 st.error(md_escape(e))
-            for rid, spec, m in res["reused"]:  # a second press: said, not started again
-                st.info(f"Run {rid} ({md_escape(spec)} / {m}) with the same settings is "
-                        "already pending or running: not started again.")
+            say_reused(res["reused"])  # a second press: said, not started again
+            for rid, _, _ in res["reused"]:
                 st.session_state["batch_run"] = rid
             for rid in res["started"]:
                 if api:

@@ -146,6 +146,14 @@ COST_REASONS = {"estimate": "not estimated when the run started (no measured rat
                 "actual / estimate": "needs both figures, the estimate above 0"}
 
 
+def say_reused(reused: list[tuple[int, str, str]]) -> None:
+    """A start pressed again with the same choices: which run is already there (the Run
+    page's *Start* and its batch section say it alike)."""
+    for rid, spec, m in reused:
+        st.info(f"Run {rid} ({md_escape(spec)} / {m}) with the same settings is already pending "
+                "or running: not started again.")
+
+
 def cost_table(rows: list[dict[str, Any]]) -> None:
     """The estimate stored when a run started beside what it cost; an empty cell is a dash
     with its reason on hover, never "None"."""

@@ -62,7 +62,7 @@ from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.start import start_runs
 from checkeval_core.store import now_iso, open_db, transaction
 from checkeval_core.tasks import get_task, items
-from checkeval_core.team import guarded, record, require
+from checkeval_core.team import guarded, log_write, require
 
 BATCH_BACKENDS = ("openai", "openai-compat", "fake")
 API_BACKENDS = ("openai", "openai-compat")
@@ -430,7 +430,7 @@ def store_batch_results(path: str | Path, run_id: int, files: list[tuple[str, by
     status = get_run(db, run_id)["status"]
     if finish and not left:
         status = _complete(path, run_id, cj)["status"]
-    _audit(db, actor, role, "store_batch_results", run_id)
+    log_write(db, actor, role, "store_batch_results", f"run_id={run_id}")
     return {"run": run_id, "stored": stored, "skipped": sum(c.skipped for c in checked),
             "failed": len(failed), "pending": len(left), "status": status,
             "errors": failed[:5]}
@@ -461,19 +461,10 @@ def finish_if_done(path: str | Path, run_id: int,
     run = get_run(db, run_id)
     cj = offline_judge(db, run["judge_spec"])
     left = _settle_cached(db, run, cj, plan_run(db, run, cj, write=True))
-    _audit(db, actor, role, "finish_if_done", run_id)
+    log_write(db, actor, role, "finish_if_done", f"run_id={run_id}")
     if left:
         return {"pending": len(left), "status": run["status"]}
     return {"pending": 0, "status": _complete(path, run_id, cj, progress)["status"]}
-
-
-def _audit(db: sqlite_utils.Database, actor: Any, role: str | None, action: str,
-           run_id: int) -> None:
-    """The audit row of a write that opens its own database from a path (so it cannot wear
-    :func:`~checkeval_core.team.guarded`, which reads ``db``): who, as what, on which run.
-    The local operator (no login) is not logged, as there."""
-    if actor is not None and actor.name and role:
-        record(db, actor.name, role, action, f"run_id={run_id}")
 
 
 def _complete(path: str | Path, run_id: int, cj: CachedJudge,

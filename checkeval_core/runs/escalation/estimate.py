@@ -91,13 +91,14 @@ def second_judge_estimate(db: sqlite_utils.Database, task: str, judges: list[str
     full = estimate_batch(db, task, [b], methods, checklist=checklist, limit=limit,
                           params=base)
     by = check_escalate_by(params.get("escalate_by"))
+    scattered = by == "answer" and _reuses_prefix(db, b)
     total = Estimate()
     for j in [j.strip() for j in judges if j and j.strip()]:  # an empty spec field: no judge
         cov, why = expected_coverage(db, task, j, params.get("margin"),
                                      bool(params.get("calibrate_judges")), by)
         part = _share(full, 1.0 - (cov or 0.0), b, j,
                       f"({why})" if cov is not None else f"at most ({why}: all of them)")
-        if by == "answer" and cov and _reuses_prefix(db, b):
+        if scattered and cov:
             part.notes.append(SCATTERED.format(b=b))
         total += part
     total.parts = {b: total.to_json()}
