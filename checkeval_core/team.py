@@ -226,12 +226,31 @@ def record(db: sqlite_utils.Database, person: str, role: str, action: str,
                "(?, ?, ?, ?, ?)", [person, role, action, target[:500], now_iso()])
 
 
+_PLAIN = (str, int, float, bool, Path)
+
+
+def _describe(value: Any) -> str:
+    """What the log says an argument was: plain values and short lists or dicts of them
+    as written; anything else only by its type. A mapping such as the app's secrets is
+    never written out (its keys would land in the log), and an object's own repr may
+    read a file or fail (Streamlit's secrets raise when there is no secrets file)."""
+    if isinstance(value, _PLAIN):
+        return repr(value)
+    if isinstance(value, (list, tuple)) and len(value) <= 20 and \
+            all(isinstance(x, _PLAIN) or x is None for x in value):
+        return repr(value)
+    if type(value) is dict and len(value) <= 20 and \
+            all(isinstance(x, _PLAIN) or x is None for x in value.values()):
+        return repr(value)
+    return f"<{type(value).__name__}>"
+
+
 def _target(arguments: dict[str, Any]) -> str:
     parts = []
     for k, v in arguments.items():
-        if k == "db" or isinstance(v, sqlite_utils.Database) or v is None:
+        if k in ("db", "secrets") or isinstance(v, sqlite_utils.Database) or v is None:
             continue
-        text = repr(v)
+        text = _describe(v)
         parts.append(f"{k}={text[:80] + '…' if len(text) > 80 else text}")
     return ", ".join(parts)
 
@@ -284,7 +303,7 @@ def guarded(capability: str, *, self_param: str | None = None,
                 out = fn(*args, **kwargs)
             finally:
                 _DEPTH.reset(token)
-            if audit and isinstance(db, sqlite_utils.Database):
+            if audit and actor is not None and isinstance(db, sqlite_utils.Database):
                 log_write(db, actor, role, fn.__qualname__, _target(bound.arguments))
             return out
 

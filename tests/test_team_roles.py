@@ -176,6 +176,27 @@ def test_a_batch_round_trip_is_logged_with_who_did_it(db, study, tmp_path):
     assert all(a["target"].startswith(f"run_id={rid}") for a in log)
 
 
+class _Secrets(dict):
+    """Like Streamlit's secrets: a mapping of keys, whose repr fails with no secrets file."""
+
+    def __repr__(self):
+        raise FileNotFoundError("No secrets found")
+
+
+def test_the_audit_log_names_a_judge_but_never_its_secrets(db, study):
+    """Saving a judge from the Judges page passes the app's secrets (to check a key source):
+    the log names the judge and leaves the secrets out; without a login nothing reads the
+    arguments at all (CI, with no secrets file, crashed the page on the secrets' repr)."""
+    secrets = _Secrets(api_key="sk-not-for-the-log")
+    add_judge(db, "fake", "local", secrets=secrets)  # the local operator: nothing logged
+    with acting_as(Actor("rita")):
+        add_judge(db, "fake", "mine", secrets=secrets, params={"n": 2, "x": [1, {"a": 1}]})
+    target = team.activity(db, "rita")[0]["target"]
+    assert "spec='fake'" in target and "label='mine'" in target
+    assert "secrets" not in target and "sk-not" not in target
+    assert "params=<dict>" in target  # not a plain dict: named by its type only
+
+
 def test_without_a_login_nothing_is_checked_nor_logged(db, study):
     unanswered = next(q["id"] for q in M.questions(db, study["task"]) if q["id"] != study["q"])
     M.set_question_text(db, unanswered, "Still editable?")  # the local operator
