@@ -493,3 +493,23 @@ def test_bench_heldout_alpacaeval_needs_the_lc_win_rate_before_any_judge_call(tm
     else:
         refused(res, "models.json, entry 3", "'alpacaeval2_lc_winrate'")
     assert not (tmp_path / "b.db").exists()
+
+
+def test_a_missing_model_package_is_a_message_not_a_traceback(tmp_path, monkeypatch, capsys):
+    """A command that reaches an embedded variant whose packages are not installed (seen:
+    `bench grounded` with the 1.5B on a fresh machine) says what to install, exit 2."""
+    import sys
+
+    from checkeval_core.cli import main
+    from checkeval_core.judges import model_files
+
+    monkeypatch.setattr(model_files, "_package_dir", lambda module: None)
+    monkeypatch.setattr(sys, "argv", ["checkeval", "bench", "quality", "--benchmark",
+                                      "summeval", "--data", str(summeval_dir(tmp_path)),
+                                      "--judge", "embedded:quality", "--docs", "1", "--db",
+                                      str(tmp_path / "b.db")])
+    with pytest.raises(SystemExit) as e:
+        main()
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "is not installed" in err and "pip install" in err and "Traceback" not in err

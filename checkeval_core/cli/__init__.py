@@ -31,6 +31,7 @@ from checkeval_core.cli import (  # noqa: F401
     team_cmds,
 )
 from checkeval_core.cli.app import app, bench_app, fail
+from checkeval_core.judges.model_files import ModelMissing
 from checkeval_core.store import NotADatabase
 
 __all__ = ["app", "bench_app", "fail", "hoist_db", "main"]
@@ -87,6 +88,10 @@ def main() -> None:
         typer.echo(too_large(args), err=True)
         sys.exit(2)
     except NotADatabase as e:  # e.g. a bench command's own --db that is not a database
+        typer.echo(str(e), err=True)
+        sys.exit(2)
+    except ModelMissing as e:  # an embedded variant whose packages are not installed: the
+        # message says what to install (any command that reaches the model, not a traceback)
         typer.echo(str(e), err=True)
         sys.exit(2)
 
