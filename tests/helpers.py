@@ -1070,3 +1070,19 @@ def submit_answered(db, job_id: int, fill: str = "unsure") -> int:
                 J.save_answer(db, job_id, who, pk, q["id"], fill)
         J.submit_item(db, job_id, who, pk)
     return len(open_items)
+
+
+def summeval_bench_folder(tmp_path: Path) -> Path:
+    """A SummEval-shaped benchmark folder (summeval.jsonl, checklists/summeval.json) of the
+    bundled demo's 8 documents, for the benches that read the real one."""
+    from checkeval_core.config import data_dir
+
+    src = tmp_path / "bench"
+    (src / "checklists").mkdir(parents=True)
+    rows = [json.loads(x) for x in (data_dir() / "summeval_demo.jsonl").read_text().splitlines()]
+    (src / "summeval.jsonl").write_text("".join(json.dumps(
+        {"doc_id": r["group_id"], "system_id": r["system_id"], "source": r["source"],
+         "output": r["output"], "scores": r["scores"]}) + "\n" for r in rows))
+    (src / "checklists" / "summeval.json").write_text(
+        (data_dir() / "checklists" / "summeval.json").read_text())
+    return src

@@ -4,27 +4,16 @@ reviewer, held-out Δ of the grown checklist against the seeds and the published
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from checkeval_core.bench.grounded import RULE, bench_grounded
-from checkeval_core.config import data_dir
 from checkeval_core.store import open_db
-from tests.helpers import run_cli
+from tests.helpers import run_cli, summeval_bench_folder
 
 
 @pytest.fixture
 def summeval_folder(tmp_path):
-    src = tmp_path / "bench"
-    (src / "checklists").mkdir(parents=True)
-    rows = [json.loads(x) for x in (data_dir() / "summeval_demo.jsonl").read_text().splitlines()]
-    (src / "summeval.jsonl").write_text("".join(json.dumps(
-        {"doc_id": r["group_id"], "system_id": r["system_id"], "source": r["source"],
-         "output": r["output"], "scores": r["scores"]}) + "\n" for r in rows))
-    (src / "checklists" / "summeval.json").write_text(
-        (data_dir() / "checklists" / "summeval.json").read_text())
-    return src
+    return summeval_bench_folder(tmp_path)
 
 
 @pytest.mark.slow

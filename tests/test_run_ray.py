@@ -216,3 +216,38 @@ def test_embedded_judge_on_two_workers_equals_a_local_run(db, tmp_path, engine):
     for x, y in zip(a, b):
         assert x[:4] == y[:4] and x[5] == y[5] == "logprob"  # same verdicts
         assert y[4] == pytest.approx(x[4], abs=0.02)  # p(Yes), another process and thread count
+
+
+def test_bench_grounded_on_ray_workers_answers_as_locally(tmp_path, cluster, engine):
+    """`bench grounded --engine ray`: the held-out runs' items answered by two workers give
+    the answers the bench gives in one process (each version, item and question)."""
+    from checkeval_core.bench.grounded import bench_grounded
+    from checkeval_core.cli.app import clean_json
+    from tests.helpers import summeval_bench_folder
+
+    engine.release()  # the cluster's 2 CPUs for the command's workers
+    src = summeval_bench_folder(tmp_path)
+    opts = {"docs": 4, "items": 4, "n": 1, "n_boot": 20}
+    local = bench_grounded(src, "fake", "fake", db_file=tmp_path / "l.db", **opts)
+    r = run_cli(["bench", "grounded", "--data", str(src), "--generator", "fake", "--judge",
+                 "fake", "--docs", "4", "--items", "4", "--n", "1", "--bootstrap", "20",
+                 "--db", str(tmp_path / "r.db"), "--engine", "ray", "--ray-address", cluster,
+                 "--workers", "2", "--json"], db=tmp_path / "x.db")
+    assert r.returncode == 0, r.stderr
+    on_ray = json.loads(r.stdout)
+
+    def held_out(res):
+        d = open_db(res["db"])
+        return sorted((name, tuple(row)) for name, v in res["versions"].items()
+                      for row in d.execute(
+                          "SELECT i.item_id, q.text, a.verdict, a.p_yes FROM answer a JOIN run "
+                          "r ON r.id = a.run_id JOIN item i ON i.id = a.item_id JOIN question "
+                          "q ON q.id = a.question_id WHERE r.checklist_version_id = ?", [v]))
+
+    mine = held_out(local)
+    assert mine and held_out(on_ray) == mine
+    assert on_ray["heldout"] == clean_json(local["heldout"])  # the same rows (NaN as null)
+    bad = run_cli(["bench", "grounded", "--data", str(src), "--workers", "2", "--db",
+                   str(tmp_path / "n.db")], db=tmp_path / "x.db")
+    assert bad.returncode == 2 and "go with --engine ray" in bad.stderr
+    assert not (tmp_path / "n.db").exists()  # refused before any database or judge

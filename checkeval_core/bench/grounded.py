@@ -55,11 +55,13 @@ RULE = "dev-only evidence rule"
 def bench_grounded(data: str | Path | None = None, generator: str = "embedded:quality",
                    judge: str = "embedded", docs: int = 32, items: int = 24, n: int = 4,
                    db_file: str | Path | None = None, n_boot: int = 200,
-                   progress: bool = False) -> dict[str, Any]:
+                   progress: bool = False, engine: Any = None) -> dict[str, Any]:
     """See the module doc. Returns ``{"task", "db", "versions": {"seeds", "grown",
     "published"}, "generation": {"seconds", "wall_seconds", "requests", "from_cache", "added",
     "copies", "flagged", "kept", "by_strategy"}, "heldout": {"grown_vs_seeds": [...],
-    "grown_vs_published": [...]}}``."""
+    "grown_vs_published": [...]}}``. ``engine`` (``runs/ray_engine.RayEngine``): the
+    held-out runs' items are answered by its workers (one judge each, one thread), stored
+    here as they arrive; the caller shuts it down."""
     src = Path(data) if data else Q.default_data_dir()
     b = Q.BENCHMARKS["summeval"]
     rows_, groups = Q._load_rows(src, b, docs)
@@ -115,7 +117,7 @@ def bench_grounded(data: str | Path | None = None, generator: str = "embedded:qu
         if progress:
             print(f"running {judge} on version {v}", flush=True)
         rid = create_run(db, task, judge, "checkeval", checklist=v, item_ids=held_ids)
-        run = execute_run(path, rid)
+        run = execute_run(path, rid, engine=engine)
         if run["status"] != "completed":
             raise RuntimeError(f"run {rid} on version {v}: {run['status']} {run['error']}")
     diffs = {"grown_vs_seeds": version_diff(db, task, v_seeds, v_grown, n_boot=n_boot),
