@@ -328,8 +328,7 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
     embedded models; a killed run restarted with the same `--db` asks only what is
     missing. `--engine ray` (the `scale` extra) has the held-out runs' items answered
     by `--workers` judge workers of one thread each, on a local Ray or the cluster
-    at `--ray-address` — on one machine, two one-thread workers use two cores better
-    than one judge with two threads.
+    at `--ray-address` (generation and the dev evidence stay in this process).
     """
     from checkeval_core.bench.grounded import bench_grounded
     from checkeval_core.checklists.evidence import check_options
