@@ -501,9 +501,11 @@ def test_a_missing_model_package_is_a_message_not_a_traceback(tmp_path, monkeypa
     import sys
 
     from checkeval_core.cli import main
+    from checkeval_core.config import CACHE_ENV
     from checkeval_core.judges import model_files
 
     monkeypatch.setattr(model_files, "_package_dir", lambda module: None)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))  # no model assembled before
     monkeypatch.setattr(sys, "argv", ["checkeval", "bench", "quality", "--benchmark",
                                       "summeval", "--data", str(summeval_dir(tmp_path)),
                                       "--judge", "embedded:quality", "--docs", "1", "--db",
