@@ -234,6 +234,8 @@ def _describe(value: Any) -> str:
     as written; anything else only by its type. A mapping such as the app's secrets is
     never written out (its keys would land in the log), and an object's own repr may
     read a file or fail (Streamlit's secrets raise when there is no secrets file)."""
+    if isinstance(value, str):  # only what the log keeps (80 characters), not a whole upload
+        return repr(value[:81])
     if isinstance(value, _PLAIN):
         return repr(value)
     if isinstance(value, (list, tuple)) and len(value) <= 20 and \
