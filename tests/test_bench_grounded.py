@@ -38,7 +38,7 @@ def test_bench_grounded_with_the_fake_judge(summeval_folder, tmp_path):
     run_groups = {r[0] for r in db.execute(
         "SELECT DISTINCT i.group_id FROM answer a JOIN item i ON i.id = a.item_id")}
     assert run_groups == held
-    for key in ("grown_vs_seeds", "grown_vs_published"):
+    for key in ("grown_vs_seeds", "published_vs_seeds", "grown_vs_published"):
         rows_ = res["heldout"][key]
         assert rows_ and all(r["verdict"] or r["Δ on shared items (paired)"] for r in rows_)
         # 4 held-out documents: below the floor's minimum, no verdict is given

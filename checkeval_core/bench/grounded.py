@@ -16,8 +16,8 @@ On SummEval's first ``docs`` documents — the first half dev, the second half h
 ``judge`` then runs the ``checkeval`` method on every version (the held-out documents only:
 nothing is reported on the dev ones, and the runs are most of the bench's hours), and
 :func:`checkeval_core.analysis.versions.version_diff` reads the held-out agreement with the
-experts of (c) against (a) and of (c) against (b): Δ with its paired group interval, smallest
-detectable change and verdict. Reported beside it: how many generated questions were copies,
+experts of (c) and of (b) against (a), and of (c) against (b): Δ with its paired group
+interval, smallest detectable change and verdict. Reported beside it: how many generated questions were copies,
 flagged, kept, and how long generation took — the generator's time per request as it was asked
 (a rerun served from the request cache reports the same seconds, not the lookups), beside the
 wall time of this process and how many requests the cache answered.
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from checkeval_core.analysis.versions import delta_rows, version_diff
+from checkeval_core.analysis.versions import delta_rows, version_diff, versions_report
 from checkeval_core.bench import quality as Q
 from checkeval_core.checklists.editing import dimensions, questions
 from checkeval_core.checklists.evidence import question_evidence
@@ -59,7 +59,7 @@ def bench_grounded(data: str | Path | None = None, generator: str = "embedded:qu
     """See the module doc. Returns ``{"task", "db", "versions": {"seeds", "grown",
     "published"}, "generation": {"seconds", "wall_seconds", "requests", "from_cache", "added",
     "copies", "flagged", "kept", "by_strategy"}, "heldout": {"grown_vs_seeds": [...],
-    "grown_vs_published": [...]}}``. ``engine`` (``runs/ray_engine.RayEngine``): the
+    "published_vs_seeds": [...], "grown_vs_published": [...]}}``. ``engine`` (``runs/ray_engine.RayEngine``): the
     held-out runs' items are answered by its workers (one judge each, one thread), stored
     here as they arrive; the caller shuts it down."""
     src = Path(data) if data else Q.default_data_dir()
@@ -120,8 +120,12 @@ def bench_grounded(data: str | Path | None = None, generator: str = "embedded:qu
         run = execute_run(path, rid, engine=engine)
         if run["status"] != "completed":
             raise RuntimeError(f"run {rid} on version {v}: {run['status']} {run['error']}")
-    diffs = {"grown_vs_seeds": version_diff(db, task, v_seeds, v_grown, n_boot=n_boot),
-             "grown_vs_published": version_diff(db, task, v_pub, v_grown, n_boot=n_boot)}
+    # one report (its bootstrap) read by the three comparisons: (b) and (c) against (a),
+    # and (c) against (b) — whether (c) beats the seeds, and whether it reaches the published
+    report = versions_report(db, task, n_boot=n_boot)
+    diffs = {k: version_diff(db, task, a, b, report=report) for k, (a, b) in {
+        "grown_vs_seeds": (v_seeds, v_grown), "published_vs_seeds": (v_seeds, v_pub),
+        "grown_vs_published": (v_pub, v_grown)}.items()}
     return {"task": task, "db": str(path), "generator": generator, "judge": judge,
             "docs": len(groups), "heldout_docs": held,
             "versions": {"seeds": v_seeds, "grown": v_grown, "published": v_pub},

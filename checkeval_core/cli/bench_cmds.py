@@ -310,7 +310,7 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
                        as_json: bool = typer.Option(False, "--json")) -> None:
     """SummEval: (a) the seeds, (b) the published checklist, (c) the seeds plus diversified,
     elaborated and contrastive questions kept by the dev-only evidence rule with no person;
-    held-out agreement with the experts of (c) against (a) and (b). A long CPU run.
+    held-out agreement with the experts of (c) and (b) against (a), and of (c) against (b).
 
     Measures a checklist grown with no person in the loop on SummEval's first
     `--docs` documents (first half dev, second half held out): (a) the authors'
@@ -323,7 +323,8 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
     generation counts (added, copies, flagged, kept) and time (`seconds`: what the
     generator's requests took when asked, so a rerun answered from the request cache
     reports the same; `wall_seconds`, `from_cache`) and the held-out Δ agreement with
-    the experts of (c) against (a) and against (b) with paired intervals, smallest
+    the experts of (c) and of (b) against (a) and of (c) against (b) with paired
+    intervals, smallest
     detectable change and verdicts (`versions --diff` rows). A long CPU run with the
     embedded models; a killed run restarted with the same `--db` asks only what is
     missing. `--engine ray` (the `scale` extra) has the held-out runs' items answered
