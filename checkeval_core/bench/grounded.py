@@ -17,10 +17,10 @@ On SummEval's first ``docs`` documents — the first half dev, the second half h
 nothing is reported on the dev ones, and the runs are most of the bench's hours), and
 :func:`checkeval_core.analysis.versions.version_diff` reads the held-out agreement with the
 experts of (c) and of (b) against (a), and of (c) against (b): Δ with its paired group
-interval, smallest detectable change and verdict. Reported beside it: how many generated questions were copies,
-flagged, kept, and how long generation took — the generator's time per request as it was asked
-(a rerun served from the request cache reports the same seconds, not the lookups), beside the
-wall time of this process and how many requests the cache answered.
+interval, smallest detectable change and verdict. Reported beside it: how many generated
+questions were copies, flagged, kept, and how long generation took — the generator's time per
+request as it was asked (a rerun served from the request cache reports the same seconds, not
+the lookups), beside the wall time of this process and how many requests the cache answered.
 """
 
 from __future__ import annotations
@@ -59,9 +59,9 @@ def bench_grounded(data: str | Path | None = None, generator: str = "embedded:qu
     """See the module doc. Returns ``{"task", "db", "versions": {"seeds", "grown",
     "published"}, "generation": {"seconds", "wall_seconds", "requests", "from_cache", "added",
     "copies", "flagged", "kept", "by_strategy"}, "heldout": {"grown_vs_seeds": [...],
-    "published_vs_seeds": [...], "grown_vs_published": [...]}}``. ``engine`` (``runs/ray_engine.RayEngine``): the
-    held-out runs' items are answered by its workers (one judge each, one thread), stored
-    here as they arrive; the caller shuts it down."""
+    "published_vs_seeds": [...], "grown_vs_published": [...]}}``. ``engine``
+    (``runs/ray_engine.RayEngine``): the held-out runs' items are answered by its workers (one
+    judge each, one thread), stored here as they arrive; the caller shuts it down."""
     src = Path(data) if data else Q.default_data_dir()
     b = Q.BENCHMARKS["summeval"]
     rows_, groups = Q._load_rows(src, b, docs)

@@ -324,12 +324,12 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
     generator's requests took when asked, so a rerun answered from the request cache
     reports the same; `wall_seconds`, `from_cache`) and the held-out Δ agreement with
     the experts of (c) and of (b) against (a) and of (c) against (b) with paired
-    intervals, smallest
-    detectable change and verdicts (`versions --diff` rows). A long CPU run with the
-    embedded models; a killed run restarted with the same `--db` asks only what is
-    missing. `--engine ray` (the `scale` extra) has the held-out runs' items answered
-    by `--workers` judge workers of one thread each, on a local Ray or the cluster
-    at `--ray-address` (generation and the dev evidence stay in this process).
+    intervals, smallest detectable change and verdicts (`versions --diff` rows). A
+    long CPU run with the embedded models; a killed run restarted with the same
+    `--db` asks only what is missing. `--engine ray` (the `scale` extra) has the
+    held-out runs' items answered by `--workers` judge workers of one thread each,
+    on a local Ray or the cluster at `--ray-address` (generation and the dev
+    evidence stay in this process).
     """
     from checkeval_core.bench.grounded import bench_grounded
     from checkeval_core.checklists.evidence import check_options
