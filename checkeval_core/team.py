@@ -227,6 +227,8 @@ def record(db: sqlite_utils.Database, person: str, role: str, action: str,
 
 
 _PLAIN = (str, int, float, bool, Path)
+#: characters of an argument's description the audit log keeps (then "…")
+_KEPT = 80
 
 
 def _describe(value: Any) -> str:
@@ -234,8 +236,8 @@ def _describe(value: Any) -> str:
     as written; anything else only by its type. A mapping such as the app's secrets is
     never written out (its keys would land in the log), and an object's own repr may
     read a file or fail (Streamlit's secrets raise when there is no secrets file)."""
-    if isinstance(value, str):  # only what the log keeps (80 characters), not a whole upload
-        return repr(value[:81])
+    if isinstance(value, str):  # one more than the log keeps (its "…" shows), not a whole upload
+        return repr(value[:_KEPT + 1])
     if isinstance(value, _PLAIN):
         return repr(value)
     if isinstance(value, (list, tuple)) and len(value) <= 20 and \
@@ -253,7 +255,7 @@ def _target(arguments: dict[str, Any]) -> str:
         if k in ("db", "secrets") or isinstance(v, sqlite_utils.Database) or v is None:
             continue
         text = _describe(v)
-        parts.append(f"{k}={text[:80] + '…' if len(text) > 80 else text}")
+        parts.append(f"{k}={text[:_KEPT] + '…' if len(text) > _KEPT else text}")
     return ", ".join(parts)
 
 
