@@ -17,9 +17,11 @@ def summeval_folder(tmp_path):
 
 
 @pytest.mark.slow
-def test_bench_grounded_with_the_fake_judge(summeval_folder, tmp_path):
+@pytest.mark.parametrize("method", ["checkeval", "rocketeval"])
+def test_bench_grounded_with_the_fake_judge(summeval_folder, tmp_path, method):
     res = bench_grounded(summeval_folder, "fake", "fake", docs=8, items=8, n=1,
-                         db_file=tmp_path / "b.db", n_boot=50)
+                         db_file=tmp_path / "b.db", n_boot=50, method=method)
+    assert res["method"] == method
     v = res["versions"]
     assert v["seeds"] < v["grown"] < v["published"]
     g = res["generation"]
@@ -38,6 +40,8 @@ def test_bench_grounded_with_the_fake_judge(summeval_folder, tmp_path):
     run_groups = {r[0] for r in db.execute(
         "SELECT DISTINCT i.group_id FROM answer a JOIN item i ON i.id = a.item_id")}
     assert run_groups == held
+    # every version run with the method asked for
+    assert {r[0] for r in db.execute("SELECT DISTINCT method FROM run")} == {method}
     for key in ("grown_vs_seeds", "published_vs_seeds", "grown_vs_published"):
         rows_ = res["heldout"][key]
         assert rows_ and all(r["verdict"] or r["Δ on shared items (paired)"] for r in rows_)
@@ -46,3 +50,14 @@ def test_bench_grounded_with_the_fake_judge(summeval_folder, tmp_path):
     bad = run_cli(["bench", "grounded", "--data", str(summeval_folder), "--docs", "0"],
                   db=tmp_path / "c.db")
     assert bad.exit_code == 2 and "--docs 0" in bad.stderr
+
+
+def test_bench_grounded_refuses_an_unknown_method_before_anything(summeval_folder, tmp_path):
+    out = run_cli(["bench", "grounded", "--data", str(summeval_folder), "--method", "nope",
+                   "--db", str(tmp_path / "g.db")], db=tmp_path / "c.db")
+    assert out.exit_code == 2 and "--method" in out.stderr and "nope" in out.stderr
+    assert not (tmp_path / "g.db").exists()
+    with pytest.raises(ValueError, match="--method"):
+        bench_grounded(summeval_folder, "fake", "fake", docs=8, db_file=tmp_path / "h.db",
+                       method="nope")
+    assert not (tmp_path / "h.db").exists()

@@ -13,8 +13,10 @@ On SummEval's first ``docs`` documents — the first half dev, the second half h
   in the loop;
 * **(b) published** — the authors' published checklist (imported after (c) was frozen).
 
-``judge`` then runs the ``checkeval`` method on every version (the held-out documents only:
-nothing is reported on the dev ones, and the runs are most of the bench's hours), and
+``judge`` then runs ``method`` on every version (the held-out documents only: nothing is
+reported on the dev ones, and the runs are most of the bench's hours) — ``checkeval`` (a
+sub-dimension's questions in one request, the paper's way) by default, or ``rocketeval`` (one
+request per question, the way the evidence rule asked them on dev) — and
 :func:`checkeval_core.analysis.versions.version_diff` reads the held-out agreement with the
 experts of (c) and of (b) against (a), and of (c) against (b): Δ with its paired group
 interval, smallest detectable change and verdict. Reported beside it: how many generated
@@ -43,6 +45,7 @@ from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
 from checkeval_core.judges.registry import get_judge
 from checkeval_core.runs import create_run, execute_run
+from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.safeio import load_json_text
 from checkeval_core.store import open_db
 from checkeval_core.task_split import filter_items_by_split, set_explicit_split
@@ -52,16 +55,26 @@ GROW = ("diversify", "elaborate", "contrastive")
 RULE = "dev-only evidence rule"
 
 
+def check_method(method: str) -> None:
+    """Refuse an unknown ``--method`` before anything is written or asked."""
+    try:
+        method_entry(method)
+    except ValueError as e:
+        raise ValueError(f"--method: {e}") from None
+
+
 def bench_grounded(data: str | Path | None = None, generator: str = "embedded:quality",
                    judge: str = "embedded", docs: int = 32, items: int = 24, n: int = 4,
                    db_file: str | Path | None = None, n_boot: int = 200,
-                   progress: bool = False, engine: Any = None) -> dict[str, Any]:
-    """See the module doc. Returns ``{"task", "db", "versions": {"seeds", "grown",
+                   progress: bool = False, engine: Any = None,
+                   method: str = "checkeval") -> dict[str, Any]:
+    """See the module doc. Returns ``{"task", "db", "method", "versions": {"seeds", "grown",
     "published"}, "generation": {"seconds", "wall_seconds", "requests", "from_cache", "added",
     "copies", "flagged", "kept", "by_strategy"}, "heldout": {"grown_vs_seeds": [...],
     "published_vs_seeds": [...], "grown_vs_published": [...]}}``. ``engine``
     (``runs/ray_engine.RayEngine``): the held-out runs' items are answered by its workers (one
     judge each, one thread), stored here as they arrive; the caller shuts it down."""
+    check_method(method)  # before anything is written or asked
     src = Path(data) if data else Q.default_data_dir()
     b = Q.BENCHMARKS["summeval"]
     rows_, groups = Q._load_rows(src, b, docs)
@@ -115,8 +128,8 @@ def bench_grounded(data: str | Path | None = None, generator: str = "embedded:qu
                 filter_items_by_split(db, task, task_items(db, task), "heldout")]
     for v in (v_seeds, v_grown, v_pub):
         if progress:
-            print(f"running {judge} on version {v}", flush=True)
-        rid = create_run(db, task, judge, "checkeval", checklist=v, item_ids=held_ids)
+            print(f"running {judge} ({method}) on version {v}", flush=True)
+        rid = create_run(db, task, judge, method, checklist=v, item_ids=held_ids)
         run = execute_run(path, rid, engine=engine)
         if run["status"] != "completed":
             raise RuntimeError(f"run {rid} on version {v}: {run['status']} {run['error']}")
@@ -127,6 +140,7 @@ def bench_grounded(data: str | Path | None = None, generator: str = "embedded:qu
         "grown_vs_seeds": (v_seeds, v_grown), "published_vs_seeds": (v_seeds, v_pub),
         "grown_vs_published": (v_pub, v_grown)}.items()}
     return {"task": task, "db": str(path), "generator": generator, "judge": judge,
+            "method": method,
             "docs": len(groups), "heldout_docs": held,
             "versions": {"seeds": v_seeds, "grown": v_grown, "published": v_pub},
             "generation": {"seconds": round(gen.answer_ms / 1000, 1),

@@ -290,6 +290,9 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
                                                         "(summeval.jsonl, checklists/)"),
                        generator: str = typer.Option("embedded:quality", "--generator"),
                        judge: str = typer.Option("embedded", "--judge"),
+                       method: str = typer.Option("checkeval", "--method", help="the held-out "
+                                                  "runs' method: checkeval (grouped) or "
+                                                  "rocketeval (one request per question)"),
                        docs: int = typer.Option(32, "--docs", help="first N documents: half "
                                                 "dev, half held out"),
                        items: int = typer.Option(24, "--items", help="dev items per dimension "
@@ -319,7 +322,7 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
     does not flag — the flagged ones rejected with their flag — and (b) the
     authors' published checklist, each frozen as a version of one task in the
     bench database (`--db`, default `grounded.db` beside the quality bench's) and
-    run with `--judge` (method `checkeval`) on the held-out documents; it prints the
+    run with `--judge` (`--method`, default `checkeval`) on the held-out documents; it prints the
     generation counts (added, copies, flagged, kept) and time (`seconds`: what the
     generator's requests took when asked, so a rerun answered from the request cache
     reports the same; `wall_seconds`, `from_cache`) and the held-out Δ agreement with
@@ -331,7 +334,7 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
     on a local Ray or the cluster at `--ray-address` (generation and the dev
     evidence stay in this process).
     """
-    from checkeval_core.bench.grounded import bench_grounded
+    from checkeval_core.bench.grounded import bench_grounded, check_method
     from checkeval_core.checklists.evidence import check_options
     from checkeval_core.judges.spec import JudgeSpecError, parse_spec
     from checkeval_core.runs.options import check_bootstrap, check_count
@@ -342,13 +345,14 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
         check_count(docs, "--docs", "documents")
         check_options("proposed", items)
         check_bootstrap(bootstrap)
+        check_method(method)
         parse_spec(generator)
         parse_spec(judge)
         eng = engine_for(engine, ray_address, workers)  # before any judge call
         if eng is not None:
             eng.prepare([judge])
         res = clean_json(bench_grounded(data, generator, judge, docs, items, n, db, bootstrap,
-                                        progress=not as_json, engine=eng))
+                                        progress=not as_json, engine=eng, method=method))
     except (NotFound, JudgeSpecError, ValueError, ImportError) as e:
         fail(str(e))
     finally:
