@@ -45,7 +45,7 @@ from checkeval_core.checklists.versions import freeze
 from checkeval_core.datasets import import_file
 from checkeval_core.judges.registry import get_judge
 from checkeval_core.runs import create_run, execute_run
-from checkeval_core.runs.registry import method as method_entry
+from checkeval_core.runs.options import check_method
 from checkeval_core.safeio import load_json_text
 from checkeval_core.store import open_db
 from checkeval_core.task_split import filter_items_by_split, set_explicit_split
@@ -53,14 +53,6 @@ from checkeval_core.tasks import items as task_items
 
 GROW = ("diversify", "elaborate", "contrastive")
 RULE = "dev-only evidence rule"
-
-
-def check_method(method: str) -> None:
-    """Refuse an unknown ``--method`` before anything is written or asked."""
-    try:
-        method_entry(method)
-    except ValueError as e:
-        raise ValueError(f"--method: {e}") from None
 
 
 def bench_grounded(data: str | Path | None = None, generator: str = "embedded:quality",

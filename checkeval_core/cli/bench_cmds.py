@@ -334,10 +334,10 @@ def bench_grounded_cmd(data: Path | None = typer.Option(None, "--data", help="be
     on a local Ray or the cluster at `--ray-address` (generation and the dev
     evidence stay in this process).
     """
-    from checkeval_core.bench.grounded import bench_grounded, check_method
+    from checkeval_core.bench.grounded import bench_grounded
     from checkeval_core.checklists.evidence import check_options
     from checkeval_core.judges.spec import JudgeSpecError, parse_spec
-    from checkeval_core.runs.options import check_bootstrap, check_count
+    from checkeval_core.runs.options import check_bootstrap, check_count, check_method
     from checkeval_core.runs.ray_engine import engine_for
 
     eng = None

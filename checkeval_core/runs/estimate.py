@@ -58,7 +58,7 @@ from checkeval_core.judges.keys import needs_key
 from checkeval_core.judges.prices import PriceError, batch_price_of, price_of
 from checkeval_core.judges.registry import get_judge, parse_spec
 from checkeval_core.judges.spec import endpoint_urls
-from checkeval_core.runs.options import check_limit, check_params
+from checkeval_core.runs.options import check_limit, check_method, check_params
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.store import NotFound, dumps, loads, now_iso, rows
 from checkeval_core.tasks import get_task, items
@@ -497,10 +497,7 @@ def estimate_new_run(db: sqlite_utils.Database, task: str, judge: str, method: s
                      params: dict[str, Any] | None = None) -> Estimate:
     """What a run ``create_run`` would create with these arguments will cost; checked as
     ``create_run`` checks them (ValueError naming the option), nothing written."""
-    try:
-        method_entry(method)
-    except ValueError as e:
-        raise ValueError(f"--method: {e}") from None
+    check_method(method)
     check_limit(limit)
     check_params(method, dict(params or {}))
     spec = parse_spec(judge).spec

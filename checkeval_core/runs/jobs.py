@@ -30,7 +30,12 @@ from checkeval_core.runs.escalation import cascade
 from checkeval_core.runs.escalation import options as escalation
 from checkeval_core.runs.escalation.estimate import stored_run_estimate
 from checkeval_core.runs.estimate import record_actual, record_estimate
-from checkeval_core.runs.options import check_limit, check_params, max_error_share
+from checkeval_core.runs.options import (
+    check_limit,
+    check_method,
+    check_params,
+    max_error_share,
+)
 from checkeval_core.runs.registry import method as method_entry
 from checkeval_core.runs.score_write import compute_scores
 from checkeval_core.stats.values import pct
@@ -66,10 +71,7 @@ def create_run(db: sqlite_utils.Database, task: str, judge_spec: str, method: st
                checklist: str | int = "latest", limit: int | None = None,
                item_ids: list[str] | None = None, params: dict[str, Any] | None = None) -> int:
     """Register a run (status ``pending``); returns its id."""
-    try:
-        method_entry(method)
-    except ValueError as e:  # "--method: Unknown method 'x'. Available: …"
-        raise ValueError(f"--method: {e}") from None
+    check_method(method)
     check_limit(limit)  # the one rule the CLI and the Run page share
     check_params(method, dict(params or {}))
     escalation.check_options(db, task, judge_spec, dict(params or {}), method)

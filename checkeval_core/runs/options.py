@@ -132,6 +132,15 @@ def check_seal_units(units: Any) -> dict[str, str]:
     return units
 
 
+def check_method(method: str) -> str:
+    """A registered method's name, or ``--method: Unknown method 'x'. Available: …``."""
+    try:
+        method_entry(method)
+    except ValueError as e:
+        raise ValueError(f"--method: {e}") from None
+    return method
+
+
 def check_limit(limit: int | None, where: str = "--limit") -> int | None:
     """None (every item) or a whole number from 1 to the row limit of one import."""
     if limit is None:
